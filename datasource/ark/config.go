@@ -1,0 +1,217 @@
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,RepoConfig,DatasourceOutput,Repo
+//go:generate packer-sdc struct-markdown
+
+package ark
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/hashicorp/packer-plugin-sdk/template/config"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+)
+
+// Defaults for optional settings.
+const (
+	DefaultContentURL  = "https://ark.stackhpc.com/pulp/content"
+	DefaultTimeout     = 30 * time.Second
+	DefaultConcurrency = 16
+)
+
+// Config is the `fatimage-ark` data source's configuration.
+type Config struct {
+	// Base URL of the Pulp content app. Defaults to
+	// `https://ark.stackhpc.com/pulp/content`; point it at a site's own Pulp
+	// mirror to resolve there. Must not carry credentials.
+	ContentURL string `mapstructure:"content_url"`
+	// User name sent as HTTP Basic auth. Defaults to the `ARK_USERNAME`
+	// environment variable.
+	Username string `mapstructure:"username"`
+	// Password sent as HTTP Basic auth. Sensitive: it never appears in logs,
+	// errors or outputs. Defaults to the `ARK_PASSWORD` environment variable.
+	Password string `mapstructure:"password"`
+	// PEM file of extra CA certificates trusted for the content URL.
+	CAFile string `mapstructure:"ca_file"`
+	// Skip TLS certificate verification. Only for testing.
+	InsecureSkipVerify bool `mapstructure:"insecure_skip_verify"`
+	// Time limit for each HTTP request, as a duration such as `30s` (the
+	// default). Timed-out requests are retried with backoff.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// How many repositories are resolved at once. Defaults to 16.
+	Concurrency int `mapstructure:"concurrency"`
+	// Rocky Linux version the repositories are wanted for, for example
+	// `"9.6"`. Each repository's entry is looked up by this exact version
+	// first, then by its major version (`"9"`).
+	OSVersion string `mapstructure:"os_version" required:"true"`
+	// Path to an appliance `dnf_repo_timestamps.yml` (the
+	// `dnf_repos_default` mapping). Its entries are the repositories to
+	// resolve; `repo` blocks add to or override them.
+	TimestampsFile string `mapstructure:"timestamps_file"`
+	// Repositories given in the template. A block overrides the timestamps
+	// file's entry of the same name, field by field.
+	Repos []RepoConfig `mapstructure:"repo"`
+	// Resolve only these repositories (by name).
+	Only []string `mapstructure:"only"`
+	// Leave these repositories out (by name).
+	Skip []string `mapstructure:"skip"`
+	// How snapshots are chosen: `latest` (the default), `pinned` (the given
+	// timestamps, each checked to exist) or `not_after` (the newest snapshot
+	// at or before `not_after`).
+	Mode string `mapstructure:"mode"`
+	// Cut-off for `mode = "not_after"`: a timestamp such as
+	// `20250101T000000` or an RFC 3339 time such as `2025-01-01T00:00:00Z`.
+	NotAfter string `mapstructure:"not_after"`
+	// Require each chosen snapshot's `repodata/repomd.xml` to answer 200
+	// with the given credentials. When choosing the latest snapshot (or the
+	// latest before a cut-off), one answering 403 or 404 is passed over for
+	// the next older one, with a warning naming it. Defaults to true.
+	Verify *bool `mapstructure:"verify"`
+
+	mode     pulp.Mode
+	notAfter time.Time
+	file     *timestamps.File
+	plan     []task
+}
+
+// RepoConfig is a `repo` block: a repository given in the template.
+type RepoConfig struct {
+	// Repository name, the key used in outputs and by `only` and `skip`.
+	Name string `mapstructure:"name" required:"true"`
+	// Path of the repository below the content URL, without the timestamp,
+	// for example `rocky/9.6/BaseOS/x86_64/os`.
+	Path string `mapstructure:"path"`
+	// Name of the file in `/etc/yum.repos.d` (without `.repo`) the
+	// repository belongs in. Defaults to the name.
+	RepoFile string `mapstructure:"repo_file"`
+	// Section name inside the repo file. Defaults to the name.
+	RepoName string `mapstructure:"repo_name"`
+	// Whether dnf checks package signatures. Defaults to true.
+	GPGCheck *bool `mapstructure:"gpgcheck"`
+	// Content URL for this repository only.
+	ContentURL string `mapstructure:"content_url"`
+	// Snapshot timestamp, used by `mode = "pinned"`.
+	Timestamp string `mapstructure:"timestamp"`
+}
+
+// Prepare checks the whole configuration, collecting every problem, and
+// plans the work. It reads the timestamps file but makes no network call.
+func (c *Config) Prepare() error {
+	var errs *packer.MultiError
+	add := func(format string, args ...any) { errs = packer.MultiErrorAppend(errs, fmt.Errorf(format, args...)) }
+
+	if c.ContentURL == "" {
+		c.ContentURL = DefaultContentURL
+	}
+	if c.Username == "" {
+		c.Username = os.Getenv("ARK_USERNAME")
+	}
+	if c.Password == "" {
+		c.Password = os.Getenv("ARK_PASSWORD")
+	}
+	if c.Password != "" {
+		packer.LogSecretFilter.Set(c.Password)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Verify == nil {
+		c.Verify = config.TrileanFromBool(true).ToBoolPointer()
+	}
+
+	if err := checkContentURL(c.ContentURL); err != nil {
+		add("content_url: %v", err)
+	}
+	if c.Timeout < 0 {
+		add("timeout: must be positive, got %s", c.Timeout)
+	}
+	if c.Concurrency < 0 {
+		add("concurrency: must be at least 1, got %d", c.Concurrency)
+	}
+	if c.CAFile != "" {
+		if _, err := os.Stat(c.CAFile); err != nil {
+			add("ca_file: %v", err)
+		}
+	}
+	if c.OSVersion == "" {
+		add(`os_version: required, for example "9.6"`)
+	} else if strings.ContainsAny(c.OSVersion, " /") {
+		add("os_version: %q is not a version such as \"9.6\"", c.OSVersion)
+	}
+
+	c.mode = pulp.Mode(c.Mode)
+	if c.Mode == "" {
+		c.mode = pulp.ModeLatest
+	}
+	switch c.mode {
+	case pulp.ModeLatest, pulp.ModePinned:
+		if c.NotAfter != "" {
+			add("not_after: only used with mode = \"not_after\", but mode is %q", c.mode)
+		}
+	case pulp.ModeNotAfter:
+		if c.NotAfter == "" {
+			add(`not_after: required with mode = "not_after", for example "20250101T000000" or "2025-01-01T00:00:00Z"`)
+		} else if t, err := pulp.ParseCutoff(c.NotAfter); err != nil {
+			add("not_after: %v", err)
+		} else {
+			c.notAfter = t
+		}
+	default:
+		add("mode: %q is not one of %s", c.Mode, strings.Join(quoteAll(pulp.Modes), ", "))
+	}
+
+	if c.TimestampsFile != "" {
+		data, err := os.ReadFile(c.TimestampsFile)
+		if err != nil {
+			add("timestamps_file: %v", err)
+		} else if c.file, err = timestamps.Parse(data); err != nil {
+			add("timestamps_file %s: %v", c.TimestampsFile, err)
+		}
+	}
+	if c.file == nil {
+		c.file = timestamps.New()
+	}
+
+	if errs == nil {
+		c.planTasks(add)
+	}
+	if errs != nil && len(errs.Errors) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkContentURL rejects URLs that are not absolute http(s) or that embed
+// credentials, which would then leak into baseurls and messages.
+func checkContentURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q must be an absolute http:// or https:// URL", u.Redacted())
+	}
+	if u.User != nil {
+		return fmt.Errorf("%q must not contain credentials; use username and password", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q must not have a query or fragment", u.Redacted())
+	}
+	return nil
+}
+
+func quoteAll[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprintf("%q", v)
+	}
+	return out
+}

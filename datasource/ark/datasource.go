@@ -1,0 +1,180 @@
+//go:generate packer-sdc struct-markdown
+
+// Package ark is the `fatimage-ark` data source: it resolves Pulp snapshot
+// timestamps on StackHPC's Ark or a site's own Pulp, for use in templates.
+package ark
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/hashicorp/packer-plugin-sdk/hcl2helper"
+	"github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/hashicorp/packer-plugin-sdk/template/config"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
+)
+
+// Datasource implements packer.Datasource.
+type Datasource struct {
+	config Config
+}
+
+// DatasourceOutput is what templates read as data.fatimage-ark.<name>.*.
+type DatasourceOutput struct {
+	// The repositories for `os_version`, sorted by name, in the form the
+	// `fatimage` provisioner's `repos` takes.
+	Repos []Repo `mapstructure:"repos"`
+	// Repository name to chosen snapshot timestamp, for `os_version`.
+	Timestamps map[string]string `mapstructure:"timestamps"`
+	// A short digest of every (name, path, timestamp) in `repos`: equal
+	// inputs give equal ids, so it suits image names and properties.
+	SnapshotID string `mapstructure:"snapshot_id"`
+	// The timestamps file (or the repo blocks) in the appliance's
+	// `dnf_repo_timestamps.yml` format with the resolved timestamps, for
+	// every OS version it holds, so a pipeline can write its pins back.
+	TimestampsYAML string `mapstructure:"timestamps_yaml"`
+}
+
+// Repo is one resolved repository.
+type Repo struct {
+	// Repository name.
+	Name string `mapstructure:"name"`
+	// File in /etc/yum.repos.d, without `.repo`.
+	RepoFile string `mapstructure:"repo_file"`
+	// Section name in the repo file.
+	RepoName string `mapstructure:"repo_name"`
+	// Full URL of the snapshot, for dnf's baseurl.
+	BaseURL string `mapstructure:"baseurl"`
+	// Repository path below the content URL.
+	Path string `mapstructure:"path"`
+	// Chosen snapshot timestamp.
+	Timestamp string `mapstructure:"timestamp"`
+	// Whether dnf checks package signatures.
+	GPGCheck bool `mapstructure:"gpgcheck"`
+}
+
+// ConfigSpec implements packer.Datasource.
+func (d *Datasource) ConfigSpec() hcldec.ObjectSpec { return d.config.FlatMapstructure().HCL2Spec() }
+
+// OutputSpec implements packer.Datasource.
+func (d *Datasource) OutputSpec() hcldec.ObjectSpec {
+	return (&DatasourceOutput{}).FlatMapstructure().HCL2Spec()
+}
+
+// Configure implements packer.Datasource. It makes no network call.
+func (d *Datasource) Configure(raws ...interface{}) error {
+	if err := config.Decode(&d.config, nil, raws...); err != nil {
+		return err
+	}
+	return d.config.Prepare()
+}
+
+// Execute implements packer.Datasource.
+func (d *Datasource) Execute() (cty.Value, error) {
+	out, err := Resolve(context.Background(), &d.config, func(msg string) { log.Printf("[WARN] fatimage-ark: %s", msg) })
+	if err != nil {
+		return cty.NullVal(cty.EmptyObject), err
+	}
+	return hcl2helper.HCL2ValueFromConfig(out, d.OutputSpec()), nil
+}
+
+// Resolve chooses a snapshot for every planned entry, at most
+// c.Concurrency at a time, and assembles the outputs. Every failure is
+// reported, each naming its repository, OS version, URL and status.
+func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutput, error) {
+	client, err := pulp.NewClient(pulp.ClientOptions{
+		Username:           c.Username,
+		Password:           c.Password,
+		CAFile:             c.CAFile,
+		InsecureSkipVerify: c.InsecureSkipVerify,
+		Timeout:            c.Timeout,
+		MaxConns:           c.Concurrency,
+	})
+	if err != nil {
+		return DatasourceOutput{}, err
+	}
+
+	results := make([]pulp.Result, len(c.plan))
+	errs := make([]error, len(c.plan))
+	sem := make(chan struct{}, max(c.Concurrency, 1))
+	var wg sync.WaitGroup
+	for i, t := range c.plan {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i], errs[i] = client.Resolve(ctx, pulp.Query{
+				ContentURL: t.contentURL,
+				Path:       t.entry.PulpPath,
+				Mode:       c.mode,
+				Pinned:     t.entry.PulpTimestamp,
+				NotAfter:   c.notAfter,
+				Verify:     *c.Verify,
+			})
+		}()
+	}
+	wg.Wait()
+
+	var merr *packer.MultiError
+	out := DatasourceOutput{Timestamps: map[string]string{}}
+	for i, t := range c.plan {
+		e := t.entry
+		where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
+		if errs[i] != nil {
+			merr = packer.MultiErrorAppend(merr, fmt.Errorf("%s: %w", where, errs[i]))
+			continue
+		}
+		for _, w := range results[i].Warnings {
+			warn(where + ": " + w)
+		}
+		e.PulpTimestamp = results[i].Timestamp
+		c.file.Put(e)
+		if !t.forOS {
+			continue
+		}
+		repoName := e.RepoName
+		if repoName == "" {
+			repoName = e.Repo
+		}
+		out.Repos = append(out.Repos, Repo{
+			Name:      e.Repo,
+			RepoFile:  e.RepoFile,
+			RepoName:  repoName,
+			BaseURL:   pulp.SnapshotURL(t.contentURL, e.PulpPath, e.PulpTimestamp),
+			Path:      e.PulpPath,
+			Timestamp: e.PulpTimestamp,
+			GPGCheck:  e.GPGCheck == nil || *e.GPGCheck,
+		})
+		out.Timestamps[e.Repo] = e.PulpTimestamp
+	}
+	if merr != nil {
+		return DatasourceOutput{}, merr
+	}
+	slices.SortFunc(out.Repos, func(a, b Repo) int { return strings.Compare(a.Name, b.Name) })
+	out.SnapshotID = snapshotID(out.Repos)
+	yaml, err := c.file.Marshal()
+	if err != nil {
+		return DatasourceOutput{}, fmt.Errorf("rendering timestamps_yaml: %w", err)
+	}
+	out.TimestampsYAML = string(yaml)
+	return out, nil
+}
+
+// snapshotID digests the sorted (name, path, timestamp) triples: 12 hex
+// characters keep image names short while collisions stay negligible.
+func snapshotID(repos []Repo) string {
+	h := sha256.New()
+	for _, r := range repos {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", r.Name, r.Path, r.Timestamp)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}

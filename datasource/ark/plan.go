@@ -1,0 +1,150 @@
+package ark
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+)
+
+// task is one entry to resolve. forOS marks the entries that make up the
+// `repos` output; the others are resolved for `timestamps_yaml` only.
+type task struct {
+	entry      timestamps.Entry
+	contentURL string
+	forOS      bool
+}
+
+// planTasks merges the file's entries with the repo blocks and decides
+// which entries to resolve.
+func (c *Config) planTasks(add func(string, ...any)) {
+	if c.TimestampsFile == "" && len(c.Repos) == 0 {
+		add("no repositories: set timestamps_file or add repo blocks")
+		return
+	}
+	known := c.file.Repos()
+	seen := map[string]bool{}
+	for i, r := range c.Repos {
+		field := fmt.Sprintf("repo[%d]", i)
+		switch {
+		case r.Name == "":
+			add("%s.name: required", field)
+			continue
+		case seen[r.Name]:
+			add("%s.name: repository %q is given twice", field, r.Name)
+			continue
+		}
+		seen[r.Name] = true
+		if !slices.Contains(known, r.Name) {
+			known = append(known, r.Name)
+		}
+		if r.ContentURL != "" {
+			if err := checkContentURL(r.ContentURL); err != nil {
+				add("%s.content_url: %v", field, err)
+			}
+		}
+		if r.Timestamp != "" {
+			if _, err := pulp.ParseTimestamp(r.Timestamp); err != nil {
+				add("%s.timestamp: %v", field, err)
+			}
+		}
+	}
+	for _, list := range []struct {
+		name  string
+		names []string
+	}{{"only", c.Only}, {"skip", c.Skip}} {
+		for _, n := range list.names {
+			if !slices.Contains(known, n) {
+				add("%s: no repository named %q (known: %s)", list.name, n, strings.Join(known, ", "))
+			}
+		}
+	}
+	wanted := func(name string) bool {
+		return (len(c.Only) == 0 || slices.Contains(c.Only, name)) && !slices.Contains(c.Skip, name)
+	}
+
+	// The entries that serve os_version, with blocks applied on top.
+	chosen := map[string]timestamps.Entry{}
+	for _, name := range known {
+		e, found := c.file.Lookup(name, c.OSVersion)
+		if i := slices.IndexFunc(c.Repos, func(r RepoConfig) bool { return r.Name == name }); i >= 0 {
+			e = overlay(e, found, c.OSVersion, c.Repos[i])
+			if e.PulpPath == "" {
+				add("repo[%d].path: required, as the timestamps file has no %q entry for %s", i, name, c.OSVersion)
+				continue
+			}
+			found = true
+		}
+		if found {
+			chosen[e.Key()] = e
+		}
+	}
+	if len(chosen) == 0 {
+		add("os_version: no repository has an entry for %s", strings.Join(quoteAll(timestamps.VersionKeys(c.OSVersion)), " or "))
+		return
+	}
+
+	// Every entry of the file is resolved too, so timestamps_yaml carries
+	// fresh pins for all the OS versions it holds.
+	entries := c.file.Entries()
+	for _, e := range chosen {
+		if !slices.ContainsFunc(entries, func(x timestamps.Entry) bool { return x.Key() == e.Key() }) {
+			entries = append(entries, e)
+		}
+	}
+	for _, e := range entries {
+		if ce, ok := chosen[e.Key()]; ok {
+			e = ce
+		}
+		if !wanted(e.Repo) {
+			continue
+		}
+		_, forOS := chosen[e.Key()]
+		where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
+		if c.mode == pulp.ModePinned {
+			if e.PulpTimestamp == "" {
+				add("%s: mode is \"pinned\" but no timestamp is given", where)
+				continue
+			}
+		}
+		if e.PulpTimestamp != "" {
+			if _, err := pulp.ParseTimestamp(e.PulpTimestamp); err != nil {
+				add("%s: pulp_timestamp: %v", where, err)
+				continue
+			}
+		}
+		contentURL := c.ContentURL
+		if e.ContentURL != "" {
+			contentURL = e.ContentURL
+			if err := checkContentURL(contentURL); err != nil {
+				add("%s: pulp_content_url: %v", where, err)
+				continue
+			}
+		}
+		c.plan = append(c.plan, task{entry: e, contentURL: contentURL, forOS: forOS})
+	}
+	if len(c.plan) == 0 {
+		add("only/skip: every repository is left out")
+	}
+}
+
+// overlay applies a repo block to the file's entry (if any) for osVersion.
+func overlay(e timestamps.Entry, found bool, osVersion string, r RepoConfig) timestamps.Entry {
+	if !found {
+		e = timestamps.Entry{Repo: r.Name, Version: osVersion, RepoFile: r.Name}
+	}
+	for dst, src := range map[*string]string{
+		&e.PulpPath: strings.Trim(r.Path, "/"), &e.RepoFile: r.RepoFile, &e.RepoName: r.RepoName,
+		&e.ContentURL: r.ContentURL, &e.PulpTimestamp: r.Timestamp,
+	} {
+		if src != "" {
+			*dst = src
+		}
+	}
+	if r.GPGCheck != nil {
+		e.GPGCheck = r.GPGCheck
+	}
+	return e
+}

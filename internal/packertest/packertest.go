@@ -1,0 +1,165 @@
+// Package packertest runs the real packer binary with this plugin installed
+// into a private plugin directory, for end-to-end tests.
+//
+// The SDK's acctest writes templates and logs into the package directory,
+// finds packer only on PATH and expects the plugin installed globally; here
+// every run gets its own directory, plugin path and captured output.
+package packertest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// PluginSource is the address templates use in required_plugins.
+const PluginSource = "github.com/stackhpc/fatimage"
+
+// RequireEnv, when set to 1, turns a missing packer binary into a failure
+// instead of a skip (make test and CI set it).
+const RequireEnv = "FATIMAGE_E2E"
+
+// Packer is a packer binary with the plugin installed.
+type Packer struct {
+	Bin        string // packer binary
+	Home       string // private PACKER_PLUGIN_PATH and PACKER_CONFIG_DIR live here
+	PluginPath string
+}
+
+var (
+	once     sync.Once
+	shared   *Packer
+	setupErr error
+	skipWhy  string
+)
+
+// Setup builds the plugin once per test binary and installs it with
+// `packer plugins install --path`. It skips the test when no packer binary
+// is found, unless FATIMAGE_E2E=1.
+func Setup(t testing.TB) *Packer {
+	t.Helper()
+	once.Do(func() { shared, skipWhy, setupErr = setup() })
+	if setupErr != nil {
+		t.Fatalf("packertest: %v", setupErr)
+	}
+	if skipWhy != "" {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("packertest: %s (and %s=1 requires the end-to-end tests)", skipWhy, RequireEnv)
+		}
+		t.Skip("packertest: " + skipWhy)
+	}
+	return shared
+}
+
+// Cleanup removes the private plugin directory; call it from TestMain.
+func Cleanup() {
+	if shared != nil {
+		os.RemoveAll(shared.Home)
+	}
+}
+
+func setup() (*Packer, string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return nil, "", err
+	}
+	bin := os.Getenv("PACKER_BIN")
+	if bin == "" {
+		bin = filepath.Join(root, ".tools", "bin", "packer")
+		if _, err := os.Stat(bin); err != nil {
+			if bin, err = exec.LookPath("packer"); err != nil {
+				return nil, "no packer binary: run `make tools` or set PACKER_BIN", nil
+			}
+		}
+	}
+	home, err := os.MkdirTemp("", "fatimage-packertest-")
+	if err != nil {
+		return nil, "", err
+	}
+	p := &Packer{Bin: bin, Home: home, PluginPath: filepath.Join(home, "plugins")}
+	plugin := filepath.Join(home, "packer-plugin-fatimage")
+	build := exec.Command("go", "build", "-o", plugin, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("building the plugin: %v\n%s", err, out)
+	}
+	if r := p.run(context.Background(), home, nil, "plugins", "install", "--path", plugin, PluginSource); r.ExitCode != 0 {
+		return nil, "", fmt.Errorf("packer plugins install: exit %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	return p, "", nil
+}
+
+// ModuleRoot is the directory holding this module's go.mod.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(data, []byte("module github.com/stackhpc/packer-plugin-fatimage\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod of github.com/stackhpc/packer-plugin-fatimage not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Result is one finished packer command.
+type Result struct {
+	Args           []string
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// Output is stdout and stderr together, for error checks.
+func (r Result) Output() string { return r.Stdout + r.Stderr }
+
+// Run runs packer in dir with extra environment variables ("K=V") and
+// fails the test if packer cannot be started or runs over five minutes.
+func (p *Packer) Run(t testing.TB, dir string, env []string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := p.run(ctx, dir, env, args...)
+	if r.ExitCode < 0 {
+		t.Fatalf("packer %s: could not run: %s", strings.Join(args, " "), r.Stderr)
+	}
+	return r
+}
+
+func (p *Packer) run(ctx context.Context, dir string, env []string, args ...string) Result {
+	cmd := exec.CommandContext(ctx, p.Bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"PACKER_PLUGIN_PATH="+p.PluginPath,
+		"PACKER_CONFIG_DIR="+filepath.Join(p.Home, "config"),
+		"CHECKPOINT_DISABLE=1",
+		"PACKER_NO_COLOR=1",
+	)
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := Result{Args: args, Stdout: stdout.String(), Stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		r.ExitCode = exit.ExitCode()
+	default:
+		r.ExitCode = -1
+		r.Stderr += err.Error()
+	}
+	return r
+}

@@ -1,0 +1,41 @@
+// Package pulp reads Pulp 3 content-app listings and picks repository
+// snapshots from them, the way a careful client should: every listing
+// format, stray entries ignored, unreadable snapshots passed over.
+package pulp
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// TimestampLayout is how Pulp snapshot and checkpoint names spell a UTC time.
+const TimestampLayout = "20060102T150405"
+
+var timestampRE = regexp.MustCompile(`^\d{8}T\d{6}Z?$`)
+
+// ParseTimestamp parses a snapshot name such as 20251106T211545 (a
+// checkpoint's trailing Z is allowed).
+func ParseTimestamp(s string) (time.Time, error) {
+	if !timestampRE.MatchString(s) {
+		return time.Time{}, fmt.Errorf("%q is not a snapshot timestamp of the form YYYYMMDDThhmmss", s)
+	}
+	t, err := time.Parse(TimestampLayout, strings.TrimSuffix(s, "Z"))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a valid time: %v", s, err)
+	}
+	return t, nil
+}
+
+// ParseCutoff accepts either a snapshot timestamp or an RFC 3339 time.
+func ParseCutoff(s string) (time.Time, error) {
+	if t, err := ParseTimestamp(s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a timestamp like 20250101T000000 nor an RFC 3339 time like 2025-01-01T00:00:00Z", s)
+	}
+	return t.UTC(), nil
+}

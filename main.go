@@ -1,0 +1,23 @@
+// Command packer-plugin-fatimage is a Packer plugin that builds "fat" Rocky
+// Linux images for Slurm clusters on OpenStack from pinned Pulp snapshots.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/packer-plugin-sdk/plugin"
+
+	"github.com/stackhpc/packer-plugin-fatimage/datasource/ark"
+	"github.com/stackhpc/packer-plugin-fatimage/version"
+)
+
+func main() {
+	pps := plugin.NewSet()
+	pps.RegisterDatasource("ark", new(ark.Datasource))
+	pps.SetVersion(version.PluginVersion)
+	if err := pps.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err.Error())
+		os.Exit(1)
+	}
+}
