@@ -22,18 +22,8 @@ var fixturePaths = []string{"rocky/9.6/BaseOS/x86_64/os", "rocky/8.10/BaseOS/x86
 // arkWorld serves every fixture path with three guarded snapshots.
 func arkWorld(t testing.TB) *pulpfake.Server {
 	t.Helper()
-	s := pulpfake.New(pulpfake.Options{})
 	g := &pulpfake.Guard{Users: map[string]string{arkUser: arkPassword}}
-	for _, p := range append(fixturePaths, "grafana/oss/rpm") {
-		for _, ts := range []string{"20250102T030405", "20250601T120000", "20251106T211545"} {
-			s.AddDistribution(pulpfake.Distribution{BasePath: p + "/" + ts, Guard: g})
-		}
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return pulpfake.StartT(t, pulpfake.Options{}, g, append(fixturePaths, "grafana/oss/rpm"), "20250102T030405", "20250601T120000", "20251106T211545")
 }
 
 func run(t *testing.T, s *pulpfake.Server, raw map[string]interface{}) (DatasourceOutput, []string, error) {
@@ -128,11 +118,7 @@ func TestRepoBlocksOverrideAndPin(t *testing.T) {
 }
 
 func TestPinnedChecksEveryPinExists(t *testing.T) {
-	s := pulpfake.New(pulpfake.Options{})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := pulpfake.StartT(t, pulpfake.Options{}, nil, nil)
 	raw := func() map[string]interface{} {
 		return map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "pinned", "only": []string{"epel", "baseos"}}
 	}

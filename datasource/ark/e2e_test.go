@@ -27,18 +27,9 @@ const (
 // snapshots each.
 func e2eWorld(t *testing.T) *pulpfake.Server {
 	t.Helper()
-	s := pulpfake.New(pulpfake.Options{})
 	g := &pulpfake.Guard{Users: map[string]string{user: password}}
-	for _, p := range []string{"rocky/9.6/BaseOS/x86_64/os", "rocky/8.10/BaseOS/x86_64/os", "rocky/8.10/PowerTools/x86_64/os", "epel/9/Everything/x86_64", "grafana/oss/rpm"} {
-		for _, ts := range []string{"20250102T030405", "20250601T120000", "20251106T211545"} {
-			s.AddDistribution(pulpfake.Distribution{BasePath: p + "/" + ts, Guard: g})
-		}
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	paths := []string{"rocky/9.6/BaseOS/x86_64/os", "rocky/8.10/BaseOS/x86_64/os", "rocky/8.10/PowerTools/x86_64/os", "epel/9/Everything/x86_64", "grafana/oss/rpm"}
+	return pulpfake.StartT(t, pulpfake.Options{}, g, paths, "20250102T030405", "20250601T120000", "20251106T211545")
 }
 
 // project lays out a template directory: the common build plus one

@@ -3,6 +3,7 @@ package pulp
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -21,15 +22,7 @@ var guard = &pulpfake.Guard{Users: map[string]string{user: secret}}
 // world starts a fake content app holding three guarded snapshots of path.
 func world(t *testing.T, format pulpfake.Format) *pulpfake.Server {
 	t.Helper()
-	s := pulpfake.New(pulpfake.Options{Format: format})
-	for _, ts := range []string{"20250102T030405", "20250601T120000", "20251106T211545"} {
-		s.AddDistribution(pulpfake.Distribution{BasePath: path + "/" + ts, Guard: guard})
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return pulpfake.StartT(t, pulpfake.Options{Format: format}, guard, []string{path}, "20250102T030405", "20250601T120000", "20251106T211545")
 }
 
 func client(t *testing.T, password string) *Client {
@@ -114,13 +107,8 @@ func TestResolveErrorsNameURLAndStatus(t *testing.T) {
 }
 
 func TestResolveEmptyListing(t *testing.T) {
-	s := pulpfake.New(pulpfake.Options{})
+	s := pulpfake.StartT(t, pulpfake.Options{}, nil, []string{path}, "development")
 	s.AddDistribution(pulpfake.Distribution{BasePath: path + "/20250102T030405", Hidden: true})
-	s.AddDistribution(pulpfake.Distribution{BasePath: path + "/development"})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	_, err := client(t, secret).Resolve(context.Background(), Query{ContentURL: s.ContentURL(), Path: path, Mode: ModeLatest, Verify: true})
 	if err == nil || !strings.HasSuffix(err.Error(), ": no snapshots listed") {
 		t.Fatalf("got %v", err)
@@ -225,5 +213,24 @@ func TestHangingServerTimesOutAndRetries(t *testing.T) {
 	res, err := c.Resolve(context.Background(), Query{ContentURL: s.ContentURL(), Path: path, Mode: ModeLatest, Verify: true})
 	if err != nil || res.Timestamp != "20251106T211545" {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestRedirectToTrailingSlashKeepsCredentials(t *testing.T) {
+	s := world(t, pulpfake.Format3115)
+	c := client(t, secret)
+	// Without the slash the content app answers 301; the listing still parses.
+	var names []string
+	err := c.get(context.Background(), s.ContentURL()+"/"+path, func(r io.Reader) error {
+		var err error
+		names, err = ParseListing(r)
+		return err
+	})
+	if err != nil || len(names) != 3 {
+		t.Fatalf("%v %q", err, names)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 || reqs[0].Status != 301 || reqs[1].Status != 200 || reqs[1].Username != user {
+		t.Fatalf("requests %+v", reqs)
 	}
 }
