@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project's tests and demo need, when they
-# are missing. Safe to run repeatedly; does nothing when all are present.
+# Installs the Debian packages the project's tests, lab and demo need, when
+# they are missing. Safe to run repeatedly; quick when all are present.
 set -euo pipefail
-need=()
-for pair in git:git make:make unzip:unzip zip:zip curl:curl sha256sum:coreutils; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
-done
+packages=(
+  git make ca-certificates curl zip unzip           # build, release archives
+  rpm createrepo-c dnf python3-dnf dnf-plugins-core # the lab's RPM repositories and the VMs' dnf
+  gnupg                                             # signing the lab repositories
+  openssh-server openssh-client sudo                # the lab VMs' sshd, login user, sudo
+  iproute2 iptables procps                          # the lab's network namespaces and bridge
+  python3-openstackclient                           # the official CLI, checked against the cloud double
+)
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }
-[ ${#need[@]} -eq 0 ] && exit 0
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
-  echo "deps: missing ${need[*]}; install them with apt-get as root" >&2
+  echo "deps: missing ${missing[*]}; install them with apt-get as root" >&2
   exit 1
 fi
-echo "deps: installing ${need[*]}"
+echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${need[@]}"
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

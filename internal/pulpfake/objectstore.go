@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/httprec"
 )
 
 // ObjectStore is a minimal stand-in for the object storage a Distribution's
@@ -91,7 +93,7 @@ func (o *ObjectStore) Close() {
 }
 
 func (o *ObjectStore) serve(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &httprec.Recorder{ResponseWriter: w}
 	req := ObjectRequest{
 		Method:   r.Method,
 		Path:     r.URL.Path,
@@ -100,7 +102,7 @@ func (o *ObjectStore) serve(w http.ResponseWriter, r *http.Request) {
 		Time:     time.Now(),
 	}
 	defer func() {
-		req.Status = rec.status
+		req.Status = rec.Status
 		o.mu.Lock()
 		o.requests = append(o.requests, req)
 		o.mu.Unlock()

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/httprec"
 )
 
 // contentPrefix is where pulpcore mounts its content app by default.
@@ -279,14 +281,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &httprec.Recorder{ResponseWriter: w}
 	entry := Request{Method: r.Method, Path: r.URL.Path, Time: time.Now()}
 	entry.HasAuth = r.Header.Get("Authorization") != ""
 	if u, _, ok := r.BasicAuth(); ok {
 		entry.Username = u
 	}
 	defer func() {
-		entry.Status = rec.status
+		entry.Status = rec.Status
 		s.mu.Lock()
 		s.requests = append(s.requests, entry)
 		s.mu.Unlock()
@@ -356,28 +358,6 @@ func (s *Server) hang(ctx context.Context) {
 // abort drops the connection without a response; returning normally would
 // make net/http send an empty 200.
 func abort() { panic(http.ErrAbortHandler) }
-
-// statusRecorder remembers the status sent so it can be logged.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // writeText answers like aiohttp's HTTP exceptions: "<code>: <reason>" as
 // text/plain. An empty reason uses the standard status text.

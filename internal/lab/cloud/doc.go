@@ -1,0 +1,111 @@
+/*
+Package cloud serves an OpenStack API double on loopback so that gophercloud
+v2 (and so the packer builder) and the official openstack CLI run offline.
+
+# Layout
+
+One HTTP server, devstack-style path prefixes:
+
+	/identity            Keystone v3      (/identity/v3, AuthURL)
+	/compute/v2.1        Nova             (microversions 2.1 .. 2.79)
+	/image               Glance v2        (/image/v2/...)
+	/networking          Neutron v2.0     (/networking/v2.0/...)
+	/volume/v3/{project} Cinder v3
+	/_control/faults     PUT a JSON []Fault, GET the current list
+	/_control/status     GET Status (live resources)
+	/_control/calls      GET API calls by service
+
+The token's catalog lists public, internal and admin endpoints for
+Options.Region; the volume service is registered as "block-storage" and
+"volumev3". All services except version documents require X-Auth-Token;
+unknown or expired tokens get Keystone's 401 body and a WWW-Authenticate
+header, so clients re-authenticate.
+
+# Identity
+
+POST /v3/auth/tokens with "password" (user by name+domain or id; project
+scope by name+domain or id; unscoped requests get the user's project),
+"application_credential" (id+secret, or name+secret+user) and "token".
+GET/HEAD/DELETE /v3/auth/tokens, GET /v3/auth/projects, /v3/auth/catalog,
+/v3/projects[/{id}], /v3/users/{id}, /v3/users/{id}/application_credentials,
+/v3/domains, /v3/regions. Every token carries roles admin, member, reader.
+Each User has exactly one project; several users may share a project.
+
+# Compute
+
+flavors (list, detail, get, os-extra_specs), os-keypairs (create, with or
+without public_key: an ed25519 key is generated and private_key returned;
+list, get, delete; 201/204 from 2.2, 200/202 before), servers (create, list,
+detail with name regexp/status/image/flavor filters and limit/marker,
+get, update name, delete, metadata, os-interface, os-volume_attachments,
+os-security-groups), actions os-stop, os-start, reboot SOFT|HARD,
+createImage (202, Location header always, body {"image_id"} from 2.45),
+os-getConsoleOutput (length), forceDelete. os-availability-zone, limits.
+A deleting server is still shown (task_state "deleting") until it is gone.
+Server create validates flavor, image (active), key_name, networks
+([{uuid|port|fixed_ip}], "auto", "none"; required from 2.37) and
+block_device_mapping_v2 (boot_index 0, destination volume, source image or
+volume). The flavor is embedded in servers from 2.47.
+
+# Image
+
+Version documents at /image/, /image/versions and /image/v2/. Images: list
+(filters name, status, visibility, owner, id (also "in:"), tag (repeatable,
+all must match), member_status, disk_format, container_format, protected,
+and any other key as an extra-property filter; sort=k:dir,... or
+sort_key/sort_dir; limit/marker with a "next" link), get, create, PATCH
+(application/openstack-images-v2.1-json-patch, add/replace/remove),
+delete (403 when protected, as Glance does), tags PUT/DELETE, members
+(list/create/get/update/delete; only shared images take members), PUT/GET
+file, PUT stage and POST import (web-download fetches the URI; glance-direct
+uses staged data), GET /v2/info/import and /v2/info/stores.
+
+Uploaded or imported data becomes a disk when the Hypervisor implements
+DiskImporter; otherwise it is kept in memory and served by GET .../file.
+Disk-backed images (AddImage with Disk, snapshots, volume uploads) answer GET
+.../file with 204 (no data); their checksum/os_hash_value are synthetic
+(derived from id, disk and size) and size is Hypervisor.DiskSize.
+
+# Network
+
+networks (list with name/id/status/router:external/shared filters, get):
+"lab-net" (FixedCIDR) and external "public" (FloatingCIDR); subnets (list,
+get); ports (create with fixed_ips, list with device_id/network_id/...
+filters, get, update, delete); floatingips (create on the external network,
+optional floating_ip_address; list with floating_ip_address/port_id/
+floating_network_id filters; get; update port_id to associate
+(Machine.AddFloatingIP) or null to disassociate (Machine.RemoveFloatingIP);
+delete); security-groups (a "default" group per project); extensions; empty
+lists for routers and a few others.
+
+# Volume
+
+Version documents at /volume/ and /volume/v3/. volumes (create with size,
+name, description, imageRef, source_volid, volume_type, availability_zone
+"nova", metadata: creating -> available; get; list; detail; update; delete
+-> deleting -> gone, 400 when in-use/attaching/uploading), actions
+os-volume_upload_image (volume "uploading", new image queued -> saving ->
+active, volume back to its previous status), os-set_bootable,
+os-reset_status, os-extend. types (list, get, "default"). A boot volume is
+"in-use" with an attachment while its server lives; delete_on_termination
+volumes go with the server, others return to "available".
+
+# Faults
+
+See Fault for the data-driven rules: HTTP faults (latency, status with
+Retry-After, hang, probability, count) and resource faults (server ERROR or
+stuck in BUILD, image killed, volume error or stuck in creating, machine
+hard reset, slow SSH start).
+
+# Differences from real OpenStack
+
+  - Single region, single availability zone "nova", one project per user, no
+    quotas, policies or RBAC beyond "owner may modify"; every token is admin.
+  - Snapshots of volume-backed servers copy the boot volume's disk into the
+    image instead of creating a Cinder snapshot and a block_device_mapping
+    property.
+  - Only the boot volume of block_device_mapping_v2 is modelled.
+  - Glance's delete of a protected image is 403 (as Glance does), not 409.
+  - Only the "default" security group exists; rules are not enforced.
+*/
+package cloud

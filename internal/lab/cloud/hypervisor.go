@@ -1,0 +1,75 @@
+package cloud
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// PowerState is the power state of a Machine as reported by the hypervisor.
+type PowerState int
+
+const (
+	PowerRunning PowerState = iota
+	PowerShutdown
+	PowerCrashed
+)
+
+func (p PowerState) String() string {
+	switch p {
+	case PowerRunning:
+		return "running"
+	case PowerShutdown:
+		return "shutdown"
+	case PowerCrashed:
+		return "crashed"
+	}
+	return "unknown"
+}
+
+// MachineSpec describes a VM to boot.
+type MachineSpec struct {
+	ID, Name, Hostname, Disk, FixedIP string
+	SSHDelay                          time.Duration
+}
+
+// Machine is a running (or stopped) VM provided by the Hypervisor.
+type Machine interface {
+	Stop(ctx context.Context) error
+	Start(ctx context.Context) error
+	Reboot(ctx context.Context, hard bool) error
+	HardReset() error
+	Destroy() error
+	PowerState() PowerState
+	AddFloatingIP(ip string) error
+	RemoveFloatingIP(ip string) error
+	ConsoleLog() string
+}
+
+// Hypervisor provides disks and machines to the cloud double.
+type Hypervisor interface {
+	CloneDisk(src string) (string, error) // "" = empty disk; returns a disk id
+	DeleteDisk(id string) error
+	DiskSize(id string) (int64, error)
+	// Boot boots from spec.Disk in place; onPower is called on guest-initiated
+	// poweroff/reboot.
+	Boot(spec MachineSpec, onPower func(PowerState)) (Machine, error)
+}
+
+// Metadata is what the metadata service should serve for one VM.
+type Metadata struct {
+	UUID       string            `json:"uuid"`
+	Name       string            `json:"name"`
+	Hostname   string            `json:"hostname"`
+	Meta       map[string]string `json:"meta"`
+	PublicKeys map[string]string `json:"public_keys"`
+	UserData   []byte            `json:"user_data,omitempty"`
+}
+
+// DiskImporter may be implemented by a Hypervisor to turn image data
+// uploaded to Glance (PUT .../file, image import) into a bootable disk.
+// Without it, uploaded data is kept in memory and served back by GET
+// .../file, and servers booted from such images get an empty disk.
+type DiskImporter interface {
+	ImportDisk(r io.Reader, diskFormat string) (string, error)
+}

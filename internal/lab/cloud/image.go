@@ -1,0 +1,1019 @@
+package cloud
+
+import (
+	"bytes"
+	"crypto/md5"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type member struct {
+	ID, Status       string
+	Created, Updated time.Time
+}
+
+type image struct {
+	ID, Name, Status            string
+	DiskFormat, ContainerFormat string
+	Visibility                  string
+	Owner                       string
+	MinDisk, MinRAM             int
+	Protected, Hidden           bool
+	Tags                        []string
+	Props                       map[string]any
+	Disk                        string // hypervisor disk id
+	Data                        []byte
+	hasData                     bool
+	Size                        int64
+	Checksum, HashValue         string
+	Created, Updated            time.Time
+	Members                     map[string]*member
+	staged                      []byte
+	killNext                    bool
+}
+
+func (c *Cloud) newImage(name, owner string) *image {
+	now := time.Now()
+	return &image{ID: newUUID(), Name: name, Status: "queued", Visibility: "shared", Owner: owner,
+		Props: map[string]any{}, Tags: []string{}, Created: now, Updated: now, Members: map[string]*member{}}
+}
+
+// AddImage preloads an active image.
+func (c *Cloud) AddImage(s ImageSeed) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	owner := ""
+	for _, p := range c.projects {
+		if p.Name == s.Owner || p.ID == s.Owner {
+			owner = p.ID
+		}
+	}
+	if owner == "" {
+		if s.Owner != "" {
+			return "", fmt.Errorf("cloud: AddImage: unknown owner project %q", s.Owner)
+		}
+		owner = c.users[0].project.ID
+	}
+	img := c.newImage(s.Name, owner)
+	if s.ID != "" {
+		if c.images[s.ID] != nil {
+			return "", fmt.Errorf("cloud: AddImage: duplicate id %s", s.ID)
+		}
+		img.ID = s.ID
+	}
+	img.Status = "active"
+	img.DiskFormat, img.ContainerFormat = s.DiskFormat, s.ContainerFormat
+	if img.DiskFormat == "" {
+		img.DiskFormat = "qcow2"
+	}
+	if img.ContainerFormat == "" {
+		img.ContainerFormat = "bare"
+	}
+	img.Visibility = s.Visibility
+	if img.Visibility == "" {
+		img.Visibility = "public"
+	}
+	img.MinDisk, img.MinRAM, img.Protected = s.MinDisk, s.MinRAM, s.Protected
+	img.Tags = append([]string{}, s.Tags...)
+	for k, v := range s.Properties {
+		img.Props[k] = v
+	}
+	img.Disk = s.Disk
+	if s.Data != nil {
+		img.setData(s.Data)
+	} else if s.Disk != "" {
+		size, err := c.o.Hypervisor.DiskSize(s.Disk)
+		if err != nil {
+			return "", fmt.Errorf("cloud: AddImage: %v", err)
+		}
+		img.setSynthetic(size)
+	}
+	c.images[img.ID] = img
+	return img.ID, nil
+}
+
+func (i *image) setData(b []byte) {
+	i.Data, i.hasData = b, true
+	i.Size = int64(len(b))
+	m := md5.Sum(b)
+	h := sha512.Sum512(b)
+	i.Checksum, i.HashValue = hex.EncodeToString(m[:]), hex.EncodeToString(h[:])
+}
+
+// setSynthetic sets size and (synthetic) hashes for disk-backed images.
+func (i *image) setSynthetic(size int64) {
+	i.Size = size
+	key := []byte(i.ID + ":" + i.Disk + ":" + strconv.FormatInt(size, 10))
+	m := md5.Sum(key)
+	h := sha512.Sum512(key)
+	i.Checksum, i.HashValue = hex.EncodeToString(m[:]), hex.EncodeToString(h[:])
+}
+
+// saveImageFromDisk clones src into img: queued -> saving -> active (or
+// killed under fault injection). done runs with c.mu held at the end.
+func (c *Cloud) saveImageFromDisk(img *image, src string, done func()) {
+	c.mu.Lock()
+	if c.images[img.ID] != img {
+		c.mu.Unlock()
+		return
+	}
+	img.Status, img.Updated = "saving", time.Now()
+	c.mu.Unlock()
+	if !c.sleep(c.o.Timing.ImageSave) {
+		return
+	}
+	disk, err := c.o.Hypervisor.CloneDisk(src)
+	var size int64
+	if err == nil {
+		size, err = c.o.Hypervisor.DiskSize(disk)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if done != nil {
+		defer done()
+	}
+	if c.images[img.ID] != img { // deleted meanwhile
+		if disk != "" {
+			c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(disk) })
+		}
+		return
+	}
+	img.Updated = time.Now()
+	if err != nil {
+		c.logf("cloud: image %s killed: %v", img.ID, err)
+		img.Status = "killed"
+		return
+	}
+	if c.takeFault(FaultImageKilled, img.Name) != nil {
+		c.logf("cloud: image %s killed (injected)", img.ID)
+		img.Status = "killed"
+		c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(disk) })
+		return
+	}
+	img.Disk = disk
+	img.setSynthetic(size)
+	img.Status = "active"
+	c.logf("cloud: image %s (%s) active", img.ID, img.Name)
+}
+
+var imageCoreKeys = map[string]bool{"id": true, "name": true, "status": true, "visibility": true, "protected": true,
+	"os_hidden": true, "checksum": true, "os_hash_algo": true, "os_hash_value": true, "owner": true, "size": true,
+	"virtual_size": true, "min_ram": true, "min_disk": true, "disk_format": true, "container_format": true,
+	"created_at": true, "updated_at": true, "tags": true, "self": true, "file": true, "schema": true,
+	"direct_url": true, "locations": true, "stores": true}
+
+func (c *Cloud) imageJSON(i *image) obj {
+	o := obj{}
+	for k, v := range i.Props {
+		o[k] = v
+	}
+	var size, checksum, algo, hash, df, cf any
+	if i.Status == "active" {
+		size, checksum, algo, hash = i.Size, i.Checksum, "sha512", i.HashValue
+	}
+	if i.DiskFormat != "" {
+		df = i.DiskFormat
+	}
+	if i.ContainerFormat != "" {
+		cf = i.ContainerFormat
+	}
+	var name any
+	if i.Name != "" {
+		name = i.Name
+	}
+	o["id"], o["name"], o["status"], o["visibility"] = i.ID, name, i.Status, i.Visibility
+	o["protected"], o["os_hidden"], o["owner"] = i.Protected, i.Hidden, i.Owner
+	o["size"], o["virtual_size"], o["checksum"], o["os_hash_algo"], o["os_hash_value"] = size, nil, checksum, algo, hash
+	o["min_ram"], o["min_disk"], o["disk_format"], o["container_format"] = i.MinRAM, i.MinDisk, df, cf
+	o["created_at"], o["updated_at"] = tsZ(i.Created), tsZ(i.Updated)
+	o["tags"] = append([]string{}, i.Tags...)
+	o["self"], o["file"], o["schema"] = "/v2/images/"+i.ID, "/v2/images/"+i.ID+"/file", "/v2/schemas/image"
+	return o
+}
+
+func (c *Cloud) imageVersions() []obj {
+	var out []obj
+	for i, v := range []string{"v2.9", "v2.7", "v2.6", "v2.5", "v2.4", "v2.3", "v2.2", "v2.1", "v2.0"} {
+		st := "SUPPORTED"
+		if i == 0 {
+			st = "CURRENT"
+		}
+		out = append(out, obj{"id": v, "status": st, "links": []obj{{"rel": "self", "href": c.url + "/image/v2/"}}})
+	}
+	return out
+}
+
+// visible says whether project p can see i (and, for shared images, under
+// which member status).
+func visibleTo(i *image, p string, memberStatus string) bool {
+	switch i.Visibility {
+	case "public", "community":
+		return true
+	}
+	if i.Owner == p {
+		return true
+	}
+	if i.Visibility == "shared" {
+		if m := i.Members[p]; m != nil {
+			if memberStatus == "all" {
+				return true
+			}
+			if memberStatus == "" {
+				memberStatus = "accepted"
+			}
+			return m.Status == memberStatus
+		}
+	}
+	return false
+}
+
+func (c *Cloud) serveImage(w http.ResponseWriter, r *http.Request, segs []string) {
+	const svc = SvcImage
+	if len(segs) == 0 {
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": c.imageVersions()})
+		return
+	}
+	if len(segs) == 1 && segs[0] == "versions" {
+		writeJSON(w, http.StatusOK, obj{"versions": c.imageVersions()})
+		return
+	}
+	if segs[0] != "v2" {
+		notFoundPath(w, r, svc)
+		return
+	}
+	segs = segs[1:]
+	t := c.authenticate(w, r)
+	if t == nil {
+		return
+	}
+	if len(segs) == 0 {
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": c.imageVersions()})
+		return
+	}
+	switch {
+	case segs[0] == "schemas":
+		writeJSON(w, http.StatusOK, obj{"name": strings.Join(segs[1:], "/"), "properties": obj{}, "additionalProperties": obj{"type": "string"}})
+	case len(segs) == 2 && segs[0] == "info" && segs[1] == "import":
+		writeJSON(w, http.StatusOK, obj{"import-methods": obj{"description": "Import methods available.", "type": "array", "value": []string{"glance-direct", "web-download"}}})
+	case len(segs) == 2 && segs[0] == "info" && segs[1] == "stores":
+		writeJSON(w, http.StatusOK, obj{"stores": []obj{{"id": "file", "default": true, "description": "lab"}}})
+	case segs[0] == "images" && len(segs) == 1 && r.Method == http.MethodGet:
+		c.listImages(w, r, t)
+	case segs[0] == "images" && len(segs) == 1 && r.Method == http.MethodPost:
+		c.createImage(w, r, t)
+	case segs[0] == "images" && len(segs) >= 2:
+		c.serveOneImage(w, r, segs[1], segs[2:], t)
+	default:
+		notFoundPath(w, r, svc)
+	}
+}
+
+func (c *Cloud) createImage(w http.ResponseWriter, r *http.Request, t *token) {
+	const svc = SvcImage
+	var b map[string]any
+	if err := decodeBody(r, &b); err != nil {
+		fail(w, svc, http.StatusBadRequest, "", err.Error())
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.newImage("", t.project.ID)
+	if id, ok := b["id"].(string); ok && id != "" {
+		if c.images[id] != nil {
+			fail(w, svc, http.StatusConflict, "", "Image with identifier "+id+" already exists!")
+			return
+		}
+		img.ID = id
+	}
+	for k, v := range b {
+		if k == "id" {
+			continue
+		}
+		if err := setImageField(img, k, v, true); err != nil {
+			fail(w, svc, err.status, "", err.msg)
+			return
+		}
+	}
+	c.images[img.ID] = img
+	w.Header().Set("Location", c.url+"/image/v2/images/"+img.ID)
+	writeJSON(w, http.StatusCreated, c.imageJSON(img))
+}
+
+type httpErr struct {
+	status int
+	msg    string
+}
+
+func numInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		return int(n), err == nil
+	case float64:
+		return int(x), true
+	case int:
+		return x, true
+	}
+	return 0, false
+}
+
+// setImageField applies one attribute; create allows setting core fields.
+func setImageField(img *image, k string, v any, create bool) *httpErr {
+	bad := func(msg string) *httpErr { return &httpErr{http.StatusBadRequest, msg} }
+	switch k {
+	case "name":
+		s, ok := v.(string)
+		if !ok && v != nil {
+			return bad("Invalid value for name")
+		}
+		img.Name = s
+	case "visibility":
+		s, _ := v.(string)
+		switch s {
+		case "public", "private", "shared", "community":
+			img.Visibility = s
+		default:
+			return bad("Invalid visibility value: " + s)
+		}
+	case "protected", "os_hidden":
+		bv, ok := v.(bool)
+		if !ok {
+			return bad("Invalid value for " + k)
+		}
+		if k == "protected" {
+			img.Protected = bv
+		} else {
+			img.Hidden = bv
+		}
+	case "min_disk", "min_ram":
+		n, ok := numInt(v)
+		if !ok || n < 0 {
+			return bad("Invalid value for " + k)
+		}
+		if k == "min_disk" {
+			img.MinDisk = n
+		} else {
+			img.MinRAM = n
+		}
+	case "disk_format", "container_format":
+		s, _ := v.(string)
+		if !create && img.Status != "queued" {
+			return &httpErr{http.StatusForbidden, "Attribute " + k + " can be only replaced for a queued image."}
+		}
+		if k == "disk_format" {
+			img.DiskFormat = s
+		} else {
+			img.ContainerFormat = s
+		}
+	case "tags":
+		arr, ok := v.([]any)
+		if !ok {
+			return bad("Invalid value for tags")
+		}
+		img.Tags = []string{}
+		for _, x := range arr {
+			if s, ok := x.(string); ok && !contains(img.Tags, s) {
+				img.Tags = append(img.Tags, s)
+			}
+		}
+	case "owner":
+		s, _ := v.(string)
+		img.Owner = s
+	default:
+		if imageCoreKeys[k] {
+			return &httpErr{http.StatusForbidden, "Attribute '" + k + "' is read-only."}
+		}
+		if n, ok := v.(json.Number); ok {
+			v = n.String()
+		}
+		img.Props[k] = v
+	}
+	return nil
+}
+
+// imageListParams are the query parameters of GET /v2/images that are not
+// property filters.
+var imageListParams = map[string]bool{"name": true, "status": true, "visibility": true, "owner": true, "tag": true,
+	"member_status": true, "sort": true, "sort_key": true, "sort_dir": true, "limit": true, "marker": true,
+	"disk_format": true, "container_format": true, "id": true, "protected": true, "os_hidden": true,
+	"size_min": true, "size_max": true, "created_at": true, "updated_at": true}
+
+type sortSpec struct{ key, dir string }
+
+func imageSortValue(i *image, key string) any {
+	switch key {
+	case "name":
+		return i.Name
+	case "created_at":
+		return i.Created
+	case "updated_at":
+		return i.Updated
+	case "status":
+		return i.Status
+	case "size":
+		return i.Size
+	case "id":
+		return i.ID
+	case "min_disk":
+		return i.MinDisk
+	case "min_ram":
+		return i.MinRAM
+	case "visibility":
+		return i.Visibility
+	case "owner":
+		return i.Owner
+	case "disk_format":
+		return i.DiskFormat
+	case "container_format":
+		return i.ContainerFormat
+	}
+	return nil
+}
+
+func cmpAny(a, b any) int {
+	switch x := a.(type) {
+	case string:
+		return strings.Compare(x, b.(string))
+	case time.Time:
+		return x.Compare(b.(time.Time))
+	case int64:
+		y := b.(int64)
+		if x < y {
+			return -1
+		} else if x > y {
+			return 1
+		}
+	case int:
+		y := b.(int)
+		if x < y {
+			return -1
+		} else if x > y {
+			return 1
+		}
+	}
+	return 0
+}
+
+func (c *Cloud) listImages(w http.ResponseWriter, r *http.Request, t *token) {
+	const svc = SvcImage
+	q := r.URL.Query()
+	var specs []sortSpec
+	if s := q.Get("sort"); s != "" {
+		for _, part := range strings.Split(s, ",") {
+			kd := strings.SplitN(strings.TrimSpace(part), ":", 2)
+			sp := sortSpec{key: kd[0], dir: "desc"}
+			if len(kd) == 2 {
+				sp.dir = kd[1]
+			}
+			specs = append(specs, sp)
+		}
+	} else {
+		dirs := q["sort_dir"]
+		for i, k := range q["sort_key"] {
+			sp := sortSpec{key: k, dir: "desc"}
+			if i < len(dirs) {
+				sp.dir = dirs[i]
+			} else if len(dirs) > 0 {
+				sp.dir = dirs[len(dirs)-1]
+			}
+			specs = append(specs, sp)
+		}
+	}
+	if len(specs) == 0 {
+		specs = []sortSpec{{"created_at", "desc"}}
+	}
+	for _, sp := range specs {
+		if imageSortValue(&image{}, sp.key) == nil {
+			fail(w, svc, http.StatusBadRequest, "", "Invalid sort key: "+sp.key)
+			return
+		}
+		if sp.dir != "asc" && sp.dir != "desc" {
+			fail(w, svc, http.StatusBadRequest, "", "Invalid sort direction: "+sp.dir)
+			return
+		}
+	}
+	specs = append(specs, sortSpec{"id", specs[len(specs)-1].dir})
+	limit := queryInt(r, "limit", 25)
+	if limit < 0 {
+		fail(w, svc, http.StatusBadRequest, "", "limit param must be positive")
+		return
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	vis := q.Get("visibility")
+	memberStatus := q.Get("member_status")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var sel []*image
+	for _, i := range c.images {
+		if !visibleTo(i, t.project.ID, memberStatus) {
+			continue
+		}
+		if i.Hidden && q.Get("os_hidden") != "true" {
+			continue
+		}
+		if vis != "" && vis != "all" && i.Visibility != vis {
+			continue
+		}
+		ok := true
+		for _, f := range []string{"name", "status", "owner", "disk_format", "container_format", "id"} {
+			v := q.Get(f)
+			if v == "" {
+				continue
+			}
+			var have string
+			switch f {
+			case "name":
+				have = i.Name
+			case "status":
+				have = i.Status
+			case "owner":
+				have = i.Owner
+			case "disk_format":
+				have = i.DiskFormat
+			case "container_format":
+				have = i.ContainerFormat
+			case "id":
+				have = i.ID
+			}
+			if strings.HasPrefix(v, "in:") {
+				if !contains(strings.Split(strings.TrimPrefix(v, "in:"), ","), have) {
+					ok = false
+				}
+			} else if v != have {
+				ok = false
+			}
+		}
+		for _, tag := range q["tag"] {
+			if !contains(i.Tags, tag) {
+				ok = false
+			}
+		}
+		if v := q.Get("protected"); v != "" && v != strconv.FormatBool(i.Protected) {
+			ok = false
+		}
+		// extra property filters (e.g. ?os_distro=rocky)
+		for k, vals := range q {
+			if imageListParams[k] || len(vals) == 0 {
+				continue
+			}
+			if pv, has := i.Props[k]; !has || fmt.Sprint(pv) != vals[0] {
+				ok = false
+			}
+		}
+		if ok {
+			sel = append(sel, i)
+		}
+	}
+	sort.SliceStable(sel, func(a, b int) bool {
+		for _, sp := range specs {
+			d := cmpAny(imageSortValue(sel[a], sp.key), imageSortValue(sel[b], sp.key))
+			if d == 0 {
+				continue
+			}
+			if sp.dir == "desc" {
+				return d > 0
+			}
+			return d < 0
+		}
+		return false
+	})
+	if m := q.Get("marker"); m != "" {
+		idx := -1
+		for i, img := range sel {
+			if img.ID == m {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			fail(w, svc, http.StatusBadRequest, "", "marker "+m+" could not be found.")
+			return
+		}
+		sel = sel[idx+1:]
+	}
+	out := []obj{}
+	for n, i := range sel {
+		if n >= limit {
+			break
+		}
+		out = append(out, c.imageJSON(i))
+	}
+	resp := obj{"images": out, "first": "/v2/images", "schema": "/v2/schemas/images"}
+	if len(sel) > limit && limit > 0 {
+		nq := url.Values{}
+		for k, v := range q {
+			nq[k] = v
+		}
+		nq.Set("marker", sel[limit-1].ID)
+		nq.Set("limit", strconv.Itoa(limit))
+		resp["next"] = "/v2/images?" + nq.Encode()
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (c *Cloud) memberJSON(i *image, m *member) obj {
+	return obj{"image_id": i.ID, "member_id": m.ID, "status": m.Status, "created_at": tsZ(m.Created),
+		"updated_at": tsZ(m.Updated), "schema": "/v2/schemas/member"}
+}
+
+func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string, rest []string, t *token) {
+	const svc = SvcImage
+	c.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			c.mu.Unlock()
+		}
+	}()
+	img := c.images[id]
+	if img == nil || !visibleTo(img, t.project.ID, "all") {
+		fail(w, svc, http.StatusNotFound, "", "No image found with ID "+id)
+		return
+	}
+	owner := img.Owner == t.project.ID
+	forbidden := func() {
+		fail(w, svc, http.StatusForbidden, "", "You are not permitted to modify image "+id+".")
+	}
+	switch {
+	case len(rest) == 0 && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, c.imageJSON(img))
+	case len(rest) == 0 && r.Method == http.MethodDelete:
+		if !owner {
+			forbidden()
+			return
+		}
+		if img.Protected {
+			fail(w, svc, http.StatusForbidden, "", "Image "+id+" is protected and cannot be deleted.")
+			return
+		}
+		delete(c.images, id)
+		if img.Disk != "" {
+			d := img.Disk
+			c.mu.Unlock()
+			locked = false
+			if err := c.o.Hypervisor.DeleteDisk(d); err != nil {
+				c.logf("cloud: DeleteDisk %s: %v", d, err)
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case len(rest) == 0 && r.Method == http.MethodPatch:
+		ct := r.Header.Get("Content-Type")
+		if !strings.HasPrefix(ct, "application/openstack-images-v2.1-json-patch") && !strings.HasPrefix(ct, "application/openstack-images-v2.0-json-patch") {
+			fail(w, svc, http.StatusUnsupportedMediaType, "", "Unsupported Content-Type")
+			return
+		}
+		if !owner {
+			forbidden()
+			return
+		}
+		var ops []struct {
+			Op    string `json:"op"`
+			Path  string `json:"path"`
+			Value any    `json:"value"`
+		}
+		if err := decodeBody(r, &ops); err != nil {
+			fail(w, svc, http.StatusBadRequest, "", err.Error())
+			return
+		}
+		// apply to a copy so that a failing op changes nothing
+		cp := *img
+		cp.Props = map[string]any{}
+		for k, v := range img.Props {
+			cp.Props[k] = v
+		}
+		cp.Tags = append([]string{}, img.Tags...)
+		for _, op := range ops {
+			key := strings.TrimPrefix(op.Path, "/")
+			key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
+			if key == "" || strings.Contains(key, "/") {
+				fail(w, svc, http.StatusBadRequest, "", "Invalid JSON pointer for this resource: '"+op.Path+"'")
+				return
+			}
+			_, isProp := cp.Props[key]
+			core := imageCoreKeys[key]
+			switch op.Op {
+			case "add", "replace":
+				if op.Op == "replace" && !core && !isProp {
+					fail(w, svc, http.StatusConflict, "", "Property "+key+" does not exist.")
+					return
+				}
+				if e := setImageField(&cp, key, op.Value, false); e != nil {
+					fail(w, svc, e.status, "", e.msg)
+					return
+				}
+			case "remove":
+				if core {
+					fail(w, svc, http.StatusForbidden, "", "Attribute '"+key+"' is read-only.")
+					return
+				}
+				if !isProp {
+					fail(w, svc, http.StatusConflict, "", "Property "+key+" does not exist.")
+					return
+				}
+				delete(cp.Props, key)
+			default:
+				fail(w, svc, http.StatusBadRequest, "", "Unable to find '"+op.Op+"' operation")
+				return
+			}
+		}
+		cp.Updated = time.Now()
+		*img = cp
+		writeJSON(w, http.StatusOK, c.imageJSON(img))
+	case len(rest) == 2 && rest[0] == "tags" && (r.Method == http.MethodPut || r.Method == http.MethodDelete):
+		if !owner {
+			forbidden()
+			return
+		}
+		tag := rest[1]
+		if r.Method == http.MethodPut {
+			if !contains(img.Tags, tag) {
+				img.Tags = append(img.Tags, tag)
+			}
+		} else {
+			if !contains(img.Tags, tag) {
+				fail(w, svc, http.StatusNotFound, "", "Tag "+tag+" not found.")
+				return
+			}
+			img.Tags = removeStr(img.Tags, tag)
+		}
+		img.Updated = time.Now()
+		w.WriteHeader(http.StatusNoContent)
+	case len(rest) == 1 && (rest[0] == "file" || rest[0] == "stage") && r.Method == http.MethodPut:
+		if !owner {
+			forbidden()
+			return
+		}
+		if img.Status != "queued" {
+			fail(w, svc, http.StatusConflict, "", "Image status transition from "+img.Status+" to saving is not allowed")
+			return
+		}
+		if rest[0] == "stage" {
+			img.Status = "uploading"
+			c.mu.Unlock()
+			data, err := io.ReadAll(r.Body)
+			c.mu.Lock()
+			if c.images[id] != img {
+				fail(w, svc, http.StatusGone, "", "Image "+id+" could not be found after upload.")
+				return
+			}
+			if err != nil {
+				img.Status = "queued"
+				fail(w, svc, http.StatusBadRequest, "", err.Error())
+				return
+			}
+			img.staged = data
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		img.Status = "saving"
+		c.mu.Unlock()
+		ing, err := c.ingest(r.Body, img.DiskFormat)
+		c.mu.Lock()
+		if err := c.finishIngest(img, ing, err); err != nil {
+			fail(w, svc, err.status, "", err.msg)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case len(rest) == 1 && rest[0] == "import" && r.Method == http.MethodPost:
+		if !owner {
+			forbidden()
+			return
+		}
+		var b struct {
+			Method struct {
+				Name string `json:"name"`
+				URI  string `json:"uri"`
+			} `json:"method"`
+		}
+		if err := decodeBody(r, &b); err != nil {
+			fail(w, svc, http.StatusBadRequest, "", err.Error())
+			return
+		}
+		var src func() (io.ReadCloser, error)
+		switch b.Method.Name {
+		case "web-download":
+			if img.Status != "queued" {
+				fail(w, svc, http.StatusConflict, "", "Image needs to be in 'queued' state to use 'web-download' method")
+				return
+			}
+			uri := b.Method.URI
+			src = func() (io.ReadCloser, error) {
+				resp, err := http.Get(uri)
+				if err != nil {
+					return nil, err
+				}
+				if resp.StatusCode != http.StatusOK {
+					resp.Body.Close()
+					return nil, fmt.Errorf("GET %s: %s", uri, resp.Status)
+				}
+				return resp.Body, nil
+			}
+		case "glance-direct":
+			if img.Status != "uploading" || img.staged == nil {
+				fail(w, svc, http.StatusConflict, "", "Image needs to be staged before 'glance-direct' method can be used")
+				return
+			}
+			data := img.staged
+			img.staged = nil
+			src = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+		default:
+			fail(w, svc, http.StatusBadRequest, "", "Import method "+b.Method.Name+" is not supported")
+			return
+		}
+		img.Status = "importing"
+		img.Updated = time.Now()
+		format := img.DiskFormat
+		c.goAfter(c.o.Timing.ImageSave, func() {
+			var ing *ingested
+			rc, err := src()
+			if err == nil {
+				ing, err = c.ingest(rc, format)
+				rc.Close()
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if e := c.finishIngest(img, ing, err); e != nil {
+				c.logf("cloud: import into image %s: %s", img.ID, e.msg)
+			}
+		})
+		w.WriteHeader(http.StatusAccepted)
+	case len(rest) == 1 && rest[0] == "file" && r.Method == http.MethodGet:
+		if img.Status != "active" || !img.hasData {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-MD5", img.Checksum)
+		w.Header().Set("Content-Length", strconv.Itoa(len(img.Data)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(img.Data)
+	case len(rest) >= 1 && rest[0] == "members":
+		c.serveMembers(w, r, img, rest[1:], t)
+	default:
+		notFoundPath(w, r, svc)
+	}
+}
+
+// serveMembers: c.mu held.
+func (c *Cloud) serveMembers(w http.ResponseWriter, r *http.Request, img *image, rest []string, t *token) {
+	const svc = SvcImage
+	owner := img.Owner == t.project.ID
+	if len(rest) == 0 {
+		switch r.Method {
+		case http.MethodGet:
+			out := []obj{}
+			for _, m := range img.Members {
+				if owner || m.ID == t.project.ID {
+					out = append(out, c.memberJSON(img, m))
+				}
+			}
+			sort.Slice(out, func(a, b int) bool { return out[a]["member_id"].(string) < out[b]["member_id"].(string) })
+			writeJSON(w, http.StatusOK, obj{"members": out, "schema": "/v2/schemas/members"})
+		case http.MethodPost:
+			if !owner {
+				fail(w, svc, http.StatusForbidden, "", "You are not permitted to create image members for the image.")
+				return
+			}
+			if img.Visibility != "shared" {
+				fail(w, svc, http.StatusForbidden, "", "Image "+img.ID+" is not a shared image; only shared images can have members.")
+				return
+			}
+			var b struct {
+				Member string `json:"member"`
+			}
+			if err := decodeBody(r, &b); err != nil || b.Member == "" {
+				fail(w, svc, http.StatusBadRequest, "", "Member to be added not specified")
+				return
+			}
+			if img.Members[b.Member] != nil {
+				fail(w, svc, http.StatusConflict, "", "Member "+b.Member+" already exists")
+				return
+			}
+			now := time.Now()
+			m := &member{ID: b.Member, Status: "pending", Created: now, Updated: now}
+			img.Members[m.ID] = m
+			writeJSON(w, http.StatusOK, c.memberJSON(img, m))
+		default:
+			methodNotAllowed(w, svc)
+		}
+		return
+	}
+	m := img.Members[rest[0]]
+	if m == nil || len(rest) != 1 || (!owner && m.ID != t.project.ID) {
+		fail(w, svc, http.StatusNotFound, "", "Member "+rest[0]+" not found")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, c.memberJSON(img, m))
+	case http.MethodPut:
+		var b struct {
+			Status string `json:"status"`
+		}
+		if err := decodeBody(r, &b); err != nil {
+			fail(w, svc, http.StatusBadRequest, "", err.Error())
+			return
+		}
+		// Glance lets the member, or an admin, set the status; every lab
+		// token carries the admin role, so the owner may accept too (the
+		// builder's image_auto_accept_members relies on that).
+		switch b.Status {
+		case "pending", "accepted", "rejected":
+		default:
+			fail(w, svc, http.StatusBadRequest, "", "Invalid status: "+b.Status)
+			return
+		}
+		m.Status, m.Updated = b.Status, time.Now()
+		writeJSON(w, http.StatusOK, c.memberJSON(img, m))
+	case http.MethodDelete:
+		if !owner {
+			fail(w, svc, http.StatusForbidden, "", "You are not permitted to delete image members.")
+			return
+		}
+		delete(img.Members, m.ID)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		methodNotAllowed(w, svc)
+	}
+}
+
+type ingested struct {
+	disk           string
+	data           []byte // when the hypervisor cannot import disks
+	size           int64
+	md5, sha512hex string
+}
+
+// ingest reads image data (without c.mu), importing it as a disk when the
+// hypervisor is a DiskImporter, else keeping it in memory.
+func (c *Cloud) ingest(r io.Reader, format string) (*ingested, error) {
+	m, h := md5.New(), sha512.New()
+	cr := &countingReader{r: io.TeeReader(r, io.MultiWriter(m, h))}
+	ing := &ingested{}
+	var err error
+	if imp, ok := c.o.Hypervisor.(DiskImporter); ok {
+		ing.disk, err = imp.ImportDisk(cr, format)
+		io.Copy(io.Discard, cr)
+	} else {
+		ing.data, err = io.ReadAll(cr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ing.size = cr.n
+	ing.md5, ing.sha512hex = hex.EncodeToString(m.Sum(nil)), hex.EncodeToString(h.Sum(nil))
+	return ing, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// finishIngest makes img active with ing (or killed); c.mu held.
+func (c *Cloud) finishIngest(img *image, ing *ingested, err error) *httpErr {
+	drop := func() {
+		if ing != nil && ing.disk != "" {
+			d := ing.disk
+			c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(d) })
+		}
+	}
+	if c.images[img.ID] != img {
+		drop()
+		return &httpErr{http.StatusGone, "Image " + img.ID + " could not be found after upload."}
+	}
+	img.Updated = time.Now()
+	if err != nil {
+		img.Status = "queued"
+		return &httpErr{http.StatusBadRequest, err.Error()}
+	}
+	if c.takeFault(FaultImageKilled, img.Name) != nil {
+		drop()
+		img.Status = "killed"
+		return &httpErr{http.StatusInternalServerError, "Error in store configuration. Adding images to store is disabled."}
+	}
+	if ing.disk != "" {
+		img.Disk = ing.disk
+	} else {
+		img.Data, img.hasData = ing.data, true
+	}
+	img.Size, img.Checksum, img.HashValue = ing.size, ing.md5, ing.sha512hex
+	img.Status = "active"
+	return nil
+}

@@ -1,0 +1,734 @@
+package cloud
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+type network struct {
+	ID, Name  string
+	External  bool
+	SubnetIDs []string
+	Created   time.Time
+}
+
+type subnet struct {
+	ID, Name, NetworkID string
+	CIDR                netip.Prefix
+	Gateway             netip.Addr
+	next                netip.Addr // allocation cursor
+	used                map[netip.Addr]bool
+	Created             time.Time
+}
+
+type fixedIP struct {
+	SubnetID string
+	IP       string
+}
+
+type port struct {
+	ID, Name, NetworkID, MAC string
+	FixedIPs                 []fixedIP
+	DeviceID, DeviceOwner    string
+	ProjectID                string
+	AdminUp                  bool
+	SecurityGroups           []string
+	Created, Updated         time.Time
+	Revision                 int
+}
+
+func (p *port) status() string {
+	if p.DeviceID != "" {
+		return "ACTIVE"
+	}
+	return "DOWN"
+}
+
+type floatingIP struct {
+	ID, IP, NetworkID string
+	PortID, FixedIP   string
+	ProjectID         string
+	Description       string
+	Created, Updated  time.Time
+	Revision          int
+}
+
+func (f *floatingIP) status() string {
+	if f.PortID != "" {
+		return "ACTIVE"
+	}
+	return "DOWN"
+}
+
+type secgroup struct {
+	ID, Name, Description, ProjectID string
+	Created                          time.Time
+}
+
+func (c *Cloud) newSubnet(name, netID, cidr, gw string) (*subnet, error) {
+	pfx, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("cloud: bad CIDR %q: %v", cidr, err)
+	}
+	pfx = pfx.Masked()
+	g, err := netip.ParseAddr(gw)
+	if err != nil {
+		return nil, fmt.Errorf("cloud: bad gateway %q: %v", gw, err)
+	}
+	s := &subnet{ID: newUUID(), Name: name, NetworkID: netID, CIDR: pfx, Gateway: g, used: map[netip.Addr]bool{g: true}, Created: time.Now()}
+	s.next = pfx.Addr().Next()
+	return s, nil
+}
+
+func (c *Cloud) initNetwork() error {
+	now := time.Now()
+	c.labNet = &network{ID: newUUID(), Name: "lab-net", Created: now}
+	c.publicNet = &network{ID: newUUID(), Name: "public", External: true, Created: now}
+	ls, err := c.newSubnet("lab-subnet", c.labNet.ID, c.o.FixedCIDR, c.o.FixedGateway)
+	if err != nil {
+		return err
+	}
+	ps, err := c.newSubnet("public-subnet", c.publicNet.ID, c.o.FloatingCIDR, c.o.FloatingGateway)
+	if err != nil {
+		return err
+	}
+	// skip the first few addresses of the fixed range (dhcp, etc.)
+	for i := 0; i < 8; i++ {
+		ls.next = ls.next.Next()
+	}
+	c.labNet.SubnetIDs = []string{ls.ID}
+	c.publicNet.SubnetIDs = []string{ps.ID}
+	c.networks[c.labNet.ID], c.networks[c.publicNet.ID] = c.labNet, c.publicNet
+	c.subnets[ls.ID], c.subnets[ps.ID] = ls, ps
+	for _, p := range c.projects {
+		sg := &secgroup{ID: newUUID(), Name: "default", Description: "Default security group", ProjectID: p.ID, Created: now}
+		c.secgroups[sg.ID] = sg
+	}
+	return nil
+}
+
+// allocIP allocates an address from s (or the given one); c.mu held.
+func (s *subnet) alloc(want string) (string, error) {
+	if want != "" {
+		a, err := netip.ParseAddr(want)
+		if err != nil || !s.CIDR.Contains(a) {
+			return "", fmt.Errorf("IP address %s is not a valid IP for the specified subnet.", want)
+		}
+		if s.used[a] {
+			return "", fmt.Errorf("IP address %s already allocated in subnet %s", want, s.ID)
+		}
+		s.used[a] = true
+		return a.String(), nil
+	}
+	start := s.next
+	for a := start; ; {
+		if !s.CIDR.Contains(a) {
+			a = s.CIDR.Addr().Next()
+		}
+		nxt := a.Next()
+		if !s.used[a] && s.CIDR.Contains(nxt) { // skip broadcast
+			s.used[a] = true
+			s.next = nxt
+			return a.String(), nil
+		}
+		a = nxt
+		if a == start {
+			return "", fmt.Errorf("No more IP addresses available on network %s.", s.NetworkID)
+		}
+	}
+}
+
+func (s *subnet) release(ip string) {
+	if a, err := netip.ParseAddr(ip); err == nil && a != s.Gateway {
+		delete(s.used, a)
+	}
+}
+
+func randomMAC() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("fa:16:3e:%02x:%02x:%02x", b[0], b[1], b[2])
+}
+
+// createPort allocates a port on n; c.mu held.
+func (c *Cloud) createPort(n *network, name, projectID string, fixed []fixedIP) (*port, error) {
+	p := &port{ID: newUUID(), Name: name, NetworkID: n.ID, MAC: randomMAC(), ProjectID: projectID, AdminUp: true, Created: time.Now(), Revision: 1}
+	p.Updated = p.Created
+	if len(fixed) == 0 && len(n.SubnetIDs) > 0 {
+		fixed = []fixedIP{{SubnetID: n.SubnetIDs[0]}}
+	}
+	for _, f := range fixed {
+		sid := f.SubnetID
+		if sid == "" {
+			sid = n.SubnetIDs[0]
+		}
+		s := c.subnets[sid]
+		if s == nil || s.NetworkID != n.ID {
+			c.releasePort(p)
+			return nil, fmt.Errorf("Invalid input for fixed_ips: subnet %s not on network %s", sid, n.ID)
+		}
+		ip, err := s.alloc(f.IP)
+		if err != nil {
+			c.releasePort(p)
+			return nil, err
+		}
+		p.FixedIPs = append(p.FixedIPs, fixedIP{SubnetID: s.ID, IP: ip})
+	}
+	for _, sg := range c.secgroups {
+		if sg.ProjectID == projectID && sg.Name == "default" {
+			p.SecurityGroups = []string{sg.ID}
+		}
+	}
+	c.ports[p.ID] = p
+	return p, nil
+}
+
+func (c *Cloud) releasePort(p *port) {
+	for _, f := range p.FixedIPs {
+		if s := c.subnets[f.SubnetID]; s != nil {
+			s.release(f.IP)
+		}
+	}
+}
+
+// deletePort removes p, disassociating floating IPs; c.mu held. Returns
+// hypervisor calls to make after unlocking.
+func (c *Cloud) deletePort(p *port) []func() {
+	var after []func()
+	for _, f := range c.fips {
+		if f.PortID == p.ID {
+			after = append(after, c.disassociate(f)...)
+		}
+	}
+	c.releasePort(p)
+	delete(c.ports, p.ID)
+	return after
+}
+
+// disassociate clears f's port; c.mu held.
+func (c *Cloud) disassociate(f *floatingIP) []func() {
+	var after []func()
+	if p := c.ports[f.PortID]; p != nil {
+		if s := c.servers[p.DeviceID]; s != nil && s.machine != nil {
+			m, ip := s.machine, f.IP
+			after = append(after, func() {
+				if err := m.RemoveFloatingIP(ip); err != nil {
+					c.logf("cloud: RemoveFloatingIP(%s): %v", ip, err)
+				}
+			})
+		}
+	}
+	f.PortID, f.FixedIP = "", ""
+	f.Updated = time.Now()
+	f.Revision++
+	return after
+}
+
+func runAll(fs []func()) {
+	for _, f := range fs {
+		f()
+	}
+}
+
+func (c *Cloud) networkJSON(n *network, t *token) obj {
+	return obj{"id": n.ID, "name": n.Name, "status": "ACTIVE", "admin_state_up": true, "subnets": n.SubnetIDs,
+		"shared": n.External, "router:external": n.External, "tenant_id": t.project.ID, "project_id": t.project.ID,
+		"mtu": 1500, "port_security_enabled": true, "availability_zones": []string{"nova"}, "availability_zone_hints": []string{},
+		"ipv4_address_scope": nil, "ipv6_address_scope": nil, "description": "", "tags": []string{},
+		"is_default": n.External, "created_at": tsZ(n.Created), "updated_at": tsZ(n.Created), "revision_number": 1,
+		"provider:network_type": "flat", "provider:physical_network": n.Name, "provider:segmentation_id": nil, "qos_policy_id": nil}
+}
+
+func (c *Cloud) subnetJSON(s *subnet, t *token) obj {
+	first, last := s.CIDR.Addr().Next(), s.CIDR.Addr()
+	// last usable: broadcast - 1
+	bits := s.CIDR.Addr().BitLen() - s.CIDR.Bits()
+	b := s.CIDR.Addr().As4()
+	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	n |= (1 << bits) - 1
+	n--
+	last = netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	return obj{"id": s.ID, "name": s.Name, "network_id": s.NetworkID, "cidr": s.CIDR.String(), "gateway_ip": s.Gateway.String(),
+		"ip_version": 4, "enable_dhcp": true, "dns_nameservers": []string{}, "host_routes": []obj{},
+		"allocation_pools": []obj{{"start": first.String(), "end": last.String()}}, "tenant_id": t.project.ID, "project_id": t.project.ID,
+		"ipv6_ra_mode": nil, "ipv6_address_mode": nil, "subnetpool_id": nil, "description": "", "tags": []string{},
+		"service_types": []string{}, "created_at": tsZ(s.Created), "updated_at": tsZ(s.Created), "revision_number": 1}
+}
+
+func (c *Cloud) portJSON(p *port) obj {
+	fips := []obj{}
+	for _, f := range p.FixedIPs {
+		fips = append(fips, obj{"subnet_id": f.SubnetID, "ip_address": f.IP})
+	}
+	sgs := p.SecurityGroups
+	if sgs == nil {
+		sgs = []string{}
+	}
+	return obj{"id": p.ID, "name": p.Name, "network_id": p.NetworkID, "mac_address": p.MAC, "fixed_ips": fips,
+		"device_id": p.DeviceID, "device_owner": p.DeviceOwner, "tenant_id": p.ProjectID, "project_id": p.ProjectID,
+		"admin_state_up": p.AdminUp, "status": p.status(), "security_groups": sgs, "allowed_address_pairs": []obj{},
+		"extra_dhcp_opts": []obj{}, "binding:vnic_type": "normal", "binding:host_id": "", "binding:vif_type": "ovs",
+		"binding:vif_details": obj{}, "binding:profile": obj{}, "port_security_enabled": true, "description": "", "tags": []string{},
+		"dns_name": "", "dns_assignment": []obj{}, "created_at": tsZ(p.Created), "updated_at": tsZ(p.Updated),
+		"revision_number": p.Revision, "qos_policy_id": nil, "propagate_uplink_status": false}
+}
+
+func (c *Cloud) fipJSON(f *floatingIP) obj {
+	var portID, fixed any
+	if f.PortID != "" {
+		portID, fixed = f.PortID, f.FixedIP
+	}
+	return obj{"id": f.ID, "floating_ip_address": f.IP, "floating_network_id": f.NetworkID, "router_id": nil,
+		"port_id": portID, "fixed_ip_address": fixed, "status": f.status(), "tenant_id": f.ProjectID, "project_id": f.ProjectID,
+		"description": f.Description, "tags": []string{}, "port_details": nil, "port_forwardings": []obj{},
+		"dns_domain": "", "dns_name": "", "qos_policy_id": nil,
+		"created_at": tsZ(f.Created), "updated_at": tsZ(f.Updated), "revision_number": f.Revision}
+}
+
+func (c *Cloud) sgJSON(sg *secgroup) obj {
+	rules := []obj{}
+	for _, dir := range []string{"ingress", "egress"} {
+		rules = append(rules, obj{"id": newUUID(), "direction": dir, "ethertype": "IPv4", "protocol": nil,
+			"port_range_min": nil, "port_range_max": nil, "remote_ip_prefix": nil, "remote_group_id": nil,
+			"security_group_id": sg.ID, "tenant_id": sg.ProjectID, "project_id": sg.ProjectID, "description": ""})
+	}
+	return obj{"id": sg.ID, "name": sg.Name, "description": sg.Description, "tenant_id": sg.ProjectID, "project_id": sg.ProjectID,
+		"security_group_rules": rules, "stateful": true, "tags": []string{}, "created_at": tsZ(sg.Created),
+		"updated_at": tsZ(sg.Created), "revision_number": 1}
+}
+
+// filterOK checks Neutron-style query filters (repeatable keys = OR).
+func filterOK(r *http.Request, fields map[string]string) bool {
+	q := r.URL.Query()
+	for k, vals := range q {
+		v, ok := fields[k]
+		if !ok {
+			continue
+		}
+		hit := false
+		for _, want := range vals {
+			if want == v {
+				hit = true
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Cloud) serveNetwork(w http.ResponseWriter, r *http.Request, segs []string) {
+	const svc = SvcNetwork
+	ver := obj{"id": "v2.0", "status": "CURRENT", "links": []obj{{"rel": "self", "href": c.url + "/networking/v2.0/"}}}
+	if len(segs) == 0 {
+		writeJSON(w, http.StatusOK, obj{"versions": []obj{ver}})
+		return
+	}
+	if segs[0] != "v2.0" {
+		notFoundPath(w, r, svc)
+		return
+	}
+	segs = segs[1:]
+	t := c.authenticate(w, r)
+	if t == nil {
+		return
+	}
+	if len(segs) == 0 {
+		res := []obj{}
+		for _, n := range []string{"network", "subnet", "port", "floatingip", "security_group", "router"} {
+			res = append(res, obj{"name": n, "collection": n + "s", "links": []obj{{"rel": "self", "href": c.url + "/networking/v2.0/" + n + "s"}}})
+		}
+		writeJSON(w, http.StatusOK, obj{"resources": res})
+		return
+	}
+	// strip optional ".json" suffix used by some clients
+	segs[len(segs)-1] = strings.TrimSuffix(segs[len(segs)-1], ".json")
+	switch segs[0] {
+	case "extensions":
+		exts := []obj{}
+		for _, a := range []string{"external-net", "router", "security-group", "port-security", "binding", "standard-attr-description",
+			"standard-attr-revisions", "standard-attr-timestamp", "standard-attr-tag", "extra_dhcp_opt", "allowed-address-pairs",
+			"quotas", "agent", "availability_zone", "network_availability_zone", "dns-integration", "subnet_allocation"} {
+			exts = append(exts, obj{"alias": a, "name": a, "description": a, "updated": "2013-01-20T00:00:00-00:00", "links": []obj{}})
+		}
+		writeJSON(w, http.StatusOK, obj{"extensions": exts})
+	case "networks":
+		c.serveNetworks(w, r, segs[1:], t)
+	case "subnets":
+		c.serveSubnets(w, r, segs[1:], t)
+	case "ports":
+		c.servePorts(w, r, segs[1:], t)
+	case "floatingips":
+		c.serveFIPs(w, r, segs[1:], t)
+	case "security-groups":
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(segs) == 2 {
+			sg := c.secgroups[segs[1]]
+			if sg == nil || r.Method != http.MethodGet {
+				fail(w, svc, http.StatusNotFound, "SecurityGroupNotFound", "Security group "+segs[1]+" does not exist")
+				return
+			}
+			writeJSON(w, http.StatusOK, obj{"security_group": c.sgJSON(sg)})
+			return
+		}
+		out := []obj{}
+		for _, sg := range c.secgroups {
+			if sg.ProjectID == t.project.ID && filterOK(r, map[string]string{"id": sg.ID, "name": sg.Name, "project_id": sg.ProjectID, "tenant_id": sg.ProjectID}) {
+				out = append(out, c.sgJSON(sg))
+			}
+		}
+		writeJSON(w, http.StatusOK, obj{"security_groups": out})
+	case "routers", "security-group-rules", "trunks", "qos", "network-ip-availabilities", "agents", "availability_zones", "subnetpools":
+		if len(segs) == 1 && r.Method == http.MethodGet {
+			writeJSON(w, http.StatusOK, obj{strings.ReplaceAll(segs[0], "-", "_"): []obj{}})
+			return
+		}
+		notFoundPath(w, r, svc)
+	default:
+		notFoundPath(w, r, svc)
+	}
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+func (c *Cloud) serveNetworks(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, SvcNetwork)
+		return
+	}
+	if len(segs) == 1 {
+		n := c.networks[segs[0]]
+		if n == nil {
+			fail(w, SvcNetwork, http.StatusNotFound, "NetworkNotFound", "Network "+segs[0]+" could not be found.")
+			return
+		}
+		writeJSON(w, http.StatusOK, obj{"network": c.networkJSON(n, t)})
+		return
+	}
+	out := []obj{}
+	for _, n := range []*network{c.labNet, c.publicNet} {
+		ext := boolStr(n.External)
+		f := map[string]string{"id": n.ID, "name": n.Name, "router:external": ext, "status": "ACTIVE", "shared": ext, "admin_state_up": "True"}
+		q := r.URL.Query()
+		if v := q.Get("router:external"); v != "" && !strings.EqualFold(v, ext) {
+			continue
+		}
+		if v := q.Get("shared"); v != "" && !strings.EqualFold(v, ext) {
+			continue
+		}
+		delete(f, "router:external")
+		delete(f, "shared")
+		delete(f, "admin_state_up")
+		if filterOK(r, f) {
+			out = append(out, c.networkJSON(n, t))
+		}
+	}
+	writeJSON(w, http.StatusOK, obj{"networks": out})
+}
+
+func (c *Cloud) serveSubnets(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, SvcNetwork)
+		return
+	}
+	if len(segs) == 1 {
+		s := c.subnets[segs[0]]
+		if s == nil {
+			fail(w, SvcNetwork, http.StatusNotFound, "SubnetNotFound", "Subnet "+segs[0]+" could not be found.")
+			return
+		}
+		writeJSON(w, http.StatusOK, obj{"subnet": c.subnetJSON(s, t)})
+		return
+	}
+	out := []obj{}
+	for _, n := range []*network{c.labNet, c.publicNet} {
+		s := c.subnets[n.SubnetIDs[0]]
+		if filterOK(r, map[string]string{"id": s.ID, "name": s.Name, "network_id": s.NetworkID, "cidr": s.CIDR.String(), "ip_version": "4"}) {
+			out = append(out, c.subnetJSON(s, t))
+		}
+	}
+	writeJSON(w, http.StatusOK, obj{"subnets": out})
+}
+
+type portBody struct {
+	Port struct {
+		Name        *string `json:"name"`
+		NetworkID   string  `json:"network_id"`
+		DeviceID    *string `json:"device_id"`
+		DeviceOwner *string `json:"device_owner"`
+		AdminUp     *bool   `json:"admin_state_up"`
+		FixedIPs    []struct {
+			SubnetID  string `json:"subnet_id"`
+			IPAddress string `json:"ip_address"`
+		} `json:"fixed_ips"`
+		SecurityGroups *[]string `json:"security_groups"`
+	} `json:"port"`
+}
+
+func (c *Cloud) servePorts(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	const svc = SvcNetwork
+	var after []func()
+	c.mu.Lock()
+	defer func() { c.mu.Unlock(); runAll(after) }()
+	if len(segs) == 0 {
+		switch r.Method {
+		case http.MethodGet:
+			out := []obj{}
+			for _, p := range sortedPorts(c.ports) {
+				f := map[string]string{"id": p.ID, "name": p.Name, "network_id": p.NetworkID, "device_id": p.DeviceID,
+					"device_owner": p.DeviceOwner, "mac_address": p.MAC, "status": p.status(), "project_id": p.ProjectID, "tenant_id": p.ProjectID}
+				if p.ProjectID == t.project.ID && filterOK(r, f) {
+					out = append(out, c.portJSON(p))
+				}
+			}
+			writeJSON(w, http.StatusOK, obj{"ports": out})
+		case http.MethodPost:
+			var b portBody
+			if err := decodeBody(r, &b); err != nil {
+				fail(w, svc, http.StatusBadRequest, "", err.Error())
+				return
+			}
+			n := c.networks[b.Port.NetworkID]
+			if n == nil {
+				fail(w, svc, http.StatusNotFound, "NetworkNotFound", "Network "+b.Port.NetworkID+" could not be found.")
+				return
+			}
+			var fixed []fixedIP
+			for _, f := range b.Port.FixedIPs {
+				fixed = append(fixed, fixedIP{SubnetID: f.SubnetID, IP: f.IPAddress})
+			}
+			name := ""
+			if b.Port.Name != nil {
+				name = *b.Port.Name
+			}
+			p, err := c.createPort(n, name, t.project.ID, fixed)
+			if err != nil {
+				fail(w, svc, http.StatusConflict, "IpAddressAlreadyAllocated", err.Error())
+				return
+			}
+			if b.Port.DeviceID != nil {
+				p.DeviceID = *b.Port.DeviceID
+			}
+			if b.Port.DeviceOwner != nil {
+				p.DeviceOwner = *b.Port.DeviceOwner
+			}
+			if b.Port.AdminUp != nil {
+				p.AdminUp = *b.Port.AdminUp
+			}
+			if b.Port.SecurityGroups != nil {
+				p.SecurityGroups = *b.Port.SecurityGroups
+			}
+			writeJSON(w, http.StatusCreated, obj{"port": c.portJSON(p)})
+		default:
+			methodNotAllowed(w, svc)
+		}
+		return
+	}
+	p := c.ports[segs[0]]
+	if p == nil || len(segs) != 1 {
+		fail(w, svc, http.StatusNotFound, "PortNotFound", "Port "+segs[0]+" could not be found.")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, obj{"port": c.portJSON(p)})
+	case http.MethodPut:
+		var b portBody
+		if err := decodeBody(r, &b); err != nil {
+			fail(w, svc, http.StatusBadRequest, "", err.Error())
+			return
+		}
+		if b.Port.Name != nil {
+			p.Name = *b.Port.Name
+		}
+		if b.Port.DeviceID != nil {
+			p.DeviceID = *b.Port.DeviceID
+		}
+		if b.Port.DeviceOwner != nil {
+			p.DeviceOwner = *b.Port.DeviceOwner
+		}
+		if b.Port.AdminUp != nil {
+			p.AdminUp = *b.Port.AdminUp
+		}
+		if b.Port.SecurityGroups != nil {
+			p.SecurityGroups = *b.Port.SecurityGroups
+		}
+		p.Updated = time.Now()
+		p.Revision++
+		writeJSON(w, http.StatusOK, obj{"port": c.portJSON(p)})
+	case http.MethodDelete:
+		if s := c.servers[p.DeviceID]; s != nil && !s.deleted {
+			// Neutron allows this (Nova notices); keep the server consistent.
+			s.Ports = removeStr(s.Ports, p.ID)
+		}
+		after = c.deletePort(p)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		methodNotAllowed(w, svc)
+	}
+}
+
+func removeStr(ss []string, s string) []string {
+	out := ss[:0:0]
+	for _, x := range ss {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+type fipBody struct {
+	FloatingIP struct {
+		FloatingNetworkID string  `json:"floating_network_id"`
+		FloatingIPAddress string  `json:"floating_ip_address"`
+		PortID            *string `json:"port_id"`
+		FixedIPAddress    string  `json:"fixed_ip_address"`
+		Description       *string `json:"description"`
+	} `json:"floatingip"`
+}
+
+func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	const svc = SvcNetwork
+	var after []func()
+	c.mu.Lock()
+	defer func() { c.mu.Unlock(); runAll(after) }()
+	// associate f with the port (c.mu held); writes an error and returns false on failure
+	associate := func(f *floatingIP, portID, fixed string) bool {
+		p := c.ports[portID]
+		if p == nil {
+			fail(w, svc, http.StatusNotFound, "PortNotFound", "Port "+portID+" could not be found.")
+			return false
+		}
+		if p.NetworkID == f.NetworkID || len(p.FixedIPs) == 0 {
+			fail(w, svc, http.StatusBadRequest, "BadRequest", "Port "+portID+" has no suitable fixed IP address.")
+			return false
+		}
+		if fixed == "" {
+			fixed = p.FixedIPs[0].IP
+		}
+		for _, o := range c.fips {
+			if o != f && o.PortID == portID && o.FixedIP == fixed {
+				fail(w, svc, http.StatusConflict, "FloatingIPPortAlreadyAssociated", "Cannot associate floating IP "+f.IP+" with port "+portID+": fixed IP "+fixed+" already has floating IP "+o.IP+".")
+				return false
+			}
+		}
+		if f.PortID != "" && f.PortID != portID {
+			after = append(after, c.disassociate(f)...)
+		}
+		f.PortID, f.FixedIP = portID, fixed
+		f.Updated = time.Now()
+		f.Revision++
+		if s := c.servers[p.DeviceID]; s != nil && s.machine != nil {
+			m, ip := s.machine, f.IP
+			after = append(after, func() {
+				if err := m.AddFloatingIP(ip); err != nil {
+					c.logf("cloud: AddFloatingIP(%s): %v", ip, err)
+				}
+			})
+		}
+		return true
+	}
+	if len(segs) == 0 {
+		switch r.Method {
+		case http.MethodGet:
+			out := []obj{}
+			for _, f := range sortedFIPs(c.fips) {
+				fm := map[string]string{"id": f.ID, "floating_ip_address": f.IP, "floating_network_id": f.NetworkID,
+					"port_id": f.PortID, "fixed_ip_address": f.FixedIP, "status": f.status(), "project_id": f.ProjectID, "tenant_id": f.ProjectID}
+				if f.ProjectID == t.project.ID && filterOK(r, fm) {
+					out = append(out, c.fipJSON(f))
+				}
+			}
+			writeJSON(w, http.StatusOK, obj{"floatingips": out})
+		case http.MethodPost:
+			var b fipBody
+			if err := decodeBody(r, &b); err != nil {
+				fail(w, svc, http.StatusBadRequest, "", err.Error())
+				return
+			}
+			n := c.networks[b.FloatingIP.FloatingNetworkID]
+			if n == nil {
+				fail(w, svc, http.StatusNotFound, "NetworkNotFound", "Network "+b.FloatingIP.FloatingNetworkID+" could not be found.")
+				return
+			}
+			if !n.External {
+				fail(w, svc, http.StatusBadRequest, "BadRequest", "Bad floatingip request: Network "+n.ID+" is not a valid external network.")
+				return
+			}
+			ip, err := c.subnets[n.SubnetIDs[0]].alloc(b.FloatingIP.FloatingIPAddress)
+			if err != nil {
+				fail(w, svc, http.StatusConflict, "IpAddressAlreadyAllocated", err.Error())
+				return
+			}
+			now := time.Now()
+			f := &floatingIP{ID: newUUID(), IP: ip, NetworkID: n.ID, ProjectID: t.project.ID, Created: now, Updated: now, Revision: 1}
+			if b.FloatingIP.Description != nil {
+				f.Description = *b.FloatingIP.Description
+			}
+			if b.FloatingIP.PortID != nil && *b.FloatingIP.PortID != "" {
+				if !associate(f, *b.FloatingIP.PortID, b.FloatingIP.FixedIPAddress) {
+					c.subnets[n.SubnetIDs[0]].release(ip)
+					return
+				}
+			}
+			c.fips[f.ID] = f
+			writeJSON(w, http.StatusCreated, obj{"floatingip": c.fipJSON(f)})
+		default:
+			methodNotAllowed(w, svc)
+		}
+		return
+	}
+	f := c.fips[segs[0]]
+	if f == nil || len(segs) != 1 {
+		fail(w, svc, http.StatusNotFound, "FloatingIPNotFound", "Floating IP "+segs[0]+" could not be found")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, obj{"floatingip": c.fipJSON(f)})
+	case http.MethodPut:
+		var raw struct {
+			FloatingIP map[string]any `json:"floatingip"`
+		}
+		if err := decodeBody(r, &raw); err != nil {
+			fail(w, svc, http.StatusBadRequest, "", err.Error())
+			return
+		}
+		if d, ok := raw.FloatingIP["description"].(string); ok {
+			f.Description = d
+		}
+		if pv, ok := raw.FloatingIP["port_id"]; ok {
+			pid, _ := pv.(string)
+			fixed, _ := raw.FloatingIP["fixed_ip_address"].(string)
+			if pid == "" {
+				after = append(after, c.disassociate(f)...)
+			} else if !associate(f, pid, fixed) {
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, obj{"floatingip": c.fipJSON(f)})
+	case http.MethodDelete:
+		after = c.disassociate(f)
+		c.subnets[c.networks[f.NetworkID].SubnetIDs[0]].release(f.IP)
+		delete(c.fips, f.ID)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		methodNotAllowed(w, svc)
+	}
+}

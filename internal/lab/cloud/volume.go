@@ -1,0 +1,475 @@
+package cloud
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type volType struct{ ID, Name string }
+
+type volume struct {
+	ID, Name, Description, Status string
+	Size                          int
+	AZ, VolumeType                string
+	Meta                          map[string]string
+	ImageID                       string
+	imageMeta                     map[string]string
+	Bootable                      bool
+	Disk                          string
+	ServerID                      string
+	ProjectID, UserID             string
+	Created, Updated, Attached    time.Time
+	prevStatus                    string
+}
+
+// newVolume builds (does not register) a volume; c.mu held.
+func (c *Cloud) newVolume(name string, size int, t *token, now time.Time) *volume {
+	return &volume{ID: newUUID(), Name: name, Status: "creating", Size: size, AZ: "nova", VolumeType: "lvmdriver-1",
+		Meta: map[string]string{}, ProjectID: t.project.ID, UserID: t.user.ID, Created: now, Updated: now}
+}
+
+func (c *Cloud) volumeImageMeta(img *image) map[string]string {
+	m := map[string]string{"image_id": img.ID, "image_name": img.Name, "disk_format": img.DiskFormat,
+		"container_format": img.ContainerFormat, "min_disk": strconv.Itoa(img.MinDisk), "min_ram": strconv.Itoa(img.MinRAM),
+		"size": strconv.FormatInt(img.Size, 10), "checksum": img.Checksum}
+	for k, v := range img.Props {
+		if s, ok := v.(string); ok {
+			m[k] = s
+		}
+	}
+	return m
+}
+
+func (c *Cloud) volumeJSON(v *volume, detail bool) obj {
+	links := []obj{{"rel": "self", "href": c.url + "/volume/v3/" + v.ProjectID + "/volumes/" + v.ID},
+		{"rel": "bookmark", "href": c.url + "/volume/" + v.ProjectID + "/volumes/" + v.ID}}
+	if !detail {
+		return obj{"id": v.ID, "name": v.Name, "links": links}
+	}
+	atts := []obj{}
+	if v.ServerID != "" && (v.Status == "in-use" || v.Status == "uploading" || v.Status == "detaching") {
+		atts = append(atts, obj{"id": v.ID, "attachment_id": v.ID[:8] + "-att", "volume_id": v.ID, "server_id": v.ServerID,
+			"host_name": "lab", "device": "/dev/vda", "attached_at": tsMicro(v.Attached)})
+	}
+	meta := obj{}
+	for k, val := range v.Meta {
+		meta[k] = val
+	}
+	var desc any
+	if v.Description != "" {
+		desc = v.Description
+	}
+	o := obj{"id": v.ID, "name": v.Name, "status": v.Status, "size": v.Size, "availability_zone": v.AZ,
+		"created_at": tsMicro(v.Created), "updated_at": tsMicro(v.Updated), "attachments": atts, "description": desc,
+		"volume_type": v.VolumeType, "snapshot_id": nil, "source_volid": nil, "metadata": meta, "links": links,
+		"user_id": v.UserID, "bootable": strconv.FormatBool(v.Bootable), "encrypted": false, "replication_status": nil,
+		"consistencygroup_id": nil, "multiattach": false, "os-vol-tenant-attr:tenant_id": v.ProjectID,
+		"migration_status": nil, "group_id": nil, "provider_id": nil, "shared_targets": false,
+		"os-vol-host-attr:host": "lab@lvmdriver-1#lvmdriver-1", "os-vol-mig-status-attr:migstat": nil, "os-vol-mig-status-attr:name_id": nil}
+	if v.imageMeta != nil {
+		o["volume_image_metadata"] = v.imageMeta
+	}
+	return o
+}
+
+func (c *Cloud) volumeVersion() obj {
+	return obj{"id": "v3.0", "status": "CURRENT", "version": "3.70", "min_version": "3.0", "updated": "2023-08-31T00:00:00Z",
+		"links":       []obj{{"rel": "describedby", "type": "text/html", "href": "https://docs.openstack.org/"}, {"rel": "self", "href": c.url + "/volume/v3/"}},
+		"media-types": []obj{{"base": "application/json", "type": "application/vnd.openstack.volume+json;version=3"}}}
+}
+
+func (c *Cloud) serveVolume(w http.ResponseWriter, r *http.Request, segs []string) {
+	const svc = SvcVolume
+	if len(segs) == 0 {
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": []obj{c.volumeVersion()}})
+		return
+	}
+	if segs[0] != "v3" {
+		notFoundPath(w, r, svc)
+		return
+	}
+	segs = segs[1:]
+	if h := r.Header.Get("OpenStack-API-Version"); h != "" {
+		f := strings.Fields(h)
+		if len(f) == 2 && f[0] == "volume" {
+			v := f[1]
+			if v == "latest" {
+				v = "3.70"
+			}
+			w.Header().Set("OpenStack-API-Version", "volume "+v)
+			w.Header().Set("Vary", "OpenStack-API-Version")
+		}
+	}
+	if len(segs) == 0 {
+		writeJSON(w, http.StatusOK, obj{"versions": []obj{c.volumeVersion()}})
+		return
+	}
+	t := c.authenticate(w, r)
+	if t == nil {
+		return
+	}
+	if segs[0] != t.project.ID {
+		if _, ok := c.projects[segs[0]]; ok {
+			fail(w, svc, http.StatusForbidden, "", "Policy doesn't allow this operation for project "+segs[0])
+		} else {
+			notFoundPath(w, r, svc)
+		}
+		return
+	}
+	segs = segs[1:]
+	if len(segs) == 0 {
+		notFoundPath(w, r, svc)
+		return
+	}
+	switch segs[0] {
+	case "volumes":
+		c.serveVolumes(w, r, segs[1:], t)
+	case "types":
+		out := []obj{}
+		for _, vt := range c.volTypes {
+			out = append(out, obj{"id": vt.ID, "name": vt.Name, "description": nil, "is_public": true, "extra_specs": obj{}, "qos_specs_id": nil, "os-volume-type-access:is_public": true})
+		}
+		if len(segs) == 2 {
+			for i, vt := range c.volTypes {
+				if vt.ID == segs[1] || (segs[1] == "default" && i == 0) {
+					writeJSON(w, http.StatusOK, obj{"volume_type": out[i]})
+					return
+				}
+			}
+			fail(w, svc, http.StatusNotFound, "", "Volume type "+segs[1]+" could not be found.")
+			return
+		}
+		writeJSON(w, http.StatusOK, obj{"volume_types": out})
+	case "os-availability-zone":
+		writeJSON(w, http.StatusOK, obj{"availabilityZoneInfo": []obj{{"zoneName": "nova", "zoneState": obj{"available": true}}}})
+	case "limits":
+		writeJSON(w, http.StatusOK, obj{"limits": obj{"rate": []obj{}, "absolute": obj{"maxTotalVolumes": 100, "maxTotalVolumeGigabytes": 10000,
+			"maxTotalSnapshots": 100, "maxTotalBackups": 100, "totalVolumesUsed": 0, "totalGigabytesUsed": 0}}})
+	case "snapshots", "backups", "attachments", "groups":
+		if r.Method == http.MethodGet && (len(segs) == 1 || (len(segs) == 2 && segs[1] == "detail")) {
+			writeJSON(w, http.StatusOK, obj{segs[0]: []obj{}})
+			return
+		}
+		notFoundPath(w, r, svc)
+	default:
+		notFoundPath(w, r, svc)
+	}
+}
+
+func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	const svc = SvcVolume
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(segs) == 0 && r.Method == http.MethodPost {
+		c.createVolume(w, r, t)
+		return
+	}
+	if len(segs) == 0 || (len(segs) == 1 && segs[0] == "detail") {
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, svc)
+			return
+		}
+		q := r.URL.Query()
+		out := []obj{}
+		for _, v := range sortedVolumes(c.volumes) {
+			if v.ProjectID != t.project.ID {
+				continue
+			}
+			if n := q.Get("name"); n != "" && n != v.Name {
+				continue
+			}
+			if st := q.Get("status"); st != "" && st != v.Status {
+				continue
+			}
+			out = append(out, c.volumeJSON(v, len(segs) == 1))
+		}
+		// newest first like Cinder's default created_at desc
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+		writeJSON(w, http.StatusOK, obj{"volumes": out})
+		return
+	}
+	v := c.volumes[segs[0]]
+	if v == nil || v.ProjectID != t.project.ID {
+		fail(w, svc, http.StatusNotFound, "", "Volume "+segs[0]+" could not be found.")
+		return
+	}
+	switch {
+	case len(segs) == 1 && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, obj{"volume": c.volumeJSON(v, true)})
+	case len(segs) == 1 && r.Method == http.MethodPut:
+		var b struct {
+			Volume struct {
+				Name        *string           `json:"name"`
+				Description *string           `json:"description"`
+				Metadata    map[string]string `json:"metadata"`
+			} `json:"volume"`
+		}
+		if err := decodeBody(r, &b); err != nil {
+			fail(w, svc, http.StatusBadRequest, "", err.Error())
+			return
+		}
+		if b.Volume.Name != nil {
+			v.Name = *b.Volume.Name
+		}
+		if b.Volume.Description != nil {
+			v.Description = *b.Volume.Description
+		}
+		if b.Volume.Metadata != nil {
+			v.Meta = b.Volume.Metadata
+		}
+		v.Updated = time.Now()
+		writeJSON(w, http.StatusOK, obj{"volume": c.volumeJSON(v, true)})
+	case len(segs) == 1 && r.Method == http.MethodDelete:
+		switch v.Status {
+		case "available", "error", "error_restoring", "error_extending", "error_managing":
+		case "in-use", "attaching", "detaching", "uploading":
+			fail(w, svc, http.StatusBadRequest, "", "Invalid volume: Volume status must be available or error or error_restoring or error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, awaiting a transfer, or be disassociated from snapshots after volume transfer.")
+			return
+		default:
+			if v.Status == "creating" && r.URL.Query().Get("force") == "" && v.prevStatus != "stuck" {
+				fail(w, svc, http.StatusBadRequest, "", "Invalid volume: Volume status must be available or error, but current status is: creating.")
+				return
+			}
+			if v.Status == "deleting" {
+				fail(w, svc, http.StatusBadRequest, "", "Invalid volume: Volume status must be available or error, but current status is: deleting.")
+				return
+			}
+		}
+		v.Status, v.Updated = "deleting", time.Now()
+		c.goAfter(c.o.Timing.VolumeDelete, func() {
+			c.mu.Lock()
+			d := v.Disk
+			delete(c.volumes, v.ID)
+			c.mu.Unlock()
+			if d != "" {
+				if err := c.o.Hypervisor.DeleteDisk(d); err != nil {
+					c.logf("cloud: DeleteDisk %s: %v", d, err)
+				}
+			}
+		})
+		w.WriteHeader(http.StatusAccepted)
+	case len(segs) == 2 && segs[1] == "action" && r.Method == http.MethodPost:
+		c.volumeAction(w, r, v, t)
+	case len(segs) == 2 && segs[1] == "metadata" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, obj{"metadata": v.Meta})
+	default:
+		notFoundPath(w, r, svc)
+	}
+}
+
+// createVolume: c.mu held.
+func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
+	const svc = SvcVolume
+	var b struct {
+		Volume struct {
+			Size             any               `json:"size"`
+			Name             string            `json:"name"`
+			Description      string            `json:"description"`
+			ImageRef         string            `json:"imageRef"`
+			VolumeType       string            `json:"volume_type"`
+			AvailabilityZone string            `json:"availability_zone"`
+			Metadata         map[string]string `json:"metadata"`
+			SourceVolID      string            `json:"source_volid"`
+			SnapshotID       string            `json:"snapshot_id"`
+		} `json:"volume"`
+	}
+	if err := decodeBody(r, &b); err != nil {
+		fail(w, svc, http.StatusBadRequest, "", err.Error())
+		return
+	}
+	bv := b.Volume
+	size, ok := anyInt(bv.Size)
+	if !ok || size <= 0 {
+		fail(w, svc, http.StatusBadRequest, "", "Invalid input received: 'size' parameter must be an integer greater than 0.")
+		return
+	}
+	v := c.newVolume(bv.Name, size, t, time.Now())
+	v.Description = bv.Description
+	for k, val := range bv.Metadata {
+		v.Meta[k] = val
+	}
+	if bv.AvailabilityZone != "" {
+		if bv.AvailabilityZone != "nova" {
+			fail(w, svc, http.StatusBadRequest, "", "Invalid input received: Availability zone '"+bv.AvailabilityZone+"' is invalid.")
+			return
+		}
+	}
+	if bv.VolumeType != "" {
+		found := false
+		for _, vt := range c.volTypes {
+			if vt.ID == bv.VolumeType || vt.Name == bv.VolumeType {
+				v.VolumeType, found = vt.Name, true
+			}
+		}
+		if !found {
+			fail(w, svc, http.StatusNotFound, "", "Volume type with name "+bv.VolumeType+" could not be found.")
+			return
+		}
+	}
+	src := ""
+	if bv.ImageRef != "" {
+		img := c.images[bv.ImageRef]
+		if img == nil || !visibleTo(img, t.project.ID, "") {
+			fail(w, svc, http.StatusNotFound, "", "Image "+bv.ImageRef+" could not be found.")
+			return
+		}
+		if img.Status != "active" {
+			fail(w, svc, http.StatusBadRequest, "", "Invalid input received: Image "+img.ID+" is not active.")
+			return
+		}
+		if img.MinDisk > size || (img.Size+(1<<30)-1)>>30 > int64(size) {
+			fail(w, svc, http.StatusBadRequest, "", "Invalid input received: Image minDisk size or image size is larger than the volume size.")
+			return
+		}
+		v.ImageID, v.imageMeta, v.Bootable = img.ID, c.volumeImageMeta(img), true
+		src = img.Disk
+	} else if bv.SourceVolID != "" {
+		sv := c.volumes[bv.SourceVolID]
+		if sv == nil {
+			fail(w, svc, http.StatusNotFound, "", "Volume "+bv.SourceVolID+" could not be found.")
+			return
+		}
+		src, v.Bootable = sv.Disk, sv.Bootable
+	}
+	var fault string
+	if c.takeFault(FaultVolumeError, v.Name) != nil {
+		fault = "error"
+	} else if c.takeFault(FaultVolumeStuck, v.Name) != nil {
+		fault = "stuck"
+		v.prevStatus = "stuck"
+	}
+	c.volumes[v.ID] = v
+	c.goAfter(c.o.Timing.VolumeCreate, func() {
+		if fault == "stuck" {
+			c.logf("cloud: volume %s stuck in creating (injected)", v.ID)
+			return
+		}
+		if fault == "error" {
+			c.mu.Lock()
+			v.Status, v.Updated = "error", time.Now()
+			c.mu.Unlock()
+			c.logf("cloud: volume %s error (injected)", v.ID)
+			return
+		}
+		disk, err := c.o.Hypervisor.CloneDisk(src)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.volumes[v.ID] != v || v.Status != "creating" {
+			if err == nil {
+				c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(disk) })
+			}
+			return
+		}
+		v.Updated = time.Now()
+		if err != nil {
+			c.logf("cloud: volume %s error: %v", v.ID, err)
+			v.Status = "error"
+			return
+		}
+		v.Disk, v.Status = disk, "available"
+	})
+	writeJSON(w, http.StatusAccepted, obj{"volume": c.volumeJSON(v, true)})
+}
+
+// volumeAction: c.mu held.
+func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, t *token) {
+	const svc = SvcVolume
+	var body map[string]json.RawMessage
+	if err := decodeBody(r, &body); err != nil || len(body) != 1 {
+		fail(w, svc, http.StatusBadRequest, "", "Malformed request body")
+		return
+	}
+	for action, arg := range body {
+		switch action {
+		case "os-volume_upload_image":
+			var a struct {
+				ImageName       string `json:"image_name"`
+				DiskFormat      string `json:"disk_format"`
+				ContainerFormat string `json:"container_format"`
+				Force           any    `json:"force"`
+				Visibility      string `json:"visibility"`
+				Protected       any    `json:"protected"`
+			}
+			if err := json.Unmarshal(arg, &a); err != nil || a.ImageName == "" {
+				fail(w, svc, http.StatusBadRequest, "", "No image_name was specified in request.")
+				return
+			}
+			if !(v.Status == "available" || (v.Status == "in-use" && anyBool(a.Force))) {
+				fail(w, svc, http.StatusBadRequest, "", "Invalid volume: Volume "+v.ID+" status must be available or in-use with force, but current status is: "+v.Status+".")
+				return
+			}
+			if a.DiskFormat == "" {
+				a.DiskFormat = "raw"
+			}
+			if a.ContainerFormat == "" {
+				a.ContainerFormat = "bare"
+			}
+			img := c.newImage(a.ImageName, t.project.ID)
+			img.DiskFormat, img.ContainerFormat = a.DiskFormat, a.ContainerFormat
+			img.Visibility = "private"
+			if a.Visibility != "" {
+				img.Visibility = a.Visibility
+			}
+			img.Protected = anyBool(a.Protected)
+			img.MinDisk = v.Size
+			for k, val := range v.imageMeta {
+				switch k {
+				case "image_id", "image_name", "disk_format", "container_format", "min_disk", "min_ram", "size", "checksum":
+				default:
+					img.Props[k] = val
+				}
+			}
+			c.images[img.ID] = img
+			v.prevStatus, v.Status, v.Updated = v.Status, "uploading", time.Now()
+			src := v.Disk
+			c.goAfter(c.o.Timing.VolumeUpload, func() {
+				c.saveImageFromDisk(img, src, func() {
+					if c.volumes[v.ID] == v && v.Status == "uploading" {
+						v.Status, v.Updated = v.prevStatus, time.Now()
+						v.prevStatus = ""
+					}
+				})
+			})
+			writeJSON(w, http.StatusAccepted, obj{"os-volume_upload_image": obj{
+				"id": v.ID, "updated_at": tsMicro(v.Updated), "status": "uploading", "display_description": v.Description,
+				"size": v.Size, "volume_type": obj{"id": c.volTypes[0].ID, "name": v.VolumeType}, "image_id": img.ID,
+				"container_format": img.ContainerFormat, "disk_format": img.DiskFormat, "image_name": img.Name,
+				"visibility": img.Visibility, "protected": img.Protected}})
+		case "os-set_bootable":
+			var a struct {
+				Bootable any `json:"bootable"`
+			}
+			json.Unmarshal(arg, &a)
+			v.Bootable = anyBool(a.Bootable)
+			w.WriteHeader(http.StatusOK)
+		case "os-reset_status":
+			var a struct {
+				Status string `json:"status"`
+			}
+			json.Unmarshal(arg, &a)
+			if a.Status != "" {
+				v.Status = a.Status
+			}
+			w.WriteHeader(http.StatusAccepted)
+		case "os-extend":
+			var a struct {
+				NewSize any `json:"new_size"`
+			}
+			json.Unmarshal(arg, &a)
+			n, ok := anyInt(a.NewSize)
+			if !ok || n <= v.Size || v.Status != "available" {
+				fail(w, svc, http.StatusBadRequest, "", "Invalid input received: New size for extend must be greater than current size.")
+				return
+			}
+			v.Size = n
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			fail(w, svc, http.StatusBadRequest, "", "There is no such action: "+action)
+		}
+	}
+}

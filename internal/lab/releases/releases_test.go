@@ -1,0 +1,191 @@
+package releases
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func start(t *testing.T, o Options) *Server {
+	t.Helper()
+	if o.Logf == nil {
+		o.Logf = t.Logf
+	}
+	s, err := Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+func TestServesGitHubLayout(t *testing.T) {
+	cache := t.TempDir()
+	s := start(t, Options{CacheDir: cache})
+	wantNames := []string{
+		"alertmanager-0.32.1.linux-amd64.tar.gz",
+		"node_exporter-1.11.1.linux-amd64.tar.gz",
+		"prometheus-3.5.3.linux-amd64.tar.gz",
+	}
+	var names []string
+	for n := range s.Checksums() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if !reflect.DeepEqual(names, wantNames) {
+		t.Fatalf("tarballs %v, want %v", names, wantNames)
+	}
+
+	for _, b := range s.Binaries() {
+		url := s.TarballURL(b)
+		if want := s.URL() + "/prometheus/" + b.Name + "/releases/download/v" + b.Version + "/" + b.Tarball(); url != want {
+			t.Errorf("URL %s, want %s", url, want)
+		}
+		code, data := get(t, url)
+		if code != 200 {
+			t.Fatalf("GET %s: %d", url, code)
+		}
+		h := sha256.Sum256(data)
+		sum := hex.EncodeToString(h[:])
+		if sum != s.Checksums()[b.Tarball()] {
+			t.Errorf("%s: checksum %s, Checksums() says %s", b.Tarball(), sum, s.Checksums()[b.Tarball()])
+		}
+		code, sums := get(t, s.ChecksumsURL(b))
+		if code != 200 || string(sums) != sum+"  "+b.Tarball()+"\n" {
+			t.Errorf("sha256sums.txt (%d): %q", code, sums)
+		}
+		// The cache holds the same bytes in the same layout.
+		cached, err := os.ReadFile(filepath.Join(cache, "prometheus", b.Name, "releases", "download", "v"+b.Version, b.Tarball()))
+		if err != nil || !bytes.Equal(cached, data) {
+			t.Errorf("cached tarball differs: %v", err)
+		}
+
+		// Layout: one leading directory with the executables, LICENSE and NOTICE.
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(zr)
+		got := map[string]int64{}
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(h.Name, b.Dir()+"/") {
+				t.Errorf("%s: entry %s outside %s/", b.Tarball(), h.Name, b.Dir())
+			}
+			if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(mtime) {
+				t.Errorf("%s: %s owner %d:%d mtime %v", b.Tarball(), h.Name, h.Uid, h.Gid, h.ModTime)
+			}
+			got[strings.TrimPrefix(h.Name, b.Dir()+"/")] = h.Mode
+		}
+		if got[""] != 0o755 || got["LICENSE"] != 0o644 || got["NOTICE"] != 0o644 {
+			t.Errorf("%s: entries %v", b.Tarball(), got)
+		}
+		for _, f := range b.Files {
+			if got[f] != 0o755 {
+				t.Errorf("%s: %s mode %o", b.Tarball(), f, got[f])
+			}
+		}
+	}
+
+	code, _ := get(t, s.URL()+"/prometheus/prometheus/releases/download/v9.9.9/prometheus-9.9.9.linux-amd64.tar.gz")
+	if code != 404 {
+		t.Errorf("unknown release: %d", code)
+	}
+	resp, err := http.Head(s.TarballURL(s.Binaries()[0]))
+	if err != nil || resp.StatusCode != 200 || resp.ContentLength <= 0 {
+		t.Errorf("HEAD: %v %v", resp, err)
+	}
+}
+
+// TestStandInsRun unpacks with the real tar and runs each executable.
+func TestStandInsRun(t *testing.T) {
+	if _, err := exec.LookPath("tar"); err != nil {
+		t.Skip("no tar")
+	}
+	s := start(t, Options{})
+	for _, b := range s.Binaries() {
+		_, data := get(t, s.TarballURL(b))
+		dir := t.TempDir()
+		tarball := filepath.Join(dir, b.Tarball())
+		if err := os.WriteFile(tarball, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("tar", "-xzf", tarball, "-C", dir).CombinedOutput(); err != nil {
+			t.Fatalf("tar: %v %s", err, out)
+		}
+		for _, f := range b.Files {
+			out, err := exec.Command(filepath.Join(dir, b.Dir(), f), "--version").CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s --version: %v %s", f, err, out)
+			}
+			first := strings.SplitN(string(out), "\n", 2)[0]
+			if want := f + ", version " + b.Version + " (lab stand-in)"; first != want {
+				t.Errorf("%s --version: %q, want %q", f, first, want)
+			}
+		}
+	}
+}
+
+func TestDeterministicAcrossStarts(t *testing.T) {
+	a := start(t, Options{}).Checksums()
+	b := start(t, Options{}).Checksums()
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("checksums differ between starts:\n%v\n%v", a, b)
+	}
+	t.Logf("checksums: %v", a)
+}
+
+func TestCustomBinariesAndAvailability(t *testing.T) {
+	s := start(t, Options{Binaries: []Binary{{Name: "prometheus", Version: "3.0.0", Files: []string{"prometheus", "promtool"}}}})
+	b := s.Binaries()[0]
+	if code, _ := get(t, s.TarballURL(b)); code != 200 {
+		t.Fatalf("GET: %d", code)
+	}
+	s.SetAvailable(false)
+	if code, _ := get(t, s.TarballURL(b)); code != http.StatusServiceUnavailable {
+		t.Errorf("unavailable: got %d", code)
+	}
+	s.SetAvailable(true)
+	if code, _ := get(t, s.ChecksumsURL(b)); code != 200 {
+		t.Errorf("available again: got %d", code)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 || reqs[0].Status != 200 || reqs[1].Status != 503 || reqs[2].Status != 200 ||
+		reqs[0].Path != b.DownloadPath()+"/"+b.Tarball() || reqs[0].Method != "GET" {
+		t.Errorf("request log: %+v", reqs)
+	}
+	if _, err := Start(Options{Binaries: []Binary{{Name: "x"}}}); err == nil {
+		t.Error("invalid binary accepted")
+	}
+}

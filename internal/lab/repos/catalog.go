@@ -1,0 +1,238 @@
+package repos
+
+// The recipe: which repositories the lab mirrors and which stand-in
+// packages each carries. Everything here feeds the cache key, so any edit
+// rebuilds the repositories on the next Build.
+
+// Snapshot timestamps: every repository has an older and a newer snapshot.
+const (
+	OlderTimestamp = "20250601T120000"
+	NewerTimestamp = "20251106T211545"
+)
+
+// repoDef describes one appliance repository.
+type repoDef struct {
+	Key       string // key under dnf_repos_default, also the .repo section name
+	VersionOS string // OS version key in the timestamps file: "9.6" or "9"
+	PulpPath  string
+	RepoFile  string
+	GPGCheck  *bool // nil: default (true)
+}
+
+// repoDefs are the appliance's Rocky 9 repositories (keys, pulp paths and
+// repo files as in the appliance's dnf_repo_timestamps.yml; the -source
+// repositories are left out).
+var repoDefs = []repoDef{
+	{Key: "baseos", VersionOS: "9.6", PulpPath: "rocky/9.6/BaseOS/x86_64/os", RepoFile: "rocky"},
+	{Key: "appstream", VersionOS: "9.6", PulpPath: "rocky/9.6/AppStream/x86_64/os", RepoFile: "rocky"},
+	{Key: "crb", VersionOS: "9.6", PulpPath: "rocky/9.6/CRB/x86_64/os", RepoFile: "rocky"},
+	{Key: "extras", VersionOS: "9.6", PulpPath: "rocky/9.6/extras/x86_64/os", RepoFile: "rocky-extras"},
+	{Key: "epel", VersionOS: "9", PulpPath: "epel/9/Everything/x86_64", RepoFile: "epel"},
+	{Key: "OpenHPC", VersionOS: "9", PulpPath: "OpenHPC/3/EL_9", RepoFile: "OpenHPC"},
+	{Key: "OpenHPC-updates", VersionOS: "9", PulpPath: "OpenHPC/3/updates/EL_9", RepoFile: "OpenHPC"},
+	{Key: "Ceph", VersionOS: "9", PulpPath: "centos/9-stream/storage/x86_64/ceph-reef", RepoFile: "ceph"},
+	{Key: "grafana", VersionOS: "9", PulpPath: "grafana/oss/rpm", RepoFile: "grafana"},
+	{Key: "epel-cisco-openh264", VersionOS: "9", PulpPath: "openh264/epel/9/x86_64/os", RepoFile: "epel-cisco-openh264"},
+	{Key: "ondemand-web", VersionOS: "9", PulpPath: "ondemand/4.1/web/el9/x86_64", RepoFile: "ondemand-web"},
+	{Key: "TurboVNC", VersionOS: "9", PulpPath: "turbovnc/x86_64", RepoFile: "TurboVNC"},
+	{Key: "cernvmfs_cfg", VersionOS: "9", PulpPath: "cvmfs-config/EL/9/x86_64", RepoFile: "cvmfs"},
+	{Key: "cernvmfs_pkgs", VersionOS: "9", PulpPath: "cvmfs/EL/9/x86_64", RepoFile: "cvmfs"},
+	{Key: "cernvmfs_eessi_cfg", VersionOS: "9", PulpPath: "eessi/rhel/8/noarch", RepoFile: "cvmfs-config-eessi"},
+}
+
+// GPGKeyFileNames are the names under /etc/pki/rpm-gpg that the appliance
+// writes (Rocky 9 build); the lab key is served under each.
+var GPGKeyFileNames = []string{
+	"RPM-GPG-KEY-Rocky-9",
+	"RPM-GPG-KEY-EPEL-9",
+	"RPM-GPG-KEY-OpenHPC-3",
+	"RPM-GPG-KEY-centos-storage-sig",
+	"RPM-GPG-KEY-CernVM",
+	"RPM-GPG-KEY-TurboVNC",
+	"RPM-GPG-KEY-ondemand",
+}
+
+// pkgDef is one stand-in package. EVR is "[epoch:]version-release".
+type pkgDef struct {
+	Repo     string
+	Name     string
+	EVR      string   // in both snapshots
+	Update   string   // EVR added to the newer snapshot ("" = not updated)
+	Requires []string // "{evr}" is replaced by the package's own EVR
+	Provides []string
+	Base     bool     // installed in a fresh GenericCloud base image (older EVR)
+	Bins     []string // stand-in executables (absolute paths) printing the version
+}
+
+// catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
+// OpenHPC 3 / Ceph reef / Grafana OSS. Versions are plausible, not exact.
+var catalog = []pkgDef{
+	// --- BaseOS ---
+	{Repo: "baseos", Name: "rocky-release", EVR: "9.6-1.2.el9", Update: "9.6-1.3.el9", Base: true,
+		Requires: []string{"rocky-gpg-keys"},
+		Provides: []string{"system-release(releasever) = 9", "system-release = {evr}", "redhat-release = {evr}", "base-module(platform:el9)"}},
+	{Repo: "baseos", Name: "rocky-gpg-keys", EVR: "9.6-1.2.el9", Base: true},
+	{Repo: "baseos", Name: "kernel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
+		Requires: []string{"kernel-core = {evr}"}, Provides: []string{"installonlypkg(kernel)"}},
+	{Repo: "baseos", Name: "kernel-core", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
+		Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+	{Repo: "baseos", Name: "glibc", EVR: "2.34-168.el9_6.14", Update: "2.34-168.el9_6.23", Base: true},
+	{Repo: "baseos", Name: "openssl-libs", EVR: "1:3.2.2-6.el9_5.1", Update: "1:3.2.2-6.el9_5.2", Base: true},
+	{Repo: "baseos", Name: "tzdata", EVR: "2025a-1.el9", Update: "2025b-1.el9", Base: true},
+	{Repo: "baseos", Name: "python3", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true,
+		Requires: []string{"python3-libs = {evr}"},
+		Provides: []string{"/usr/bin/python3", "python(abi) = 3.9", "python3.9 = {evr}"}},
+	{Repo: "baseos", Name: "python3-libs", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true},
+	{Repo: "baseos", Name: "cockpit-bridge", EVR: "334.2-1.el9_6", Base: true},
+	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
+	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
+	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}},
+	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},
+	{Repo: "baseos", Name: "sssd-client", EVR: "2.9.6-4.el9_6.2"},
+	{Repo: "baseos", Name: "sssd-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-client = {evr}"}},
+	{Repo: "baseos", Name: "oddjob", EVR: "0.34.7-7.el9"},
+	{Repo: "baseos", Name: "oddjob-mkhomedir", EVR: "0.34.7-7.el9", Requires: []string{"oddjob = {evr}"}},
+	{Repo: "baseos", Name: "firewalld-filesystem", EVR: "1.3.4-9.el9_5"},
+	{Repo: "baseos", Name: "python3-firewall", EVR: "1.3.4-9.el9_5", Requires: []string{"python3"}},
+	{Repo: "baseos", Name: "firewalld", EVR: "1.3.4-9.el9_5",
+		Requires: []string{"firewalld-filesystem = {evr}", "python3-firewall = {evr}"}},
+	{Repo: "baseos", Name: "bash-completion", EVR: "1:2.11-5.el9"},
+	{Repo: "baseos", Name: "nano", EVR: "5.6.1-7.el9"},
+	{Repo: "baseos", Name: "tmux", EVR: "3.2a-5.el9"},
+	{Repo: "baseos", Name: "net-tools", EVR: "2.0-0.64.20160912git.el9"},
+	{Repo: "baseos", Name: "postfix", EVR: "2:3.5.25-1.el9", Provides: []string{"MTA", "smtpdaemon"}},
+
+	// --- AppStream ---
+	{Repo: "appstream", Name: "squid", EVR: "7:5.5-19.el9_6.1", Update: "7:5.5-19.el9_6.2"},
+	{Repo: "appstream", Name: "containers-common", EVR: "2:1-117.el9_6"},
+	{Repo: "appstream", Name: "podman", EVR: "5:5.4.0-12.el9_6", Update: "5:5.4.0-13.el9_6",
+		Requires: []string{"containers-common"}},
+	{Repo: "appstream", Name: "patch", EVR: "2.7.6-16.el9"},
+	{Repo: "appstream", Name: "wget", EVR: "1.21.1-8.el9_4"},
+	{Repo: "appstream", Name: "bind-libs", EVR: "32:9.16.23-31.el9_6"},
+	{Repo: "appstream", Name: "bind-utils", EVR: "32:9.16.23-31.el9_6", Requires: []string{"bind-libs = {evr}"}},
+	{Repo: "appstream", Name: "git-core", EVR: "2.47.3-1.el9_6"},
+	{Repo: "appstream", Name: "git", EVR: "2.47.3-1.el9_6", Requires: []string{"git-core = {evr}"}},
+	{Repo: "appstream", Name: "python3.12", EVR: "3.12.9-1.el9_6.1",
+		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"}},
+	{Repo: "appstream", Name: "s-nail", EVR: "14.9.22-6.el9", Provides: []string{"mailx"}},
+	{Repo: "appstream", Name: "munge-libs", EVR: "0.5.13-13.el9"},
+	{Repo: "appstream", Name: "munge", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}},
+	{Repo: "appstream", Name: "mysql-common", EVR: "8.0.42-1.el9_6"},
+	{Repo: "appstream", Name: "mysql", EVR: "8.0.42-1.el9_6", Requires: []string{"mysql-common = {evr}"}},
+	{Repo: "appstream", Name: "mysql-server", EVR: "8.0.42-1.el9_6", Requires: []string{"mysql = {evr}"}},
+	{Repo: "appstream", Name: "lua-posix", EVR: "35.0-8.el9"},
+	{Repo: "appstream", Name: "mod_authnz_pam", EVR: "1.2.3-1.el9"},
+	{Repo: "appstream", Name: "nmap-ncat", EVR: "3:7.92-3.el9", Provides: []string{"nc"}},
+	{Repo: "appstream", Name: "dbus-x11", EVR: "1:1.12.20-8.el9"},
+	{Repo: "appstream", Name: "nodejs", EVR: "1:16.20.2-8.el9_4"},
+	{Repo: "appstream", Name: "ruby", EVR: "3.0.7-165.el9_5"},
+
+	// --- CRB ---
+	{Repo: "crb", Name: "lua-filesystem", EVR: "1.8.0-5.el9"},
+	{Repo: "crb", Name: "munge-devel", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}},
+
+	// --- extras ---
+	{Repo: "extras", Name: "epel-release", EVR: "9-10.el9", Requires: []string{"redhat-release >= 9"}},
+
+	// --- EPEL ---
+	{Repo: "epel", Name: "apptainer", EVR: "1.4.1-1.el9", Update: "1.4.2-1.el9", Bins: []string{"/usr/bin/apptainer"}},
+	{Repo: "epel", Name: "podman-compose", EVR: "1.4.0-1.el9", Requires: []string{"podman", "python3"},
+		Bins: []string{"/usr/bin/podman-compose"}},
+	{Repo: "epel", Name: "htop", EVR: "3.3.0-5.el9", Update: "3.3.0-6.el9"},
+	{Repo: "epel", Name: "screen", EVR: "4.8.0-6.el9"},
+	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}},
+	{Repo: "epel", Name: "fail2ban-firewalld", EVR: "1.1.0-6.el9",
+		Requires: []string{"fail2ban-server = {evr}", "firewalld"}},
+	{Repo: "epel", Name: "python3-certbot", EVR: "4.0.0-3.el9"},
+	{Repo: "epel", Name: "certbot", EVR: "4.0.0-3.el9", Requires: []string{"python3-certbot = {evr}"}},
+	{Repo: "epel", Name: "python3-certbot-apache", EVR: "4.0.0-3.el9", Requires: []string{"python3-certbot"}},
+
+	// --- OpenHPC 3 base (never changes, as upstream) ---
+	{Repo: "OpenHPC", Name: "ohpc-filesystem", EVR: "3.0-300.ohpc.1.1"},
+	{Repo: "OpenHPC", Name: "ohpc-release", EVR: "3-1.el9"},
+	{Repo: "OpenHPC", Name: "ohpc-base-compute", EVR: "3.0-300.ohpc.3.1", Requires: []string{"ohpc-filesystem"}},
+	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"},
+		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+	{Repo: "OpenHPC", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}},
+	{Repo: "OpenHPC", Name: "slurm-slurmd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}},
+	{Repo: "OpenHPC", Name: "slurm-slurmdbd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}},
+	{Repo: "OpenHPC", Name: "slurm-example-configs-ohpc", EVR: "22.05.8-300.ohpc.3.1"},
+	{Repo: "OpenHPC", Name: "slurm-libpmi-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"slurm-ohpc = {evr}"}},
+	{Repo: "OpenHPC", Name: "ohpc-slurm-server", EVR: "3.0-300.ohpc.3.1",
+		Requires: []string{"slurm-slurmctld-ohpc", "slurm-ohpc", "munge", "ohpc-filesystem"}},
+	{Repo: "OpenHPC", Name: "ohpc-slurm-client", EVR: "3.0-300.ohpc.3.1",
+		Requires: []string{"slurm-slurmd-ohpc", "slurm-ohpc", "munge", "ohpc-filesystem"}},
+	{Repo: "OpenHPC", Name: "lmod-ohpc", EVR: "8.7.6-300.ohpc.4.1",
+		Requires: []string{"lua-posix", "lua-filesystem", "ohpc-filesystem"}},
+	{Repo: "OpenHPC", Name: "gnu12-compilers-ohpc", EVR: "12.2.0-300.ohpc.2.3", Requires: []string{"ohpc-filesystem"}},
+	{Repo: "OpenHPC", Name: "openblas-gnu12-ohpc", EVR: "0.3.21-300.ohpc.1.4", Requires: []string{"gnu12-compilers-ohpc"}},
+	{Repo: "OpenHPC", Name: "ohpc-gnu12-openmpi4-perf-tools", EVR: "3.0-300.ohpc.1.2",
+		Requires: []string{"gnu12-compilers-ohpc", "lmod-ohpc"}},
+	{Repo: "OpenHPC", Name: "nhc-ohpc", EVR: "1.4.3-300.ohpc.1.4", Requires: []string{"ohpc-filesystem"}},
+
+	// --- OpenHPC 3 updates: newer slurm, bumped again in the newer snapshot ---
+	{Repo: "OpenHPC-updates", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+		Requires: []string{"munge"}, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+	{Repo: "OpenHPC-updates", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}},
+	{Repo: "OpenHPC-updates", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}},
+	{Repo: "OpenHPC-updates", Name: "slurm-slurmdbd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}},
+	{Repo: "OpenHPC-updates", Name: "slurm-example-configs-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2"},
+	{Repo: "OpenHPC-updates", Name: "slurm-libpmi-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+		Requires: []string{"slurm-ohpc = {evr}"}},
+	{Repo: "OpenHPC-updates", Name: "ohpc-slurm-server", EVR: "3.2-320.ohpc.1.1",
+		Requires: []string{"slurm-slurmctld-ohpc", "slurm-ohpc", "munge", "ohpc-filesystem"}},
+
+	// --- Ceph reef (CentOS Storage SIG) ---
+	{Repo: "Ceph", Name: "librados2", EVR: "2:18.2.7-1.el9s"},
+	{Repo: "Ceph", Name: "libcephfs2", EVR: "2:18.2.7-1.el9s", Requires: []string{"librados2 = {evr}"}},
+	{Repo: "Ceph", Name: "ceph-common", EVR: "2:18.2.7-1.el9s", Update: "2:18.2.7-2.el9s",
+		Requires: []string{"librados2", "libcephfs2"}},
+	{Repo: "Ceph", Name: "ceph-fuse", EVR: "2:18.2.7-1.el9s", Requires: []string{"librados2"}},
+
+	// --- Grafana OSS (the build excludes grafana from updates) ---
+	{Repo: "grafana", Name: "grafana", EVR: "10.4.18-1", Update: "10.4.19-1",
+		Bins: []string{"/usr/sbin/grafana-server", "/usr/sbin/grafana-cli"}},
+
+	// --- smaller third-party repositories ---
+	{Repo: "epel-cisco-openh264", Name: "openh264", EVR: "2.4.1-2.el9"},
+	// Module streams (nodejs:22, ruby:3.3) are out of scope: plain packages.
+	{Repo: "ondemand-web", Name: "ondemand", EVR: "4.1.2-1.el9", Update: "4.1.3-1.el9",
+		Requires: []string{"nodejs", "ruby", "lua-posix", "mod_authnz_pam"}},
+	{Repo: "ondemand-web", Name: "ondemand_exporter", EVR: "0.11.2-1.el9"},
+	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.1.4-20250702", Bins: []string{"/opt/TurboVNC/bin/vncserver"}},
+	{Repo: "cernvmfs_cfg", Name: "cvmfs-config-default", EVR: "2.2-1", Provides: []string{"cvmfs-config"}},
+	{Repo: "cernvmfs_pkgs", Name: "cvmfs-libs", EVR: "2.12.7-1.el9"},
+	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"}},
+	{Repo: "cernvmfs_eessi_cfg", Name: "cvmfs-config-eessi", EVR: "0.2.4-1", Provides: []string{"cvmfs-config"}},
+}
+
+// FatPackages are the package names a fat Rocky 9 build installs (spec
+// section 4, inventory group fatimage); every one is in the catalog.
+// Module streams and the @Xfce group are not modelled.
+var FatPackages = []string{
+	"epel-release",
+	"squid", "tuned",
+	"fail2ban-server", "fail2ban-firewalld", "firewalld",
+	"podman", "python3",
+	"nfs-utils",
+	"sssd-common", "oddjob-mkhomedir",
+	"bash-completion", "htop", "nano", "patch", "screen", "tmux", "wget", "bind-utils", "net-tools",
+	"postfix", "git", "python312", "s-nail",
+	"ohpc-slurm-server", "slurm-slurmctld-ohpc", "slurm-example-configs-ohpc", "ohpc-base-compute",
+	"ohpc-slurm-client", "slurm-ohpc", "munge", "slurm-slurmd-ohpc", "lmod-ohpc", "slurm-slurmdbd-ohpc",
+	"slurm-libpmi-ohpc", "ohpc-gnu12-openmpi4-perf-tools", "openblas-gnu12-ohpc", "nhc-ohpc",
+	"apptainer", "podman-compose", "mysql",
+	"lua-posix", "ondemand", "mod_authnz_pam", "certbot", "python3-certbot-apache", "ondemand_exporter",
+	"turbovnc", "nmap-ncat", "dbus-x11",
+	"grafana",
+}
+
+// RemovedPackages are in the base image and removed by the build.
+var RemovedPackages = []string{"cockpit-ws", "cockpit-system", "cockpit-bridge"}

@@ -1,0 +1,277 @@
+// Package vm runs Rocky-Linux-9-like build "virtual machines" without a
+// hypervisor, for the offline OpenStack lab.
+//
+// Each machine is a copy-on-write overlay of the host root filesystem
+// (lowerdir=/) whose upper directory is the machine's disk. It runs in fresh
+// mount, PID, UTS and IPC namespaces inside its own network namespace, which
+// is connected by a veth pair to a Linux bridge on the host holding the lab
+// gateway address (Manager). PID 1 inside is a small bash init written into
+// the disk by BuildBaseImage: it creates the login user "rocky" (keys from the
+// metadata service, passwordless sudo), runs an ansible-init stand-in and then
+// a real sshd. reboot/shutdown/poweroff/halt/systemctl inside the guest signal
+// PID 1 (SIGUSR1 = reboot, SIGUSR2 = power off), which stops everything and
+// exits 10 (reboot) or 11 (power off); the supervisor here boots the disk
+// again or reports PowerShutdown.
+//
+// Metadata: one HTTP listener per Manager on <gateway>:<random port>; each
+// VM's network namespace has an iptables nat OUTPUT DNAT from
+// 169.254.169.254:80 to it, and the VM is identified by its source (fixed) IP.
+// No iptables rules are added on the host. Floating IPs are a host route
+// (<fip>/32 via <fixed IP> dev <bridge>) plus the address on the VM's eth0.
+//
+// Host resources a Manager creates are recorded below /run/fatlab-vm; a later
+// NewManager removes those of managers whose process died without Close.
+//
+// Everything here needs root. Limits: Debian userland with Rocky identity
+// files, no systemd, no SELinux; the VM sees the live host filesystem as its
+// lower layer (do not apt-get install on the host while VMs run).
+package vm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// NetworkOptions describe the lab's L2 network: a bridge on the host holding
+// the gateway address.
+type NetworkOptions struct {
+	Bridge       string // e.g. "fatlab0" (max 15 chars)
+	CIDR         string // e.g. "10.213.0.0/16": fixed IPs of VMs come from here
+	Gateway      string // e.g. "10.213.0.1": on the bridge; VMs' default route
+	FloatingCIDR string // e.g. "172.24.4.0/24": floating IPs; the host routes each to its VM
+}
+
+// ManagerOptions configure a Manager.
+type ManagerOptions struct {
+	StateDir string // all disks, per-boot files, logs live below here
+	Network  NetworkOptions
+	// Metadata returns what the metadata service answers for the VM with this
+	// fixed IP (nil: unknown VM -> 404).
+	Metadata func(fixedIP string) *Metadata
+	Logf     func(format string, args ...any)
+}
+
+// Metadata is what the metadata service serves for one VM.
+type Metadata struct {
+	UUID, Name, Hostname string
+	Meta                 map[string]string // server metadata -> "meta" in meta_data.json
+	PublicKeys           map[string]string // keypair name -> OpenSSH public key -> "public_keys"
+	UserData             []byte            // nil: user_data answers 404
+	ProjectID            string            // optional; "project_id" in meta_data.json
+}
+
+// Manager owns the lab network, the metadata service, disks and machines.
+type Manager struct {
+	opts     ManagerOptions
+	tag      string // random suffix for every global name
+	stateDir string
+	diskDir  string
+	bootSh   string
+	setupSh  string
+
+	gw        net.IP
+	subnet    *net.IPNet
+	prefixLen int
+	floating  *net.IPNet
+
+	bridgeCreated bool
+	reg           *registry
+
+	mdListener net.Listener
+	mdServer   *http.Server
+	mdAddr     string // host:port of the metadata listener
+
+	mu       sync.Mutex
+	closed   bool
+	seq      int
+	machines map[*Machine]struct{}
+}
+
+// NewManager creates the bridge (idempotent), the gateway address, routing and
+// the metadata service.
+func NewManager(o ManagerOptions) (*Manager, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("vm: root required")
+	}
+	if o.StateDir == "" {
+		return nil, errors.New("vm: StateDir required")
+	}
+	n := o.Network
+	if n.Bridge == "" || len(n.Bridge) > 15 {
+		return nil, fmt.Errorf("vm: bad bridge name %q (1-15 chars)", n.Bridge)
+	}
+	_, subnet, err := net.ParseCIDR(n.CIDR)
+	if err != nil {
+		return nil, fmt.Errorf("vm: bad CIDR: %w", err)
+	}
+	gw := net.ParseIP(n.Gateway).To4()
+	if gw == nil || !subnet.Contains(gw) {
+		return nil, fmt.Errorf("vm: gateway %q not an IPv4 address in %s", n.Gateway, n.CIDR)
+	}
+	var floating *net.IPNet
+	if n.FloatingCIDR != "" {
+		if _, floating, err = net.ParseCIDR(n.FloatingCIDR); err != nil {
+			return nil, fmt.Errorf("vm: bad FloatingCIDR: %w", err)
+		}
+	}
+	ones, _ := subnet.Mask.Size()
+	sd, err := filepath.Abs(o.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		opts:      o,
+		tag:       randHex(3),
+		stateDir:  sd,
+		diskDir:   filepath.Join(sd, "disks"),
+		gw:        gw,
+		subnet:    subnet,
+		prefixLen: ones,
+		floating:  floating,
+		machines:  map[*Machine]struct{}{},
+	}
+	for _, d := range []string{m.diskDir, filepath.Join(sd, "machines")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	sweepStale(m.logf)
+	m.reg = newRegistry(m.tag)
+	m.bootSh = filepath.Join(sd, "fatlab-boot.sh")
+	m.setupSh = filepath.Join(sd, "fatlab-setup.sh")
+	if err := os.WriteFile(m.bootSh, []byte(bootScript), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(m.setupSh, []byte(setupScript), 0o755); err != nil {
+		return nil, err
+	}
+	if err := m.setupBridge(); err != nil {
+		m.teardownBridge()
+		m.reg.remove()
+		return nil, err
+	}
+	if err := m.startMetadata(); err != nil {
+		m.teardownBridge()
+		m.reg.remove()
+		return nil, err
+	}
+	m.logf("vm: manager %s: bridge %s gateway %s/%d metadata on %s", m.tag, n.Bridge, gw, ones, m.mdAddr)
+	return m, nil
+}
+
+func (m *Manager) logf(format string, args ...any) {
+	if m.opts.Logf != nil {
+		m.opts.Logf(format, args...)
+	}
+}
+
+func (m *Manager) setupBridge() error {
+	br := m.opts.Network.Bridge
+	if _, err := net.InterfaceByName(br); err != nil {
+		m.regUpdate(func(r *registryRecord) { r.Bridge = br })
+		if err := run("ip", "link", "add", "name", br, "type", "bridge"); err != nil {
+			m.regUpdate(func(r *registryRecord) { r.Bridge = "" })
+			return err
+		}
+		m.bridgeCreated = true
+	}
+	addr := fmt.Sprintf("%s/%d", m.gw, m.prefixLen)
+	if out, err := exec.Command("ip", "addr", "add", addr, "dev", br).CombinedOutput(); err != nil &&
+		!strings.Contains(string(out), "File exists") {
+		return fmt.Errorf("ip addr add %s dev %s: %v: %s", addr, br, err, out)
+	}
+	return run("ip", "link", "set", br, "up")
+}
+
+func (m *Manager) teardownBridge() {
+	if m.bridgeCreated {
+		_ = run("ip", "link", "del", m.opts.Network.Bridge)
+		m.bridgeCreated = false
+	}
+}
+
+// Close destroys every machine this manager started and removes their
+// network namespaces, veths and routes, the bridge (if this manager created
+// it) and the metadata listener. Disks stay below StateDir.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	var ms []*Machine
+	for vm := range m.machines {
+		ms = append(ms, vm)
+	}
+	m.mu.Unlock()
+	var errs []error
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	for _, vm := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := vm.Destroy(); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if m.mdServer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 0)
+		_ = m.mdServer.Shutdown(ctx)
+		cancel()
+		_ = m.mdServer.Close()
+	}
+	m.teardownBridge()
+	if len(errs) == 0 {
+		m.reg.remove()
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) regUpdate(f func(*registryRecord)) {
+	if err := m.reg.update(f); err != nil {
+		m.logf("vm: registry: %v", err)
+	}
+}
+
+func run(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
