@@ -50,7 +50,7 @@ type Options struct {
 	// Faults are injected into the cloud from the start; change them later
 	// with Cloud.SetFaults or PUT $LAB_CONTROL_URL/faults.
 	Faults []cloud.Fault
-	Logf     func(format string, args ...any)
+	Logf   func(format string, args ...any)
 }
 
 // Lab is a running lab.
