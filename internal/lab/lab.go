@@ -227,7 +227,7 @@ func (l *Lab) writeEnv() error {
 		"ARK_CONTENT_URL":       l.Pulp.ContentURL(),
 		"ARK_USERNAME":          ArkUser,
 		"ARK_PASSWORD":          l.ArkPassword,
-		"LAB_RELEASES_URL":      l.Releases.URL(),
+		"LAB_RELEASES_URL":      l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
 		"LAB_SSH_USER":          SSHUser,
 		"LAB_CONTROL_URL":       l.Cloud.URL() + "/_control",
 		"LAB_PULP_CONTROL_URL":  l.Pulp.URL() + "/_control",

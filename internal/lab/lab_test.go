@@ -111,6 +111,16 @@ func TestOpenStackCLI(t *testing.T) {
 	if out := ssh.Run(t, "rpm -q "+pkg); !strings.HasPrefix(out, pkg+"-") {
 		t.Fatalf("rpm -q %s: %q", pkg, out)
 	}
+	// The VM reaches the release server in GitHub's layout, and its own
+	// metadata.
+	sums := ssh.Run(t, "curl -fsS "+theLab.Env["LAB_RELEASES_URL"]+"/node_exporter/releases/download/v1.11.1/sha256sums.txt")
+	if want := theLab.Releases.Checksums()["node_exporter-1.11.1.linux-amd64.tar.gz"]; want == "" || !strings.Contains(sums, want) {
+		t.Fatalf("sha256sums.txt %q lacks %q", sums, want)
+	}
+	if md := ssh.Run(t, "curl -fsS http://169.254.169.254/openstack/latest/meta_data.json"); !strings.Contains(md, `"cli-server"`) || !strings.Contains(md, "cli-key") {
+		t.Fatalf("meta_data.json: %s", md)
+	}
+
 	// The VM's disk is an overlay of the host root: the package's files
 	// must be in the VM only.
 	files := strings.Fields(ssh.Run(t, "rpm -ql "+pkg))
