@@ -8,12 +8,14 @@ import (
 
 	"github.com/hashicorp/packer-plugin-sdk/plugin"
 
+	"github.com/stackhpc/packer-plugin-fatimage/builder/openstack"
 	"github.com/stackhpc/packer-plugin-fatimage/datasource/ark"
 	"github.com/stackhpc/packer-plugin-fatimage/version"
 )
 
 func main() {
 	pps := plugin.NewSet()
+	pps.RegisterBuilder("openstack", new(openstack.Builder))
 	pps.RegisterDatasource("ark", new(ark.Datasource))
 	pps.SetVersion(version.PluginVersion)
 	if err := pps.Run(); err != nil {

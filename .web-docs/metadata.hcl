@@ -14,6 +14,11 @@ integration {
     url  = "https://github.com/stackhpc/packer-plugin-fatimage/blob/main/LICENSE"
   }
   component {
+    type = "builder"
+    name = "OpenStack"
+    slug = "openstack"
+  }
+  component {
     type = "data-source"
     name = "Ark snapshots"
     slug = "ark"

@@ -62,7 +62,8 @@ type Lab struct {
 	Releases *releases.Server
 	Repos    *repos.Result
 
-	BaseImageID string
+	BaseImageID   string
+	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
 	// LAB_SSH_USER, plus LAB_CONTROL_URL for lab-status and faults.
@@ -177,6 +178,7 @@ func (l *Lab) addBaseImage() error {
 	if err != nil {
 		return fmt.Errorf("lab: building %s: %w", BaseImageName, err)
 	}
+	l.BaseImageDisk = disk
 	l.BaseImageID, err = l.Cloud.AddImage(cloud.ImageSeed{
 		Name:       BaseImageName,
 		Disk:       disk,

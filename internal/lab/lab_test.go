@@ -180,7 +180,7 @@ func BenchmarkLabUp(b *testing.B) {
 func TestHardResetFault(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "reset-me")
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "reset-me", "")
 	if err != nil {
 		t.Fatal(err)
 	}

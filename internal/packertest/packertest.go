@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -138,7 +139,8 @@ func (p *Packer) Run(t testing.TB, dir string, env []string, args ...string) Res
 	return r
 }
 
-func (p *Packer) run(ctx context.Context, dir string, env []string, args ...string) Result {
+// command prepares packer with the private plugin directory.
+func (p *Packer) command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, p.Bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
@@ -148,6 +150,11 @@ func (p *Packer) run(ctx context.Context, dir string, env []string, args ...stri
 		"PACKER_NO_COLOR=1",
 	)
 	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+func (p *Packer) run(ctx context.Context, dir string, env []string, args ...string) Result {
+	cmd := p.command(ctx, dir, env, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -162,4 +169,99 @@ func (p *Packer) run(ctx context.Context, dir string, env []string, args ...stri
 		r.Stderr += err.Error()
 	}
 	return r
+}
+
+// Proc is a packer command running in the background, for tests that
+// interrupt it.
+type Proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    bytes.Buffer
+	done   chan struct{}
+	result Result
+}
+
+// Start starts packer like Run but returns at once.
+func (p *Packer) Start(t testing.TB, dir string, env []string, args ...string) *Proc {
+	t.Helper()
+	cmd := p.command(context.Background(), dir, env, args...)
+	// Its own process group, so Signal can reach it the way a terminal's
+	// Ctrl-C does: packer's panic wrapper ignores SIGINT and relies on the
+	// whole group receiving it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr := &Proc{cmd: cmd, done: make(chan struct{})}
+	w := &lockedWriter{p: pr}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting packer: %v", err)
+	}
+	go func() {
+		err := cmd.Wait()
+		pr.mu.Lock()
+		pr.result = Result{Args: args, Stdout: pr.out.String()}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			pr.result.ExitCode = exit.ExitCode()
+		}
+		pr.mu.Unlock()
+		close(pr.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-pr.done:
+		default:
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-pr.done
+		}
+	})
+	return pr
+}
+
+type lockedWriter struct{ p *Proc }
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.out.Write(b)
+}
+
+// Output is what packer has printed so far (stdout and stderr).
+func (pr *Proc) Output() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.out.String()
+}
+
+// WaitFor waits until the output contains s, failing the test after
+// timeout or if packer exits first.
+func (pr *Proc) WaitFor(t testing.TB, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(pr.Output(), s) {
+		select {
+		case <-pr.done:
+			t.Fatalf("packer exited before printing %q:\n%s", s, pr.Output())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("packer did not print %q within %s:\n%s", s, timeout, pr.Output())
+		}
+	}
+}
+
+// Signal sends sig to packer's whole process group (packer, its panic
+// wrapper and its plugins), as Ctrl-C in a terminal does.
+func (pr *Proc) Signal(sig syscall.Signal) error { return syscall.Kill(-pr.cmd.Process.Pid, sig) }
+
+// Wait waits for packer to exit, at most timeout.
+func (pr *Proc) Wait(t testing.TB, timeout time.Duration) Result {
+	t.Helper()
+	select {
+	case <-pr.done:
+	case <-time.After(timeout):
+		t.Fatalf("packer did not exit within %s:\n%s", timeout, pr.Output())
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.result
 }

@@ -106,10 +106,13 @@ type Server struct {
 	Signer       ssh.Signer
 }
 
-// Boot boots a server from the base image with a fresh keypair and waits
-// for ACTIVE. The returned cleanup deletes both and checks the cloud is
+// Boot boots a server from an image (the base image when imageID is "")
+// with a fresh keypair and waits for ACTIVE. The returned cleanup deletes both and checks the cloud is
 // left clean.
-func Boot(ctx context.Context, tb testing.TB, l *lab.Lab, name string) (*Server, func(), error) {
+func Boot(ctx context.Context, tb testing.TB, l *lab.Lab, name, imageID string) (*Server, func(), error) {
+	if imageID == "" {
+		imageID = l.BaseImageID
+	}
 	compute, err := Compute(ctx, l)
 	if err != nil {
 		return nil, nil, err
@@ -129,7 +132,7 @@ func Boot(ctx context.Context, tb testing.TB, l *lab.Lab, name string) (*Server,
 		RequireClean(tb, l)
 	}
 	srv, err := servers.Create(ctx, compute, keypairs.CreateOptsExt{
-		CreateOptsBuilder: servers.CreateOpts{Name: name, ImageRef: l.BaseImageID, FlavorRef: "1", Networks: "auto"},
+		CreateOptsBuilder: servers.CreateOpts{Name: name, ImageRef: imageID, FlavorRef: "1", Networks: "auto"},
 		KeyName:           name,
 	}, nil).Extract()
 	if err != nil {
@@ -173,7 +176,7 @@ func (s *Server) Dial(ctx context.Context) (*Client, error) {
 func BootAndSSH(tb testing.TB, l *lab.Lab) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, cleanup, err := Boot(ctx, tb, l, fmt.Sprintf("bench-%d", time.Now().UnixNano()))
+	srv, cleanup, err := Boot(ctx, tb, l, fmt.Sprintf("bench-%d", time.Now().UnixNano()), "")
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,285 @@
+//go:generate packer-sdc struct-markdown
+
+package openstack
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
+)
+
+// AccessConfig says how to reach and authenticate to the cloud. Nothing here
+// talks to the network: credentials are checked in the first build step, so
+// `packer validate` works without a cloud.
+type AccessConfig struct {
+	// The username to connect to OpenStack with. Defaults to `OS_USERNAME`.
+	Username string `mapstructure:"username"`
+	// The user ID to connect to OpenStack with. Defaults to `OS_USERID`.
+	UserID string `mapstructure:"user_id"`
+	// The password of the user. Defaults to `OS_PASSWORD`.
+	Password string `mapstructure:"password"`
+	// The URL of the Keystone endpoint. Defaults to `OS_AUTH_URL`. Required
+	// unless `cloud` is set.
+	IdentityEndpoint string `mapstructure:"identity_endpoint"`
+	// The project (tenant) ID to build in. Defaults to `OS_PROJECT_ID`, then
+	// `OS_TENANT_ID`.
+	TenantID string `mapstructure:"tenant_id"`
+	// The project (tenant) name to build in. Defaults to `OS_PROJECT_NAME`,
+	// then `OS_TENANT_NAME`.
+	TenantName string `mapstructure:"tenant_name"`
+	// The domain ID of the user and project. Defaults to `OS_DOMAIN_ID`,
+	// then `OS_USER_DOMAIN_ID`, then `OS_PROJECT_DOMAIN_ID`.
+	DomainID string `mapstructure:"domain_id"`
+	// The domain name of the user and project. Defaults to
+	// `OS_DOMAIN_NAME`, then `OS_USER_DOMAIN_NAME`, then
+	// `OS_PROJECT_DOMAIN_NAME`.
+	DomainName string `mapstructure:"domain_name"`
+	// Skip TLS certificate verification of the OpenStack APIs. Only for
+	// testing.
+	Insecure bool `mapstructure:"insecure"`
+	// The region to build in. Defaults to `OS_REGION_NAME`, or the cloud's
+	// `region_name`.
+	Region string `mapstructure:"region"`
+	// The endpoint interface to use: `public` (the default), `internal` or
+	// `admin` (the `...URL` spellings are accepted too). Defaults to
+	// `OS_INTERFACE`, then `OS_ENDPOINT_TYPE`, or the cloud's `interface`.
+	EndpointType string `mapstructure:"endpoint_type"`
+	// PEM file of CA certificates trusted for the APIs. Defaults to
+	// `OS_CACERT`, or the cloud's `cacert`.
+	CACertFile string `mapstructure:"cacert"`
+	// Client certificate (PEM) for mutual TLS. Defaults to `OS_CERT`.
+	ClientCertFile string `mapstructure:"cert"`
+	// Client private key (PEM) for mutual TLS. Defaults to `OS_KEY`.
+	ClientKeyFile string `mapstructure:"key"`
+	// An existing Keystone token to authenticate with instead of a password.
+	// Defaults to `OS_TOKEN`. A token cannot be renewed, so it must outlive
+	// the build.
+	Token string `mapstructure:"token"`
+	// The application credential name (needs `username` or `user_id`).
+	// Defaults to `OS_APPLICATION_CREDENTIAL_NAME`.
+	ApplicationCredentialName string `mapstructure:"application_credential_name"`
+	// The application credential ID. Defaults to
+	// `OS_APPLICATION_CREDENTIAL_ID`.
+	ApplicationCredentialID string `mapstructure:"application_credential_id"`
+	// The application credential secret. Defaults to
+	// `OS_APPLICATION_CREDENTIAL_SECRET`.
+	ApplicationCredentialSecret string `mapstructure:"application_credential_secret"`
+	// An entry of `clouds.yaml` to take the settings from. Defaults to
+	// `OS_CLOUD`. The file is looked for in `OS_CLIENT_CONFIG_FILE`, the
+	// current directory, `~/.config/openstack` and `/etc/openstack`; its
+	// `interface`, `verify`, `cacert` and `region_name` are honoured, and
+	// options set in the template override it.
+	Cloud string `mapstructure:"cloud"`
+
+	// Resolved by Prepare.
+	authOpts     gophercloud.AuthOptions
+	endpointOpts gophercloud.EndpointOpts
+	tlsConfig    *tls.Config
+}
+
+// validEndpointTypes are the interface names Keystone catalogs use, in
+// both the v3 and the legacy `...URL` spelling.
+var validEndpointTypes = map[string]gophercloud.Availability{
+	"":            gophercloud.AvailabilityPublic,
+	"public":      gophercloud.AvailabilityPublic,
+	"publicURL":   gophercloud.AvailabilityPublic,
+	"internal":    gophercloud.AvailabilityInternal,
+	"internalURL": gophercloud.AvailabilityInternal,
+	"admin":       gophercloud.AvailabilityAdmin,
+	"adminURL":    gophercloud.AvailabilityAdmin,
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func setDefault(field *string, envs ...string) {
+	if *field == "" {
+		*field = firstEnv(envs...)
+	}
+}
+
+// Prepare fills unset options from the environment or clouds.yaml and
+// checks them. It reads local files only.
+func (c *AccessConfig) Prepare() []error {
+	var errs []error
+	setDefault(&c.Cloud, "OS_CLOUD")
+	setDefault(&c.EndpointType, "OS_INTERFACE", "OS_ENDPOINT_TYPE")
+	if _, ok := validEndpointTypes[c.EndpointType]; !ok {
+		errs = append(errs, fmt.Errorf("endpoint_type: %q is not one of public, internal, admin (or publicURL, internalURL, adminURL)", c.EndpointType))
+	}
+	if c.Cloud != "" {
+		return append(errs, c.prepareCloud()...)
+	}
+
+	setDefault(&c.Username, "OS_USERNAME")
+	setDefault(&c.UserID, "OS_USERID", "OS_USER_ID")
+	setDefault(&c.Password, "OS_PASSWORD")
+	setDefault(&c.IdentityEndpoint, "OS_AUTH_URL")
+	setDefault(&c.TenantID, "OS_PROJECT_ID", "OS_TENANT_ID")
+	setDefault(&c.TenantName, "OS_PROJECT_NAME", "OS_TENANT_NAME")
+	setDefault(&c.DomainID, "OS_DOMAIN_ID", "OS_USER_DOMAIN_ID", "OS_PROJECT_DOMAIN_ID")
+	setDefault(&c.DomainName, "OS_DOMAIN_NAME", "OS_USER_DOMAIN_NAME", "OS_PROJECT_DOMAIN_NAME")
+	setDefault(&c.Region, "OS_REGION_NAME")
+	setDefault(&c.CACertFile, "OS_CACERT")
+	setDefault(&c.ClientCertFile, "OS_CERT")
+	setDefault(&c.ClientKeyFile, "OS_KEY")
+	setDefault(&c.Token, "OS_TOKEN", "OS_AUTH_TOKEN")
+	setDefault(&c.ApplicationCredentialID, "OS_APPLICATION_CREDENTIAL_ID")
+	setDefault(&c.ApplicationCredentialName, "OS_APPLICATION_CREDENTIAL_NAME")
+	setDefault(&c.ApplicationCredentialSecret, "OS_APPLICATION_CREDENTIAL_SECRET")
+
+	if c.IdentityEndpoint == "" {
+		errs = append(errs, errors.New("identity_endpoint: required (or OS_AUTH_URL, or a clouds.yaml entry named by cloud/OS_CLOUD)"))
+	}
+	switch {
+	case c.Token != "":
+	case c.ApplicationCredentialID != "" || c.ApplicationCredentialName != "":
+		if c.ApplicationCredentialSecret == "" {
+			errs = append(errs, errors.New("application_credential_secret: required with application_credential_id or application_credential_name"))
+		}
+		if c.ApplicationCredentialID == "" && c.Username == "" && c.UserID == "" {
+			errs = append(errs, errors.New("application_credential_name: needs username or user_id (or use application_credential_id)"))
+		}
+	default:
+		if c.Username == "" && c.UserID == "" {
+			errs = append(errs, errors.New("username: one of username, user_id, token or application_credential_id is required"))
+		} else if c.Password == "" {
+			errs = append(errs, errors.New("password: required with username or user_id"))
+		}
+	}
+	tlsConf, err := buildTLS(c.Insecure, c.CACertFile, c.ClientCertFile, c.ClientKeyFile)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	c.tlsConfig = tlsConf
+	c.authOpts = gophercloud.AuthOptions{
+		IdentityEndpoint:            c.IdentityEndpoint,
+		Username:                    c.Username,
+		UserID:                      c.UserID,
+		Password:                    c.Password,
+		TenantID:                    c.TenantID,
+		TenantName:                  c.TenantName,
+		DomainID:                    c.DomainID,
+		DomainName:                  c.DomainName,
+		TokenID:                     c.Token,
+		ApplicationCredentialID:     c.ApplicationCredentialID,
+		ApplicationCredentialName:   c.ApplicationCredentialName,
+		ApplicationCredentialSecret: c.ApplicationCredentialSecret,
+	}
+	c.finishAuthOpts()
+	c.endpointOpts = gophercloud.EndpointOpts{Region: c.Region, Availability: validEndpointTypes[c.EndpointType]}
+	return nil
+}
+
+// finishAuthOpts applies what every credential type shares.
+func (c *AccessConfig) finishAuthOpts() {
+	// Long builds outlive tokens: let gophercloud get a new one on a 401.
+	// A given token cannot be renewed, so there is nothing to re-run.
+	c.authOpts.AllowReauth = c.authOpts.TokenID == ""
+	// Application credentials carry their own scope; Keystone rejects an
+	// explicit one alongside them.
+	if c.authOpts.ApplicationCredentialID != "" || c.authOpts.ApplicationCredentialName != "" {
+		c.authOpts.TenantID, c.authOpts.TenantName = "", ""
+	}
+}
+
+// prepareCloud resolves a clouds.yaml entry with gophercloud's own parser;
+// template options win over the file.
+func (c *AccessConfig) prepareCloud() []error {
+	opts := []clouds.ParseOption{clouds.WithCloudName(c.Cloud)}
+	add := func(v string, f func(string) clouds.ParseOption) {
+		if v != "" {
+			opts = append(opts, f(v))
+		}
+	}
+	add(c.IdentityEndpoint, clouds.WithIdentityEndpoint)
+	add(c.Username, clouds.WithUsername)
+	add(c.UserID, clouds.WithUserID)
+	add(c.Password, clouds.WithPassword)
+	add(c.TenantID, clouds.WithProjectID)
+	add(c.TenantName, clouds.WithProjectName)
+	add(c.DomainID, clouds.WithDomainID)
+	add(c.DomainName, clouds.WithDomainName)
+	add(c.Region, clouds.WithRegion)
+	add(c.EndpointType, clouds.WithEndpointType)
+	add(c.Token, clouds.WithToken)
+	add(c.ApplicationCredentialID, clouds.WithApplicationCredentialID)
+	add(c.ApplicationCredentialName, clouds.WithApplicationCredentialName)
+	add(c.ApplicationCredentialSecret, clouds.WithApplicationCredentialSecret)
+	add(c.CACertFile, clouds.WithCACertPath)
+	add(c.ClientCertFile, clouds.WithClientCertPath)
+	add(c.ClientKeyFile, clouds.WithClientKeyPath)
+	if c.Insecure {
+		opts = append(opts, clouds.WithInsecure(true))
+	}
+	ao, eo, tlsConf, err := clouds.Parse(opts...)
+	if err != nil {
+		return []error{fmt.Errorf("cloud: %q: %w", c.Cloud, err)}
+	}
+	if ao.IdentityEndpoint == "" {
+		return []error{fmt.Errorf("cloud: %q has no auth_url and identity_endpoint is not set", c.Cloud)}
+	}
+	c.authOpts, c.endpointOpts, c.tlsConfig = ao, eo, tlsConf
+	c.finishAuthOpts()
+	// Record what was resolved so the artifact and UI can name the region.
+	c.Region = eo.Region
+	return nil
+}
+
+// buildTLS makes the TLS settings for the API clients from local files.
+func buildTLS(insecure bool, caFile, certFile, keyFile string) (*tls.Config, error) {
+	conf := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // opt-in, documented as testing only
+	var errs []error
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cacert: %w", err))
+		} else {
+			pool, _ := x509.SystemCertPool()
+			if pool == nil {
+				pool = x509.NewCertPool()
+			}
+			if !pool.AppendCertsFromPEM(pem) {
+				errs = append(errs, fmt.Errorf("cacert: %s holds no PEM certificate", caFile))
+			}
+			conf.RootCAs = pool
+		}
+	}
+	switch {
+	case certFile != "" && keyFile != "":
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cert/key: %w", err))
+		} else {
+			conf.Certificates = []tls.Certificate{pair}
+		}
+	case certFile != "":
+		errs = append(errs, errors.New("key: required with cert"))
+	case keyFile != "":
+		errs = append(errs, errors.New("cert: required with key"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return conf, nil
+}
+
+// endpointName is the human name of the interface in use, for messages.
+func (c *AccessConfig) endpointName() string {
+	return strings.TrimSuffix(string(c.endpointOpts.Availability), "URL")
+}

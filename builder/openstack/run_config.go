@@ -1,0 +1,277 @@
+//go:generate packer-sdc struct-markdown
+//go:generate packer-sdc mapstructure-to-hcl2 -type ImageFilter,ImageFilterOptions
+
+package openstack
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/hashicorp/packer-plugin-sdk/communicator"
+	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+)
+
+// DefaultStateTimeout bounds each wait for a server, volume or floating IP.
+const DefaultStateTimeout = 10 * time.Minute
+
+// RunConfig configures the build server.
+type RunConfig struct {
+	Comm communicator.Config `mapstructure:",squash"`
+
+	// Which address to connect to: `public` or `private` picks the
+	// addresses of that name in the server's networks; empty means the
+	// floating IP if any, else the first fixed address.
+	SSHInterface string `mapstructure:"ssh_interface"`
+	// The IP version to connect over: `4` or `6`. Empty takes either.
+	SSHIPVersion string `mapstructure:"ssh_ip_version"`
+
+	// The ID of the base image. Exactly one of `source_image`,
+	// `source_image_name`, `external_source_image_url` and
+	// `source_image_filter` is required.
+	SourceImage string `mapstructure:"source_image"`
+	// The name of the base image; it must match exactly one image.
+	SourceImageName string `mapstructure:"source_image_name"`
+	// A URL Glance imports the base image from (the `web-download` import
+	// method). The imported image is deleted at the end of the build.
+	ExternalSourceImageURL string `mapstructure:"external_source_image_url"`
+	// Disk format of the external image. Defaults to `qcow2`.
+	ExternalSourceImageFormat string `mapstructure:"external_source_image_format"`
+	// Properties set on the imported external image.
+	ExternalSourceImageProperties map[string]string `mapstructure:"external_source_image_properties"`
+	// Filters choosing the base image; with `most_recent` the newest of
+	// several matches is used, otherwise exactly one must match.
+	SourceImageFilters ImageFilter `mapstructure:"source_image_filter"`
+
+	// The flavor ID or name of the build server. Required.
+	Flavor string `mapstructure:"flavor" required:"true"`
+	// The availability zone of the build server.
+	AvailabilityZone string `mapstructure:"availability_zone"`
+	// Wait for RackConnect to finish setting the server up.
+	RackconnectWait bool `mapstructure:"rackconnect_wait"`
+	// A network (ID or name) to allocate a temporary floating IP from; it is
+	// released at the end of the build. Excludes `floating_ip`.
+	FloatingIPNetwork string `mapstructure:"floating_ip_network"`
+	// The network (ID or name) of the server port the floating IP is
+	// attached to, for servers on several networks. Defaults to the first
+	// port.
+	InstanceFloatingIPNet string `mapstructure:"instance_floating_ip_net"`
+	// An existing floating IP, by ID or by address, to attach to the
+	// server. It is detached, not released, at the end.
+	FloatingIP string `mapstructure:"floating_ip"`
+	// Use a free floating IP of the project on `floating_ip_network` before
+	// allocating a new one. A reused IP is detached, not released.
+	ReuseIPs bool `mapstructure:"reuse_ips"`
+	// Security group names for the server.
+	SecurityGroups []string `mapstructure:"security_groups"`
+	// Network IDs to attach the server to.
+	Networks []string `mapstructure:"networks"`
+	// Existing port IDs to attach the server to.
+	Ports []string `mapstructure:"ports"`
+	// When no `networks` or `ports` are set, attach the server to a
+	// network having a subnet inside one of these CIDRs.
+	NetworkDiscoveryCIDRs []string `mapstructure:"network_discovery_cidrs"`
+	// User data passed to the server. Excludes `user_data_file`.
+	UserData string `mapstructure:"user_data"`
+	// A file whose contents are the server's user data.
+	UserDataFile string `mapstructure:"user_data_file"`
+	// The server's name. Defaults to `packer_<build uuid>`.
+	InstanceName string `mapstructure:"instance_name"`
+	// Nova metadata of the build server. `ansible_init_disable = "true"` is
+	// always added unless set here, so StackHPC images do not run
+	// ansible-init during the build (it then runs on the image's first
+	// real boot).
+	InstanceMetadata map[string]string `mapstructure:"instance_metadata"`
+	// Delete the server with force-delete.
+	ForceDelete bool `mapstructure:"force_delete"`
+	// Attach a config drive to the server.
+	ConfigDrive bool `mapstructure:"config_drive"`
+	// Deprecated: use `floating_ip_network`.
+	FloatingIPPool string `mapstructure:"floating_ip_pool" undocumented:"true"`
+	// Boot from a Cinder volume made from the base image; the image is then
+	// uploaded from the volume.
+	UseBlockStorageVolume bool `mapstructure:"use_blockstorage_volume"`
+	// The boot volume's name. Defaults to `image_name`.
+	VolumeName string `mapstructure:"volume_name"`
+	// The boot volume's type.
+	VolumeType string `mapstructure:"volume_type"`
+	// The boot volume's size in GiB. Defaults to the flavor's disk or the
+	// base image's `min_disk`, whichever is larger (at least 1).
+	VolumeSize int `mapstructure:"volume_size"`
+	// The boot volume's availability zone. Defaults to `availability_zone`.
+	VolumeAvailabilityZone string `mapstructure:"volume_availability_zone"`
+	// Accepted for compatibility; unused.
+	OpenstackProvider string `mapstructure:"openstack_provider"`
+	// Connect through a floating IP. Set implicitly by
+	// `floating_ip_network` or `floating_ip`.
+	UseFloatingIp bool `mapstructure:"use_floating_ip"`
+	// How long to wait for the output image to become active. Defaults to
+	// the larger of 1h and `state_timeout`: saving large images is slow.
+	// This is a bound, never a fixed sleep.
+	ImageCreationWait time.Duration `mapstructure:"image_creation_wait"`
+	// How long each wait for a server, volume or floating IP state may
+	// take, for example `15m`. Defaults to `10m`. A wait ends at once when
+	// the resource reports an error.
+	StateTimeout time.Duration `mapstructure:"state_timeout"`
+
+	userData  []byte
+	buildName string // packer_<uuid>, set by Config.Prepare
+}
+
+// ImageFilter chooses the base image by its attributes.
+type ImageFilter struct {
+	// Attributes an image must have.
+	Filters ImageFilterOptions `mapstructure:"filters"`
+	// Take the newest of several matching images.
+	MostRecent bool `mapstructure:"most_recent"`
+}
+
+// ImageFilterOptions are the attributes an image is matched on.
+type ImageFilterOptions struct {
+	// The image name.
+	Name string `mapstructure:"name"`
+	// The owning project ID.
+	Owner string `mapstructure:"owner"`
+	// Tags the image must all have.
+	Tags []string `mapstructure:"tags"`
+	// `public`, `private`, `shared` or `community`.
+	Visibility string `mapstructure:"visibility"`
+	// Properties the image must have with these values.
+	Properties map[string]string `mapstructure:"properties"`
+}
+
+// Empty reports whether no filter is set.
+func (f *ImageFilterOptions) Empty() bool {
+	return f.Name == "" && f.Owner == "" && len(f.Tags) == 0 && f.Visibility == "" && len(f.Properties) == 0
+}
+
+func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
+	var errs []error
+	if c.StateTimeout == 0 {
+		c.StateTimeout = DefaultStateTimeout
+	} else if c.StateTimeout < 0 {
+		errs = append(errs, fmt.Errorf("state_timeout: must be > 0, got %s", c.StateTimeout))
+	}
+	if c.ImageCreationWait == 0 {
+		c.ImageCreationWait = max(time.Hour, c.StateTimeout)
+	} else if c.ImageCreationWait < 0 {
+		errs = append(errs, fmt.Errorf("image_creation_wait: must be > 0, got %s", c.ImageCreationWait))
+	}
+
+	if c.Comm.Type == "ssh" || c.Comm.Type == "" {
+		if c.Comm.SSHKeyPairName != "" && c.Comm.SSHPrivateKeyFile == "" && !c.Comm.SSHAgentAuth {
+			errs = append(errs, errors.New("ssh_keypair_name: needs ssh_private_key_file or ssh_agent_auth = true"))
+		}
+		if c.Comm.SSHTemporaryKeyPairName == "" {
+			// The Nova keypair and the key's comment (which
+			// ssh_clear_authorized_keys looks for) carry the build id.
+			c.Comm.SSHTemporaryKeyPairName = c.buildName
+		}
+	}
+	errs = append(errs, c.Comm.Prepare(ctx)...)
+
+	sources := 0
+	for _, set := range []bool{c.SourceImage != "", c.SourceImageName != "", c.ExternalSourceImageURL != "", !c.SourceImageFilters.Filters.Empty()} {
+		if set {
+			sources++
+		}
+	}
+	if sources != 1 {
+		errs = append(errs, fmt.Errorf("source_image: exactly one of source_image, source_image_name, external_source_image_url, source_image_filter is required, got %d", sources))
+	}
+	if c.ExternalSourceImageURL != "" && c.ExternalSourceImageFormat == "" {
+		c.ExternalSourceImageFormat = "qcow2"
+	}
+	if c.ExternalSourceImageURL == "" && (c.ExternalSourceImageFormat != "" || len(c.ExternalSourceImageProperties) > 0) {
+		errs = append(errs, errors.New("external_source_image_format: only valid with external_source_image_url"))
+	}
+	if v := c.SourceImageFilters.Filters.Visibility; v != "" && !oneOf(v, "public", "private", "shared", "community") {
+		errs = append(errs, fmt.Errorf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community", v))
+	}
+
+	if c.Flavor == "" {
+		errs = append(errs, errors.New("flavor: required"))
+	}
+	if c.FloatingIPPool != "" {
+		if c.FloatingIPNetwork == "" {
+			c.FloatingIPNetwork = c.FloatingIPPool
+		} else {
+			errs = append(errs, errors.New("floating_ip_pool: deprecated alias of floating_ip_network; set only floating_ip_network"))
+		}
+	}
+	if c.FloatingIP != "" && c.FloatingIPNetwork != "" {
+		errs = append(errs, errors.New("floating_ip: cannot be combined with floating_ip_network"))
+	}
+	if c.ReuseIPs && c.FloatingIPNetwork == "" && !c.UseFloatingIp {
+		errs = append(errs, errors.New("reuse_ips: needs floating_ip_network or use_floating_ip = true"))
+	}
+	if c.FloatingIP != "" || c.FloatingIPNetwork != "" {
+		c.UseFloatingIp = true
+	}
+	switch c.SSHIPVersion {
+	case "", "4", "6":
+	default:
+		errs = append(errs, fmt.Errorf("ssh_ip_version: %q must be 4 or 6", c.SSHIPVersion))
+	}
+	for _, cidr := range c.NetworkDiscoveryCIDRs {
+		if _, err := netip.ParsePrefix(cidr); err != nil {
+			errs = append(errs, fmt.Errorf("network_discovery_cidrs: %q is not a CIDR: %v", cidr, err))
+		}
+	}
+	if c.UserData != "" && c.UserDataFile != "" {
+		errs = append(errs, errors.New("user_data: cannot be combined with user_data_file"))
+	}
+	if c.UserDataFile != "" {
+		b, err := os.ReadFile(c.UserDataFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("user_data_file: %v", err))
+		}
+		c.userData = b
+	} else if c.UserData != "" {
+		c.userData = []byte(c.UserData)
+	}
+	if c.InstanceMetadata == nil {
+		c.InstanceMetadata = map[string]string{}
+	}
+	if _, ok := c.InstanceMetadata["ansible_init_disable"]; !ok {
+		c.InstanceMetadata["ansible_init_disable"] = "true"
+	}
+	errs = append(errs, checkMetadata("instance_metadata", c.InstanceMetadata)...)
+
+	if c.VolumeSize < 0 {
+		errs = append(errs, fmt.Errorf("volume_size: must be >= 0, got %d", c.VolumeSize))
+	}
+	if !c.UseBlockStorageVolume && (c.VolumeName != "" || c.VolumeType != "" || c.VolumeSize != 0 || c.VolumeAvailabilityZone != "") {
+		errs = append(errs, errors.New("volume_name: volume_name, volume_type, volume_size and volume_availability_zone need use_blockstorage_volume = true"))
+	}
+	if c.VolumeAvailabilityZone == "" {
+		c.VolumeAvailabilityZone = c.AvailabilityZone
+	}
+	return errs
+}
+
+// checkMetadata applies the Nova and Glance limit of 255 characters per
+// key and value.
+func checkMetadata(field string, m map[string]string) []error {
+	var errs []error
+	for k, v := range m {
+		if len(k) > 255 {
+			errs = append(errs, fmt.Errorf("%s: key %.20q... is longer than 255 characters", field, k))
+		}
+		if len(v) > 255 {
+			errs = append(errs, fmt.Errorf("%s: value of %q is longer than 255 characters", field, k))
+		}
+	}
+	return errs
+}
+
+func oneOf(v string, allowed ...string) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,118 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/hashicorp/packer-plugin-sdk/multistep"
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+)
+
+// StepCreateImage makes the output image and waits until it is active:
+// a Nova snapshot of the stopped server, or (use_blockstorage_volume) a
+// Cinder upload of the boot volume once the server is gone. The server is
+// never deleted while a snapshot is saving. A failed or half-made image is
+// deleted on cleanup.
+type StepCreateImage struct {
+	created string
+}
+
+func (s *StepCreateImage) Run(ctx context.Context, state multistep.StateBag) multistep.StepAction {
+	c := state.Get("config").(*Config)
+	if c.SkipCreateImage {
+		return multistep.ActionContinue
+	}
+	cl := state.Get("clients").(*clients)
+	ui := state.Get("ui").(packersdk.Ui)
+	serverID := state.Get("server_id").(string)
+
+	var imageID string
+	var err error
+	if volID := getString(state, "volume_id"); volID != "" {
+		imageID, err = s.fromVolume(ctx, state, c, cl, ui, serverID, volID)
+	} else {
+		imageID, err = s.fromServer(ctx, state, c, cl, ui, serverID)
+	}
+	if err != nil {
+		return halt(state, err)
+	}
+	ui.Message(fmt.Sprintf("Waiting for image %s (%s) to become active...", c.ImageName, imageID))
+	if err := waitImage(ctx, cl, imageID, c.ImageCreationWait); err != nil {
+		return halt(state, err)
+	}
+	state.Put("image_id", imageID)
+	setGenerated(state, "ImageID", imageID)
+	setGenerated(state, "ImageName", c.ImageName)
+	return multistep.ActionContinue
+}
+
+func (s *StepCreateImage) fromServer(ctx context.Context, state multistep.StateBag, c *Config, cl *clients, ui packersdk.Ui, serverID string) (string, error) {
+	ui.Say(fmt.Sprintf("Creating image %s from server %s...", c.ImageName, serverID))
+	meta := map[string]string{BuildIDKey: c.buildID}
+	for k, v := range c.ImageMetadata {
+		meta[k] = v
+	}
+	id, err := servers.CreateImage(ctx, cl.compute, serverID, servers.CreateImageOpts{Name: c.ImageName, Metadata: meta}).ExtractImageID()
+	if err != nil {
+		return "", fmt.Errorf("creating image %s from server %s: %w", c.ImageName, serverID, err)
+	}
+	s.created = id
+	trackerOf(state).Add("image", id, c.ImageName)
+	return id, nil
+}
+
+func (s *StepCreateImage) fromVolume(ctx context.Context, state multistep.StateBag, c *Config, cl *clients, ui packersdk.Ui, serverID, volID string) (string, error) {
+	// Cinder uploads only a detached volume; the server's own cleanup will
+	// find it already gone.
+	ui.Say(fmt.Sprintf("Deleting server %s to free volume %s...", serverID, volID))
+	if err := deleteServer(ctx, cl, serverID, c.ForceDelete, c.StateTimeout); err != nil {
+		return "", err
+	}
+	trackerOf(state).Done("server", serverID)
+	state.Put("server_deleted", true)
+	if err := waitVolume(ctx, cl, volID, c.StateTimeout, "available"); err != nil {
+		return "", err
+	}
+	format := c.ImageDiskFormat
+	if format == "" {
+		format = "raw"
+	}
+	ui.Say(fmt.Sprintf("Uploading volume %s to image %s (%s)...", volID, c.ImageName, format))
+	res, err := volumes.UploadImage(ctx, cl.volume, volID, volumes.UploadImageOpts{
+		ImageName:       c.ImageName,
+		DiskFormat:      format,
+		ContainerFormat: "bare",
+		// No force: the volume is detached, and many clouds forbid it.
+	}).Extract()
+	if err != nil {
+		return "", fmt.Errorf("uploading volume %s to an image: %w", volID, err)
+	}
+	s.created = res.ImageID
+	trackerOf(state).Add("image", res.ImageID, c.ImageName)
+	return res.ImageID, nil
+}
+
+func (s *StepCreateImage) Cleanup(state multistep.StateBag) {
+	if s.created == "" {
+		return
+	}
+	if !buildFailed(state) {
+		// The image is the artifact.
+		trackerOf(state).Done("image", s.created)
+		return
+	}
+	c := state.Get("config").(*Config)
+	cl := state.Get("clients").(*clients)
+	ui := state.Get("ui").(packersdk.Ui)
+	ctx, cancel := cleanupContext(c)
+	defer cancel()
+	ui.Say(fmt.Sprintf("Deleting the unfinished image %s...", s.created))
+	if err := deleteImage(ctx, cl, s.created, c.StateTimeout); err != nil {
+		ui.Error(err.Error())
+		return
+	}
+	trackerOf(state).Done("image", s.created)
+	s.created = ""
+}

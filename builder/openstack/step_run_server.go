@@ -1,0 +1,129 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/hashicorp/packer-plugin-sdk/multistep"
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+)
+
+// StepRunServer creates the build server and waits until it is ACTIVE.
+type StepRunServer struct {
+	created string
+}
+
+func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multistep.StepAction {
+	c := state.Get("config").(*Config)
+	cl := state.Get("clients").(*clients)
+	ui := state.Get("ui").(packersdk.Ui)
+
+	meta := map[string]string{BuildIDKey: c.buildID}
+	for k, v := range c.InstanceMetadata {
+		meta[k] = v
+	}
+	var nets []servers.Network
+	if ids, ok := state.Get("networks").([]string); ok {
+		for _, id := range ids {
+			nets = append(nets, servers.Network{UUID: id})
+		}
+	}
+	for _, p := range c.Ports {
+		nets = append(nets, servers.Network{Port: p})
+	}
+	opts := servers.CreateOpts{
+		Name:             c.InstanceName,
+		FlavorRef:        state.Get("flavor_id").(string),
+		SecurityGroups:   c.SecurityGroups,
+		UserData:         c.userData,
+		AvailabilityZone: c.AvailabilityZone,
+		Metadata:         meta,
+	}
+	if len(nets) > 0 {
+		opts.Networks = nets
+	}
+	if c.ConfigDrive {
+		opts.ConfigDrive = &c.ConfigDrive
+	}
+	if volID, ok := state.Get("volume_id").(string); ok && volID != "" {
+		// The volume outlives the server: the image is uploaded from it.
+		opts.BlockDevice = []servers.BlockDevice{{
+			SourceType:          servers.SourceVolume,
+			DestinationType:     servers.DestinationVolume,
+			UUID:                volID,
+			BootIndex:           0,
+			DeleteOnTermination: false,
+		}}
+	} else {
+		opts.ImageRef = state.Get("source_image_id").(string)
+	}
+	var builder servers.CreateOptsBuilder = opts
+	if kp := getString(state, "keypair_name"); kp != "" {
+		builder = keypairs.CreateOptsExt{CreateOptsBuilder: opts, KeyName: kp}
+	}
+
+	ui.Say(fmt.Sprintf("Creating server %s...", c.InstanceName))
+	srv, err := servers.Create(ctx, cl.compute, builder, nil).Extract()
+	if err != nil {
+		return halt(state, fmt.Errorf("creating server %s: %w", c.InstanceName, err))
+	}
+	s.created = srv.ID
+	trackerOf(state).Add("server", srv.ID, c.InstanceName)
+	state.Put("server_id", srv.ID)
+	state.Put("instance_id", srv.ID) // read by the provision hook data
+	setGenerated(state, "ServerID", srv.ID)
+
+	ui.Message(fmt.Sprintf("Waiting for server %s to become ACTIVE...", srv.ID))
+	srv, err = waitServer(ctx, cl, srv.ID, "ACTIVE", c.StateTimeout)
+	if err != nil {
+		return halt(state, err)
+	}
+	if c.RackconnectWait {
+		ui.Message("Waiting for RackConnect automation...")
+		err := waitFor(ctx, fmt.Sprintf("RackConnect to deploy server %s", srv.ID), c.StateTimeout, func(ctx context.Context) (string, bool, error) {
+			got, err := servers.Get(ctx, cl.compute, srv.ID).Extract()
+			if err != nil {
+				return "", false, err
+			}
+			st := got.Metadata["rackconnect_automation_status"]
+			if strings.EqualFold(st, "FAILED") {
+				return st, false, terminal("RackConnect failed on server %s", srv.ID)
+			}
+			return st, st == "DEPLOYED", nil
+		})
+		if err != nil {
+			return halt(state, err)
+		}
+	}
+	state.Put("server", srv)
+	ui.Message(fmt.Sprintf("Server %s is ACTIVE", srv.ID))
+	return multistep.ActionContinue
+}
+
+func (s *StepRunServer) Cleanup(state multistep.StateBag) {
+	if s.created == "" {
+		return
+	}
+	if deleted, _ := state.Get("server_deleted").(bool); deleted {
+		// The volume upload already deleted it and waited.
+		s.created = ""
+		return
+	}
+	c := state.Get("config").(*Config)
+	cl := state.Get("clients").(*clients)
+	ui := state.Get("ui").(packersdk.Ui)
+	ctx, cancel := cleanupContext(c)
+	defer cancel()
+	ui.Say(fmt.Sprintf("Deleting server %s...", s.created))
+	// Waiting until it is gone frees the boot volume and ports for the
+	// cleanups that follow.
+	if err := deleteServer(ctx, cl, s.created, c.ForceDelete, c.StateTimeout); err != nil {
+		ui.Error(fmt.Sprintf("Error deleting server %s: %s; delete it by hand", s.created, err))
+		return
+	}
+	trackerOf(state).Done("server", s.created)
+	s.created = ""
+}

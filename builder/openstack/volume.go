@@ -1,0 +1,73 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+)
+
+// waitVolume waits for a volume to reach one of want, failing at once on
+// any error status (error, error_restoring, error_extending, ...).
+func waitVolume(ctx context.Context, cl *clients, id string, timeout time.Duration, want ...string) error {
+	return waitFor(ctx, fmt.Sprintf("volume %s to become %s", id, strings.Join(want, " or ")), timeout, func(ctx context.Context) (string, bool, error) {
+		v, err := volumes.Get(ctx, cl.volume, id).Extract()
+		if err != nil {
+			if isNotFound(err) {
+				return "gone", false, terminal("volume %s disappeared", id)
+			}
+			return "", false, err
+		}
+		if oneOf(v.Status, want...) {
+			return v.Status, true, nil
+		}
+		if strings.HasPrefix(v.Status, "error") {
+			return v.Status, false, terminal("volume %s is in status %s", id, v.Status)
+		}
+		return v.Status, false, nil
+	})
+}
+
+// deleteVolume waits for a volume to be detached, deletes it and waits
+// until it is gone. Idempotent: a missing volume is already deleted.
+func deleteVolume(ctx context.Context, cl *clients, id string, timeout time.Duration) error {
+	err := waitFor(ctx, fmt.Sprintf("volume %s to be detached", id), timeout, func(ctx context.Context) (string, bool, error) {
+		v, err := volumes.Get(ctx, cl.volume, id).Extract()
+		if isNotFound(err) {
+			return "gone", true, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		switch v.Status {
+		case "in-use", "attaching", "detaching", "creating", "downloading", "uploading", "reserved", "extending":
+			return v.Status, false, nil
+		}
+		return v.Status, true, nil
+	})
+	if err != nil {
+		return err
+	}
+	err = volumes.Delete(ctx, cl.volume, id, volumes.DeleteOpts{}).ExtractErr()
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting volume %s: %w", id, err)
+	}
+	return waitFor(ctx, fmt.Sprintf("volume %s to be deleted", id), timeout, func(ctx context.Context) (string, bool, error) {
+		v, err := volumes.Get(ctx, cl.volume, id).Extract()
+		if isNotFound(err) {
+			return "gone", true, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if v.Status == "error_deleting" {
+			return v.Status, false, terminal("volume %s is error_deleting", id)
+		}
+		return v.Status, false, nil
+	})
+}

@@ -1,0 +1,272 @@
+// Package e2e runs real `packer build`s with the plugin installed against
+// the local lab: the builder, provisioner and data source together, as
+// users run them.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packertest"
+)
+
+var theLab *lab.Lab
+
+func TestMain(m *testing.M) {
+	code := labtest.Main(m, &theLab)
+	packertest.Cleanup()
+	os.Exit(code)
+}
+
+// build runs packer build on one template from testdata with the lab's
+// environment and returns the result.
+func build(t *testing.T, template string, args ...string) packertest.Result {
+	t.Helper()
+	p := packertest.Setup(t)
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", template))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for k, v := range theLab.Env {
+		env = append(env, k+"="+v)
+	}
+	return p.Run(t, dir, env, append(append([]string{"build"}, args...), ".")...)
+}
+
+func imageClient(t *testing.T) *gophercloud.ServiceClient {
+	t.Helper()
+	ctx := context.Background()
+	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+		IdentityEndpoint: theLab.Cloud.AuthURL(), Username: "lab", Password: theLab.CloudPassword,
+		TenantName: "lab", DomainName: "Default",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openstack.NewImageV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// findImage returns the image of that name and deletes it when the test ends.
+func findImage(t *testing.T, name string) *images.Image {
+	t.Helper()
+	c := imageClient(t)
+	pages, err := images.List(c, images.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := images.ExtractImages(pages)
+	if len(list) != 1 {
+		t.Fatalf("want one image named %s, got %d", name, len(list))
+	}
+	t.Cleanup(func() { images.Delete(context.Background(), c, list[0].ID) })
+	return &list[0]
+}
+
+func TestBuilderBasic(t *testing.T) {
+	name := fmt.Sprintf("e2e-basic-%d", time.Now().Unix())
+	r := build(t, "builder-basic.pkr.hcl", "-var", "image_name="+name)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	img := findImage(t, name)
+	if img.Status != images.ImageStatusActive || img.Visibility != images.ImageVisibilityPrivate || img.MinDiskGigabytes != 20 {
+		t.Fatalf("image %+v", img)
+	}
+	if !slices.Contains(img.Tags, "fatimage") || !slices.Contains(img.Tags, "e2e") {
+		t.Fatalf("tags %v", img.Tags)
+	}
+	if img.Properties["hw_scsi_model"] != "virtio-scsi" {
+		t.Fatalf("properties %v", img.Properties)
+	}
+	if _, ok := img.Properties["signature_verified"]; ok {
+		t.Fatalf("signature_verified inherited: %v", img.Properties)
+	}
+	if !strings.Contains(r.Output(), img.ID) {
+		t.Fatalf("the artifact does not name image %s:\n%s", img.ID, r.Output())
+	}
+	labtest.RequireClean(t, theLab)
+
+	// The build VM never ran ansible-init (the template's provisioner
+	// checks); a server booted from the image without the flag does.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "first-boot", img.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	c, err := srv.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Run(t, "test -e /etc/fatimage-e2e && test -e /var/lib/ansible-init.done")
+}
+
+func TestBuilderVolumeBoot(t *testing.T) {
+	name := fmt.Sprintf("e2e-volume-%d", time.Now().Unix())
+	r := build(t, "builder-volume.pkr.hcl", "-var", "image_name="+name)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	img := findImage(t, name)
+	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" {
+		t.Fatalf("image %+v", img)
+	}
+	labtest.RequireClean(t, theLab) // the boot volume is gone too
+}
+
+func TestBuilderFilterMostRecent(t *testing.T) {
+	c := imageClient(t)
+	var ids []string
+	for _, name := range []string{"rocky-nightly-old", "rocky-nightly-new"} {
+		disk, err := theLab.VMs.CloneDisk(theLab.BaseImageDisk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := theLab.Cloud.AddImage(cloud.ImageSeed{Name: name, Disk: disk, Visibility: "public", Tags: []string{"nightly"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		t.Cleanup(func() { images.Delete(context.Background(), c, id) })
+		time.Sleep(1100 * time.Millisecond) // created_at has second resolution
+	}
+	name := fmt.Sprintf("e2e-filter-%d", time.Now().Unix())
+	r := build(t, "builder-filter.pkr.hcl", "-var", "image_name="+name)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	findImage(t, name)
+	if !strings.Contains(r.Output(), ids[1]) || strings.Contains(r.Output(), ids[0]) {
+		t.Fatalf("want source image %s (newest), not %s:\n%s", ids[1], ids[0], r.Output())
+	}
+	labtest.RequireClean(t, theLab)
+}
+
+// requireNoImage checks a failed build left no image of that name.
+func requireNoImage(t *testing.T, name string) {
+	t.Helper()
+	pages, err := images.List(imageClient(t), images.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := images.ExtractImages(pages); len(list) != 0 {
+		t.Fatalf("image %s left behind: %+v", name, list)
+	}
+}
+
+func TestBuilderInterruptsAndFailures(t *testing.T) {
+	p := packertest.Setup(t)
+	start := func(name string) *packertest.Proc {
+		dir := t.TempDir()
+		data, _ := os.ReadFile(filepath.Join("testdata", "builder-slow.pkr.hcl"))
+		os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), data, 0o600)
+		var env []string
+		for k, v := range theLab.Env {
+			env = append(env, k+"="+v)
+		}
+		return p.Start(t, dir, env, "build", "-var", "image_name="+name, ".")
+	}
+	defer theLab.Cloud.SetFaults()
+
+	for _, tc := range []struct {
+		name    string
+		faults  []cloud.Fault
+		waitFor string // interrupt once packer prints this; "" lets the build fail by itself
+		want    string
+	}{
+		{"ctrl-c-during-boot", []cloud.Fault{{Kind: cloud.FaultServerStuck, Name: "^ctrl-c-during-boot$"}},
+			"to become ACTIVE", "interrupted"},
+		{"ctrl-c-during-save", []cloud.Fault{{Service: "image", Method: "GET", Path: `^/image/v2/images/[0-9a-f-]+$`, Latency: 2 * time.Second}},
+			"to become active", "interrupted"},
+		{"server-error", []cloud.Fault{{Kind: cloud.FaultServerError, Name: "^server-error$", Message: "No valid host was found"}},
+			"", "No valid host was found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			theLab.Cloud.SetFaults(tc.faults...)
+			proc := start(tc.name)
+			if tc.waitFor != "" {
+				proc.WaitFor(t, tc.waitFor, 2*time.Minute)
+				if err := proc.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := proc.Wait(t, 3*time.Minute)
+			theLab.Cloud.SetFaults()
+			if r.ExitCode == 0 || !strings.Contains(strings.ToLower(r.Output()), strings.ToLower(tc.want)) {
+				t.Fatalf("exit %d, want %q in:\n%s", r.ExitCode, tc.want, r.Output())
+			}
+			labtest.RequireClean(t, theLab)
+			requireNoImage(t, tc.name)
+		})
+	}
+}
+
+// TestApplianceExample builds example/openstack, the appliance's source
+// block with only its type renamed, on the lab.
+func TestApplianceExample(t *testing.T) {
+	p := packertest.Setup(t)
+	ctx := context.Background()
+	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+		IdentityEndpoint: theLab.Cloud.AuthURL(), Username: "lab", Password: theLab.CloudPassword, TenantName: "lab", DomainName: "Default",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	netClient, _ := openstack.NewNetworkV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
+	pages, err := networks.List(netClient, networks.ListOpts{Name: "lab-net"}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nets, _ := networks.ExtractNetworks(pages)
+	if len(nets) != 1 {
+		t.Fatalf("lab-net: %v", nets)
+	}
+	example, _ := filepath.Abs("../../example/openstack")
+	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	name := fmt.Sprintf("e2e-appliance-%d", time.Now().Unix())
+	var env []string
+	for k, v := range theLab.Env {
+		env = append(env, k+"="+v)
+	}
+	args := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", fmt.Sprintf(`networks=["%s"]`, nets[0].ID),
+		"-var", "image_name=" + name, "-var", "image_name_version=", "-var", "manifest_output_path=" + manifest, example}
+	if r := p.Run(t, t.TempDir(), env, append([]string{"validate"}, args...)...); r.ExitCode != 0 {
+		t.Fatalf("packer validate:\n%s", r.Output())
+	}
+	r := p.Run(t, t.TempDir(), env, append([]string{"build"}, args...)...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build:\n%s", r.Output())
+	}
+	img := findImage(t, name)
+	data, err := os.ReadFile(manifest)
+	if err != nil || !strings.Contains(string(data), `"artifact_id": "`+img.ID+`"`) || img.DiskFormat != "qcow2" {
+		t.Fatalf("manifest %s (%v), image %+v", data, err, img)
+	}
+	labtest.RequireClean(t, theLab)
+}

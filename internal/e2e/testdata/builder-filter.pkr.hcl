@@ -1,0 +1,36 @@
+# Builder end to end, case 3: the newest image matching a filter.
+packer {
+  required_plugins {
+    fatimage = {
+      source  = "github.com/stackhpc/fatimage"
+      version = ">= 0.1.0"
+    }
+  }
+}
+
+variable "image_name" {
+  type = string
+}
+
+source "fatimage-openstack" "lab" {
+  source_image_filter {
+    filters {
+      tags       = ["nightly"]
+      visibility = "public"
+    }
+    most_recent = true
+  }
+  flavor              = "m1.small"
+  floating_ip_network = "public"
+  ssh_username        = "rocky"
+  ssh_timeout         = "2m"
+  image_name          = var.image_name
+}
+
+build {
+  sources = ["source.fatimage-openstack.lab"]
+
+  provisioner "shell" {
+    inline = ["true"]
+  }
+}
