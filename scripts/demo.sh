@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
-# The main job on the local lab: start the Pulp double with a few
-# repositories and resolve their snapshots through a real `packer build` of
-# example/ark with the plugin installed. Everything lives under .lab/ and is
-# stopped on exit.
+# The main job, on the local lab: start the lab (an OpenStack double with
+# Rocky-like VMs, a Pulp double with real signed repositories), then run a
+# real `packer build` of example/lab with the plugin installed: the
+# fatimage-ark data source resolves the newest snapshots, the
+# fatimage-openstack builder boots a VM, installs packages from them and
+# saves the image. Prints what was built, then stops the lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-lab=$root/.lab/demo
 tools=$root/.tools/bin
+work=$root/.lab/demo
 
 say() { printf '\n==> %s\n' "$*"; }
 
-rm -rf "$lab" && mkdir -p "$lab"
-say "Building the plugin and the Pulp double"
-go build -o "$lab/packer-plugin-fatimage" .
-go build -o "$tools/fakepulp" ./internal/cmd/fakepulp
+[ "$(id -u)" = 0 ] || { echo "demo: the lab needs root (network namespaces, overlay mounts)" >&2; exit 1; }
+rm -rf "$work" && mkdir -p "$work"
 
-export PACKER_PLUGIN_PATH=$lab/plugins PACKER_CONFIG_DIR=$lab/config CHECKPOINT_DISABLE=1
-"$tools/packer" plugins install --path "$lab/packer-plugin-fatimage" github.com/stackhpc/fatimage >/dev/null
+say "Building the plugin and the lab"
+go build -o "$work/packer-plugin-fatimage" .
+go build -o "$tools/lab" ./internal/cmd/lab
+export PACKER_PLUGIN_PATH=$work/plugins PACKER_CONFIG_DIR=$work/config CHECKPOINT_DISABLE=1
+"$tools/packer" plugins install --path "$work/packer-plugin-fatimage" github.com/stackhpc/fatimage >/dev/null
 
-say "Starting the Pulp double (three guarded snapshots per repository)"
-"$tools/fakepulp" -demo -env-file "$lab/env" -pid-file "$lab/fakepulp.pid" >"$lab/fakepulp.log" 2>&1 &
-pulp=$!
-trap 'kill $pulp 2>/dev/null || true; wait $pulp 2>/dev/null || true' EXIT
-for _ in $(seq 100); do [ -s "$lab/env" ] && break; sleep 0.1; done
-[ -s "$lab/env" ] || { cat "$lab/fakepulp.log"; echo "the Pulp double did not start" >&2; exit 1; }
+say "Starting the lab"
+started=
+if ! "$tools/lab" status | grep -q '"running": true'; then started=1; fi
+"$tools/lab" up
+[ -n "$started" ] && trap '"$tools/lab" down >/dev/null' EXIT
 # shellcheck disable=SC1091
-. "$lab/env"
-echo "content URL: $ARK_CONTENT_URL (user $ARK_USERNAME)"
+. .lab/env
 
-say "packer build example/ark"
-"$tools/packer" build -color=false example/ark
+say "packer build example/lab"
+rm -f example/lab/manifest.json
+"$tools/packer" build -color=false example/lab
 
-say "Done: resolved pins are in example/ark/dnf_repo_timestamps.resolved.yml"
+say "What was built"
+python3 - example/lab/manifest.json <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))["builds"][-1]
+print(f"  image id:     {b['artifact_id']}")
+print(f"  snapshot id:  {b['custom_data']['snapshot_id']}")
+for repo, ts in sorted(json.loads(b["custom_data"]["timestamps"]).items()):
+    print(f"  {repo:16} {ts}")
+PY
+. .lab/env
+openstack image list -f value -c Name -c Status | grep demo-fat | tail -1 | sed 's/^/  image:        /'
+"$tools/lab" status | python3 -c 'import json,sys; s=json.load(sys.stdin); print("  leftovers:   ", s["counts"])'
