@@ -10,12 +10,14 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/builder/openstack"
 	"github.com/stackhpc/packer-plugin-fatimage/datasource/ark"
+	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/version"
 )
 
 func main() {
 	pps := plugin.NewSet()
 	pps.RegisterBuilder("openstack", new(openstack.Builder))
+	pps.RegisterProvisioner(plugin.DEFAULT_NAME, new(fatimage.Provisioner))
 	pps.RegisterDatasource("ark", new(ark.Datasource))
 	pps.SetVersion(version.PluginVersion)
 	if err := pps.Run(); err != nil {

@@ -19,6 +19,11 @@ integration {
     slug = "openstack"
   }
   component {
+    type = "provisioner"
+    name = "fatimage"
+    slug = "fatimage"
+  }
+  component {
     type = "data-source"
     name = "Ark snapshots"
     slug = "ark"

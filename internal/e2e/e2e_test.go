@@ -270,3 +270,34 @@ func TestApplianceExample(t *testing.T) {
 	}
 	labtest.RequireClean(t, theLab)
 }
+
+// TestFatBuild runs data source, builder and provisioner together: the
+// image boots with the Slurm packages from the newer snapshot, its repos
+// disabled and no credential left in any repo file.
+func TestFatBuild(t *testing.T) {
+	name := fmt.Sprintf("e2e-fat-%d", time.Now().Unix())
+	r := build(t, "fat-basic.pkr.hcl", "-var", "image_name="+name)
+	if strings.Contains(r.Output(), theLab.ArkPassword) {
+		t.Fatal("the Ark password appeared in packer's output")
+	}
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	img := findImage(t, name)
+	labtest.RequireClean(t, theLab)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fat-first-boot", img.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	c, err := srv.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Run(t, "rpm -q ohpc-slurm-server munge && test -s /var/lib/image/image.json")
+	c.Run(t, "! grep -rq 'enabled *= *1' /etc/yum.repos.d && ! sudo grep -rqF '"+theLab.ArkPassword+"' /etc")
+}

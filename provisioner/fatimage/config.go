@@ -1,0 +1,408 @@
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary
+//go:generate packer-sdc struct-markdown
+
+package fatimage
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mitchellh/mapstructure"
+
+	"github.com/hashicorp/packer-plugin-sdk/common"
+	"github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/hashicorp/packer-plugin-sdk/template/config"
+	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+)
+
+// Repo is one repository to write into /etc/yum.repos.d; the `repos`
+// output of the `fatimage-ark` data source has this shape.
+type Repo struct {
+	// Repository name (informational).
+	Name string `mapstructure:"name"`
+	// File in /etc/yum.repos.d, without `.repo`.
+	RepoFile string `mapstructure:"repo_file"`
+	// Section name in the repo file.
+	RepoName string `mapstructure:"repo_name"`
+	// Full snapshot URL for dnf's baseurl.
+	BaseURL string `mapstructure:"baseurl"`
+	// Repository path below the content URL (informational).
+	Path string `mapstructure:"path"`
+	// Snapshot timestamp (recorded in image.json).
+	Timestamp string `mapstructure:"timestamp"`
+	// Whether dnf checks package signatures.
+	GPGCheck bool `mapstructure:"gpgcheck"`
+	// Whether the section is enabled during the build. Defaults to true.
+	Enabled *bool `mapstructure:"enabled"`
+	// dnf priority; 0 means not written.
+	Priority int `mapstructure:"priority"`
+	// Write `module_hotfixes = 1`.
+	ModuleHotfixes bool `mapstructure:"module_hotfixes"`
+	// Any other key of a `repos` element is written as an extra
+	// `key = value` line of the section (e.g. `sslverify = "0"`).
+	Options map[string]string `mapstructure:",remain"`
+}
+
+// GPGKey is a key to import with `rpm --import`.
+type GPGKey struct {
+	// Path of the key in the image, e.g. /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
+	Path string `mapstructure:"path" required:"true"`
+	// Armored key written to Path (0644 root). Empty: Path is already in the image.
+	Key string `mapstructure:"key"`
+}
+
+// User is a user (and optionally its group) created with fixed IDs.
+type User struct {
+	Name       string `mapstructure:"name" required:"true"`
+	UID        int    `mapstructure:"uid" required:"true"`
+	Group      string `mapstructure:"group"`
+	GID        int    `mapstructure:"gid"`
+	Home       string `mapstructure:"home"`
+	Shell      string `mapstructure:"shell"`
+	System     bool   `mapstructure:"system"`
+	CreateHome bool   `mapstructure:"create_home"`
+}
+
+// File is a local file uploaded into the image.
+type File struct {
+	Source      string `mapstructure:"source" required:"true"`
+	Destination string `mapstructure:"destination" required:"true"`
+	// Owner as user or user:group. Default root:root.
+	Owner string `mapstructure:"owner"`
+	// Octal mode, e.g. "0644". Default 0644.
+	Mode string `mapstructure:"mode"`
+}
+
+// Config is the `fatimage` provisioner's configuration.
+type Config struct {
+	common.PackerConfig `mapstructure:",squash"`
+
+	// Repositories to write, typically `data.fatimage-ark.<name>.repos`:
+	// a list of objects with `name`, `repo_file`, `repo_name`, `baseurl`,
+	// `gpgcheck` and optional `enabled`, `priority`, `module_hotfixes`;
+	// any other key becomes an extra `key = value` line of the section.
+	// Packer's plugin protocol carries maps but not objects, so HCL hands
+	// each element over as a map of strings.
+	RawRepos []map[string]string `mapstructure:"repos"`
+	// repos is RawRepos decoded into typed fields by Prepare.
+	repos []Repo
+	// Repository credentials. Default env ARK_USERNAME.
+	RepoUsername string `mapstructure:"repo_username"`
+	// Default env ARK_PASSWORD. Never written to logs.
+	RepoPassword string `mapstructure:"repo_password"`
+	// GPG keys to write and import.
+	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
+	// Disable every other section of every other .repo file. Default true.
+	ReplaceRepos *bool `mapstructure:"replace_repos"`
+	// Sections (repo_name) to enable for the build even if disabled.
+	EnableRepos []string `mapstructure:"enable_repos"`
+	// Run `dnf update`. Default true.
+	Update *bool `mapstructure:"update"`
+	// Packages excluded from the update. Default ["grafana","apptainer"].
+	UpdateExclude []string `mapstructure:"update_exclude"`
+	// auto (reboot when needed), always or never. Default auto.
+	Reboot string `mapstructure:"reboot"`
+	// How long to wait for the VM to come back. Default 10m.
+	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
+	// disabled, permissive or unchanged. Default disabled.
+	SELinux string `mapstructure:"selinux"`
+	// Inventory groups resolved through the built-in package sets.
+	Groups []string `mapstructure:"groups"`
+	// Extra packages installed in the same transaction.
+	Packages []string `mapstructure:"packages"`
+	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
+	// added to those of `groups`.
+	ModuleStreams []string `mapstructure:"module_streams"`
+	// Packages removed.
+	RemovePackages []string `mapstructure:"remove_packages"`
+	// dnf install_weak_deps. Default false.
+	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
+	// Packages excluded from the install transaction.
+	Exclude []string `mapstructure:"exclude"`
+	// Users with fixed IDs.
+	Users []User `mapstructure:"users"`
+	// Files to upload.
+	Files []File `mapstructure:"files"`
+	// Run the cleanup steps. Default true.
+	Cleanup *bool `mapstructure:"cleanup"`
+	// Names of cleanup steps to skip.
+	SkipCleanupSteps []string `mapstructure:"skip_cleanup_steps"`
+	// Disable all repos and strip credentials at the end. Default true.
+	DisableRepos *bool `mapstructure:"disable_repos"`
+	// Release tarballs (e.g. Prometheus exporters) whose executables are
+	// installed to /usr/local/bin after checking their sha256.
+	Binaries []Binary `mapstructure:"binaries"`
+	// Base URL of the releases: <binary_source>/<name>/releases/download/v<version>/<name>-<version>.linux-amd64.tar.gz.
+	// Default https://github.com/prometheus.
+	BinarySource string `mapstructure:"binary_source"`
+	// Local file receiving the build manifest (JSON) with the package list.
+	ManifestOutput string `mapstructure:"manifest_output"`
+	// Command template running a script; {{.Path}} is the uploaded script.
+	// Default `sudo -n sh -eu {{.Path}}`.
+	ExecuteCommand string `mapstructure:"execute_command"`
+	// Directory for uploaded scripts. Default /tmp.
+	RemoteFolder string `mapstructure:"remote_folder"`
+
+	ctx interpolate.Context
+}
+
+var (
+	reName     = regexp.MustCompile(`^[a-z_][a-z0-9_-]*\$?$`)
+	reRepoFile = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	reSection  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+	reOptKey   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+	reMode     = regexp.MustCompile(`^0?[0-7]{3,4}$`)
+	rePkg      = regexp.MustCompile(`^@?[A-Za-z0-9_.+:*-][A-Za-z0-9_.+:*/ -]*$`)
+)
+
+func boolDefault(p **bool, v bool) {
+	if *p == nil {
+		*p = &v
+	}
+}
+
+// Prepare decodes, defaults and validates without any network access.
+func (c *Config) Prepare(raws ...any) error {
+	if err := config.Decode(c, &config.DecodeOpts{
+		PluginType:         "fatimage",
+		Interpolate:        true,
+		InterpolateContext: &c.ctx,
+		InterpolateFilter:  &interpolate.RenderFilter{Exclude: []string{"execute_command"}},
+	}, raws...); err != nil {
+		return err
+	}
+	c.repos = nil
+	for i, raw := range c.RawRepos {
+		var r Repo
+		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{WeaklyTypedInput: true, Result: &r})
+		if err == nil {
+			err = dec.Decode(raw)
+		}
+		if err != nil {
+			return fmt.Errorf("repos[%d]: %v", i, err)
+		}
+		c.repos = append(c.repos, r)
+	}
+	if c.RepoUsername == "" {
+		c.RepoUsername = os.Getenv("ARK_USERNAME")
+	}
+	if c.RepoPassword == "" {
+		c.RepoPassword = os.Getenv("ARK_PASSWORD")
+	}
+	boolDefault(&c.ReplaceRepos, true)
+	boolDefault(&c.Update, true)
+	boolDefault(&c.Cleanup, true)
+	boolDefault(&c.DisableRepos, true)
+	if c.UpdateExclude == nil {
+		c.UpdateExclude = []string{"grafana", "apptainer"}
+	}
+	if c.Reboot == "" {
+		c.Reboot = "auto"
+	}
+	if c.RebootTimeout == 0 {
+		c.RebootTimeout = 10 * time.Minute
+	}
+	if c.SELinux == "" {
+		c.SELinux = "disabled"
+	}
+	if c.ExecuteCommand == "" {
+		c.ExecuteCommand = "sudo -n sh -eu {{.Path}}"
+	}
+	if c.BinarySource == "" {
+		c.BinarySource = defaultBinarySource
+	}
+	if c.RemoteFolder == "" {
+		c.RemoteFolder = "/tmp"
+	}
+	for i := range c.repos {
+		boolDefault(&c.repos[i].Enabled, true)
+	}
+	var errs *packer.MultiError
+	for _, e := range c.validate() {
+		errs = packer.MultiErrorAppend(errs, e)
+	}
+	if errs != nil && len(errs.Errors) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func (c *Config) validate() []error {
+	var errs []error
+	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+
+	if len(c.repos) > 0 {
+		if c.RepoUsername != "" && c.RepoPassword == "" {
+			add("repo_password: must be set when repo_username is set (or set ARK_PASSWORD)")
+		}
+		if c.RepoPassword != "" && c.RepoUsername == "" {
+			add("repo_username: must be set when repo_password is set (or set ARK_USERNAME)")
+		}
+	}
+	sections := map[string]bool{}
+	for i, r := range c.repos {
+		if r.BaseURL == "" {
+			add("repos[%d]: baseurl is required", i)
+		} else if !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") && !strings.HasPrefix(r.BaseURL, "file://") {
+			add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, r.BaseURL)
+		}
+		if !reRepoFile.MatchString(r.RepoFile) {
+			add("repos[%d]: repo_file %q must be a plain file name without .repo (letters, digits, . _ -)", i, r.RepoFile)
+		}
+		if !reSection.MatchString(r.RepoName) {
+			add("repos[%d]: repo_name %q must be a non-empty section name (letters, digits, . _ : -)", i, r.RepoName)
+		}
+		if k := r.RepoFile + "\x00" + r.RepoName; sections[k] {
+			add("repos[%d]: duplicate section [%s] in %s.repo", i, r.RepoName, r.RepoFile)
+		} else {
+			sections[k] = true
+		}
+		if r.Priority < 0 || r.Priority > 99 {
+			add("repos[%d]: priority %d must be between 1 and 99", i, r.Priority)
+		}
+		for k, v := range r.Options {
+			if !reOptKey.MatchString(k) || isReservedKey(k) {
+				add("repos[%d]: options key %q is not allowed", i, k)
+			}
+			if strings.ContainsAny(v, "\n\r") {
+				add("repos[%d]: options value for %q must be one line", i, k)
+			}
+		}
+		for _, s := range []string{r.BaseURL, r.Name} {
+			if strings.ContainsAny(s, "\n\r") {
+				add("repos[%d]: values must be one line", i)
+			}
+		}
+	}
+	if strings.ContainsAny(c.RepoUsername+c.RepoPassword, "\n\r") {
+		add("repo_username/repo_password: must be one line")
+	}
+	for i, k := range c.GPGKeys {
+		if !path.IsAbs(k.Path) || path.Clean(k.Path) != k.Path {
+			add("gpg_keys[%d]: path %q must be an absolute, clean path", i, k.Path)
+		}
+		if k.Key != "" && !strings.Contains(k.Key, "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
+			add("gpg_keys[%d]: key must be an armored PGP public key block", i)
+		}
+	}
+	switch c.Reboot {
+	case "auto", "always", "never":
+	default:
+		add("reboot: %q is not one of auto, always, never", c.Reboot)
+	}
+	if c.RebootTimeout < 0 {
+		add("reboot_timeout: must be positive")
+	}
+	switch c.SELinux {
+	case "disabled", "permissive", "unchanged":
+	default:
+		add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
+	}
+	if _, _, err := builtinSets.resolve(c.Groups); err != nil {
+		errs = append(errs, err)
+	}
+	checkPkgs := func(field string, l []string) {
+		for i, p := range l {
+			if !rePkg.MatchString(p) || strings.HasPrefix(p, "-") {
+				add("%s[%d]: %q is not a valid package name or spec", field, i, p)
+			}
+		}
+	}
+	checkPkgs("packages", c.Packages)
+	checkPkgs("remove_packages", c.RemovePackages)
+	checkPkgs("exclude", c.Exclude)
+	for i, m := range c.ModuleStreams {
+		if !regexp.MustCompile(`^[A-Za-z0-9_.+-]+(:[A-Za-z0-9_.+-]+)?(/[A-Za-z0-9_.+-]+)?$`).MatchString(m) {
+			add("module_streams[%d]: %q must be name:stream", i, m)
+		}
+	}
+	checkPkgs("update_exclude", c.UpdateExclude)
+	for i, r := range c.EnableRepos {
+		if !reSection.MatchString(r) {
+			add("enable_repos[%d]: %q is not a valid repo id", i, r)
+		}
+	}
+	users, uids := map[string]bool{}, map[int]string{}
+	groups := map[string]int{}
+	for i, u := range c.Users {
+		if !reName.MatchString(u.Name) || len(u.Name) > 32 {
+			add("users[%d]: name %q is not a valid user name", i, u.Name)
+		}
+		if users[u.Name] {
+			add("users[%d]: duplicate user %q", i, u.Name)
+		}
+		users[u.Name] = true
+		if u.UID <= 0 || u.UID > 65533 {
+			add("users[%d]: uid %d must be between 1 and 65533", i, u.UID)
+		} else if o, ok := uids[u.UID]; ok {
+			add("users[%d]: uid %d already used by %q", i, u.UID, o)
+		} else {
+			uids[u.UID] = u.Name
+		}
+		if u.Group != "" && !reName.MatchString(u.Group) {
+			add("users[%d]: group %q is not a valid group name", i, u.Group)
+		}
+		if u.GID != 0 && u.Group == "" {
+			add("users[%d]: gid needs group", i)
+		}
+		if u.Group != "" && (u.GID < 0 || u.GID > 65533) {
+			add("users[%d]: gid %d must be between 1 and 65533", i, u.GID)
+		}
+		if u.Group != "" && u.GID > 0 {
+			if g, ok := groups[u.Group]; ok && g != u.GID {
+				add("users[%d]: group %q given two gids (%d, %d)", i, u.Group, g, u.GID)
+			}
+			groups[u.Group] = u.GID
+		}
+		if u.Home != "" && !path.IsAbs(u.Home) {
+			add("users[%d]: home %q must be absolute", i, u.Home)
+		}
+		if u.Shell != "" && !path.IsAbs(u.Shell) {
+			add("users[%d]: shell %q must be absolute", i, u.Shell)
+		}
+	}
+	for i, f := range c.Files {
+		if f.Source == "" {
+			add("files[%d]: source is required", i)
+		} else if _, err := os.Stat(f.Source); err != nil {
+			add("files[%d]: source: %v", i, err)
+		}
+		if !path.IsAbs(f.Destination) {
+			add("files[%d]: destination %q must be absolute", i, f.Destination)
+		}
+		if f.Mode != "" && !reMode.MatchString(f.Mode) {
+			add("files[%d]: mode %q must be octal like 0644", i, f.Mode)
+		}
+		if f.Owner != "" && !regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`).MatchString(f.Owner) {
+			add("files[%d]: owner %q must be user or user:group", i, f.Owner)
+		}
+	}
+	for i, s := range c.SkipCleanupSteps {
+		if _, ok := cleanupStepByName(s); !ok {
+			add("skip_cleanup_steps[%d]: unknown step %q (known: %s)", i, s, strings.Join(cleanupStepNames(), ", "))
+		}
+	}
+	errs = append(errs, validateBinaries(c.Binaries)...)
+	if !strings.HasPrefix(c.BinarySource, "http://") && !strings.HasPrefix(c.BinarySource, "https://") {
+		add("binary_source: %q must be an http(s) URL", c.BinarySource)
+	}
+	if !strings.Contains(c.ExecuteCommand, "{{.Path}}") {
+		add("execute_command: must contain {{.Path}}")
+	}
+	if !path.IsAbs(c.RemoteFolder) {
+		add("remote_folder: %q must be absolute", c.RemoteFolder)
+	}
+	return errs
+}
+
+func isReservedKey(k string) bool {
+	switch k {
+	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,413 @@
+package fatimage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+	sdkssh "github.com/hashicorp/packer-plugin-sdk/sdk-internals/communicator/ssh"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/repos"
+)
+
+var theLab *lab.Lab
+
+func TestMain(m *testing.M) {
+	if os.Getenv("FATIMAGE_SKIP_LAB") != "" {
+		os.Exit(m.Run())
+	}
+	os.Exit(labtest.Main(m, &theLab))
+}
+
+func requireLab(t *testing.T) {
+	if theLab == nil {
+		t.Skip("no lab")
+	}
+}
+
+// labComm is a real SDK SSH communicator to a lab server.
+func labComm(t *testing.T, srv *labtest.Server) packersdk.Communicator {
+	t.Helper()
+	cfg := &sdkssh.Config{
+		Connection: func() (net.Conn, error) {
+			return net.DialTimeout("tcp", net.JoinHostPort(srv.IP, "22"), 5*time.Second)
+		},
+		SSHConfig: &ssh.ClientConfig{
+			User:            lab.SSHUser,
+			Auth:            []ssh.AuthMethod{ssh.PublicKeys(srv.Signer)},
+			HostKeyCallback: ssh.InsecureIgnoreHostKey(), // lab VMs make fresh host keys
+			Timeout:         5 * time.Second,
+		},
+		HandshakeTimeout:  10 * time.Second,
+		KeepAliveInterval: 2 * time.Second,
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		c, err := sdkssh.New(srv.IP, cfg)
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ssh: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// run runs a command over the communicator and returns its stdout.
+func run(t *testing.T, comm packersdk.Communicator, command string) string {
+	t.Helper()
+	p := &Provisioner{comm: comm}
+	out, err := p.run(context.Background(), "check", command, false)
+	if err != nil {
+		t.Fatalf("%s: %v", command, err)
+	}
+	return strings.TrimSpace(out)
+}
+
+func labRepos(t *testing.T) []any {
+	var out []any
+	for _, s := range theLab.Repos.Snapshots {
+		if s.Timestamp != repos.NewerTimestamp {
+			continue
+		}
+		out = append(out, map[string]any{
+			"name": s.Repo, "repo_file": s.RepoFile, "repo_name": s.RepoName,
+			"baseurl": strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/") + "/" + s.BasePath(),
+			"path":    s.PulpPath, "timestamp": s.Timestamp, "gpgcheck": true,
+		})
+	}
+	if len(out) == 0 {
+		t.Fatal("no newer snapshots in the lab")
+	}
+	return out
+}
+
+// labBinaries are the lab's release tarballs with the lab's checksums.
+func labBinaries() []any {
+	sums := theLab.Releases.Checksums()
+	var out []any
+	for _, b := range theLab.Releases.Binaries() {
+		out = append(out, map[string]any{"name": b.Name, "version": b.Version, "sha256": sums[b.Tarball()], "files": b.Files})
+	}
+	return out
+}
+
+type labManifest struct {
+	Image struct {
+		Kernel        string            `json:"kernel"`
+		PackageCount  int               `json:"package_count"`
+		PackageDigest string            `json:"package_digest"`
+		Snapshots     map[string]string `json:"snapshots"`
+	} `json:"image"`
+	Packages []string `json:"packages"`
+	DNFRuns  int      `json:"dnf_runs"`
+	Reboots  int      `json:"reboots"`
+}
+
+func readManifest(t *testing.T, f string) labManifest {
+	var m labManifest
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestProvisionLab(t *testing.T) {
+	requireLab(t)
+	defer labtest.RequireClean(t, theLab)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-prov", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	comm := labComm(t, srv)
+	password := theLab.Env["ARK_PASSWORD"]
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", password)
+	dir := t.TempDir()
+	upload := filepath.Join(dir, "hello.conf")
+	if err := os.WriteFile(upload, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(manifest string) map[string]any {
+		return map[string]any{
+			"binaries":      labBinaries(),
+			"binary_source": theLab.Env["LAB_RELEASES_URL"],
+			"files":         []any{map[string]any{"source": upload, "destination": "/etc/fatimage/hello.conf", "owner": "slurm", "mode": "0640"}},
+			"repos":         labRepos(t),
+			"gpg_keys": []any{map[string]any{
+				"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
+			}},
+			"groups": []string{"control"},
+			"users": []any{
+				map[string]any{"name": "slurm", "uid": 202, "home": "/etc/slurm", "shell": "/sbin/nologin", "system": true},
+				map[string]any{"name": "prometheus", "uid": 981, "group": "prometheus", "gid": 976, "home": "/var/lib/prometheus", "shell": "/usr/sbin/nologin", "system": true},
+			},
+			// keep SSH working for the checks and the second run
+			"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
+			"manifest_output":    manifest,
+		}
+	}
+	bootBefore := run(t, comm, "cat /proc/sys/kernel/random/boot_id")
+
+	var uiOut syncBuffer
+	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
+	var p1 Provisioner
+	m1 := filepath.Join(dir, "m1.json")
+	if err := p1.Prepare(raw(m1)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := p1.Provision(ctx, ui, comm, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first run: %s, %d dnf commands, %d reboots", time.Since(start).Round(time.Second), p1.DNFRuns(), p1.Reboots())
+	if p1.Reboots() != 1 {
+		t.Errorf("reboots = %d, want 1", p1.Reboots())
+	}
+	if after := run(t, comm, "cat /proc/sys/kernel/random/boot_id"); after == bootBefore {
+		t.Error("boot id unchanged")
+	}
+	// packages at the newer versions
+	wantKernel := "5.14.0-570.58.1.el9_6"
+	if got := run(t, comm, "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-core | sort -V | tail -n1"); got != wantKernel {
+		t.Errorf("newest kernel-core %q, want %q", got, wantKernel)
+	}
+	for _, pkg := range []string{"slurm-slurmctld-ohpc", "munge", "epel-release"} {
+		run(t, comm, "rpm -q "+pkg)
+	}
+	if got := run(t, comm, "rpm -q cockpit-ws >/dev/null 2>&1 && echo present || echo absent"); got != "absent" {
+		t.Errorf("cockpit-ws %s", got)
+	}
+	if got := run(t, comm, "id -u slurm; id -u prometheus; getent group prometheus | cut -d: -f3"); got != "202\n981\n976" {
+		t.Errorf("ids %q", got)
+	}
+	// repositories disabled, no password left anywhere under /etc
+	if got := run(t, comm, "sudo -n grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d || true"); got != "" {
+		t.Errorf("still enabled: %s", got)
+	}
+	if got := run(t, comm, fmt.Sprintf("sudo -n grep -rlF -e %s /etc || true", shQuote(password))); got != "" {
+		t.Errorf("password found in %s", got)
+	}
+	if got := run(t, comm, "ls -A /etc/yum.repos.d | grep -v '\\.repo$' || true"); got != "" {
+		t.Errorf("stray files in /etc/yum.repos.d: %s", got)
+	}
+	if got := run(t, comm, "sudo -n sed -n 's/^SELINUX=//p' /etc/selinux/config"); got != "disabled" {
+		t.Errorf("SELINUX=%s", got)
+	}
+	if got := run(t, comm, "sudo -n stat -c '%U:%G %a' /etc/fatimage/hello.conf /etc/yum.repos.d/rocky.repo; sudo -n cat /etc/fatimage/hello.conf"); got != "slurm:slurm 640\nroot:root 600\nhello" {
+		t.Errorf("files: %q", got)
+	}
+	if got := run(t, comm, "sudo -n stat -c '%U %a' /usr/local/bin/node_exporter /usr/local/bin/prometheus /usr/local/bin/promtool /usr/local/bin/alertmanager /usr/local/bin/amtool | sort -u"); got != "root 755" {
+		t.Errorf("binaries: %q", got)
+	}
+	img := run(t, comm, "cat /var/lib/image/image.json")
+	var info imageInfo
+	if err := json.Unmarshal([]byte(img), &info); err != nil || info.PackageCount == 0 || info.Snapshots["baseos"] != repos.NewerTimestamp || info.Binaries["node_exporter"] == "" {
+		t.Errorf("image.json %v: %s", err, img)
+	}
+	man1 := readManifest(t, m1)
+	if man1.Image.PackageCount != len(man1.Packages) || man1.Reboots != 1 {
+		t.Errorf("manifest %+v", man1.Image)
+	}
+
+	// cleanup steps ran
+	if got := run(t, comm, "wc -c < /etc/machine-id; ls -A /tmp | wc -l; test -e /etc/NetworkManager/conf.d/99-cloud-init.conf && echo nm || echo no-nm"); got != "0\n0\nno-nm" {
+		t.Errorf("cleanup: %q", got)
+	}
+	first := uiOut.String()
+	for _, want := range []string{"fatimage: repositories", "fatimage: reboot", "fatimage: packages", "created user slurm", "fatimage: done: 5 dnf command(s), 1 reboot(s)"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first run output lacks %q", want)
+		}
+	}
+
+	// A second run changes nothing.
+	var p2 Provisioner
+	m2 := filepath.Join(dir, "m2.json")
+	if err := p2.Prepare(raw(m2)); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if err := p2.Provision(ctx, ui, comm, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("second run: %s, %d dnf commands", time.Since(start).Round(time.Second), p2.DNFRuns())
+	if p2.Reboots() != 0 {
+		t.Errorf("second run rebooted %d times", p2.Reboots())
+	}
+	man2 := readManifest(t, m2)
+	if man2.Image.PackageCount != man1.Image.PackageCount || man2.Image.PackageDigest != man1.Image.PackageDigest {
+		t.Errorf("second run changed packages: %d %s -> %d %s", man1.Image.PackageCount, man1.Image.PackageDigest, man2.Image.PackageCount, man2.Image.PackageDigest)
+	}
+	if got := run(t, comm, fmt.Sprintf("sudo -n grep -rlF -e %s /etc || true", shQuote(password))); got != "" {
+		t.Errorf("password found in %s after the second run", got)
+	}
+	second := strings.TrimPrefix(uiOut.String(), first)
+	for _, want := range []string{"unchanged /usr/local/bin/prometheus", "SELinux already disabled", "user slurm exists", "user prometheus exists", "Nothing to do.", "nothing to remove"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("second run output lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"created user", "created group", "fatimage: reboot", "+fatimage"} {
+		if strings.Contains(second, bad) {
+			t.Errorf("second run output has %q", bad)
+		}
+	}
+	if strings.Contains(uiOut.String(), password) {
+		t.Error("the ui output carries the password")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A dnf failure names the failing command and shows dnf's output tail.
+func TestProvisionLabDNFFailure(t *testing.T) {
+	requireLab(t)
+	defer labtest.RequireClean(t, theLab)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-fail", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	comm := labComm(t, srv)
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	var p Provisioner
+	if err := p.Prepare(map[string]any{
+		"repos": labRepos(t), "update": false, "selinux": "unchanged", "packages": []string{"no-such-package-xyz"},
+		"gpg_keys": []any{map[string]any{
+			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
+		}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = p.Provision(ctx, packersdk.TestUi(t), comm, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "dnf -y") || !strings.Contains(msg, "install") || !strings.Contains(msg, "no-such-package-xyz") {
+		t.Errorf("error does not name the dnf command: %s", msg)
+	}
+	if strings.Contains(msg, theLab.Env["ARK_PASSWORD"]) {
+		t.Error("error carries the password")
+	}
+	t.Logf("error: %s", msg)
+}
+
+// reboot = "always" reboots even when nothing asks for it; "never" does
+// not even when the update would.
+func TestProvisionLabRebootModes(t *testing.T) {
+	requireLab(t)
+	defer labtest.RequireClean(t, theLab)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-reboot", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	comm := labComm(t, srv)
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	base := func(reboot string, update bool) map[string]any {
+		return map[string]any{
+			"repos": labRepos(t), "update": update, "reboot": reboot, "reboot_timeout": "2m",
+			"gpg_keys": []any{map[string]any{
+				"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
+			}},
+			"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys"},
+		}
+	}
+	var never Provisioner
+	if err := never.Prepare(base("never", true)); err != nil {
+		t.Fatal(err)
+	}
+	before := run(t, comm, "cat /proc/sys/kernel/random/boot_id")
+	if err := never.Provision(ctx, packersdk.TestUi(t), comm, nil); err != nil {
+		t.Fatal(err)
+	}
+	if never.Reboots() != 0 || run(t, comm, "cat /proc/sys/kernel/random/boot_id") != before {
+		t.Errorf("reboot = never rebooted")
+	}
+	var always Provisioner
+	if err := always.Prepare(base("always", false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := always.Provision(ctx, packersdk.TestUi(t), comm, nil); err != nil {
+		t.Fatal(err)
+	}
+	if always.Reboots() != 1 || run(t, comm, "cat /proc/sys/kernel/random/boot_id") == before {
+		t.Errorf("reboot = always did not reboot")
+	}
+}
+
+// With every cleanup step on, the login user's keys and the host keys go
+// last: Provision still finishes, and the image keeps no build key.
+func TestProvisionLabFinalCleanup(t *testing.T) {
+	requireLab(t)
+	defer labtest.RequireClean(t, theLab)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-final", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	comm := labComm(t, srv)
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"update": false, "selinux": "unchanged", "reboot": "never"}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, comm, "sudo -n sh -c 'touch /etc/ssh/ssh_host_test_key /etc/munge/munge.key 2>/dev/null || true'")
+	if err := p.Provision(ctx, packersdk.TestUi(t), comm, nil); err != nil {
+		t.Fatal(err)
+	}
+	// the open connection still works; a new login must not
+	if got := run(t, comm, "test -e ~/.ssh && echo keys || echo no-keys; ls /etc/ssh/ssh_host_* 2>/dev/null | wc -l; ls -d /tmp/fatimage-* 2>/dev/null | wc -l"); got != "no-keys\n0\n0" {
+		t.Errorf("after final cleanup: %q", got)
+	}
+	dctx, dcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer dcancel()
+	if c, err := srv.Dial(dctx); err == nil {
+		c.Close()
+		t.Error("a new SSH login with the build key still works")
+	}
+}

@@ -1,0 +1,207 @@
+package fatimage
+
+import (
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func testRepos() []Repo {
+	t := true
+	return []Repo{
+		{Name: "baseos", RepoFile: "rocky", RepoName: "baseos", BaseURL: "https://ark/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545", GPGCheck: true, Enabled: &t},
+		{Name: "appstream", RepoFile: "rocky", RepoName: "appstream", BaseURL: "https://ark/pulp/content/rocky/9.6/AppStream/x86_64/os/20251106T211545", GPGCheck: true},
+		{Name: "epel", RepoFile: "epel", RepoName: "epel", BaseURL: "https://ark/pulp/content/epel/9/20251101T000000", Priority: 5, ModuleHotfixes: true, Options: map[string]string{"skip_if_unavailable": "1"}},
+	}
+}
+
+func TestRenderRepoFilesWithCredentials(t *testing.T) {
+	files := renderRepoFiles(testRepos(), "ark-user", "s3cret", false)
+	if len(files) != 2 || files[0].Name != "rocky.repo" || files[1].Name != "epel.repo" {
+		t.Fatalf("files %+v", files)
+	}
+	want := `# Written by the packer fatimage provisioner.
+[baseos]
+baseurl = https://ark/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545
+enabled = 1
+gpgcheck = 1
+name = baseos
+password = s3cret
+username = ark-user
+
+[appstream]
+baseurl = https://ark/pulp/content/rocky/9.6/AppStream/x86_64/os/20251106T211545
+enabled = 1
+gpgcheck = 1
+name = appstream
+password = s3cret
+username = ark-user
+`
+	if files[0].Content != want {
+		t.Errorf("rocky.repo:\n%s\nwant:\n%s", files[0].Content, want)
+	}
+	wantEpel := `# Written by the packer fatimage provisioner.
+[epel]
+baseurl = https://ark/pulp/content/epel/9/20251101T000000
+enabled = 1
+gpgcheck = 0
+module_hotfixes = 1
+name = epel
+password = s3cret
+priority = 5
+skip_if_unavailable = 1
+username = ark-user
+`
+	if files[1].Content != wantEpel {
+		t.Errorf("epel.repo:\n%s\nwant:\n%s", files[1].Content, wantEpel)
+	}
+}
+
+func TestRenderRepoFilesWithoutCredentials(t *testing.T) {
+	for _, f := range renderRepoFiles(testRepos(), "", "", false) {
+		if strings.Contains(f.Content, "username") || strings.Contains(f.Content, "password") {
+			t.Errorf("%s has credentials:\n%s", f.Name, f.Content)
+		}
+		if !strings.Contains(f.Content, "enabled = 1") {
+			t.Errorf("%s not enabled", f.Name)
+		}
+	}
+}
+
+func TestRenderRepoFilesDisabled(t *testing.T) {
+	for _, f := range renderRepoFiles(testRepos(), "ark-user", "s3cret", true) {
+		if strings.Contains(f.Content, "s3cret") || strings.Contains(f.Content, "ark-user") {
+			t.Errorf("%s keeps credentials:\n%s", f.Name, f.Content)
+		}
+		if strings.Contains(f.Content, "enabled = 1") || !strings.Contains(f.Content, "enabled = 0") {
+			t.Errorf("%s not disabled:\n%s", f.Name, f.Content)
+		}
+	}
+}
+
+func TestRenderDisabledRepoFromInput(t *testing.T) {
+	f := false
+	r := testRepos()[0]
+	r.Enabled = &f
+	if s := renderSection(r, "", "", false); !strings.Contains(s, "enabled = 0") {
+		t.Error(s)
+	}
+}
+
+func TestSnapshotTimestamp(t *testing.T) {
+	if got := snapshotTimestamp(Repo{BaseURL: "https://x/a/b/20250101T000000/"}); got != "20250101T000000" {
+		t.Error(got)
+	}
+	if got := snapshotTimestamp(Repo{BaseURL: "https://x/a", Timestamp: "T"}); got != "T" {
+		t.Error(got)
+	}
+}
+
+// Every script is valid sh.
+func TestScriptsParse(t *testing.T) {
+	pk, n := scriptPackages([]string{"nodejs:22"}, []string{"htop", "@Xfce"}, []string{"cockpit-ws"}, []string{"kernel*"}, []string{"crb"}, false)
+	if n != 3 || strings.Count(pk, "dnf ") != 3 || !strings.Contains(pk, "--enablerepo='crb' module enable 'nodejs:22'\n") || !strings.Contains(pk, "--setopt=install_weak_deps=false install --exclude='kernel*' 'htop' '@Xfce'") {
+		t.Errorf("packages script (%d):\n%s", n, pk)
+	}
+	if _, n := scriptPackages(nil, nil, nil, nil, nil, true); n != 0 {
+		t.Error("empty package script runs dnf")
+	}
+	up := scriptUpdate([]string{"grafana", "apptainer"}, nil)
+	if !strings.Contains(up, "dnf -y --setopt=max_parallel_downloads=10 update --exclude='grafana' --exclude='apptainer'") || !strings.Contains(up, "needs-restarting -r") {
+		t.Error(up)
+	}
+	users := scriptUsers([]User{
+		{Name: "slurm", UID: 202, Home: "/etc/slurm", Shell: "/sbin/nologin", System: true},
+		{Name: "prometheus", UID: 981, Group: "prometheus", GID: 976, Home: "/var/lib/prometheus", System: true, CreateHome: true},
+	})
+	if !strings.Contains(users, "useradd -u 202 -d '/etc/slurm' -s '/sbin/nologin' -r -M -U 'slurm'") || !strings.Contains(users, "groupadd -r -g 976 'prometheus'") {
+		t.Error(users)
+	}
+	scripts := map[string]string{
+		"packages": pk, "update": up, "users": users,
+		"selinux": scriptSELinux("disabled"),
+		"others":  scriptDisableOthers([]string{"rocky.repo", "epel.repo"}, "/tmp/w"),
+		"install": scriptInstallRepoFiles(renderRepoFiles(testRepos(), "", "", false), "/tmp/w"),
+		"keys":    scriptGPGKeys([]GPGKey{{Path: "/etc/pki/rpm-gpg/K", Key: "x"}, {Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"}}, "/tmp/w"),
+		"cleanup": scriptCleanup(nil, false),
+		"final":   scriptCleanup(nil, true),
+		"verify":  scriptVerifyNoPassword("/tmp/w/pw"),
+		"facts":   scriptFacts,
+	}
+	for name, s := range scripts {
+		cmd := exec.Command("sh", "-n")
+		cmd.Stdin = strings.NewReader(scriptPrelude("/tmp/w", "rocky") + s)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v: %s\n%s", name, err, out, s)
+		}
+	}
+	if strings.Contains(scripts["cleanup"], "ssh_host") || !strings.Contains(scripts["final"], "ssh_host") {
+		t.Error("ssh host keys must be removed only in the final step")
+	}
+	if s := scriptCleanup([]string{"journal", "tmp"}, false); strings.Contains(s, "journal") || strings.Contains(s, "find /tmp") {
+		t.Error(s)
+	}
+}
+
+// The awk program disables every section, including those without an
+// enabled line, and drops existing enabled lines.
+func TestDisableAllAWK(t *testing.T) {
+	dir := t.TempDir()
+	in := "[a]\nname=a\nenabled=1\nbaseurl=x\n\n[b]\nname=b\n  enabled = 1\n[c]\nenabled=0\n"
+	f := filepath.Join(dir, "x.repo")
+	os.WriteFile(f, []byte(in), 0o644)
+	out, err := exec.Command("awk", disableAllAWK, f).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[a]\nenabled=0\nname=a\nbaseurl=x\n\n[b]\nenabled=0\nname=b\n[c]\nenabled=0\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestFailingCommandAndTail(t *testing.T) {
+	out := "+fatimage: echo hi\nhi\n+fatimage: dnf -y install nosuch\nError: Unable to find a match: nosuch\n"
+	if got := failingCommand(out); got != "dnf -y install nosuch" {
+		t.Error(got)
+	}
+	var b strings.Builder
+	for i := 0; i < 50; i++ {
+		b.WriteString("line\n")
+	}
+	if n := strings.Count(tail(b.String(), 20), "\n"); n != 19 {
+		t.Error(n)
+	}
+}
+
+type recUi struct {
+	packersdk.Ui
+	msgs []string
+}
+
+func (r *recUi) Message(m string) { r.msgs = append(r.msgs, m) }
+
+func TestRedactAndHideTrace(t *testing.T) {
+	p := &Provisioner{config: Config{RepoPassword: "s3cret"}}
+	ui := &recUi{}
+	w := &uiWriter{ui: ui, redact: p.redact}
+	w.Write([]byte("+fatimage: dnf -y install x\npassword: s3cret\npart"))
+	w.Write([]byte("ial line\n"))
+	if strings.Join(ui.msgs, "|") != "password: <sensitive>|partial line" {
+		t.Errorf("%q", ui.msgs)
+	}
+	e := &errCmd{Step: "packages", Command: "dnf -y install x", Status: 1, Tail: p.redact("username: u\npassword: s3cret")}
+	if strings.Contains(e.Error(), "s3cret") || !strings.Contains(e.Error(), "fatimage packages: dnf -y install x exited with status 1") {
+		t.Error(e.Error())
+	}
+}
+
+func TestCountDNF(t *testing.T) {
+	out := "+fatimage: dnf -y update\nfoo\n+fatimage: dnf needs-restarting -r\n+fatimage: rpm --import /k\n++fatimage: dnf clean all\ndnf is great\n"
+	if n := countDNF(out); n != 3 {
+		t.Errorf("countDNF = %d", n)
+	}
+}
