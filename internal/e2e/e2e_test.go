@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -300,4 +301,26 @@ func TestFatBuild(t *testing.T) {
 	defer c.Close()
 	c.Run(t, "rpm -q ohpc-slurm-server munge && test -s /var/lib/image/image.json")
 	c.Run(t, "! grep -rq 'enabled *= *1' /etc/yum.repos.d && ! sudo grep -rqF '"+theLab.ArkPassword+"' /etc")
+}
+
+// TestFatProvisionerTwice runs the provisioner twice in one build: the
+// second run installs nothing, reboots nothing and leaves the package set
+// as it was.
+func TestFatProvisionerTwice(t *testing.T) {
+	name := fmt.Sprintf("e2e-twice-%d", time.Now().Unix())
+	r := build(t, "fat-twice.pkr.hcl", "-var", "image_name="+name)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	findImage(t, name)
+	out := r.Output()
+	done := regexp.MustCompile(`fatimage: done: (\d+) dnf command\(s\), (\d+) reboot\(s\)`).FindAllStringSubmatch(out, -1)
+	if len(done) != 2 || done[0][2] != "1" || done[1][2] != "0" {
+		t.Fatalf("want one reboot in the first run and none in the second, got %v:\n%s", done, out)
+	}
+	second := out[strings.LastIndex(out, "fatimage: repositories"):]
+	if !strings.Contains(second, "Nothing to do.") || strings.Contains(second, "Installed:") || strings.Contains(second, "created user") {
+		t.Fatalf("the second run changed something:\n%s", second)
+	}
+	labtest.RequireClean(t, theLab)
 }
