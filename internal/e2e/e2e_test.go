@@ -34,33 +34,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build runs packer build on one template from testdata with the lab's
-// environment and returns the result.
-func build(t *testing.T, template string, args ...string) packertest.Result {
+// build runs packer build on templates from testdata, laid out together
+// in one directory, with the lab's environment.
+func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	t.Helper()
 	p := packertest.Setup(t)
 	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join("testdata", template))
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range templates {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for k, v := range theLab.Env {
-		env = append(env, k+"="+v)
-	}
-	return p.Run(t, dir, env, append(append([]string{"build"}, args...), ".")...)
+	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
 func imageClient(t *testing.T) *gophercloud.ServiceClient {
 	t.Helper()
-	ctx := context.Background()
-	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
-		IdentityEndpoint: theLab.Cloud.AuthURL(), Username: "lab", Password: theLab.CloudPassword,
-		TenantName: "lab", DomainName: "Default",
-	})
+	provider, err := labtest.Provider(context.Background(), theLab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +83,7 @@ func findImage(t *testing.T, name string) *images.Image {
 
 func TestBuilderBasic(t *testing.T) {
 	name := fmt.Sprintf("e2e-basic-%d", time.Now().Unix())
-	r := build(t, "builder-basic.pkr.hcl", "-var", "image_name="+name)
+	r := build(t, []string{"builder-basic.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}
@@ -130,7 +124,7 @@ func TestBuilderBasic(t *testing.T) {
 
 func TestBuilderVolumeBoot(t *testing.T) {
 	name := fmt.Sprintf("e2e-volume-%d", time.Now().Unix())
-	r := build(t, "builder-volume.pkr.hcl", "-var", "image_name="+name)
+	r := build(t, []string{"builder-volume.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}
@@ -158,7 +152,7 @@ func TestBuilderFilterMostRecent(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // created_at has second resolution
 	}
 	name := fmt.Sprintf("e2e-filter-%d", time.Now().Unix())
-	r := build(t, "builder-filter.pkr.hcl", "-var", "image_name="+name)
+	r := build(t, []string{"builder-filter.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}
@@ -187,11 +181,7 @@ func TestBuilderInterruptsAndFailures(t *testing.T) {
 		dir := t.TempDir()
 		data, _ := os.ReadFile(filepath.Join("testdata", "builder-slow.pkr.hcl"))
 		os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), data, 0o600)
-		var env []string
-		for k, v := range theLab.Env {
-			env = append(env, k+"="+v)
-		}
-		return p.Start(t, dir, env, "build", "-var", "image_name="+name, ".")
+		return p.Start(t, dir, theLab.Environ(), "build", "-var", "image_name="+name, ".")
 	}
 	defer theLab.Cloud.SetFaults()
 
@@ -233,9 +223,7 @@ func TestBuilderInterruptsAndFailures(t *testing.T) {
 func TestApplianceExample(t *testing.T) {
 	p := packertest.Setup(t)
 	ctx := context.Background()
-	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
-		IdentityEndpoint: theLab.Cloud.AuthURL(), Username: "lab", Password: theLab.CloudPassword, TenantName: "lab", DomainName: "Default",
-	})
+	provider, err := labtest.Provider(ctx, theLab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,10 +239,7 @@ func TestApplianceExample(t *testing.T) {
 	example, _ := filepath.Abs("../../example/openstack")
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
 	name := fmt.Sprintf("e2e-appliance-%d", time.Now().Unix())
-	var env []string
-	for k, v := range theLab.Env {
-		env = append(env, k+"="+v)
-	}
+	env := theLab.Environ()
 	args := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", fmt.Sprintf(`networks=["%s"]`, nets[0].ID),
 		"-var", "image_name=" + name, "-var", "image_name_version=", "-var", "manifest_output_path=" + manifest, example}
 	if r := p.Run(t, t.TempDir(), env, append([]string{"validate"}, args...)...); r.ExitCode != 0 {
@@ -277,7 +262,7 @@ func TestApplianceExample(t *testing.T) {
 // disabled and no credential left in any repo file.
 func TestFatBuild(t *testing.T) {
 	name := fmt.Sprintf("e2e-fat-%d", time.Now().Unix())
-	r := build(t, "fat-basic.pkr.hcl", "-var", "image_name="+name)
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-basic.pkr.hcl"}, "-var", "image_name="+name)
 	if strings.Contains(r.Output(), theLab.ArkPassword) {
 		t.Fatal("the Ark password appeared in packer's output")
 	}
@@ -308,7 +293,7 @@ func TestFatBuild(t *testing.T) {
 // as it was.
 func TestFatProvisionerTwice(t *testing.T) {
 	name := fmt.Sprintf("e2e-twice-%d", time.Now().Unix())
-	r := build(t, "fat-twice.pkr.hcl", "-var", "image_name="+name)
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-twice.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}

@@ -262,6 +262,15 @@ func (l *Lab) Close() error {
 	return errors.Join(errs...)
 }
 
+// Environ is Env as "K=V" entries, for exec.Cmd.Env.
+func (l *Lab) Environ() []string {
+	env := make([]string, 0, len(l.Env))
+	for k, v := range l.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
 // Status lists the cloud's live resources.
 func (l *Lab) Status() cloud.Status { return l.Cloud.Status() }
 

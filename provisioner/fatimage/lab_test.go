@@ -37,6 +37,23 @@ func requireLab(t *testing.T) {
 }
 
 // labComm is a real SDK SSH communicator to a lab server.
+// labVM boots a lab VM for one test and connects the SDK's SSH
+// communicator to it; the VM is deleted, and the cloud checked clean,
+// when the test ends.
+func labVM(t *testing.T, name string, timeout time.Duration) (context.Context, *labtest.Server, packersdk.Communicator) {
+	t.Helper()
+	requireLab(t)
+	t.Cleanup(func() { labtest.RequireClean(t, theLab) })
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	srv, cleanup, err := labtest.Boot(ctx, t, theLab, name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	return ctx, srv, labComm(t, srv)
+}
+
 func labComm(t *testing.T, srv *labtest.Server) packersdk.Communicator {
 	t.Helper()
 	cfg := &sdkssh.Config{
@@ -129,16 +146,7 @@ func readManifest(t *testing.T, f string) labManifest {
 }
 
 func TestProvisionLab(t *testing.T) {
-	requireLab(t)
-	defer labtest.RequireClean(t, theLab)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-prov", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	comm := labComm(t, srv)
+	ctx, _, comm := labVM(t, "fatimage-prov", 15*time.Minute)
 	password := theLab.Env["ARK_PASSWORD"]
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
 	t.Setenv("ARK_PASSWORD", password)
@@ -296,16 +304,7 @@ func (s *syncBuffer) String() string {
 
 // A dnf failure names the failing command and shows dnf's output tail.
 func TestProvisionLabDNFFailure(t *testing.T) {
-	requireLab(t)
-	defer labtest.RequireClean(t, theLab)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-fail", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	comm := labComm(t, srv)
+	ctx, _, comm := labVM(t, "fatimage-fail", 5*time.Minute)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
 	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
 	var p Provisioner
@@ -317,7 +316,7 @@ func TestProvisionLabDNFFailure(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	err = p.Provision(ctx, packersdk.TestUi(t), comm, nil)
+	err := p.Provision(ctx, packersdk.TestUi(t), comm, nil)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -334,16 +333,7 @@ func TestProvisionLabDNFFailure(t *testing.T) {
 // reboot = "always" reboots even when nothing asks for it; "never" does
 // not even when the update would.
 func TestProvisionLabRebootModes(t *testing.T) {
-	requireLab(t)
-	defer labtest.RequireClean(t, theLab)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-reboot", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	comm := labComm(t, srv)
+	ctx, _, comm := labVM(t, "fatimage-reboot", 5*time.Minute)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
 	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
 	base := func(reboot string, update bool) map[string]any {
@@ -381,16 +371,7 @@ func TestProvisionLabRebootModes(t *testing.T) {
 // With every cleanup step on, the login user's keys and the host keys go
 // last: Provision still finishes, and the image keeps no build key.
 func TestProvisionLabFinalCleanup(t *testing.T) {
-	requireLab(t)
-	defer labtest.RequireClean(t, theLab)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fatimage-final", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	comm := labComm(t, srv)
+	ctx, srv, comm := labVM(t, "fatimage-final", 5*time.Minute)
 	clearArkEnv(t)
 	var p Provisioner
 	if err := p.Prepare(map[string]any{"update": false, "selinux": "unchanged", "reboot": "never"}); err != nil {

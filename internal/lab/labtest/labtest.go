@@ -88,12 +88,17 @@ func RequireClean(t testing.TB, l *lab.Lab) {
 	}
 }
 
-// Compute returns an authenticated compute client for the lab.
-func Compute(ctx context.Context, l *lab.Lab) (*gophercloud.ServiceClient, error) {
-	provider, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+// Provider authenticates to the lab's cloud as its user.
+func Provider(ctx context.Context, l *lab.Lab) (*gophercloud.ProviderClient, error) {
+	return openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
 		IdentityEndpoint: l.Cloud.AuthURL(), Username: "lab", Password: l.CloudPassword,
 		TenantName: "lab", DomainName: "Default", AllowReauth: true,
 	})
+}
+
+// Compute returns an authenticated compute client for the lab.
+func Compute(ctx context.Context, l *lab.Lab) (*gophercloud.ServiceClient, error) {
+	provider, err := Provider(ctx, l)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,66 @@
+# Shared by the fat-*.pkr.hcl builds: the plugin, the lab's snapshots
+# through the data source, and a build VM from the GenericCloud-like image.
+packer {
+  required_plugins {
+    fatimage = {
+      source  = "github.com/stackhpc/fatimage"
+      version = ">= 0.1.0"
+    }
+  }
+}
+
+variable "image_name" {
+  type = string
+}
+
+variable "content_url" {
+  type    = string
+  default = env("ARK_CONTENT_URL")
+}
+
+data "fatimage-ark" "rocky" {
+  content_url = var.content_url
+  os_version  = "9.6"
+  repo {
+    name      = "baseos"
+    path      = "rocky/9.6/BaseOS/x86_64/os"
+    repo_file = "rocky"
+  }
+  repo {
+    name      = "appstream"
+    path      = "rocky/9.6/AppStream/x86_64/os"
+    repo_file = "rocky"
+  }
+  repo {
+    name      = "crb"
+    path      = "rocky/9.6/CRB/x86_64/os"
+    repo_file = "rocky"
+  }
+  repo {
+    name      = "extras"
+    path      = "rocky/9.6/extras/x86_64/os"
+    repo_file = "rocky-extras"
+  }
+  repo {
+    name = "epel"
+    path = "epel/9/Everything/x86_64"
+  }
+  repo {
+    name      = "OpenHPC"
+    path      = "OpenHPC/3/EL_9"
+    repo_file = "OpenHPC"
+  }
+  repo {
+    name      = "OpenHPC-updates"
+    path      = "OpenHPC/3/updates/EL_9"
+    repo_file = "OpenHPC"
+  }
+}
+
+source "fatimage-openstack" "lab" {
+  source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
+  flavor              = "m1.small"
+  floating_ip_network = "public"
+  ssh_username        = "rocky"
+  image_name          = var.image_name
+}
