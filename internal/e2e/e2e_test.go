@@ -4,9 +4,18 @@
 package e2e
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,6 +32,8 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/releases"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packertest"
 )
 
@@ -41,7 +52,14 @@ func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	for _, name := range templates {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
+		src := filepath.Join("testdata", name)
+		if st, err := os.Stat(src); err == nil && st.IsDir() {
+			if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		data, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,16 +127,7 @@ func TestBuilderBasic(t *testing.T) {
 	// checks); a server booted from the image without the flag does.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "first-boot", img.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	c, err := srv.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c, _ := labtest.BootDial(ctx, t, theLab, "first-boot", img.ID)
 	c.Run(t, "test -e /etc/fatimage-e2e && test -e /var/lib/ansible-init.done")
 }
 
@@ -260,9 +269,132 @@ func TestApplianceExample(t *testing.T) {
 // TestFatBuild runs data source, builder and provisioner together: the
 // image boots with the Slurm packages from the newer snapshot, its repos
 // disabled and no credential left in any repo file.
+// labBinaryVars points the templates at the lab's release server and
+// its stand-in tarballs' checksums.
+func labBinaryVars() []string {
+	var kv []string
+	for tarball, sum := range theLab.Releases.Checksums() {
+		for _, b := range theLab.Releases.Binaries() {
+			if b.Tarball() == tarball {
+				kv = append(kv, fmt.Sprintf("%s = %q", b.Name, sum))
+			}
+		}
+	}
+	slices.Sort(kv)
+	return []string{"-var", "binary_sha256={" + strings.Join(kv, ", ") + "}"}
+}
+
+// standInSums are the sha256s of the executables in the lab's tarballs.
+func standInSums(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, b := range theLab.Releases.Binaries() {
+		tgz, err := releases.Tarball(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(tgz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				break
+			}
+			if slices.Contains(b.Files, path.Base(h.Name)) {
+				data, _ := io.ReadAll(tr)
+				sum := sha256.Sum256(data)
+				out[path.Base(h.Name)] = hex.EncodeToString(sum[:])
+			}
+		}
+	}
+	return out
+}
+
+// imageFiles returns the directory holding what an image adds to the
+// lab's shared lower layer, i.e. everything the build put in it.
+func imageFiles(t *testing.T, id string) string {
+	t.Helper()
+	disk, ok := theLab.Cloud.ImageDisk(id)
+	if !ok {
+		t.Fatalf("image %s has no disk", id)
+	}
+	return filepath.Join(disk, "upper")
+}
+
+// requireNoSecrets scans every regular file under root for the lab's
+// secrets.
+func requireNoSecrets(t *testing.T, root string) {
+	t.Helper()
+	secrets := map[string][]byte{"Ark password": []byte(theLab.ArkPassword), "OpenStack password": []byte(theLab.CloudPassword),
+		"application credential secret": []byte(theLab.AppCredentialSecret)}
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		for what, s := range secrets {
+			if len(s) > 0 && bytes.Contains(data, s) {
+				t.Errorf("the image's %s carries the %s", strings.TrimPrefix(p, root), what)
+			}
+		}
+		return nil
+	})
+	if err != nil || n < 100 {
+		t.Fatalf("scanned %d files: %v", n, err)
+	}
+}
+
+type fatManifest struct {
+	Image struct {
+		OS, Kernel    string
+		PackageCount  int               `json:"package_count"`
+		PackageDigest string            `json:"package_digest"`
+		Snapshots     map[string]string `json:"snapshots"`
+		Binaries      map[string]struct {
+			Version, SHA256 string
+		} `json:"binaries"`
+	} `json:"image"`
+	Packages []string `json:"packages"`
+	Reboots  int      `json:"reboots"`
+}
+
+func readFatManifest(t *testing.T, file string) fatManifest {
+	t.Helper()
+	var m fatManifest
+	data, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil {
+		t.Fatalf("manifest_output: %v", err)
+	}
+	return m
+}
+
+// rpmName is the name of a name-version-release.arch from rpm -qa.
+func rpmName(nvra string) string {
+	parts := strings.Split(nvra, "-")
+	if len(parts) < 3 {
+		return nvra
+	}
+	return strings.Join(parts[:len(parts)-2], "-")
+}
+
+// TestFatBuild is the provisioner's end-to-end case 1, a fat build from
+// the GenericCloud image, and case 2, an extra build on top of it.
 func TestFatBuild(t *testing.T) {
 	name := fmt.Sprintf("e2e-fat-%d", time.Now().Unix())
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-basic.pkr.hcl"}, "-var", "image_name="+name)
+	m1 := filepath.Join(t.TempDir(), "fat.json")
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-basic.pkr.hcl", "playbooks"},
+		append(labBinaryVars(), "-var", "image_name="+name, "-var", "manifest_output="+m1)...)
 	if strings.Contains(r.Output(), theLab.ArkPassword) {
 		t.Fatal("the Ark password appeared in packer's output")
 	}
@@ -272,20 +404,126 @@ func TestFatBuild(t *testing.T) {
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 
+	// exactly one reboot (kernel update and SELinux), reported and recorded
+	done := regexp.MustCompile(`fatimage: done: (\d+) dnf command\(s\), (\d+) reboot\(s\)`).FindAllStringSubmatch(r.Output(), -1)
+	man := readFatManifest(t, m1)
+	if len(done) != 1 || done[0][2] != "1" || man.Reboots != 1 {
+		t.Errorf("want exactly one reboot: %v, manifest %d", done, man.Reboots)
+	}
+	if man.Image.Snapshots["baseos"] != repos.NewerTimestamp || man.Image.PackageCount != len(man.Packages) || man.Image.Kernel == "" {
+		t.Errorf("manifest image %+v", man.Image)
+	}
+
+	// what the image itself carries
+	files := imageFiles(t, img.ID)
+	requireNoSecrets(t, files)
+	if _, err := os.Stat(filepath.Join(files, "var/lib/ansible-init.done")); err == nil {
+		t.Error("the image carries the ansible-init sentinel")
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "fat-first-boot", img.ID)
-	if err != nil {
+	_, c, stop := labtest.BootDial(ctx, t, theLab, "fat-first-boot", img.ID)
+	// packages at the newer snapshot's versions
+	if got := c.Run(t, "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' slurm-ohpc grafana tzdata epel-release munge && ! rpm -q cockpit-ws >/dev/null"); got != "slurm-ohpc-23.11.10-321.ohpc.3.2\ngrafana-10.4.19-1\ntzdata-2025b-1.el9\nepel-release-9-10.el9\nmunge-0.5.13-13.el9" {
+		t.Errorf("packages:\n%s", got)
+	}
+	// binaries with the right checksums
+	want := standInSums(t)
+	for _, f := range []string{"node_exporter", "prometheus", "promtool", "alertmanager", "amtool"} {
+		if got := c.Run(t, "sha256sum /usr/local/bin/"+f+" | cut -d' ' -f1"); got != want[f] || got == "" {
+			t.Errorf("%s: sha256 %s, want %s", f, got, want[f])
+		}
+	}
+	// fixed-ID users, the login user's home moved
+	if got := c.Run(t, "for u in slurm prometheus grafana; do getent passwd $u | cut -d: -f1,3,4,6; done; getent group prometheus grafana | cut -d: -f1,3; getent passwd rocky | cut -d: -f6"); got != "slurm:202:202:/etc/slurm\nprometheus:981:976:/var/lib/prometheus\ngrafana:984:979:/usr/share/grafana\nprometheus:976\ngrafana:979\n/var/lib/rocky" {
+		t.Errorf("users:\n%s", got)
+	}
+	// services installed but not enabled; files placed
+	if got := c.Run(t, "for u in firewalld grafana-server slurmctld; do systemctl is-enabled $u || true; done; test -x /etc/ansible-init/playbooks/roles/compute_init/run.sh && echo playbooks"); got != "disabled\ndisabled\ndisabled\nplaybooks" {
+		t.Errorf("services and files:\n%s", got)
+	}
+	// repos disabled, no credentials; image.json filled
+	c.Run(t, "! grep -rqE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d && ! sudo grep -rqE '^(username|password)' /etc/yum.repos.d")
+	var info fatManifest
+	if err := json.Unmarshal([]byte(c.Run(t, `printf '{"image": %s}' "$(cat /var/lib/image/image.json)"`)), &info); err != nil {
 		t.Fatal(err)
 	}
-	defer cleanup()
-	c, err := srv.Dial(ctx)
-	if err != nil {
+	if info.Image.OS != "Rocky Linux 9.6 (Blue Onyx)" || info.Image.PackageDigest != man.Image.PackageDigest || info.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp ||
+		info.Image.Binaries["prometheus"].Version != "3.5.3" || info.Image.Binaries["prometheus"].SHA256 == "" {
+		t.Errorf("image.json %+v", info.Image)
+	}
+	stop() // before the extra build's leak check
+
+	t.Run("extra build", func(t *testing.T) {
+		extra := name + "-extra"
+		m2 := filepath.Join(t.TempDir(), "extra.json")
+		r := build(t, []string{"fat-common.pkr.hcl", "fat-extra.pkr.hcl"},
+			"-var", "image_name="+extra, "-var", "source_image_name="+name, "-var", "manifest_output="+m2)
+		if r.ExitCode != 0 {
+			t.Fatalf("packer build failed:\n%s", r.Output())
+		}
+		findImage(t, extra)
+		labtest.RequireClean(t, theLab)
+		man2 := readFatManifest(t, m2)
+		before := map[string]bool{}
+		for _, p := range man.Packages {
+			before[p] = true
+		}
+		var added []string
+		for _, p := range man2.Packages {
+			if !before[p] {
+				added = append(added, rpmName(p))
+			}
+			delete(before, p)
+		}
+		slices.Sort(added)
+		if strings.Join(added, ",") != "oddjob,oddjob-mkhomedir,sssd-client,sssd-common" || len(before) != 0 || man2.Reboots != 0 {
+			t.Errorf("the extra build added %v, removed or changed %v, rebooted %d times", added, before, man2.Reboots)
+		}
+		if strings.Contains(r.Output(), "dnf update") || strings.Contains(r.Output(), "created user") {
+			t.Errorf("the extra build updated or created users:\n%s", r.Output())
+		}
+	})
+}
+
+// TestFatHostBinaries is case 3: the VM cannot reach the release
+// server; with binary_source = "host" the plugin fetches the tarballs.
+func TestFatHostBinaries(t *testing.T) {
+	if err := theLab.SetReleasesReachableFromVMs(false); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	c.Run(t, "rpm -q ohpc-slurm-server munge && test -s /var/lib/image/image.json")
-	c.Run(t, "! grep -rq 'enabled *= *1' /etc/yum.repos.d && ! sudo grep -rqF '"+theLab.ArkPassword+"' /etc")
+	defer theLab.SetReleasesReachableFromVMs(true)
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+
+	// the control: with the default binary_source = "vm" the build fails
+	// at the download, before any package work, and leaves nothing
+	name := fmt.Sprintf("e2e-vmsrc-%d", time.Now().Unix())
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-host.pkr.hcl"}, append(labBinaryVars(), "-var", "image_name="+name, "-var", "binary_source=vm")...)
+	if r.ExitCode == 0 || !strings.Contains(r.Output(), "fatimage binaries-fetch: curl -fsSL") {
+		t.Fatalf("want the VM's download to fail:\n%s", r.Output())
+	}
+	requireNoImage(t, name)
+	labtest.RequireClean(t, theLab)
+
+	name = fmt.Sprintf("e2e-hostsrc-%d", time.Now().Unix())
+	r = build(t, []string{"fat-common.pkr.hcl", "fat-host.pkr.hcl"}, append(labBinaryVars(), "-var", "image_name="+name)...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	if !strings.Contains(r.Output(), "fatimage: downloading "+theLab.Env["LAB_RELEASES_URL"]+"/prometheus/releases/download/v3.5.3/") {
+		t.Errorf("no host download in the output:\n%s", r.Output())
+	}
+	img := findImage(t, name)
+	labtest.RequireClean(t, theLab)
+	want := standInSums(t)
+	for _, f := range []string{"node_exporter", "prometheus", "promtool"} {
+		data, err := os.ReadFile(filepath.Join(imageFiles(t, img.ID), "usr/local/bin", f))
+		sum := sha256.Sum256(data)
+		if err != nil || hex.EncodeToString(sum[:]) != want[f] {
+			t.Errorf("%s in the image: %v", f, err)
+		}
+	}
 }
 
 // TestFatProvisionerTwice runs the provisioner twice in one build: the

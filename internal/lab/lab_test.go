@@ -180,15 +180,7 @@ func BenchmarkLabUp(b *testing.B) {
 func TestHardResetFault(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, cleanup, err := labtest.Boot(ctx, t, theLab, "reset-me", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	c, err := srv.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, c, _ := labtest.BootDial(ctx, t, theLab, "reset-me", "")
 	before := c.Run(t, "cat /proc/sys/kernel/random/boot_id")
 	sess, _ := c.NewSession()
 	done := make(chan error, 1)
@@ -204,7 +196,7 @@ func TestHardResetFault(t *testing.T) {
 		t.Fatal("the session survived the reset")
 	}
 	c.Close()
-	c, err = srv.Dial(ctx)
+	c, err := srv.Dial(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,166 +3,302 @@
 package fatimage
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"text/template"
 	"time"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
-// Binary is a release tarball whose executables go to /usr/local/bin.
+// Binary is a release tarball whose executables are installed into the
+// image after its sha256 is checked. Entries named like a built-in
+// binary (node_exporter, prometheus, alertmanager) override only the
+// fields they set.
 type Binary struct {
 	// Project name, e.g. node_exporter.
-	Name string `mapstructure:"name" required:"true"`
+	Name string `mapstructure:"name" required:"true" yaml:"-"`
 	// Version without the leading v, e.g. 1.11.1.
-	Version string `mapstructure:"version" required:"true"`
-	// sha256 (hex) of <name>-<version>.linux-amd64.tar.gz.
-	SHA256 string `mapstructure:"sha256" required:"true"`
-	// Executables in the tarball to install. Default [name].
-	Files []string `mapstructure:"files"`
+	Version string `mapstructure:"version" yaml:"version"`
+	// sha256 (hex) of the tarball. Required unless the name and version
+	// are a built-in's.
+	SHA256 string `mapstructure:"sha256" yaml:"sha256"`
+	// Download URL, a Go template over .BaseURL (`release_base_url`),
+	// .Name and .Version. Default
+	// `{{.BaseURL}}/{{.Name}}/releases/download/v{{.Version}}/{{.Name}}-{{.Version}}.linux-amd64.tar.gz`.
+	URL string `mapstructure:"url" yaml:"url"`
+	// Executables to install, found one directory down in the tarball.
+	// Default [name].
+	Files []string `mapstructure:"files" yaml:"files"`
+	// Directory the files are installed to. Default /usr/local/bin.
+	Destination string `mapstructure:"destination" yaml:"destination"`
+	// Octal mode of the installed files. Default 0755.
+	Mode string `mapstructure:"mode" yaml:"mode"`
 }
 
-// defaultBinarySource is where Prometheus publishes its releases.
-const defaultBinarySource = "https://github.com/prometheus"
+const (
+	defaultReleaseBaseURL = "https://github.com/prometheus"
+	defaultBinaryURL      = "{{.BaseURL}}/{{.Name}}/releases/download/v{{.Version}}/{{.Name}}-{{.Version}}.linux-amd64.tar.gz"
+)
 
-// tarballName is <name>-<version>.linux-amd64.tar.gz.
-func (b Binary) tarballName() string {
-	return fmt.Sprintf("%s-%s.linux-amd64.tar.gz", b.Name, b.Version)
-}
-
-// url is <source>/<name>/releases/download/v<version>/<tarball>.
-func (b Binary) url(source string) string {
-	return fmt.Sprintf("%s/%s/releases/download/v%s/%s", strings.TrimRight(source, "/"), b.Name, b.Version, b.tarballName())
-}
-
-func (b Binary) files() []string {
-	if len(b.Files) > 0 {
-		return b.Files
+// mergeBinaries returns the built-ins (in order) with the configured
+// entries laid over them by name, then the configured entries that are
+// not built-ins. Empty fields of an override come from the built-in
+// table even when its group was not asked for.
+func mergeBinaries(builtin []Binary, conf []Binary, table map[string]Binary) []Binary {
+	over := map[string]Binary{}
+	for _, b := range conf {
+		over[b.Name] = b
 	}
-	return []string{b.Name}
+	fill := func(b Binary) Binary {
+		base, ok := table[b.Name]
+		if !ok {
+			return b
+		}
+		if b.Version == "" {
+			b.Version = base.Version
+		}
+		if b.SHA256 == "" && b.Version == base.Version {
+			b.SHA256 = base.SHA256
+		}
+		if len(b.Files) == 0 {
+			b.Files = base.Files
+		}
+		return b
+	}
+	var out []Binary
+	done := map[string]bool{}
+	for _, b := range builtin {
+		if o, ok := over[b.Name]; ok {
+			b = o
+		}
+		out = append(out, fill(b))
+		done[b.Name] = true
+	}
+	for _, b := range conf {
+		if !done[b.Name] {
+			out = append(out, fill(b))
+			done[b.Name] = true
+		}
+	}
+	for i := range out {
+		if out[i].URL == "" {
+			out[i].URL = defaultBinaryURL
+		}
+		if len(out[i].Files) == 0 {
+			out[i].Files = []string{out[i].Name}
+		}
+		if out[i].Destination == "" {
+			out[i].Destination = "/usr/local/bin"
+		}
+		if out[i].Mode == "" {
+			out[i].Mode = "0755"
+		}
+	}
+	return out
 }
 
-func validateBinaries(bins []Binary) []error {
+// downloadURL renders b's URL template.
+func (b Binary) downloadURL(baseURL string) (string, error) {
+	t, err := template.New("url").Option("missingkey=error").Parse(b.URL)
+	if err != nil {
+		return "", err
+	}
+	var s strings.Builder
+	err = t.Execute(&s, map[string]string{"BaseURL": strings.TrimRight(baseURL, "/"), "Name": b.Name, "Version": b.Version})
+	return s.String(), err
+}
+
+// validateBinaries checks the configured entries for duplicates, then
+// the merged list, naming configured entries by their index.
+func validateBinaries(conf, bins []Binary, baseURL string) []error {
 	var errs []error
-	seen := map[string]bool{}
-	for i, b := range bins {
+	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	idx := map[string]int{}
+	for i, b := range conf {
+		if _, dup := idx[b.Name]; dup {
+			add("binaries[%d]: duplicate binary %q", i, b.Name)
+		}
+		idx[b.Name] = i
+	}
+	for _, b := range bins {
+		i, ok := idx[b.Name]
+		if !ok {
+			i = -1 // a built-in: named by "(name)" alone
+		}
 		if !reName.MatchString(b.Name) {
-			errs = append(errs, fmt.Errorf("binaries[%d]: name %q is not valid", i, b.Name))
+			add("binaries[%d]: name %q is not valid", i, b.Name)
 		}
-		if seen[b.Name] {
-			errs = append(errs, fmt.Errorf("binaries[%d]: duplicate binary %q", i, b.Name))
-		}
-		seen[b.Name] = true
 		if b.Version == "" || strings.HasPrefix(b.Version, "v") || strings.ContainsAny(b.Version, "/ ") {
-			errs = append(errs, fmt.Errorf("binaries[%d]: version %q must be like 1.2.3 (no leading v)", i, b.Version))
+			add("binaries[%d] (%s): version %q must be like 1.2.3 (no leading v)", i, b.Name, b.Version)
 		}
-		if h, err := hex.DecodeString(b.SHA256); err != nil || len(h) != sha256.Size {
-			errs = append(errs, fmt.Errorf("binaries[%d]: sha256 must be 64 hex digits", i))
+		if b.SHA256 == "" {
+			add("binaries[%d] (%s): sha256 is required (version %s is not a built-in one)", i, b.Name, b.Version)
+		} else if h, err := hex.DecodeString(b.SHA256); err != nil || len(h) != sha256.Size {
+			add("binaries[%d] (%s): sha256 must be 64 hex digits", i, b.Name)
 		}
-		for _, f := range b.files() {
+		for _, f := range b.Files {
 			if !reName.MatchString(f) {
-				errs = append(errs, fmt.Errorf("binaries[%d]: file %q is not a plain executable name", i, f))
+				add("binaries[%d] (%s): file %q is not a plain executable name", i, b.Name, f)
 			}
+		}
+		if !path.IsAbs(b.Destination) || path.Clean(b.Destination) != b.Destination {
+			add("binaries[%d] (%s): destination %q must be an absolute, clean directory", i, b.Name, b.Destination)
+		}
+		if !reMode.MatchString(b.Mode) {
+			add("binaries[%d] (%s): mode %q must be octal like 0755", i, b.Name, b.Mode)
+		}
+		u, err := b.downloadURL(baseURL)
+		if err != nil {
+			add("binaries[%d] (%s): url: %v", i, b.Name, err)
+		} else if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			add("binaries[%d] (%s): url %q must be an http(s) URL", i, b.Name, u)
 		}
 	}
 	return errs
 }
 
-// fetchBinary downloads b's tarball, checks its sha256 and returns the
-// wanted executables (name -> content), found one directory down.
-func fetchBinary(ctx context.Context, client *http.Client, source string, b Binary) (map[string][]byte, error) {
-	u := b.url(source)
+// tarball is where b's tarball is staged in the work dir.
+func (b Binary) tarball(workDir string) string {
+	return path.Join(workDir, "bin-"+b.Name+".tar.gz")
+}
+
+// stepFetchBinaries puts every tarball into the work dir (downloaded by
+// the VM, or by the plugin through its cache and uploaded) and checks
+// every sha256 on the VM, all before anything is installed.
+func (p *Provisioner) stepFetchBinaries(ctx context.Context) error {
+	c := &p.config
+	var s strings.Builder
+	for _, b := range c.binaries {
+		u, _ := b.downloadURL(c.ReleaseBaseURL)
+		dst := b.tarball(p.workDir)
+		if c.BinarySource == "host" {
+			if err := p.uploadFromCache(ctx, b, u, dst); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(&s, "echo %s\nfatimage_run curl -fsSL --retry 3 --retry-connrefused --connect-timeout 20 -o %s %s\n",
+			shQuote("downloading "+u), shQuote(dst), shQuote(u))
+	}
+	s.WriteString(scriptVerifyBinaries(c.binaries, p.workDir))
+	_, err := p.runScript(ctx, "binaries-fetch", s.String())
+	return err
+}
+
+// scriptVerifyBinaries checks every staged tarball's sha256.
+func scriptVerifyBinaries(bins []Binary, workDir string) string {
+	var b strings.Builder
+	b.WriteString("bad=0\n")
+	for _, bin := range bins {
+		fmt.Fprintf(&b, "printf '%%s  %%s\\n' %s %s | sha256sum -c --quiet - || { echo %s >&2; bad=1; }\n",
+			shQuote(strings.ToLower(bin.SHA256)), shQuote(bin.tarball(workDir)),
+			shQuote(fmt.Sprintf("binaries: %s %s: sha256 mismatch (want %s)", bin.Name, bin.Version, bin.SHA256)))
+	}
+	b.WriteString("[ \"$bad\" = 0 ] || { echo 'binaries: checksum mismatch; nothing installed' >&2; exit 1; }\necho 'binaries: all checksums match'\n")
+	return b.String()
+}
+
+// scriptInstallBinaries unpacks each tarball and installs its files,
+// leaving identical files alone.
+func scriptInstallBinaries(bins []Binary, workDir string) string {
+	var b strings.Builder
+	for _, bin := range bins {
+		x := shQuote(path.Join(workDir, "x-"+bin.Name))
+		fmt.Fprintf(&b, "rm -rf %s && mkdir -p %s && tar -xzf %s -C %s --no-same-owner\n", x, x, shQuote(bin.tarball(workDir)), x)
+		for _, f := range bin.Files {
+			dst := shQuote(path.Join(bin.Destination, f))
+			label := fmt.Sprintf("%s (%s %s)", path.Join(bin.Destination, f), bin.Name, bin.Version)
+			fmt.Fprintf(&b, "src=$(find %s -mindepth 2 -maxdepth 2 -type f -name %s | head -n1)\n", x, shQuote(f))
+			fmt.Fprintf(&b, "[ -n \"$src\" ] || { echo %s >&2; exit 1; }\n", shQuote("binaries: "+f+" not found in the "+bin.Name+" tarball"))
+			fmt.Fprintf(&b, "if cmp -s \"$src\" %s && [ \"$(stat -c %%a %s)\" = %s ]; then echo %s; else install -D -o root -g root -m %s \"$src\" %s; echo %s; fi\n",
+				dst, dst, shQuote(strings.TrimPrefix(bin.Mode, "0")), shQuote("unchanged "+label), shQuote(bin.Mode), dst, shQuote("installed "+label))
+		}
+		fmt.Fprintf(&b, "rm -rf %s %s\n", x, shQuote(bin.tarball(workDir)))
+	}
+	return b.String()
+}
+
+// binaryCacheDir is the plugin's content-addressed download cache.
+func binaryCacheDir() (string, error) {
+	return packersdk.CachePath("fatimage", "sha256")
+}
+
+// uploadFromCache makes sure the tarball is in the host cache (named by
+// its sha256, so a cached file is known good), then uploads it to dst.
+func (p *Provisioner) uploadFromCache(ctx context.Context, b Binary, u, dst string) error {
+	dir, err := binaryCacheDir()
+	if err != nil {
+		return fmt.Errorf("binaries: cache: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("binaries: cache: %w", err)
+	}
+	cached := filepath.Join(dir, strings.ToLower(b.SHA256))
+	if _, err := os.Stat(cached); err == nil {
+		p.ui.Say(fmt.Sprintf("fatimage: %s %s from the cache (%s)", b.Name, b.Version, cached))
+	} else if err := p.download(ctx, b, u, dir, cached); err != nil {
+		return err
+	}
+	f, err := os.Open(cached)
+	if err != nil {
+		return fmt.Errorf("binaries: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("binaries: %w", err)
+	}
+	body := p.ui.TrackProgress("upload "+path.Base(u), 0, st.Size(), f)
+	defer body.Close()
+	if err := p.comm.Upload(dst, body, nil); err != nil {
+		return fmt.Errorf("binaries: uploading %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// download fetches u into the cache dir, checks the sha256 and only then
+// renames it to its content address.
+func (p *Provisioner) download(ctx context.Context, b Binary, u, dir, cached string) error {
+	p.ui.Say(fmt.Sprintf("fatimage: downloading %s", u))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("binaries: %s: %w", b.Name, err)
 	}
-	resp, err := client.Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Minute}).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("binaries: %s: %w", b.Name, err)
+		return fmt.Errorf("binaries: %s: %w", b.Name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("binaries: %s: GET %s: %s", b.Name, u, resp.Status)
+		return fmt.Errorf("binaries: %s: GET %s: %s", b.Name, u, resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	tmp, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
-		return nil, fmt.Errorf("binaries: %s: reading %s: %w", b.Name, u, err)
+		return fmt.Errorf("binaries: cache: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, b.SHA256) {
-		return nil, fmt.Errorf("binaries: %s: sha256 of %s is %s, want %s", b.Name, b.tarballName(), got, b.SHA256)
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	body := p.ui.TrackProgress(path.Base(u), 0, resp.ContentLength, resp.Body)
+	defer body.Close()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), body); err != nil {
+		return fmt.Errorf("binaries: %s: reading %s: %w", b.Name, u, err)
 	}
-	return extractFiles(data, b.files())
-}
-
-// extractFiles returns the regular files named in want found at
-// <one dir>/<name> in a gzipped tarball.
-func extractFiles(tgz []byte, want []string) (map[string][]byte, error) {
-	zr, err := gzip.NewReader(strings.NewReader(string(tgz)))
-	if err != nil {
-		return nil, fmt.Errorf("binaries: %w", err)
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, b.SHA256) {
+		return fmt.Errorf("binaries: %s %s: sha256 of %s is %s, want %s; nothing installed", b.Name, b.Version, u, got, b.SHA256)
 	}
-	wanted := map[string]bool{}
-	for _, w := range want {
-		wanted[w] = true
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("binaries: cache: %w", err)
 	}
-	out := map[string][]byte{}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("binaries: %w", err)
-		}
-		name := path.Clean(h.Name)
-		dir, base := path.Split(name)
-		if h.Typeflag != tar.TypeReg || !wanted[base] || strings.Count(strings.Trim(dir, "/"), "/") != 0 || dir == "" {
-			continue
-		}
-		data, err := io.ReadAll(io.LimitReader(tr, 1<<30))
-		if err != nil {
-			return nil, fmt.Errorf("binaries: %w", err)
-		}
-		out[base] = data
-	}
-	for _, w := range want {
-		if _, ok := out[w]; !ok {
-			return nil, fmt.Errorf("binaries: %s not found in the tarball", w)
-		}
-	}
-	return out, nil
-}
-
-// stepBinaries fetches every binary (here, checked against its sha256)
-// and installs its executables to /usr/local/bin (0755 root), skipping
-// files already identical.
-func (p *Provisioner) stepBinaries(ctx context.Context) error {
-	client := &http.Client{Timeout: 10 * time.Minute}
-	var s strings.Builder
-	for _, b := range p.config.Binaries {
-		files, err := fetchBinary(ctx, client, p.config.BinarySource, b)
-		if err != nil {
-			return err
-		}
-		for _, f := range b.files() {
-			tmp := path.Join(p.workDir, "bin-"+f)
-			if err := p.upload(tmp, files[f]); err != nil {
-				return fmt.Errorf("binaries: uploading %s: %w", f, err)
-			}
-			dst := shQuote("/usr/local/bin/" + f)
-			fmt.Fprintf(&s, "if cmp -s %s %s; then echo %s; else install -o root -g root -m 0755 %s %s; echo %s; fi\nrm -f %s\n",
-				shQuote(tmp), dst, shQuote("unchanged /usr/local/bin/"+f+" ("+b.Name+" "+b.Version+")"),
-				shQuote(tmp), dst, shQuote("installed /usr/local/bin/"+f+" ("+b.Name+" "+b.Version+")"), shQuote(tmp))
-		}
-	}
-	_, err := p.runScript(ctx, "binaries", s.String())
-	return err
+	return os.Rename(tmp.Name(), cached)
 }

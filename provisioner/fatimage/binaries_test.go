@@ -7,10 +7,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
 func makeTarball(t *testing.T, files map[string]string) []byte {
@@ -26,40 +33,80 @@ func makeTarball(t *testing.T, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-func TestFetchBinary(t *testing.T) {
-	tgz := makeTarball(t, map[string]string{
-		"prometheus-3.5.3.linux-amd64/prometheus": "P", "prometheus-3.5.3.linux-amd64/promtool": "T",
-		"prometheus-3.5.3.linux-amd64/LICENSE": "L",
-	})
-	sum := sha256.Sum256(tgz)
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		paths = append(paths, r.URL.Path)
-		if r.URL.Path != "/prometheus/prometheus/releases/download/v3.5.3/prometheus-3.5.3.linux-amd64.tar.gz" {
-			http.NotFound(w, r)
-			return
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestBuiltinBinariesFollowGroups(t *testing.T) {
+	clearArkEnv(t)
+	cases := []struct {
+		groups []string
+		want   string
+	}{
+		{[]string{"fatimage"}, "node_exporter,prometheus,alertmanager"},
+		{[]string{"control"}, "node_exporter,prometheus,alertmanager"},
+		{[]string{"compute"}, "node_exporter"},
+		{[]string{"nfs"}, ""},
+	}
+	for _, tc := range cases {
+		var p Provisioner
+		if err := p.Prepare(map[string]any{"groups": tc.groups}); err != nil {
+			t.Fatal(err)
 		}
-		w.Write(tgz)
-	}))
-	defer srv.Close()
-	b := Binary{Name: "prometheus", Version: "3.5.3", SHA256: hex.EncodeToString(sum[:]), Files: []string{"prometheus", "promtool"}}
-	files, err := fetchBinary(context.Background(), srv.Client(), srv.URL+"/prometheus", b)
+		var names []string
+		for _, b := range p.config.binaries {
+			names = append(names, b.Name)
+		}
+		if got := strings.Join(names, ","); got != tc.want {
+			t.Errorf("groups %v: binaries %q, want %q", tc.groups, got, tc.want)
+		}
+	}
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"groups": []string{"control"}, "default_binaries": false}); err != nil || len(p.config.binaries) != 0 {
+		t.Errorf("default_binaries = false: %v %v", err, p.config.binaries)
+	}
+	// the spec's versions and checksums
+	p = Provisioner{}
+	if err := p.Prepare(map[string]any{"groups": []string{"control"}}); err != nil {
+		t.Fatal(err)
+	}
+	prom := p.config.binaries[1]
+	if prom.Version != "3.5.3" || prom.SHA256 != "8c30b9d99664e39b0363c0ba54fab30a7958e9d3de27246bf26ed85e6cfb8946" ||
+		strings.Join(prom.Files, ",") != "prometheus,promtool" || prom.Destination != "/usr/local/bin" || prom.Mode != "0755" {
+		t.Errorf("prometheus built-in %+v", prom)
+	}
+	u, err := prom.downloadURL(p.config.ReleaseBaseURL)
+	if err != nil || u != "https://github.com/prometheus/prometheus/releases/download/v3.5.3/prometheus-3.5.3.linux-amd64.tar.gz" {
+		t.Errorf("url %q %v", u, err)
+	}
+}
+
+func TestBinaryOverrides(t *testing.T) {
+	clearArkEnv(t)
+	other := strings.Repeat("ab", 32)
+	var p Provisioner
+	err := p.Prepare(map[string]any{
+		"groups":           []string{"compute"},
+		"release_base_url": "http://mirror.example/releases/",
+		"binaries": []any{
+			map[string]any{"name": "node_exporter", "sha256": other},
+			map[string]any{"name": "slurm_exporter", "version": "0.20", "sha256": other,
+				"url": "http://x.example/{{.Name}}/v{{.Version}}.tgz", "destination": "/opt/bin", "mode": "0750"},
+		},
+	})
 	if err != nil {
-		t.Fatal(err, paths)
+		t.Fatal(err)
 	}
-	if string(files["prometheus"]) != "P" || string(files["promtool"]) != "T" || len(files) != 2 {
-		t.Errorf("files %v", files)
+	bins := p.config.binaries
+	if len(bins) != 2 || bins[0].Version != "1.11.1" || bins[0].SHA256 != other || bins[0].Files[0] != "node_exporter" {
+		t.Fatalf("override kept the built-in version and files, replaced the checksum: %+v", bins)
 	}
-	b.SHA256 = strings.Repeat("0", 64)
-	if _, err := fetchBinary(context.Background(), srv.Client(), srv.URL+"/prometheus", b); err == nil || !strings.Contains(err.Error(), "sha256 of prometheus-3.5.3.linux-amd64.tar.gz is") {
-		t.Errorf("checksum mismatch: %v", err)
+	if u, _ := bins[0].downloadURL(p.config.ReleaseBaseURL); u != "http://mirror.example/releases/node_exporter/releases/download/v1.11.1/node_exporter-1.11.1.linux-amd64.tar.gz" {
+		t.Errorf("release_base_url: %s", u)
 	}
-	b.Version = "9.9.9"
-	if _, err := fetchBinary(context.Background(), srv.Client(), srv.URL+"/prometheus", b); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Errorf("missing release: %v", err)
-	}
-	if _, err := extractFiles(tgz, []string{"amtool"}); err == nil || !strings.Contains(err.Error(), "amtool not found") {
-		t.Errorf("missing file: %v", err)
+	if u, _ := bins[1].downloadURL(p.config.ReleaseBaseURL); u != "http://x.example/slurm_exporter/v0.20.tgz" || bins[1].Files[0] != "slurm_exporter" {
+		t.Errorf("custom url %s %+v", u, bins[1])
 	}
 }
 
@@ -70,11 +117,18 @@ func TestBinariesValidation(t *testing.T) {
 		raw  map[string]any
 		want string
 	}{
-		{map[string]any{"binaries": []any{map[string]any{"name": "node_exporter", "version": "v1.0", "sha256": good}}}, `binaries[0]: version "v1.0" must be like 1.2.3`},
-		{map[string]any{"binaries": []any{map[string]any{"name": "node_exporter", "version": "1.0", "sha256": "xyz"}}}, "binaries[0]: sha256 must be 64 hex digits"},
+		{map[string]any{"binaries": []any{map[string]any{"name": "x", "version": "v1.0", "sha256": good}}}, `binaries[0] (x): version "v1.0" must be like 1.2.3`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "x", "version": "1.0", "sha256": "xyz"}}}, "binaries[0] (x): sha256 must be 64 hex digits"},
+		{map[string]any{"binaries": []any{map[string]any{"name": "node_exporter", "version": "1.12.0"}}}, "binaries[0] (node_exporter): sha256 is required (version 1.12.0 is not a built-in one)"},
+		{map[string]any{"binaries": []any{map[string]any{"name": "x", "version": "1"}}}, "binaries[0] (x): sha256 is required"},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good}, map[string]any{"name": "a", "version": "2", "sha256": good}}}, `binaries[1]: duplicate binary "a"`},
-		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "files": []string{"../x"}}}}, `binaries[0]: file "../x" is not a plain executable name`},
-		{map[string]any{"binary_source": "ftp://x"}, `binary_source: "ftp://x" must be an http(s) URL`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "files": []string{"../x"}}}}, `binaries[0] (a): file "../x" is not a plain executable name`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "destination": "bin"}}}, `binaries[0] (a): destination "bin" must be an absolute, clean directory`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "mode": "rwx"}}}, `binaries[0] (a): mode "rwx" must be octal`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "{{.Nope}}"}}}, `binaries[0] (a): url:`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "ftp://x/{{.Name}}"}}}, `binaries[0] (a): url "ftp://x/a" must be an http(s) URL`},
+		{map[string]any{"binary_source": "ftp"}, `binary_source: "ftp" is not one of vm, host`},
+		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url: "ftp://x" must be an http(s) URL`},
 	}
 	for _, tc := range cases {
 		var p Provisioner
@@ -82,5 +136,111 @@ func TestBinariesValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// runLocal runs a provisioner script with the real sh, tar and sha256sum.
+func runLocal(t *testing.T, workDir, script string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-eu", "-c", scriptPrelude(workDir, "nobody")+script)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestVerifyAndInstallScripts(t *testing.T) {
+	work, dest := t.TempDir(), filepath.Join(t.TempDir(), "bin")
+	good := makeTarball(t, map[string]string{"prometheus-3.5.3.linux-amd64/prometheus": "P", "prometheus-3.5.3.linux-amd64/promtool": "T", "prometheus-3.5.3.linux-amd64/LICENSE": "L"})
+	other := makeTarball(t, map[string]string{"node_exporter-1.11.1.linux-amd64/node_exporter": "N"})
+	bins := []Binary{
+		{Name: "prometheus", Version: "3.5.3", SHA256: sha(good), Files: []string{"prometheus", "promtool"}, Destination: dest, Mode: "0755"},
+		{Name: "node_exporter", Version: "1.11.1", SHA256: sha(other), Files: []string{"node_exporter"}, Destination: dest, Mode: "0750"},
+	}
+	os.WriteFile(bins[0].tarball(work), good, 0o600)
+	os.WriteFile(bins[1].tarball(work), good, 0o600) // wrong content
+	out, err := runLocal(t, work, scriptVerifyBinaries(bins, work)+scriptInstallBinaries(bins, work))
+	if err == nil || !strings.Contains(out, "node_exporter 1.11.1: sha256 mismatch") || !strings.Contains(out, "checksum mismatch; nothing installed") {
+		t.Fatalf("mismatch not caught: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Fatalf("something was installed before the checks passed: %v", err)
+	}
+	os.WriteFile(bins[1].tarball(work), other, 0o600)
+	out, err = runLocal(t, work, scriptVerifyBinaries(bins, work)+scriptInstallBinaries(bins, work))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for f, want := range map[string]string{"prometheus": "P", "promtool": "T", "node_exporter": "N"} {
+		data, err := os.ReadFile(filepath.Join(dest, f))
+		if err != nil || string(data) != want {
+			t.Errorf("%s: %q %v", f, data, err)
+		}
+	}
+	if st, _ := os.Stat(filepath.Join(dest, "node_exporter")); st == nil || st.Mode().Perm() != 0o750 {
+		t.Errorf("mode %v", st)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "LICENSE")); err == nil {
+		t.Error("LICENSE installed")
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
+		t.Errorf("staging left behind: %v", left)
+	}
+	// again: same files are left alone
+	os.WriteFile(bins[0].tarball(work), good, 0o600)
+	os.WriteFile(bins[1].tarball(work), other, 0o600)
+	out, err = runLocal(t, work, scriptVerifyBinaries(bins, work)+scriptInstallBinaries(bins, work))
+	if err != nil || strings.Count(out, "unchanged ") != 3 || strings.Contains(out, "installed ") {
+		t.Errorf("second install: %v\n%s", err, out)
+	}
+}
+
+// recordingComm keeps uploads by path.
+type recordingComm struct {
+	packersdk.MockCommunicator
+	uploads map[string][]byte
+}
+
+func (c *recordingComm) Upload(p string, r io.Reader, _ *os.FileInfo) error {
+	var b bytes.Buffer
+	b.ReadFrom(r)
+	c.uploads[p] = b.Bytes()
+	return nil
+}
+
+func TestHostSourceUsesContentAddressedCache(t *testing.T) {
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+	tgz := makeTarball(t, map[string]string{"node_exporter-1.11.1.linux-amd64/node_exporter": "N"})
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write(tgz)
+	}))
+	defer srv.Close()
+	comm := &recordingComm{uploads: map[string][]byte{}}
+	p := &Provisioner{ui: packersdk.TestUi(t), comm: comm}
+	b := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: sha(tgz)}
+	for i := 0; i < 2; i++ {
+		if err := p.uploadFromCache(context.Background(), b, srv.URL+"/x.tar.gz", "/w/bin.tar.gz"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits.Load() != 1 {
+		t.Errorf("downloaded %d times, want once", hits.Load())
+	}
+	if !bytes.Equal(comm.uploads["/w/bin.tar.gz"], tgz) {
+		t.Error("uploaded content differs")
+	}
+	dir, _ := binaryCacheDir()
+	if _, err := os.Stat(filepath.Join(dir, sha(tgz))); err != nil {
+		t.Errorf("cache entry: %v", err)
+	}
+	// a wrong checksum leaves nothing in the cache and uploads nothing
+	bad := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: strings.Repeat("0", 64)}
+	comm.uploads = map[string][]byte{}
+	err := p.uploadFromCache(context.Background(), bad, srv.URL+"/x.tar.gz", "/w/bad.tar.gz")
+	if err == nil || !strings.Contains(err.Error(), "sha256 of "+srv.URL+"/x.tar.gz is "+sha(tgz)) || len(comm.uploads) != 0 {
+		t.Errorf("bad checksum: %v, uploads %d", err, len(comm.uploads))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("cache holds %d entries, want 1", len(entries))
 	}
 }

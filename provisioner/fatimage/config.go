@@ -5,6 +5,7 @@ package fatimage
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path"
 	"regexp"
@@ -56,24 +57,35 @@ type GPGKey struct {
 }
 
 // User is a user (and optionally its group) created with fixed IDs.
+// Entries named like a built-in user (slurm, prometheus, grafana,
+// ansible-init, podman) replace it.
 type User struct {
-	Name       string `mapstructure:"name" required:"true"`
-	UID        int    `mapstructure:"uid" required:"true"`
-	Group      string `mapstructure:"group"`
-	GID        int    `mapstructure:"gid"`
-	Home       string `mapstructure:"home"`
-	Shell      string `mapstructure:"shell"`
-	System     bool   `mapstructure:"system"`
-	CreateHome bool   `mapstructure:"create_home"`
+	Name string `mapstructure:"name" required:"true" yaml:"-"`
+	UID  int    `mapstructure:"uid" required:"true" yaml:"uid"`
+	// Primary group, created with GID when missing. Empty: useradd's default.
+	Group string `mapstructure:"group" yaml:"group"`
+	GID   int    `mapstructure:"gid" yaml:"gid"`
+	// Home directory. Default useradd's.
+	Home string `mapstructure:"home" yaml:"home"`
+	// Login shell. Default useradd's.
+	Shell string `mapstructure:"shell" yaml:"shell"`
+	// A system account (useradd -r).
+	System bool `mapstructure:"system" yaml:"system"`
+	// Create the home directory.
+	CreateHome bool `mapstructure:"create_home" yaml:"create_home"`
 }
 
-// File is a local file uploaded into the image.
+// File is a local file or directory copied into the image.
 type File struct {
-	Source      string `mapstructure:"source" required:"true"`
+	// Local file or directory. A directory is copied recursively: its
+	// contents land in destination, which it becomes.
+	Source string `mapstructure:"source" required:"true"`
+	// Absolute path in the image.
 	Destination string `mapstructure:"destination" required:"true"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
-	// Octal mode, e.g. "0644". Default 0644.
+	// Octal mode of files, e.g. "0644". Default 0644; executables
+	// found in a directory source keep 0755. Directories get 0755.
 	Mode string `mapstructure:"mode"`
 }
 
@@ -110,7 +122,10 @@ type Config struct {
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
 	// disabled, permissive or unchanged. Default disabled.
 	SELinux string `mapstructure:"selinux"`
-	// Inventory groups resolved through the built-in package sets.
+	// Inventory groups (fatimage, control, login, compute or feature
+	// groups) resolved through the built-in package sets: packages,
+	// module streams, binaries, fixed-ID users, services to leave
+	// disabled. See the package sets table below.
 	Groups []string `mapstructure:"groups"`
 	// Extra packages installed in the same transaction.
 	Packages []string `mapstructure:"packages"`
@@ -123,9 +138,18 @@ type Config struct {
 	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
 	// Packages excluded from the install transaction.
 	Exclude []string `mapstructure:"exclude"`
-	// Users with fixed IDs.
+	// Grafana plugins as "<id> <version>", installed with grafana-cli;
+	// added to those of `groups`.
+	GrafanaPlugins []string `mapstructure:"grafana_plugins"`
+	// Services left stopped and disabled, added to those of `groups`.
+	DisableServices []string `mapstructure:"disable_services"`
+	// Users with fixed IDs, added to (or replacing by name) those of `groups`.
 	Users []User `mapstructure:"users"`
-	// Files to upload.
+	// Move the login user's home to `login_home`. Default true.
+	MoveLoginHome *bool `mapstructure:"move_login_home"`
+	// New home of the login user. Default /var/lib/<login user>.
+	LoginHome string `mapstructure:"login_home"`
+	// Files and directories to copy into the image.
 	Files []File `mapstructure:"files"`
 	// Run the cleanup steps. Default true.
 	Cleanup *bool `mapstructure:"cleanup"`
@@ -133,19 +157,33 @@ type Config struct {
 	SkipCleanupSteps []string `mapstructure:"skip_cleanup_steps"`
 	// Disable all repos and strip credentials at the end. Default true.
 	DisableRepos *bool `mapstructure:"disable_repos"`
-	// Release tarballs (e.g. Prometheus exporters) whose executables are
-	// installed to /usr/local/bin after checking their sha256.
+	// Release tarballs installed after their sha256 is checked, added to
+	// (or overriding by name) the built-in ones of `groups`.
 	Binaries []Binary `mapstructure:"binaries"`
-	// Base URL of the releases: <binary_source>/<name>/releases/download/v<version>/<name>-<version>.linux-amd64.tar.gz.
+	// Install the built-in binaries of `groups` (node_exporter,
+	// prometheus, alertmanager). Default true.
+	DefaultBinaries *bool `mapstructure:"default_binaries"`
+	// Base URL of the releases, `.BaseURL` in a binary's `url`.
 	// Default https://github.com/prometheus.
+	ReleaseBaseURL string `mapstructure:"release_base_url"`
+	// Who downloads the tarballs: `vm` (default; the build VM downloads
+	// and verifies them) or `host` (the plugin downloads each once into
+	// a content-addressed cache under PACKER_CACHE_DIR, verifies it and
+	// uploads it, for VMs without internet access).
 	BinarySource string `mapstructure:"binary_source"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
 	// Default `sudo -n sh -eu {{.Path}}`.
 	ExecuteCommand string `mapstructure:"execute_command"`
-	// Directory for uploaded scripts. Default /tmp.
+	// Directory for the run's private work directory (scripts, staged
+	// files); it must survive reboots. Default /var/tmp.
 	RemoteFolder string `mapstructure:"remote_folder"`
+
+	// Resolved by Prepare: groups merged with the explicit options.
+	sets     *resolved
+	users    []User
+	binaries []Binary
 
 	ctx interpolate.Context
 }
@@ -157,7 +195,34 @@ var (
 	reOptKey   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 	reMode     = regexp.MustCompile(`^0?[0-7]{3,4}$`)
 	rePkg      = regexp.MustCompile(`^@?[A-Za-z0-9_.+:*-][A-Za-z0-9_.+:*/ -]*$`)
+	// grafana-cli plugin ids and versions
+	reGrafanaPlugin = regexp.MustCompile(`^[a-z0-9][a-z0-9-]* [0-9][0-9A-Za-z.+-]*$`)
 )
+
+// mergeUsers returns builtin with the configured users replacing those of
+// the same name, then the other configured users.
+func mergeUsers(builtin, conf []User) []User {
+	byName := map[string]User{}
+	for _, u := range conf {
+		byName[u.Name] = u
+	}
+	var out []User
+	done := map[string]bool{}
+	for _, u := range builtin {
+		if o, ok := byName[u.Name]; ok {
+			u = o
+		}
+		out = append(out, u)
+		done[u.Name] = true
+	}
+	for _, u := range conf {
+		if !done[u.Name] {
+			out = append(out, u)
+			done[u.Name] = true
+		}
+	}
+	return out
+}
 
 func boolDefault(p **bool, v bool) {
 	if *p == nil {
@@ -171,7 +236,8 @@ func (c *Config) Prepare(raws ...any) error {
 		PluginType:         "fatimage",
 		Interpolate:        true,
 		InterpolateContext: &c.ctx,
-		InterpolateFilter:  &interpolate.RenderFilter{Exclude: []string{"execute_command"}},
+		// binaries: url is a Go template rendered per binary
+		InterpolateFilter: &interpolate.RenderFilter{Exclude: []string{"execute_command", "binaries"}},
 	}, raws...); err != nil {
 		return err
 	}
@@ -212,11 +278,26 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.ExecuteCommand == "" {
 		c.ExecuteCommand = "sudo -n sh -eu {{.Path}}"
 	}
+	boolDefault(&c.DefaultBinaries, true)
+	boolDefault(&c.MoveLoginHome, true)
+	if c.ReleaseBaseURL == "" {
+		c.ReleaseBaseURL = defaultReleaseBaseURL
+	}
 	if c.BinarySource == "" {
-		c.BinarySource = defaultBinarySource
+		c.BinarySource = "vm"
 	}
 	if c.RemoteFolder == "" {
-		c.RemoteFolder = "/tmp"
+		c.RemoteFolder = "/var/tmp"
+	}
+	c.sets, c.users, c.binaries = nil, nil, nil
+	if sets, err := builtinSets.resolve(c.Groups); err == nil {
+		c.sets = sets
+		c.users = mergeUsers(sets.users, c.Users)
+		var builtin []Binary
+		if *c.DefaultBinaries {
+			builtin = sets.binaries
+		}
+		c.binaries = mergeBinaries(builtin, c.Binaries, builtinSets.Binaries)
 	}
 	for i := range c.repos {
 		boolDefault(&c.repos[i].Enabled, true)
@@ -302,7 +383,7 @@ func (c *Config) validate() []error {
 	default:
 		add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
 	}
-	if _, _, err := builtinSets.resolve(c.Groups); err != nil {
+	if _, err := builtinSets.resolve(c.Groups); err != nil {
 		errs = append(errs, err)
 	}
 	checkPkgs := func(field string, l []string) {
@@ -326,43 +407,52 @@ func (c *Config) validate() []error {
 			add("enable_repos[%d]: %q is not a valid repo id", i, r)
 		}
 	}
-	users, uids := map[string]bool{}, map[int]string{}
-	groups := map[string]int{}
+	// Duplicates among the configured users, then every field and id
+	// clash over the merged list (configured users replace built-ins).
+	confIdx, users := map[string]int{}, map[string]bool{}
 	for i, u := range c.Users {
-		if !reName.MatchString(u.Name) || len(u.Name) > 32 {
-			add("users[%d]: name %q is not a valid user name", i, u.Name)
-		}
 		if users[u.Name] {
 			add("users[%d]: duplicate user %q", i, u.Name)
 		}
 		users[u.Name] = true
+		confIdx[u.Name] = i
+	}
+	uids, groups := map[int]string{}, map[string]int{}
+	for _, u := range c.users {
+		label := fmt.Sprintf("built-in user %q", u.Name)
+		if i, ok := confIdx[u.Name]; ok {
+			label = fmt.Sprintf("users[%d]", i)
+		}
+		if !reName.MatchString(u.Name) || len(u.Name) > 32 {
+			add("%s: name %q is not a valid user name", label, u.Name)
+		}
 		if u.UID <= 0 || u.UID > 65533 {
-			add("users[%d]: uid %d must be between 1 and 65533", i, u.UID)
-		} else if o, ok := uids[u.UID]; ok {
-			add("users[%d]: uid %d already used by %q", i, u.UID, o)
+			add("%s: uid %d must be between 1 and 65533", label, u.UID)
+		} else if o, ok := uids[u.UID]; ok && o != u.Name {
+			add("%s: uid %d already used by %q", label, u.UID, o)
 		} else {
 			uids[u.UID] = u.Name
 		}
 		if u.Group != "" && !reName.MatchString(u.Group) {
-			add("users[%d]: group %q is not a valid group name", i, u.Group)
+			add("%s: group %q is not a valid group name", label, u.Group)
 		}
 		if u.GID != 0 && u.Group == "" {
-			add("users[%d]: gid needs group", i)
+			add("%s: gid needs group", label)
 		}
 		if u.Group != "" && (u.GID < 0 || u.GID > 65533) {
-			add("users[%d]: gid %d must be between 1 and 65533", i, u.GID)
+			add("%s: gid %d must be between 1 and 65533", label, u.GID)
 		}
 		if u.Group != "" && u.GID > 0 {
 			if g, ok := groups[u.Group]; ok && g != u.GID {
-				add("users[%d]: group %q given two gids (%d, %d)", i, u.Group, g, u.GID)
+				add("%s: group %q given two gids (%d, %d)", label, u.Group, g, u.GID)
 			}
 			groups[u.Group] = u.GID
 		}
 		if u.Home != "" && !path.IsAbs(u.Home) {
-			add("users[%d]: home %q must be absolute", i, u.Home)
+			add("%s: home %q must be absolute", label, u.Home)
 		}
 		if u.Shell != "" && !path.IsAbs(u.Shell) {
-			add("users[%d]: shell %q must be absolute", i, u.Shell)
+			add("%s: shell %q must be absolute", label, u.Shell)
 		}
 	}
 	for i, f := range c.Files {
@@ -386,9 +476,28 @@ func (c *Config) validate() []error {
 			add("skip_cleanup_steps[%d]: unknown step %q (known: %s)", i, s, strings.Join(cleanupStepNames(), ", "))
 		}
 	}
-	errs = append(errs, validateBinaries(c.Binaries)...)
-	if !strings.HasPrefix(c.BinarySource, "http://") && !strings.HasPrefix(c.BinarySource, "https://") {
-		add("binary_source: %q must be an http(s) URL", c.BinarySource)
+	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
+	} else {
+		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
+	}
+	switch c.BinarySource {
+	case "vm", "host":
+	default:
+		add("binary_source: %q is not one of vm, host", c.BinarySource)
+	}
+	for i, gp := range c.GrafanaPlugins {
+		if !reGrafanaPlugin.MatchString(gp) {
+			add("grafana_plugins[%d]: %q must be \"<plugin id> <version>\"", i, gp)
+		}
+	}
+	for i, s := range c.DisableServices {
+		if !reSection.MatchString(s) {
+			add("disable_services[%d]: %q is not a valid unit name", i, s)
+		}
+	}
+	if c.LoginHome != "" && (!path.IsAbs(c.LoginHome) || path.Clean(c.LoginHome) != c.LoginHome || c.LoginHome == "/") {
+		add("login_home: %q must be an absolute, clean path other than /", c.LoginHome)
 	}
 	if !strings.Contains(c.ExecuteCommand, "{{.Path}}") {
 		add("execute_command: must contain {{.Path}}")

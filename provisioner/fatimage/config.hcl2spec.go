@@ -10,10 +10,13 @@ import (
 // FlatBinary is an auto-generated flat version of Binary.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatBinary struct {
-	Name    *string  `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	Version *string  `mapstructure:"version" required:"true" cty:"version" hcl:"version"`
-	SHA256  *string  `mapstructure:"sha256" required:"true" cty:"sha256" hcl:"sha256"`
-	Files   []string `mapstructure:"files" cty:"files" hcl:"files"`
+	Name        *string  `mapstructure:"name" required:"true" yaml:"-" cty:"name" hcl:"name"`
+	Version     *string  `mapstructure:"version" yaml:"version" cty:"version" hcl:"version"`
+	SHA256      *string  `mapstructure:"sha256" yaml:"sha256" cty:"sha256" hcl:"sha256"`
+	URL         *string  `mapstructure:"url" yaml:"url" cty:"url" hcl:"url"`
+	Files       []string `mapstructure:"files" yaml:"files" cty:"files" hcl:"files"`
+	Destination *string  `mapstructure:"destination" yaml:"destination" cty:"destination" hcl:"destination"`
+	Mode        *string  `mapstructure:"mode" yaml:"mode" cty:"mode" hcl:"mode"`
 }
 
 // FlatMapstructure returns a new FlatBinary.
@@ -28,10 +31,13 @@ func (*Binary) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec }
 // The decoded values from this spec will then be applied to a FlatBinary.
 func (*FlatBinary) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"version": &hcldec.AttrSpec{Name: "version", Type: cty.String, Required: false},
-		"sha256":  &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"files":   &hcldec.AttrSpec{Name: "files", Type: cty.List(cty.String), Required: false},
+		"name":        &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"version":     &hcldec.AttrSpec{Name: "version", Type: cty.String, Required: false},
+		"sha256":      &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"url":         &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"files":       &hcldec.AttrSpec{Name: "files", Type: cty.List(cty.String), Required: false},
+		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"mode":        &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -64,12 +70,18 @@ type FlatConfig struct {
 	RemovePackages      []string            `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
 	InstallWeakDeps     *bool               `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
 	Exclude             []string            `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
+	GrafanaPlugins      []string            `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
+	DisableServices     []string            `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
 	Users               []FlatUser          `mapstructure:"users" cty:"users" hcl:"users"`
+	MoveLoginHome       *bool               `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
+	LoginHome           *string             `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
 	Files               []FlatFile          `mapstructure:"files" cty:"files" hcl:"files"`
 	Cleanup             *bool               `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
 	SkipCleanupSteps    []string            `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
 	DisableRepos        *bool               `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
 	Binaries            []FlatBinary        `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
+	DefaultBinaries     *bool               `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
+	ReleaseBaseURL      *string             `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
 	BinarySource        *string             `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
 	ManifestOutput      *string             `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	ExecuteCommand      *string             `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
@@ -113,12 +125,18 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"remove_packages":            &hcldec.AttrSpec{Name: "remove_packages", Type: cty.List(cty.String), Required: false},
 		"install_weak_deps":          &hcldec.AttrSpec{Name: "install_weak_deps", Type: cty.Bool, Required: false},
 		"exclude":                    &hcldec.AttrSpec{Name: "exclude", Type: cty.List(cty.String), Required: false},
+		"grafana_plugins":            &hcldec.AttrSpec{Name: "grafana_plugins", Type: cty.List(cty.String), Required: false},
+		"disable_services":           &hcldec.AttrSpec{Name: "disable_services", Type: cty.List(cty.String), Required: false},
 		"users":                      &hcldec.BlockListSpec{TypeName: "users", Nested: hcldec.ObjectSpec((*FlatUser)(nil).HCL2Spec())},
+		"move_login_home":            &hcldec.AttrSpec{Name: "move_login_home", Type: cty.Bool, Required: false},
+		"login_home":                 &hcldec.AttrSpec{Name: "login_home", Type: cty.String, Required: false},
 		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*FlatFile)(nil).HCL2Spec())},
 		"cleanup":                    &hcldec.AttrSpec{Name: "cleanup", Type: cty.Bool, Required: false},
 		"skip_cleanup_steps":         &hcldec.AttrSpec{Name: "skip_cleanup_steps", Type: cty.List(cty.String), Required: false},
 		"disable_repos":              &hcldec.AttrSpec{Name: "disable_repos", Type: cty.Bool, Required: false},
 		"binaries":                   &hcldec.BlockListSpec{TypeName: "binaries", Nested: hcldec.ObjectSpec((*FlatBinary)(nil).HCL2Spec())},
+		"default_binaries":           &hcldec.AttrSpec{Name: "default_binaries", Type: cty.Bool, Required: false},
+		"release_base_url":           &hcldec.AttrSpec{Name: "release_base_url", Type: cty.String, Required: false},
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
@@ -184,14 +202,14 @@ func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 // FlatUser is an auto-generated flat version of User.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatUser struct {
-	Name       *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	UID        *int    `mapstructure:"uid" required:"true" cty:"uid" hcl:"uid"`
-	Group      *string `mapstructure:"group" cty:"group" hcl:"group"`
-	GID        *int    `mapstructure:"gid" cty:"gid" hcl:"gid"`
-	Home       *string `mapstructure:"home" cty:"home" hcl:"home"`
-	Shell      *string `mapstructure:"shell" cty:"shell" hcl:"shell"`
-	System     *bool   `mapstructure:"system" cty:"system" hcl:"system"`
-	CreateHome *bool   `mapstructure:"create_home" cty:"create_home" hcl:"create_home"`
+	Name       *string `mapstructure:"name" required:"true" yaml:"-" cty:"name" hcl:"name"`
+	UID        *int    `mapstructure:"uid" required:"true" yaml:"uid" cty:"uid" hcl:"uid"`
+	Group      *string `mapstructure:"group" yaml:"group" cty:"group" hcl:"group"`
+	GID        *int    `mapstructure:"gid" yaml:"gid" cty:"gid" hcl:"gid"`
+	Home       *string `mapstructure:"home" yaml:"home" cty:"home" hcl:"home"`
+	Shell      *string `mapstructure:"shell" yaml:"shell" cty:"shell" hcl:"shell"`
+	System     *bool   `mapstructure:"system" yaml:"system" cty:"system" hcl:"system"`
+	CreateHome *bool   `mapstructure:"create_home" yaml:"create_home" cty:"create_home" hcl:"create_home"`
 }
 
 // FlatMapstructure returns a new FlatUser.

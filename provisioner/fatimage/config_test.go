@@ -1,8 +1,10 @@
 package fatimage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +109,11 @@ func TestPrepareValidation(t *testing.T) {
 		{"unknown key", map[string]any{"no_such_option": true}, "unknown configuration key: '\"no_such_option\"'"},
 		{"bad module stream", map[string]any{"module_streams": []string{"nodejs 22"}}, `module_streams[0]: "nodejs 22" must be name:stream`},
 		{"enable_repos bad id", map[string]any{"enable_repos": []string{"a b"}}, `enable_repos[0]: "a b" is not a valid repo id`},
+		{"grafana plugin without version", map[string]any{"grafana_plugins": []string{"grafana-opensearch-datasource"}}, `grafana_plugins[0]: "grafana-opensearch-datasource" must be "<plugin id> <version>"`},
+		{"disable_services bad unit", map[string]any{"disable_services": []string{"slurmd; rm"}}, `disable_services[0]: "slurmd; rm" is not a valid unit name`},
+		{"login_home relative", map[string]any{"login_home": "var/lib/rocky"}, `login_home: "var/lib/rocky" must be an absolute, clean path other than /`},
+		{"login_home root", map[string]any{"login_home": "/"}, `login_home: "/" must be an absolute, clean path other than /`},
+		{"built-in uid clash", map[string]any{"groups": []string{"compute"}, "users": user(map[string]any{"name": "munge", "uid": 202})}, `users[0]: uid 202 already used by "slurm"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,35 +130,67 @@ func TestPrepareValidation(t *testing.T) {
 }
 
 func TestGroupsResolve(t *testing.T) {
-	inst, rm, err := builtinSets.resolve([]string{"control", "compute"})
+	r, err := builtinSets.resolve([]string{"control", "compute"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	has := func(l []string, s string) bool {
-		for _, x := range l {
-			if x == s {
-				return true
-			}
-		}
-		return false
-	}
-	if !has(inst, "slurm-slurmctld-ohpc") || !has(inst, "epel-release") || !has(rm, "cockpit-ws") {
-		t.Errorf("install %v remove %v", inst, rm)
+	if !slices.Contains(r.Packages, "slurm-slurmctld-ohpc") || !slices.Contains(r.Packages, "epel-release") || !slices.Contains(r.Remove, "cockpit-ws") {
+		t.Errorf("install %v remove %v", r.Packages, r.Remove)
 	}
 	seen := map[string]bool{}
-	for _, p := range inst {
+	for _, p := range r.Packages {
 		if seen[p] {
 			t.Errorf("duplicate %s", p)
 		}
 		seen[p] = true
 	}
-	_, _, mods, err := builtinSets.resolveAll([]string{"fatimage"})
-	if err != nil || strings.Join(mods, ",") != "nodejs:22,ruby:3.3" {
-		t.Errorf("modules %v %v", mods, err)
+	// control brings grafana: its repo, plugin, user and service
+	if !slices.Contains(r.Packages, "grafana") || strings.Join(r.EnableRepos, ",") != "grafana" ||
+		strings.Join(r.GrafanaPlugins, ",") != "grafana-opensearch-datasource 2.8.1" || !slices.Contains(r.Services, "grafana-server") {
+		t.Errorf("grafana %+v", r.groupSet)
 	}
-	fat, _, err := builtinSets.resolve([]string{"fatimage"})
-	if err != nil || !has(fat, "podman") || !has(fat, "@Xfce") || !has(fat, "python312") {
-		t.Errorf("fatimage %v %v", fat, err)
+	var users []string
+	for _, u := range r.users {
+		users = append(users, fmt.Sprintf("%s:%d:%s:%d", u.Name, u.UID, u.Group, u.GID))
+	}
+	if got := strings.Join(users, ","); got != "slurm:202::0,prometheus:981:prometheus:976,grafana:984:grafana:979" {
+		t.Errorf("users %s", got)
+	}
+	fat, err := builtinSets.resolve([]string{"fatimage"})
+	if err != nil || strings.Join(fat.Modules, ",") != "nodejs:22,ruby:3.3" {
+		t.Errorf("modules %v %v", fat.Modules, err)
+	}
+	for _, p := range []string{"podman", "@Xfce", "python312"} {
+		if !slices.Contains(fat.Packages, p) {
+			t.Errorf("fatimage lacks %s", p)
+		}
+	}
+	if len(fat.users) != 5 || !slices.Contains(fat.Services, "firewalld") || !slices.Contains(fat.Services, "slurmd") {
+		t.Errorf("fatimage users %v services %v", fat.users, fat.Services)
+	}
+	// an extra build's feature group brings only its own packages
+	nfs, _ := builtinSets.resolve([]string{"nfs"})
+	if strings.Join(nfs.Packages, ",") != "nfs-utils" || len(nfs.users)+len(nfs.binaries)+len(nfs.Remove) != 0 {
+		t.Errorf("nfs %+v", nfs)
+	}
+}
+
+func TestUsersMergeWithBuiltins(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	err := p.Prepare(map[string]any{"groups": []string{"openhpc"}, "users": []any{
+		map[string]any{"name": "slurm", "uid": 450, "system": true},
+		map[string]any{"name": "alice", "uid": 2000},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.config.users) != 2 || p.config.users[0].UID != 450 || p.config.users[1].Name != "alice" {
+		t.Errorf("users %+v", p.config.users)
+	}
+	err = p.Prepare(map[string]any{"groups": []string{"openhpc"}, "users": []any{map[string]any{"name": "bob", "uid": 202}}})
+	if err == nil || !strings.Contains(err.Error(), `users[0]: uid 202 already used by "slurm"`) {
+		t.Errorf("clash with a built-in: %v", err)
 	}
 }
 
@@ -251,7 +290,18 @@ func TestExampleBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := p.config
-	if len(c.repos) != 2 || len(c.Users) != 2 || len(c.Binaries) != 3 || c.RebootTimeout != 15*time.Minute || c.Binaries[2].Files[1] != "amtool" {
+	if len(c.repos) != 2 || len(c.Users) != 2 || len(c.binaries) != 3 || c.RebootTimeout != 15*time.Minute || c.binaries[2].Files[1] != "amtool" {
 		t.Errorf("config %+v", c)
+	}
+}
+
+// The provisioner's docs show the package sets as shipped.
+func TestDocsShowPackageSets(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "provisioners", "fatimage.mdx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+string(packageSetsYAML)+"```") {
+		t.Error("docs/provisioners/fatimage.mdx does not show package_sets.yaml as it is; copy it in")
 	}
 }

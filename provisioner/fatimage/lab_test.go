@@ -111,12 +111,13 @@ func labRepos(t *testing.T) []any {
 	return out
 }
 
-// labBinaries are the lab's release tarballs with the lab's checksums.
+// labBinaries override the built-in binaries' checksums with those of
+// the lab's stand-in tarballs (same names, versions and files).
 func labBinaries() []any {
 	sums := theLab.Releases.Checksums()
 	var out []any
 	for _, b := range theLab.Releases.Binaries() {
-		out = append(out, map[string]any{"name": b.Name, "version": b.Version, "sha256": sums[b.Tarball()], "files": b.Files})
+		out = append(out, map[string]any{"name": b.Name, "sha256": sums[b.Tarball()]})
 	}
 	return out
 }
@@ -155,20 +156,25 @@ func TestProvisionLab(t *testing.T) {
 	if err := os.WriteFile(upload, []byte("hello\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// a directory source, like the ansible-init playbooks
+	tree := filepath.Join(dir, "playbooks")
+	os.MkdirAll(filepath.Join(tree, "roles", "compute_init"), 0o700)
+	os.WriteFile(filepath.Join(tree, "10-compute-init.yml"), []byte("- hosts: localhost\n"), 0o600)
+	os.WriteFile(filepath.Join(tree, "roles", "compute_init", "run.sh"), []byte("#!/bin/sh\n"), 0o700)
 	raw := func(manifest string) map[string]any {
 		return map[string]any{
-			"binaries":      labBinaries(),
-			"binary_source": theLab.Env["LAB_RELEASES_URL"],
-			"files":         []any{map[string]any{"source": upload, "destination": "/etc/fatimage/hello.conf", "owner": "slurm", "mode": "0640"}},
-			"repos":         labRepos(t),
+			"binaries":         labBinaries(),
+			"release_base_url": theLab.Env["LAB_RELEASES_URL"],
+			"files": []any{
+				map[string]any{"source": upload, "destination": "/etc/fatimage/hello.conf", "owner": "slurm", "mode": "0640"},
+				map[string]any{"source": tree, "destination": "/etc/ansible-init/playbooks"},
+			},
+			"repos": labRepos(t),
 			"gpg_keys": []any{map[string]any{
 				"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
 			}},
-			"groups": []string{"control"},
-			"users": []any{
-				map[string]any{"name": "slurm", "uid": 202, "home": "/etc/slurm", "shell": "/sbin/nologin", "system": true},
-				map[string]any{"name": "prometheus", "uid": 981, "group": "prometheus", "gid": 976, "home": "/var/lib/prometheus", "shell": "/usr/sbin/nologin", "system": true},
-			},
+			// firewalld: its package enables the unit, the build must not
+			"groups": []string{"control", "firewalld"},
 			// keep SSH working for the checks and the second run
 			"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
 			"manifest_output":    manifest,
@@ -205,8 +211,30 @@ func TestProvisionLab(t *testing.T) {
 	if got := run(t, comm, "rpm -q cockpit-ws >/dev/null 2>&1 && echo present || echo absent"); got != "absent" {
 		t.Errorf("cockpit-ws %s", got)
 	}
-	if got := run(t, comm, "id -u slurm; id -u prometheus; getent group prometheus | cut -d: -f3"); got != "202\n981\n976" {
+	if got := run(t, comm, "id -u slurm; id -u prometheus; getent group prometheus | cut -d: -f3; id -u grafana; getent group grafana | cut -d: -f3"); got != "202\n981\n976\n984\n979" {
 		t.Errorf("ids %q", got)
+	}
+	// the login user's home moved, SSH still works from it
+	if got := run(t, comm, "getent passwd rocky | cut -d: -f6; test -e /home/rocky && echo old-home-left || echo old-home-gone; test -s /var/lib/rocky/.ssh/authorized_keys && echo keys"); got != "/var/lib/rocky\nold-home-gone\nkeys" {
+		t.Errorf("login home: %q", got)
+	}
+	// services installed but left stopped and disabled
+	for _, unit := range []string{"firewalld", "grafana-server", "slurmctld"} {
+		if got := run(t, comm, "systemctl is-enabled "+unit+" || true; systemctl is-active "+unit+" || true"); got != "disabled\ninactive" {
+			t.Errorf("%s: %q", unit, got)
+		}
+	}
+	// grafana from its repo, with its plugin
+	if got := run(t, comm, "rpm -q --qf '%{VERSION}\n' grafana; sudo -n grep -o '\"version\":\"[0-9.]*\"' /var/lib/grafana/plugins/grafana-opensearch-datasource/plugin.json"); got != "10.4.19\n\"version\":\"2.8.1\"" {
+		t.Errorf("grafana: %q", got)
+	}
+	// the directory source, root-owned, modes as documented
+	if got := run(t, comm, "cd /etc/ansible-init/playbooks && sudo -n stat -c '%n %U %a' 10-compute-init.yml roles roles/compute_init/run.sh"); got != "10-compute-init.yml root 644\nroles root 755\nroles/compute_init/run.sh root 755" {
+		t.Errorf("directory source: %q", got)
+	}
+	// rocky.repo keeps the image's other sections, disabled
+	if got := run(t, comm, "sudo -n grep -c '^\\[baseos-source\\]' /etc/yum.repos.d/rocky.repo"); got != "1" {
+		t.Errorf("baseos-source section: %q", got)
 	}
 	// repositories disabled, no password left anywhere under /etc
 	if got := run(t, comm, "sudo -n grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d || true"); got != "" {
@@ -229,7 +257,8 @@ func TestProvisionLab(t *testing.T) {
 	}
 	img := run(t, comm, "cat /var/lib/image/image.json")
 	var info imageInfo
-	if err := json.Unmarshal([]byte(img), &info); err != nil || info.PackageCount == 0 || info.Snapshots["baseos"] != repos.NewerTimestamp || info.Binaries["node_exporter"] == "" {
+	if err := json.Unmarshal([]byte(img), &info); err != nil || info.PackageCount == 0 || info.Snapshots["baseos"] != repos.NewerTimestamp ||
+		info.Binaries["node_exporter"].SHA256 != theLab.Releases.Checksums()["node_exporter-1.11.1.linux-amd64.tar.gz"] {
 		t.Errorf("image.json %v: %s", err, img)
 	}
 	man1 := readManifest(t, m1)
@@ -242,7 +271,7 @@ func TestProvisionLab(t *testing.T) {
 		t.Errorf("cleanup: %q", got)
 	}
 	first := uiOut.String()
-	for _, want := range []string{"fatimage: repositories", "fatimage: reboot", "fatimage: packages", "created user slurm", "fatimage: done: 5 dnf command(s), 1 reboot(s)"} {
+	for _, want := range []string{"fatimage: repositories", "fatimage: reboot", "fatimage: packages", "created user slurm", "disabled firewalld.service", "fatimage: done: 5 dnf command(s), 1 reboot(s)"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first run output lacks %q", want)
 		}
@@ -270,12 +299,12 @@ func TestProvisionLab(t *testing.T) {
 		t.Errorf("password found in %s after the second run", got)
 	}
 	second := strings.TrimPrefix(uiOut.String(), first)
-	for _, want := range []string{"unchanged /usr/local/bin/prometheus", "SELinux already disabled", "user slurm exists", "user prometheus exists", "Nothing to do.", "nothing to remove"} {
+	for _, want := range []string{"unchanged /usr/local/bin/prometheus", "SELinux already disabled", "user slurm exists", "user prometheus exists", "Nothing to do.", "nothing to remove", "home of rocky already /var/lib/rocky", "unchanged grafana plugin"} {
 		if !strings.Contains(second, want) {
 			t.Errorf("second run output lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"created user", "created group", "fatimage: reboot", "+fatimage"} {
+	for _, bad := range []string{"created user", "created group", "fatimage: reboot", "+fatimage", "disabled firewalld"} {
 		if strings.Contains(second, bad) {
 			t.Errorf("second run output has %q", bad)
 		}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,13 +61,22 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 	c := &p.config
 	started := time.Now().UTC()
 
-	install, remove, modules, err := builtinSets.resolveAll(c.Groups)
-	if err != nil {
-		return err
+	sets := c.sets
+	modules := appendUnique(slices.Clone(sets.Modules), c.ModuleStreams...)
+	install := appendUnique(slices.Clone(sets.Packages), c.Packages...)
+	remove := appendUnique(slices.Clone(sets.Remove), c.RemovePackages...)
+	plugins := appendUnique(slices.Clone(sets.GrafanaPlugins), c.GrafanaPlugins...)
+	services := appendUnique(slices.Clone(sets.Services), c.DisableServices...)
+	// a group's repos (grafana) are enabled for the install only when
+	// configured: dnf fails on an unknown --enablerepo
+	installRepos := slices.Clone(c.EnableRepos)
+	for _, r := range sets.EnableRepos {
+		for _, cr := range c.repos {
+			if cr.RepoName == r {
+				installRepos = appendUnique(installRepos, r)
+			}
+		}
 	}
-	modules = appendUnique(modules, c.ModuleStreams...)
-	install = appendUnique(install, c.Packages...)
-	remove = appendUnique(remove, c.RemovePackages...)
 
 	out, err := p.runPlain(ctx, "id -un")
 	if err != nil {
@@ -80,6 +90,14 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 	ui.Say("fatimage: repositories")
 	if err := p.stepRepos(ctx); err != nil {
 		return err
+	}
+	// Binaries are fetched and verified before any package work, so a
+	// bad checksum fails the build in seconds, not after the update.
+	if len(c.binaries) > 0 {
+		ui.Say(fmt.Sprintf("fatimage: fetching %d binaries (binary_source = %s)", len(c.binaries), c.BinarySource))
+		if err := p.stepFetchBinaries(ctx); err != nil {
+			return err
+		}
 	}
 
 	rebootNeeded := false
@@ -108,22 +126,44 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 		ui.Say("fatimage: a reboot is needed but reboot = \"never\"")
 	}
 
-	if len(c.Users) > 0 {
+	if *c.MoveLoginHome {
+		home := c.LoginHome
+		if home == "" {
+			home = "/var/lib/" + p.loginUser
+		}
+		ui.Say("fatimage: login user's home")
+		if _, err := p.runScript(ctx, "login-home", scriptLoginHome(home)); err != nil {
+			return err
+		}
+	}
+	if len(c.users) > 0 {
 		ui.Say("fatimage: users")
-		if _, err := p.runScript(ctx, "users", scriptUsers(c.Users)); err != nil {
+		if _, err := p.runScript(ctx, "users", scriptUsers(c.users)); err != nil {
 			return err
 		}
 	}
 	if len(modules)+len(install)+len(remove) > 0 {
 		ui.Say(fmt.Sprintf("fatimage: packages (%d module streams, %d to install, %d to remove)", len(modules), len(install), len(remove)))
-		s, _ := scriptPackages(modules, install, remove, c.Exclude, c.EnableRepos, c.InstallWeakDeps)
+		s, _ := scriptPackages(modules, install, remove, c.Exclude, installRepos, c.InstallWeakDeps)
 		if _, err := p.runScript(ctx, "packages", s); err != nil {
 			return err
 		}
 	}
-	if len(c.Binaries) > 0 {
-		ui.Say("fatimage: binaries")
-		if err := p.stepBinaries(ctx); err != nil {
+	if len(plugins) > 0 {
+		ui.Say("fatimage: grafana plugins")
+		if _, err := p.runScript(ctx, "grafana-plugins", scriptGrafanaPlugins(plugins)); err != nil {
+			return err
+		}
+	}
+	if len(services) > 0 {
+		ui.Say("fatimage: services left stopped and disabled")
+		if _, err := p.runScript(ctx, "services", scriptDisableServices(services)); err != nil {
+			return err
+		}
+	}
+	if len(c.binaries) > 0 {
+		ui.Say("fatimage: installing binaries")
+		if _, err := p.runScript(ctx, "binaries", scriptInstallBinaries(c.binaries, p.workDir)); err != nil {
 			return err
 		}
 	}
@@ -214,7 +254,7 @@ func (p *Provisioner) stepRepos(ctx context.Context) error {
 			return fmt.Errorf("uploading %s: %w", f.Name, err)
 		}
 	}
-	s.WriteString(scriptInstallRepoFiles(files, p.workDir))
+	s.WriteString(scriptInstallRepoFiles(files, p.workDir, *c.ReplaceRepos))
 	if *c.ReplaceRepos && len(files) > 0 {
 		var keep []string
 		for _, f := range files {
@@ -238,7 +278,7 @@ func (p *Provisioner) stepDisableRepos(ctx context.Context) error {
 			return fmt.Errorf("uploading %s: %w", f.Name, err)
 		}
 	}
-	s.WriteString(scriptInstallRepoFiles(files, p.workDir))
+	s.WriteString(scriptInstallRepoFiles(files, p.workDir, true))
 	var keep []string
 	for _, f := range files {
 		keep = append(keep, f.Name)
@@ -262,7 +302,20 @@ func (p *Provisioner) stepDisableRepos(ctx context.Context) error {
 func (p *Provisioner) stepFiles(ctx context.Context) error {
 	var s strings.Builder
 	for i, f := range p.config.Files {
-		data, err := os.ReadFile(f.Source)
+		st, err := os.Stat(f.Source)
+		if err != nil {
+			return fmt.Errorf("files[%d]: %w", i, err)
+		}
+		mode := f.Mode
+		if mode == "" {
+			mode = "0644"
+		}
+		var data []byte
+		if st.IsDir() {
+			data, err = tarDir(f.Source, mode)
+		} else {
+			data, err = os.ReadFile(f.Source)
+		}
 		if err != nil {
 			return fmt.Errorf("files[%d]: %w", i, err)
 		}
@@ -277,12 +330,7 @@ func (p *Provisioner) stepFiles(ctx context.Context) error {
 				group = owner
 			}
 		}
-		mode := f.Mode
-		if mode == "" {
-			mode = "0644"
-		}
-		fmt.Fprintf(&s, "install -D -o %s -g %s -m %s %s %s\nrm -f %s\n", shQuote(owner), shQuote(group), shQuote(mode),
-			shQuote(tmp), shQuote(f.Destination), shQuote(tmp))
+		s.WriteString(scriptPlaceFile(tmp, f.Destination, owner, group, mode, st.IsDir()))
 	}
 	_, err := p.runScript(ctx, "files", s.String())
 	return err
@@ -290,18 +338,24 @@ func (p *Provisioner) stepFiles(ctx context.Context) error {
 
 // imageInfo is /var/lib/image/image.json.
 type imageInfo struct {
-	OS            string            `json:"os"`
-	OSID          string            `json:"os_id"`
-	OSVersion     string            `json:"os_version"`
-	Kernel        string            `json:"kernel"`
-	Snapshots     map[string]string `json:"snapshots"`
-	PackageCount  int               `json:"package_count"`
-	PackageDigest string            `json:"package_digest"`
-	Groups        []string          `json:"groups,omitempty"`
-	Binaries      map[string]string `json:"binaries,omitempty"`
-	BuildStarted  string            `json:"build_started"`
-	BuildFinished string            `json:"build_finished"`
-	Builder       string            `json:"builder"`
+	OS            string                 `json:"os"`
+	OSID          string                 `json:"os_id"`
+	OSVersion     string                 `json:"os_version"`
+	Kernel        string                 `json:"kernel"`
+	Snapshots     map[string]string      `json:"snapshots"`
+	PackageCount  int                    `json:"package_count"`
+	PackageDigest string                 `json:"package_digest"`
+	Groups        []string               `json:"groups,omitempty"`
+	Binaries      map[string]imageBinary `json:"binaries,omitempty"`
+	BuildStarted  string                 `json:"build_started"`
+	BuildFinished string                 `json:"build_finished"`
+	Builder       string                 `json:"builder"`
+}
+
+type imageBinary struct {
+	Version string   `json:"version"`
+	SHA256  string   `json:"sha256"`
+	Files   []string `json:"files"`
 }
 
 type manifest struct {
@@ -339,11 +393,11 @@ func (p *Provisioner) stepImageJSON(ctx context.Context, started time.Time) erro
 		Groups: p.config.Groups, BuildStarted: started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
 	}
-	for _, b := range p.config.Binaries {
+	for _, b := range p.config.binaries {
 		if info.Binaries == nil {
-			info.Binaries = map[string]string{}
+			info.Binaries = map[string]imageBinary{}
 		}
-		info.Binaries[b.Name] = b.Version
+		info.Binaries[b.Name] = imageBinary{Version: b.Version, SHA256: strings.ToLower(b.SHA256), Files: b.Files}
 	}
 	for _, r := range p.config.repos {
 		key := r.RepoName

@@ -11,8 +11,9 @@ const repoDir = "/etc/yum.repos.d"
 
 // repoFile is the rendered content of one /etc/yum.repos.d file.
 type repoFile struct {
-	Name    string // file name with .repo
-	Content string
+	Name     string // file name with .repo
+	Content  string
+	Sections []string
 }
 
 // renderRepoFiles groups repos by repo_file and renders each file. With
@@ -29,14 +30,16 @@ func renderRepoFiles(repos []Repo, username, password string, disabled bool) []r
 	var out []repoFile
 	for _, f := range order {
 		var b strings.Builder
+		var sections []string
 		b.WriteString("# Written by the packer fatimage provisioner.\n")
 		for i, r := range byFile[f] {
 			if i > 0 {
 				b.WriteString("\n")
 			}
 			b.WriteString(renderSection(r, username, password, disabled))
+			sections = append(sections, r.RepoName)
 		}
-		out = append(out, repoFile{Name: f + ".repo", Content: b.String()})
+		out = append(out, repoFile{Name: f + ".repo", Content: b.String(), Sections: sections})
 	}
 	return out
 }
@@ -130,14 +133,27 @@ func quoteEach(l []string) []string {
 	return q
 }
 
+// otherSectionsAWK prints the sections of a .repo file not named in
+// keep (space-separated), without blank lines so that merging twice
+// gives the same file; with off=1 each is forced to enabled=0.
+const otherSectionsAWK = `BEGIN { n = split(keep, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1; in_s = 0 }
+/^[[:space:]]*\[/ { s = $0; gsub(/^[[:space:]]*\[|\][[:space:]]*$/, "", s); in_s = !(s in k); if (in_s) { print ""; print; if (off) print "enabled=0" }; next }
+!in_s || /^[[:space:]]*$/ { next }
+off && /^[[:space:]]*enabled[[:space:]]*=/ { next }
+{ print }`
+
 // scriptInstallRepoFiles installs uploaded repo files (in dir, named as
-// the target) with mode 0600 root:root, only when they changed.
-func scriptInstallRepoFiles(files []repoFile, dir string) string {
+// the target) with mode 0600 root:root, only when they changed. Sections
+// of an existing file that are not ours (e.g. baseos-source) are kept
+// after ours, disabled when disableOthers is set.
+func scriptInstallRepoFiles(files []repoFile, dir string, disableOthers bool) string {
 	var b strings.Builder
 	b.WriteString("umask 077\n")
 	for _, f := range files {
 		src := shQuote(path.Join(dir, f.Name))
 		dst := shQuote(path.Join(repoDir, f.Name))
+		fmt.Fprintf(&b, "if [ -f %s ]; then awk -v keep=%s -v off=%d %s %s >> %s; fi\n",
+			dst, shQuote(strings.Join(f.Sections, " ")), b01(disableOthers), shQuote(otherSectionsAWK), dst, src)
 		fmt.Fprintf(&b, "if cmp -s %s %s; then echo %s; else install -o root -g root -m 0600 %s %s; echo %s; fi\n",
 			src, dst, shQuote("unchanged "+path.Join(repoDir, f.Name)), src, dst, shQuote("wrote "+path.Join(repoDir, f.Name)))
 		fmt.Fprintf(&b, "chmod 0600 %s\nrm -f %s\n", dst, src)
@@ -286,7 +302,8 @@ var cleanupSteps = []cleanupStep{
 	{Name: "resolv-conf", Script: "if [ -L /etc/resolv.conf ]; then echo 'resolv.conf is managed; kept'; else rm -f /etc/resolv.conf; fi\n"},
 	{Name: "nm-cloud-init", Script: "rm -f /etc/NetworkManager/conf.d/99-cloud-init.conf\n"},
 	{Name: "cloud-init", Script: "if command -v cloud-init >/dev/null 2>&1; then cloud-init clean --logs --seed; fi\n"},
-	{Name: "journal", Script: "journalctl --rotate >/dev/null 2>&1 || true\nrm -rf /var/log/journal/*\n"},
+	// journald is stopped first so it cannot write the files back
+	{Name: "journal", Script: "systemctl stop systemd-journald.socket systemd-journald-dev-log.socket systemd-journald-audit.socket systemd-journald.service >/dev/null 2>&1 || true\nrm -rf /var/log/journal/*\n"},
 	{Name: "machine-id", Script: ": > /etc/machine-id\nrm -f /var/lib/dbus/machine-id\n"},
 	{Name: "munge-key", Script: "rm -f /etc/munge/munge.key\n"},
 	{Name: "slurm-conf", Script: "rm -f /etc/slurm/slurm.conf\n"},
@@ -365,4 +382,70 @@ func snapshotTimestamp(r Repo) string {
 		return r.Timestamp
 	}
 	return path.Base(strings.TrimRight(r.BaseURL, "/"))
+}
+
+// scriptLoginHome moves the login user's home to home. usermod refuses
+// while the user is logged in (the build is), so the home is copied and
+// the passwd field rewritten in place; the old home goes only when it is
+// a plain /home/<dir>.
+func scriptLoginHome(home string) string {
+	return fmt.Sprintf(`u=$FATIMAGE_LOGIN_USER new=%s
+if [ "$u" = root ]; then echo "the login user is root; home kept"; exit 0; fi
+old=$(getent passwd "$u" | cut -d: -f6)
+if [ "$old" = "$new" ]; then echo "home of $u already $new"; exit 0; fi
+mkdir -p "$(dirname "$new")"
+if [ -d "$old" ] && [ ! -e "$new" ]; then cp -a "$old" "$new"; fi
+[ -d "$new" ] || install -d -o "$u" -g "$(id -gn "$u")" -m 0700 "$new"
+awk -F: -v OFS=: -v u="$u" -v h="$new" '$1 == u { $6 = h } { print }' /etc/passwd > "$FATIMAGE_WORKDIR/passwd"
+cat "$FATIMAGE_WORKDIR/passwd" > /etc/passwd
+rm -f "$FATIMAGE_WORKDIR/passwd"
+if command -v restorecon >/dev/null 2>&1; then restorecon -R "$new" || true; fi
+case "$old" in /home/?*) [ "${old#/home/*/}" = "$old" ] && rm -rf "$old" ;; esac
+echo "home of $u moved from $old to $new"
+`, shQuote(home))
+}
+
+// scriptGrafanaPlugins installs "<id> <version>" plugins with grafana-cli
+// unless that version is already there.
+func scriptGrafanaPlugins(plugins []string) string {
+	var b strings.Builder
+	b.WriteString("command -v grafana-cli >/dev/null 2>&1 || { echo 'grafana plugins need grafana-cli: install the grafana package (group grafana)' >&2; exit 1; }\n")
+	for _, pl := range plugins {
+		id, ver, _ := strings.Cut(pl, " ")
+		fmt.Fprintf(&b, "if grep -Eqs '\"version\"[[:space:]]*:[[:space:]]*\"%s\"' /var/lib/grafana/plugins/%s/plugin.json; then echo %s; else fatimage_run grafana-cli plugins install %s %s; fi\n",
+			regexpQuoteERE(ver), id, shQuote("unchanged grafana plugin "+pl), shQuote(id), shQuote(ver))
+	}
+	return b.String()
+}
+
+// regexpQuoteERE escapes the ERE metacharacters a version may hold.
+func regexpQuoteERE(s string) string {
+	r := strings.NewReplacer(".", `\.`, "+", `\+`)
+	return r.Replace(s)
+}
+
+// scriptDisableServices stops and disables the installed units among
+// names and reports only what it changed.
+func scriptDisableServices(names []string) string {
+	var b strings.Builder
+	b.WriteString("for u in " + shList(names) + "; do\n" +
+		"  case \"$u\" in *.*) ;; *) u=$u.service ;; esac\n" +
+		"  if [ ! -e \"/etc/systemd/system/$u\" ] && [ ! -e \"/usr/lib/systemd/system/$u\" ]; then continue; fi\n" +
+		"  if systemctl -q is-enabled \"$u\" 2>/dev/null; then systemctl -q disable \"$u\" && echo \"disabled $u\"; fi\n" +
+		"  if systemctl -q is-active \"$u\" 2>/dev/null; then systemctl stop \"$u\" && echo \"stopped $u\"; fi\n" +
+		"done\n")
+	return b.String()
+}
+
+// scriptPlaceFile installs an uploaded file, or unpacks an uploaded
+// directory tarball, at dst with the given owner; modes come from the
+// tarball (see tarDir) or mode.
+func scriptPlaceFile(tmp, dst, owner, group, mode string, dir bool) string {
+	q := shQuote
+	if !dir {
+		return fmt.Sprintf("install -D -o %s -g %s -m %s %s %s\nrm -f %s\necho %s\n",
+			q(owner), q(group), q(mode), q(tmp), q(dst), q(tmp), q("placed "+dst))
+	}
+	return fmt.Sprintf("install -d -m 0755 %s\ntar -xf %s -C %s --no-same-owner\nchown -R -h %s %s\nrm -f %s\necho %s\n",
+		q(dst), q(tmp), q(dst), q(owner+":"+group), q(dst), q(tmp), q("placed "+dst+"/"))
 }

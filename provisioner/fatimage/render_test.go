@@ -1,6 +1,7 @@
 package fatimage
 
 import (
+	"fmt"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"os"
 	"os/exec"
@@ -124,7 +125,7 @@ func TestScriptsParse(t *testing.T) {
 		"packages": pk, "update": up, "users": users,
 		"selinux": scriptSELinux("disabled"),
 		"others":  scriptDisableOthers([]string{"rocky.repo", "epel.repo"}, "/tmp/w"),
-		"install": scriptInstallRepoFiles(renderRepoFiles(testRepos(), "", "", false), "/tmp/w"),
+		"install": scriptInstallRepoFiles(renderRepoFiles(testRepos(), "", "", false), "/tmp/w", true),
 		"keys":    scriptGPGKeys([]GPGKey{{Path: "/etc/pki/rpm-gpg/K", Key: "x"}, {Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"}}, "/tmp/w"),
 		"cleanup": scriptCleanup(nil, false),
 		"final":   scriptCleanup(nil, true),
@@ -160,6 +161,61 @@ func TestDisableAllAWK(t *testing.T) {
 	want := "[a]\nenabled=0\nname=a\nbaseurl=x\n\n[b]\nenabled=0\nname=b\n[c]\nenabled=0\n"
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// Merging keeps the sections of the image's file that are not ours
+// (disabled when asked), and merging the result again gives it back.
+func TestOtherSectionsAWK(t *testing.T) {
+	dir := t.TempDir()
+	ours := renderRepoFiles(testRepos(), "", "", false)[0]
+	image := "# Rocky\n[baseos]\nname=Rocky BaseOS\nmirrorlist=https://mirrors.rockylinux.org/x\nenabled=1\n\n[baseos-source]\nname=src\nenabled = 1\nmirrorlist=https://mirrors.rockylinux.org/y\n\n"
+	merge := func(existing string, off int) string {
+		f := filepath.Join(dir, "rocky.repo")
+		os.WriteFile(f, []byte(existing), 0o644)
+		out, err := exec.Command("awk", "-v", "keep="+strings.Join(ours.Sections, " "), "-v", fmt.Sprint("off=", off), otherSectionsAWK, f).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ours.Content + string(out)
+	}
+	once := merge(image, 1)
+	if !strings.HasSuffix(once, "\n[baseos-source]\nenabled=0\nname=src\nmirrorlist=https://mirrors.rockylinux.org/y\n") ||
+		strings.Contains(once, "Rocky BaseOS") || strings.Contains(once, "# Rocky") {
+		t.Errorf("merged:\n%s", once)
+	}
+	if twice := merge(once, 1); twice != once {
+		t.Errorf("not stable:\n%s\n---\n%s", once, twice)
+	}
+	if kept := merge(image, 0); !strings.Contains(kept, "[baseos-source]\nname=src\nenabled = 1\n") {
+		t.Errorf("replace_repos = false must keep the section as it is:\n%s", kept)
+	}
+}
+
+// A directory source unpacks with the documented modes.
+func TestTarDir(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(src, "roles", "x"), 0o700)
+	os.WriteFile(filepath.Join(src, "site.yml"), []byte("a"), 0o600)
+	os.WriteFile(filepath.Join(src, "roles", "x", "run.sh"), []byte("b"), 0o700)
+	os.Symlink("site.yml", filepath.Join(src, "link.yml"))
+	data, err := tarDir(src, "0640")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball := filepath.Join(t.TempDir(), "t.tar")
+	os.WriteFile(tarball, data, 0o600)
+	if out, err := exec.Command("tar", "-xf", tarball, "-C", dst, "--no-same-owner").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	for rel, want := range map[string]os.FileMode{"site.yml": 0o640, "roles": 0o755 | os.ModeDir, "roles/x/run.sh": 0o755} {
+		st, err := os.Stat(filepath.Join(dst, rel))
+		if err != nil || st.Mode()&(os.ModePerm|os.ModeDir) != want {
+			t.Errorf("%s: %v %v, want %v", rel, st.Mode(), err, want)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(dst, "link.yml")); err != nil || l != "site.yml" {
+		t.Errorf("symlink %q %v", l, err)
 	}
 }
 

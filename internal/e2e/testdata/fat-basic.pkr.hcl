@@ -1,13 +1,27 @@
-# Provisioner end to end, case 1 (first cut): data source + builder +
-# fatimage provisioner (with fat-common.pkr.hcl).
+# Provisioner end to end, case 1: a fat build from the GenericCloud image
+# (with fat-common.pkr.hcl): the data source's snapshots, the control
+# group's packages, binaries, users and services, files, cleanup.
 build {
   sources = ["source.fatimage-openstack.lab"]
 
   provisioner "fatimage" {
     repos  = data.fatimage-ark.rocky.repos
-    groups = ["control"]
+    groups = ["control", "firewalld"]
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }
+    release_base_url = var.release_base_url
+    dynamic "binaries" {
+      for_each = var.binary_sha256
+      content {
+        name   = binaries.key
+        sha256 = binaries.value
+      }
+    }
+    files {
+      source      = "playbooks"
+      destination = "/etc/ansible-init/playbooks"
+    }
+    manifest_output = var.manifest_output
   }
 }

@@ -13,6 +13,28 @@ variable "image_name" {
   type = string
 }
 
+# The lab's release server and the checksums of its stand-in tarballs,
+# which replace the built-in (real) ones.
+variable "release_base_url" {
+  type    = string
+  default = env("LAB_RELEASES_URL")
+}
+
+variable "binary_sha256" {
+  type    = map(string)
+  default = {}
+}
+
+variable "source_image_name" {
+  type    = string
+  default = "Rocky-9-GenericCloud-Base-9.6"
+}
+
+variable "manifest_output" {
+  type    = string
+  default = ""
+}
+
 variable "content_url" {
   type    = string
   default = env("ARK_CONTENT_URL")
@@ -55,10 +77,15 @@ data "fatimage-ark" "rocky" {
     path      = "OpenHPC/3/updates/EL_9"
     repo_file = "OpenHPC"
   }
+  repo {
+    name     = "grafana"
+    path     = "grafana/oss/rpm"
+    gpgcheck = false
+  }
 }
 
 source "fatimage-openstack" "lab" {
-  source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
+  source_image_name   = var.source_image_name
   flavor              = "m1.small"
   floating_ip_network = "public"
   ssh_username        = "rocky"

@@ -5,7 +5,7 @@ build {
 
   provisioner "fatimage" {
     repos  = data.fatimage-ark.rocky.repos
-    groups = ["control"]
+    groups = ["openhpc"]
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }
@@ -13,7 +13,7 @@ build {
 
   provisioner "fatimage" {
     repos  = data.fatimage-ark.rocky.repos
-    groups = ["control"]
+    groups = ["openhpc"]
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }

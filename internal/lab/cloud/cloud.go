@@ -29,6 +29,9 @@ type Options struct {
 	FixedCIDR, FixedGateway       string // internal network "lab-net"; default 10.213.0.0/16, 10.213.0.1
 	FloatingCIDR, FloatingGateway string // external network "public"; default 172.24.4.0/24, 172.24.4.1
 	Logf                          func(format string, args ...any)
+	// Control adds endpoints /_control/<name> for things the cloud does
+	// not own (the lab's network switches), next to faults and status.
+	Control map[string]http.Handler
 }
 
 // User is a Keystone user with its (single) project.

@@ -230,6 +230,8 @@ func (c *Cloud) serveControl(w http.ResponseWriter, r *http.Request, segs []stri
 		writeJSON(w, http.StatusOK, c.Status())
 	case len(segs) == 1 && segs[0] == "calls" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, c.Calls())
+	case len(segs) == 1 && c.o.Control[segs[0]] != nil:
+		c.o.Control[segs[0]].ServeHTTP(w, r)
 	default:
 		http.NotFound(w, r)
 	}

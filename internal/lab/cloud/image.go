@@ -47,6 +47,17 @@ func (c *Cloud) newImage(name, owner string) *image {
 		Props: map[string]any{}, Tags: []string{}, Created: now, Updated: now, Members: map[string]*member{}}
 }
 
+// ImageDisk returns the hypervisor disk holding an image's content, for
+// tests that inspect what a finished image carries.
+func (c *Cloud) ImageDisk(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if img := c.images[id]; img != nil && img.Disk != "" {
+		return img.Disk, true
+	}
+	return "", false
+}
+
 // AddImage preloads an active image.
 func (c *Cloud) AddImage(s ImageSeed) (string, error) {
 	c.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,6 +179,31 @@ func (s *Server) Dial(ctx context.Context) (*Client, error) {
 
 // BootAndSSH boots one server and returns how long after ACTIVE the first
 // `sudo -n true` over SSH succeeded.
+// BootDial boots a server and connects to it over SSH, failing tb on any
+// error. stop closes the connection and deletes the server; it also runs
+// when the test ends, so calling it early (before a leak check) is safe.
+func BootDial(ctx context.Context, tb testing.TB, l *lab.Lab, name, imageID string) (srv *Server, c *Client, stop func()) {
+	tb.Helper()
+	srv, cleanup, err := Boot(ctx, tb, l, name, imageID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			if c != nil {
+				c.Close()
+			}
+			cleanup()
+		})
+	}
+	tb.Cleanup(stop)
+	if c, err = srv.Dial(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return srv, c, stop
+}
+
 func BootAndSSH(tb testing.TB, l *lab.Lab) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

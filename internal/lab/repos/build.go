@@ -33,7 +33,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/1"
+const builderVersion = "lab-repos/2" // 2: unit files and systemctl scriptlets
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -534,6 +534,9 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			stagedFile{Path: "/etc/yum.repos.d/epel-cisco-openh264.repo", Data: epelOpenH264Repo, Mode: 0o644, Config: true},
 		)
 	}
+	for _, u := range a.def.Units {
+		fs = append(fs, stagedFile{Path: "/usr/lib/systemd/system/" + u, Data: unitFile(u, a), Mode: 0o644})
+	}
 	for _, b := range a.def.Bins {
 		script := versionScript(filepath.Base(b), a)
 		if filepath.Base(b) == "grafana-cli" {
@@ -542,6 +545,53 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 		fs = append(fs, stagedFile{Path: b, Data: script, Mode: 0o755})
 	}
 	return append(fs, marker)
+}
+
+// unitFile is a minimal unit; the lab's systemctl stand-in only reads its
+// existence and WantedBy, never runs ExecStart.
+func unitFile(unit string, a *artifact) string {
+	start := "/usr/bin/true"
+	if len(a.def.Bins) > 0 {
+		start = a.def.Bins[0]
+	}
+	return fmt.Sprintf(`[Unit]
+Description=%[1]s (lab stand-in from %[2]s-%[3]s)
+After=network.target
+
+[Service]
+Type=simple
+ExecStart=%[4]s
+
+[Install]
+WantedBy=multi-user.target
+`, strings.TrimSuffix(unit, ".service"), a.def.Name, a.evr, start)
+}
+
+// scriptlets are the package's %post and %preun, in Lua so that they add
+// no dependency on /bin/sh (nothing in the lab's rpm database provides it)
+// and cannot fail the transaction: pcall swallows everything, and where
+// /usr/bin/systemctl is missing (a host --installroot) nothing happens.
+// As with %systemd_post (presets) and %systemd_preun, %post enables only on
+// first install (arg[2] == 1) and %preun disables only on erase (0), so an
+// upgrade keeps whatever the admin chose.
+func (a *artifact) scriptlets() string {
+	if len(a.def.Units) == 0 {
+		return ""
+	}
+	var units []string
+	for _, u := range a.def.Units {
+		units = append(units, fmt.Sprintf("%q", u))
+	}
+	list := strings.Join(units, ", ")
+	const run = `local run = rpm.execute or function(...) return os.execute(table.concat({...}, " ")) end`
+	var b strings.Builder
+	if a.def.EnableOnInstall {
+		fmt.Fprintf(&b, "%%post -n %s -p <lua>\n%s\nif arg[2] == 1 then pcall(run, \"/usr/bin/systemctl\", \"enable\", %s) end\n\n",
+			a.def.Name, run, list)
+	}
+	fmt.Fprintf(&b, "%%preun -n %s -p <lua>\n%s\nif arg[2] == 0 then pcall(run, \"/usr/bin/systemctl\", \"--no-reload\", \"disable\", \"--now\", %s) end\n\n",
+		a.def.Name, run, list)
+	return b.String()
 }
 
 func versionScript(prog string, a *artifact) string {
@@ -660,6 +710,7 @@ cp -a %s/. %%{buildroot}/
 			fmt.Fprintf(&spec, "Provides: %s\n", a.subst(p))
 		}
 		fmt.Fprintf(&spec, "%%description -n %s\nLab stand-in for the %s package (%s).\n\n", a.def.Name, a.def.Name, a.def.Repo)
+		spec.WriteString(a.scriptlets())
 		fmt.Fprintf(&spec, "%%files -n %s\n%%defattr(-,root,root,-)\n", a.def.Name)
 		for _, f := range fs {
 			dst := filepath.Join(tree, filepath.FromSlash(f.Path))

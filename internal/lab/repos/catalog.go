@@ -62,6 +62,12 @@ type pkgDef struct {
 	Provides []string
 	Base     bool     // installed in a fresh GenericCloud base image (older EVR)
 	Bins     []string // stand-in executables (absolute paths) printing the version
+	// Units are systemd unit files shipped in /usr/lib/systemd/system; %preun
+	// disables (and stops) them on erase, as %systemd_preun does.
+	Units []string
+	// EnableOnInstall: %post enables Units on first install, as Rocky's
+	// presets do for these services (upgrades keep the admin's choice).
+	EnableOnInstall bool
 }
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
@@ -86,16 +92,16 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "cockpit-bridge", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
 	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
-	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}},
+	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true},
 	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},
 	{Repo: "baseos", Name: "sssd-client", EVR: "2.9.6-4.el9_6.2"},
-	{Repo: "baseos", Name: "sssd-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-client = {evr}"}},
+	{Repo: "baseos", Name: "sssd-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-client = {evr}"}, Units: []string{"sssd.service"}, EnableOnInstall: true},
 	{Repo: "baseos", Name: "oddjob", EVR: "0.34.7-7.el9"},
 	{Repo: "baseos", Name: "oddjob-mkhomedir", EVR: "0.34.7-7.el9", Requires: []string{"oddjob = {evr}"}},
 	{Repo: "baseos", Name: "firewalld-filesystem", EVR: "1.3.4-9.el9_5"},
 	{Repo: "baseos", Name: "python3-firewall", EVR: "1.3.4-9.el9_5", Requires: []string{"python3"}},
 	{Repo: "baseos", Name: "firewalld", EVR: "1.3.4-9.el9_5",
-		Requires: []string{"firewalld-filesystem = {evr}", "python3-firewall = {evr}"}},
+		Requires: []string{"firewalld-filesystem = {evr}", "python3-firewall = {evr}"}, Units: []string{"firewalld.service"}, EnableOnInstall: true},
 	{Repo: "baseos", Name: "bash-completion", EVR: "1:2.11-5.el9"},
 	{Repo: "baseos", Name: "nano", EVR: "5.6.1-7.el9"},
 	{Repo: "baseos", Name: "tmux", EVR: "3.2a-5.el9"},
@@ -103,7 +109,7 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "postfix", EVR: "2:3.5.25-1.el9", Provides: []string{"MTA", "smtpdaemon"}},
 
 	// --- AppStream ---
-	{Repo: "appstream", Name: "squid", EVR: "7:5.5-19.el9_6.1", Update: "7:5.5-19.el9_6.2"},
+	{Repo: "appstream", Name: "squid", EVR: "7:5.5-19.el9_6.1", Update: "7:5.5-19.el9_6.2", Units: []string{"squid.service"}},
 	{Repo: "appstream", Name: "containers-common", EVR: "2:1-117.el9_6"},
 	{Repo: "appstream", Name: "podman", EVR: "5:5.4.0-12.el9_6", Update: "5:5.4.0-13.el9_6",
 		Requires: []string{"containers-common"}},
@@ -117,10 +123,10 @@ var catalog = []pkgDef{
 		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"}},
 	{Repo: "appstream", Name: "s-nail", EVR: "14.9.22-6.el9", Provides: []string{"mailx"}},
 	{Repo: "appstream", Name: "munge-libs", EVR: "0.5.13-13.el9"},
-	{Repo: "appstream", Name: "munge", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}},
+	{Repo: "appstream", Name: "munge", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}, Units: []string{"munge.service"}},
 	{Repo: "appstream", Name: "mysql-common", EVR: "8.0.42-1.el9_6"},
 	{Repo: "appstream", Name: "mysql", EVR: "8.0.42-1.el9_6", Requires: []string{"mysql-common = {evr}"}},
-	{Repo: "appstream", Name: "mysql-server", EVR: "8.0.42-1.el9_6", Requires: []string{"mysql = {evr}"}},
+	{Repo: "appstream", Name: "mysql-server", EVR: "8.0.42-1.el9_6", Requires: []string{"mysql = {evr}"}, Units: []string{"mysqld.service"}},
 	{Repo: "appstream", Name: "lua-posix", EVR: "35.0-8.el9"},
 	{Repo: "appstream", Name: "mod_authnz_pam", EVR: "1.2.3-1.el9"},
 	{Repo: "appstream", Name: "nmap-ncat", EVR: "3:7.92-3.el9", Provides: []string{"nc"}},
@@ -141,7 +147,7 @@ var catalog = []pkgDef{
 		Bins: []string{"/usr/bin/podman-compose"}},
 	{Repo: "epel", Name: "htop", EVR: "3.3.0-5.el9", Update: "3.3.0-6.el9"},
 	{Repo: "epel", Name: "screen", EVR: "4.8.0-6.el9"},
-	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}},
+	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"}},
 	{Repo: "epel", Name: "fail2ban-firewalld", EVR: "1.1.0-6.el9",
 		Requires: []string{"fail2ban-server = {evr}", "firewalld"}},
 	{Repo: "epel", Name: "python3-certbot", EVR: "4.0.0-3.el9"},
@@ -155,11 +161,11 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"},
 		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
-		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}},
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC", Name: "slurm-slurmd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
-		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}},
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}, Units: []string{"slurmd.service"}},
 	{Repo: "OpenHPC", Name: "slurm-slurmdbd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
-		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}},
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}, Units: []string{"slurmdbd.service"}},
 	{Repo: "OpenHPC", Name: "slurm-example-configs-ohpc", EVR: "22.05.8-300.ohpc.3.1"},
 	{Repo: "OpenHPC", Name: "slurm-libpmi-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"slurm-ohpc = {evr}"}},
 	{Repo: "OpenHPC", Name: "ohpc-slurm-server", EVR: "3.0-300.ohpc.3.1",
@@ -178,11 +184,11 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC-updates", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"munge"}, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}},
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}},
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}, Units: []string{"slurmd.service"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmdbd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}},
+		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}, Units: []string{"slurmdbd.service"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-example-configs-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2"},
 	{Repo: "OpenHPC-updates", Name: "slurm-libpmi-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}},
@@ -198,7 +204,7 @@ var catalog = []pkgDef{
 
 	// --- Grafana OSS (the build excludes grafana from updates) ---
 	{Repo: "grafana", Name: "grafana", EVR: "10.4.18-1", Update: "10.4.19-1",
-		Bins: []string{"/usr/sbin/grafana-server", "/usr/sbin/grafana-cli"}},
+		Bins: []string{"/usr/sbin/grafana-server", "/usr/sbin/grafana-cli"}, Units: []string{"grafana-server.service"}},
 
 	// --- smaller third-party repositories ---
 	{Repo: "epel-cisco-openh264", Name: "openh264", EVR: "2.4.1-2.el9"},

@@ -274,6 +274,24 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("%s is not in the catalog", n)
 		}
 	}
+	// A package in two repositories (OpenHPC and its updates) ships the
+	// same units either way, or an upgrade would lose a service.
+	units := map[string]pkgDef{}
+	for _, d := range catalog {
+		if o, ok := units[d.Name]; ok && (!slices.Equal(o.Units, d.Units) || o.EnableOnInstall != d.EnableOnInstall) {
+			t.Errorf("%s: units %v/%v in %s but %v/%v in %s", d.Name, o.Units, o.EnableOnInstall, o.Repo, d.Units, d.EnableOnInstall, d.Repo)
+		}
+		units[d.Name] = d
+		if d.EnableOnInstall && len(d.Units) == 0 {
+			t.Errorf("%s: EnableOnInstall without Units", d.Name)
+		}
+	}
+	for name, unit := range map[string]string{"slurm-slurmctld-ohpc": "slurmctld.service", "munge": "munge.service",
+		"firewalld": "firewalld.service", "sssd-common": "sssd.service", "grafana": "grafana-server.service"} {
+		if !slices.Contains(units[name].Units, unit) {
+			t.Errorf("%s lacks %s", name, unit)
+		}
+	}
 }
 
 func TestDistributions(t *testing.T) {
@@ -443,6 +461,16 @@ func TestDnfInstallAndUpgrade(t *testing.T) {
 	// Requires pull the OpenHPC-updates slurm, the newest in the older snapshot.
 	if got := ir.versions("slurm-slurmctld-ohpc"); len(got) != 1 || !strings.Contains(got[0], "23.11.10-320") {
 		t.Errorf("slurm-slurmctld-ohpc = %v", got)
+	}
+	// Unit files are installed; the scriptlets are Lua, so they neither
+	// need /bin/sh nor fail where /usr/bin/systemctl is missing.
+	for _, f := range []string{"usr/lib/systemd/system/firewalld.service", "usr/lib/systemd/system/slurmctld.service"} {
+		if b, err := os.ReadFile(filepath.Join(ir.root, f)); err != nil || !strings.Contains(string(b), "WantedBy=multi-user.target") {
+			t.Errorf("%s: %v %q", f, err, b)
+		}
+	}
+	if s := ir.rpm("-q", "--scripts", "firewalld"); !strings.Contains(s, `"enable", "firewalld.service"`) || !strings.Contains(s, "postinstall scriptlet (using <lua>)") {
+		t.Errorf("firewalld scriptlets:\n%s", s)
 	}
 	grafanaOld := ir.versions("grafana")
 	if _, err := os.Stat(filepath.Join(ir.root, "etc/yum.repos.d/epel.repo")); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // BaseImageOptions configure BuildBaseImage.
@@ -96,10 +97,28 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		}
 		files = append(files, imageFile{"etc/pki/rpm-gpg/" + name, 0o644, string(data)})
 	}
+	// The host's (Debian's) units must not show through the overlay: the
+	// VM's unit directories are opaque and hold only Rocky's sshd (enabled,
+	// and really running) plus what packages install.
+	for _, d := range []string{"etc/systemd/system", "usr/lib/systemd/system"} {
+		if err := mkdirUpper(upper, d); err != nil {
+			return "", err
+		}
+		if err := syscall.Setxattr(filepath.Join(upper, d), "trusted.overlay.opaque", []byte("y"), 0); err != nil {
+			return "", fmt.Errorf("vm: making %s opaque: %w", d, err)
+		}
+	}
+	files = append(files, imageFile{"usr/lib/systemd/system/sshd.service", 0o644, sshdUnit})
 	for _, f := range files {
 		if err := writeUpperFile(upper, f.path, f.mode, []byte(f.data)); err != nil {
 			return "", err
 		}
+	}
+	if err := mkdirUpper(upper, "etc/systemd/system/multi-user.target.wants"); err != nil {
+		return "", err
+	}
+	if err := os.Symlink("/usr/lib/systemd/system/sshd.service", filepath.Join(upper, "etc/systemd/system/multi-user.target.wants/sshd.service")); err != nil {
+		return "", err
 	}
 	// Install the RPMs into the image's own rpm database, inside the chroot.
 	stage := filepath.Join(upper, "var/tmp/fatlab-rpms")
@@ -189,6 +208,18 @@ func writeUpperFile(upper, rel string, mode os.FileMode, data []byte) error {
 	}
 	return os.Chmod(p, mode)
 }
+
+const sshdUnit = `[Unit]
+Description=OpenSSH server daemon
+After=network.target sshd-keygen.target
+
+[Service]
+Type=notify
+ExecStart=/usr/sbin/sshd -D $OPTIONS
+
+[Install]
+WantedBy=multi-user.target
+`
 
 const rockyRepo = `# rocky.repo
 #

@@ -89,6 +89,16 @@ step() {
 	while [ -z "$action" ] && kill -0 $p 2>/dev/null; do wait $p; rc=$?; done
 	return $rc
 }
+# Like systemd at boot: every enabled unit becomes active. /run is a fresh
+# tmpfs each boot, so units stopped before a reboot come back only if enabled.
+mkdir -p /run/fatlab/active
+n=0
+for u in /etc/systemd/system/multi-user.target.wants/*; do
+	[ -f "$u" ] || continue
+	: > "/run/fatlab/active/${u##*/}"
+	n=$((n+1))
+done
+log "$n enabled unit(s) active"
 [ -z "$action" ] && { step /usr/lib/fatlab/cloud-init || log "cloud-init stand-in failed (rc $?)"; }
 [ -z "$action" ] && { step /usr/bin/ansible-init || log "ansible-init failed (rc $?)"; }
 if [ "$FATLAB_SSH_DELAY" != 0 ] && [ -z "$action" ]; then
@@ -288,18 +298,194 @@ esac
 kill -"$sig" 1
 `
 
-const systemctlScript = `#!/bin/sh
-# fatlab systemctl stand-in: only reboot/poweroff/halt do something.
+// systemctlScript stands in for systemctl (no systemd runs in a VM). Unit
+// files live in /etc/systemd/system and /usr/lib/systemd/system; "enabled"
+// is the symlink in multi-user.target.wants, as systemd makes it; "active"
+// is a file in /run/fatlab/active, a tmpfs that each boot starts empty and
+// the VM init fills from the enabled units. Nothing is ever executed:
+// start/stop only change that state. Power verbs go to PID 1.
+const systemctlScript = `#!/bin/bash
+# fatlab systemctl stand-in: unit file and active state only, no processes.
+etc=/etc/systemd/system lib=/usr/lib/systemd/system
+wants=$etc/multi-user.target.wants
+active=/run/fatlab/active
+verb= now= quiet=
+units=()
+skip=
 for a in "$@"; do
+	if [ -n "$skip" ]; then skip=; continue; fi
 	case "$a" in
-	-*) continue ;;
-	reboot|kexec|soft-reboot) exec /usr/lib/fatlab/power reboot ;;
-	poweroff|halt) exec /usr/lib/fatlab/power poweroff ;;
-	is-system-running) echo running; exit 0 ;;
-	*) exit 0 ;;
+	--now) now=1 ;;
+	-q|--quiet) quiet=1 ;;
+	-t|--type|--state|-p|--property|-H|--host|-M|--machine|-o|--output|-n|--lines|--root) skip=1 ;;
+	-*) ;;
+	*) if [ -z "$verb" ]; then verb=$a; else units+=("$a"); fi ;;
 	esac
 done
-exit 0
+
+# unit NAME: the full unit name (".service" added when there is no suffix).
+unit() {
+	case "$1" in
+	*.service|*.socket|*.timer|*.target|*.path|*.mount|*.slice|*.scope) echo "$1" ;;
+	*) echo "$1.service" ;;
+	esac
+}
+# unitfile UNIT: the path of its unit file, or nothing.
+unitfile() {
+	local d
+	for d in "$etc" "$lib"; do
+		if [ -f "$d/$1" ]; then echo "$d/$1"; return 0; fi
+	done
+	return 1
+}
+say() { [ -n "$quiet" ] || echo "$@"; }
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "$1: Interactive authentication required." >&2
+		exit 1
+	fi
+}
+need_units() {
+	if [ ${#units[@]} -eq 0 ]; then
+		echo "Too few arguments." >&2
+		exit 1
+	fi
+}
+start() { mkdir -p "$active" && : > "$active/$1"; }
+stop() { rm -f "$active/$1"; }
+
+case "$verb" in
+reboot|kexec|soft-reboot) exec /usr/lib/fatlab/power reboot ;;
+poweroff|halt) exec /usr/lib/fatlab/power poweroff ;;
+is-system-running) say running; exit 0 ;;
+enable|disable)
+	need_units
+	need_root "Failed to $verb unit"
+	# Like systemd, check every unit before changing anything.
+	names=()
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		if ! unitfile "$u" >/dev/null; then
+			echo "Failed to $verb unit: Unit file $u does not exist." >&2
+			exit 1
+		fi
+		names+=("$u")
+	done
+	for u in "${names[@]}"; do
+		f=$(unitfile "$u")
+		if [ "$verb" = enable ]; then
+			if [ "$(readlink "$wants/$u")" != "$f" ]; then
+				mkdir -p "$wants"
+				ln -sfn "$f" "$wants/$u"
+				[ -n "$quiet" ] || echo "Created symlink $wants/$u → $f." >&2
+			fi
+			[ -n "$now" ] && start "$u"
+		else
+			if [ -L "$wants/$u" ] || [ -e "$wants/$u" ]; then
+				rm -f "$wants/$u"
+				[ -n "$quiet" ] || echo "Removed \"$wants/$u\"." >&2
+			fi
+			[ -n "$now" ] && stop "$u"
+		fi
+	done
+	exit 0 ;;
+start|stop|restart|try-restart|reload|reload-or-restart|condrestart|force-reload)
+	need_units
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		need_root "Failed to $verb $u"
+		if ! unitfile "$u" >/dev/null; then
+			if [ "$verb" = stop ]; then
+				echo "Failed to stop $u: Unit $u not loaded." >&2
+			else
+				echo "Failed to $verb $u: Unit $u not found." >&2
+			fi
+			exit 5
+		fi
+		case "$verb" in
+		stop) stop "$u" ;;
+		try-restart|condrestart) ;;
+		reload|force-reload)
+			if [ ! -e "$active/$u" ]; then
+				echo "$u is not active, cannot reload." >&2
+				exit 1
+			fi ;;
+		*) start "$u" ;;
+		esac
+	done
+	exit 0 ;;
+is-enabled)
+	need_units
+	rc=1
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		if ! unitfile "$u" >/dev/null; then
+			echo "Failed to get unit file state for $u: No such file or directory" >&2
+			continue
+		fi
+		if [ -e "$wants/$u" ]; then say enabled; rc=0; else say disabled; fi
+	done
+	exit $rc ;;
+is-active)
+	need_units
+	rc=3
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		if [ -e "$active/$u" ]; then say active; rc=0; else say inactive; fi
+	done
+	exit $rc ;;
+is-failed)
+	need_units
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		if [ -e "$active/$u" ]; then say active; else say inactive; fi
+	done
+	exit 1 ;;
+status)
+	need_units
+	rc=0
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		if ! f=$(unitfile "$u"); then
+			echo "Unit $u could not be found." >&2
+			rc=4
+			continue
+		fi
+		state=disabled; [ -e "$wants/$u" ] && state=enabled
+		if [ -e "$active/$u" ]; then
+			echo "● $u"
+			echo "     Loaded: loaded ($f; $state; preset: disabled)"
+			echo "     Active: active (running)"
+		else
+			echo "○ $u"
+			echo "     Loaded: loaded ($f; $state; preset: disabled)"
+			echo "     Active: inactive (dead)"
+			[ $rc = 0 ] && rc=3
+		fi
+	done
+	exit $rc ;;
+list-unit-files)
+	# Header-less "NAME STATE" lines; a pattern matches with or without
+	# ".service".
+	out=
+	for f in "$etc"/* "$lib"/*; do
+		[ -f "$f" ] || continue
+		u=${f##*/}
+		if [ ${#units[@]} -gt 0 ]; then
+			hit=
+			for p in "${units[@]}"; do
+				case "$u" in $p|$p.service) hit=1 ;; esac
+			done
+			[ -n "$hit" ] || continue
+		fi
+		state=disabled; [ -e "$wants/$u" ] && state=enabled
+		out+="$u $state"$'\n'
+	done
+	[ -n "$out" ] || exit 1
+	printf '%s' "$out" | sort -u
+	exit 0 ;;
+*) exit 0 ;; # daemon-reload, reset-failed, mask, preset, show, ...: no-ops
+esac
 `
 
 const sshdConfig = `# fatlab VM sshd configuration

@@ -11,7 +11,11 @@
 // a real sshd. reboot/shutdown/poweroff/halt/systemctl inside the guest signal
 // PID 1 (SIGUSR1 = reboot, SIGUSR2 = power off), which stops everything and
 // exits 10 (reboot) or 11 (power off); the supervisor here boots the disk
-// again or reports PowerShutdown.
+// again or reports PowerShutdown. Other systemctl verbs keep systemd-like
+// unit state without running anything: enable/disable make the
+// multi-user.target.wants symlinks, start/stop mark units active under
+// /run/fatlab/active (a per-boot tmpfs; at boot the init marks the enabled
+// units active). The image's unit directories are opaque, hiding the host's.
 //
 // Metadata: one HTTP listener per Manager on <gateway>:<random port>; each
 // VM's network namespace has an iptables nat OUTPUT DNAT from

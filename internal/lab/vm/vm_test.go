@@ -874,3 +874,72 @@ func TestStopDuringBoot(t *testing.T) {
 		t.Errorf("SSH up after %v despite SSHDelay 5s", d)
 	}
 }
+
+// runRC runs a command and returns its combined output and exit status.
+func runRC(t testing.TB, c *ssh.Client, cmd string) (string, int) {
+	t.Helper()
+	out, err := run1(c, cmd)
+	var ee *ssh.ExitError
+	switch {
+	case err == nil:
+		return strings.TrimSpace(out), 0
+	case errors.As(err, &ee):
+		return strings.TrimSpace(out), ee.ExitStatus()
+	}
+	t.Fatalf("%s: %v: %s", cmd, err, out)
+	return "", -1
+}
+
+// TestSystemctlUnitState checks the systemctl stand-in keeps unit state as
+// systemd does: enabled = the wants symlink (on disk), active = runtime
+// state that a reboot resets to "the enabled units".
+func TestSystemctlUnitState(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	vm, _ := l.bootVM("units", 80, nil, "", 0)
+	c := dial(t, l.ip(80), l.signer, 10*time.Second)
+	expect := func(cmd, want string, wantRC int) {
+		t.Helper()
+		if out, rc := runRC(t, c, cmd); out != want || rc != wantRC {
+			t.Errorf("%s: got %q exit %d, want %q exit %d", cmd, out, rc, want, wantRC)
+		}
+	}
+	// The host's units do not show through the overlay; sshd is Rocky's.
+	expect("ls /usr/lib/systemd/system /etc/systemd/system/multi-user.target.wants", "/etc/systemd/system/multi-user.target.wants:\nsshd.service\n\n/usr/lib/systemd/system:\nsshd.service", 0)
+	expect("systemctl is-enabled sshd; systemctl is-active sshd.service", "enabled\nactive", 0)
+	for _, u := range []string{"foo", "bar", "baz"} {
+		mustRun(t, c, fmt.Sprintf("printf '[Unit]\\n[Service]\\nExecStart=/bin/true\\n[Install]\\nWantedBy=multi-user.target\\n' | sudo -n tee /usr/lib/systemd/system/%s.service >/dev/null", u))
+	}
+	expect("systemctl is-enabled foo", "disabled", 1)
+	expect("systemctl is-active foo.service", "inactive", 3)
+	expect("systemctl --quiet is-enabled foo", "", 1)
+	expect("systemctl enable foo", "Failed to enable unit: Interactive authentication required.", 1)
+	expect("sudo -n systemctl enable foo", "Created symlink /etc/systemd/system/multi-user.target.wants/foo.service → /usr/lib/systemd/system/foo.service.", 0)
+	expect("readlink /etc/systemd/system/multi-user.target.wants/foo.service", "/usr/lib/systemd/system/foo.service", 0)
+	expect("sudo -n systemctl enable foo.service", "", 0) // already enabled: silent
+	expect("systemctl is-enabled foo.service; systemctl is-active foo", "enabled\ninactive", 3)
+	expect("sudo -n systemctl start foo && systemctl is-active foo", "active", 0)
+	expect("sudo -n systemctl disable --now foo", `Removed "/etc/systemd/system/multi-user.target.wants/foo.service".`, 0)
+	expect("systemctl is-enabled foo; systemctl is-active foo", "disabled\ninactive", 3)
+	expect("sudo -n systemctl --no-pager -q enable foo.service bar --now", "", 0)
+	expect("systemctl is-active foo bar", "active\nactive", 0)
+	expect("sudo -n systemctl stop foo; systemctl is-active foo", "inactive", 3)
+	expect("sudo -n systemctl disable bar; sudo -n systemctl restart baz; systemctl is-enabled bar baz", "Removed \"/etc/systemd/system/multi-user.target.wants/bar.service\".\ndisabled\ndisabled", 1)
+	expect("systemctl list-unit-files foo bar 'ba*' nope", "bar.service disabled\nbaz.service disabled\nfoo.service enabled", 0)
+	expect("systemctl list-unit-files nope", "", 1)
+	// Unknown units fail as systemd fails, changing nothing.
+	expect("sudo -n systemctl enable nope", "Failed to enable unit: Unit file nope.service does not exist.", 1)
+	expect("sudo -n systemctl disable --now bar nope.service", "Failed to disable unit: Unit file nope.service does not exist.", 1)
+	expect("sudo -n systemctl start nope", "Failed to start nope.service: Unit nope.service not found.", 5)
+	expect("systemctl is-active bar", "active", 0)
+	expect("systemctl daemon-reload && systemctl is-system-running", "running", 0)
+
+	// Reboot: enabled units (foo, stopped before) come back active; bar
+	// (running, disabled) and baz (started, never enabled) do not.
+	run1(c, "sudo -n systemctl reboot")
+	waitBoots(t, vm, 2)
+	c = dial(t, l.ip(80), l.signer, 10*time.Second)
+	expect("systemctl is-enabled foo bar baz", "enabled\ndisabled\ndisabled", 0)
+	expect("systemctl is-active foo bar baz sshd", "active\ninactive\ninactive\nactive", 0)
+	expect("systemctl is-active bar baz", "inactive\ninactive", 3)
+}
