@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The main job, on the local lab: start the lab (an OpenStack double with
-# Rocky-like VMs, a Pulp double with real signed repositories), then run a
-# real `packer build` of example/lab with the plugin installed: the
-# fatimage-ark data source resolves the newest snapshots, the
-# fatimage-openstack builder boots a VM, installs packages from them and
-# saves the image. Prints what was built, then stops the lab.
+# Rocky-like VMs, a Pulp double with real signed repositories, a release
+# server), then run real `packer build`s of example/ with the plugin
+# installed: the fatimage-ark data source resolves the newest snapshots,
+# the fatimage-openstack builder boots a build VM, the fatimage provisioner
+# makes it a fat image, the manifest post-processor records it; then
+# example/extra adds one group on top of it. Prints what was built, checks
+# nothing was left behind, and stops the lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -16,13 +18,13 @@ say() { printf '\n==> %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "demo: the lab needs root (network namespaces, overlay mounts)" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 
-say "Building the plugin and the lab"
+say "Building the plugin and the lab, installing the plugin with packer plugins install"
 go build -o "$work/packer-plugin-fatimage" .
 go build -o "$tools/lab" ./internal/cmd/lab
 export PACKER_PLUGIN_PATH=$work/plugins PACKER_CONFIG_DIR=$work/config CHECKPOINT_DISABLE=1
 "$tools/packer" plugins install --path "$work/packer-plugin-fatimage" github.com/stackhpc/fatimage >/dev/null
 
-say "Starting the lab"
+say "Starting the lab (OpenStack, Pulp and release server doubles; VMs with sshd and dnf)"
 started=
 if ! "$tools/lab" status | grep -q '"running": true'; then started=1; fi
 "$tools/lab" up
@@ -30,19 +32,38 @@ if ! "$tools/lab" status | grep -q '"running": true'; then started=1; fi
 # shellcheck disable=SC1091
 . .lab/env
 
-say "packer build example/lab"
-rm -f example/lab/manifest.json
-"$tools/packer" build -color=false example/lab
+vars=(-var-file=example/lab.pkrvars.hcl -var "release_base_url=$LAB_RELEASES_URL"
+  -var "git_commit=$(git rev-parse HEAD 2>/dev/null || echo nogit)")
+
+say "packer build example (data source -> builder -> fatimage provisioner -> manifest)"
+start=$(date +%s)
+"$tools/packer" build -color=false "${vars[@]}" \
+  -var "manifest_output_path=$work/manifest.json" -var "image_manifest_path=$work/image-manifest.json" example
+fat_secs=$(($(date +%s) - start))
+
+say "packer build example/extra (the nfs group on top of the newest fat image)"
+start=$(date +%s)
+"$tools/packer" build -color=false "${vars[@]}" -var extra_groups=nfs \
+  -var "manifest_output_path=$work/extra-manifest.json" example/extra
+extra_secs=$(($(date +%s) - start))
 
 say "What was built"
-python3 - example/lab/manifest.json <<'PY'
+python3 - "$work/manifest.json" "$work/image-manifest.json" "$work/extra-manifest.json" "$fat_secs" "$extra_secs" <<'PY'
 import json, sys
-b = json.load(open(sys.argv[1]))["builds"][-1]
-print(f"  image id:     {b['artifact_id']}")
-print(f"  snapshot id:  {b['custom_data']['snapshot_id']}")
-for repo, ts in sorted(json.loads(b["custom_data"]["timestamps"]).items()):
-    print(f"  {repo:16} {ts}")
+fat = json.load(open(sys.argv[1]))["builds"][-1]
+img = json.load(open(sys.argv[2]))
+extra = json.load(open(sys.argv[3]))["builds"][-1]
+i = img["image"]
+print(f"  fat image:     {fat['custom_data']['image_name']}  ({fat['artifact_id']}, built in {sys.argv[4]} s)")
+print(f"  extra image:   {extra['custom_data']['image_name']}  ({extra['artifact_id']}, built in {sys.argv[5]} s)")
+print(f"  snapshot id:   {fat['custom_data']['snapshot_id']}")
+for repo, ts in sorted(json.loads(fat["custom_data"]["timestamps"]).items()):
+    print(f"    {repo:20} {ts}")
+print(f"  image.json:    {i['os']}, {i['package_count']} packages ({i['package_digest'][:19]}...)")
+print(f"  groups:        {', '.join(i.get('groups') or [])}")
+for name, b in sorted((i.get("binaries") or {}).items()):
+    print(f"    {name:20} {b['version']:8} sha256 {b['sha256'][:16]}...  {', '.join(b['files'])}")
+print(f"  dnf commands:  {img['dnf_runs']}, reboots: {img['reboots']}")
 PY
-. .lab/env
-openstack image list -f value -c Name -c Status | grep demo-fat | tail -1 | sed 's/^/  image:        /'
-"$tools/lab" status | python3 -c 'import json,sys; s=json.load(sys.stdin); print("  leftovers:   ", s["counts"])'
+"$tools/lab" status | python3 -c 'import json,sys; s=json.load(sys.stdin); c=s["counts"]; print("  left on the cloud:", c); sys.exit(1 if sum(c.values()) else 0)'
+say "Done; stopping the lab"

@@ -4,6 +4,8 @@
 #
 # Usage: scripts/release-check.sh [DIST_DIR]      (default: dist)
 # Env:   API_VERSION  plugin API version in the names (default x5.0)
+#        PACKER       packer binary: install the linux/amd64 archive's plugin
+#                     with it and validate example/ and example/extra
 #        VERSION      expected version without "v" (default: taken from the
 #                     single packer-plugin-fatimage_v*_SHA256SUMS in DIST_DIR)
 set -euo pipefail
@@ -75,6 +77,22 @@ if [[ $(uname -s) == Linux && $(uname -m) == x86_64 ]]; then
   [[ $got_api == "$api" ]] ||
     fail "describe reports api_version '$got_api' but assets are named for '$api' (set API_VERSION)"
   describe="describe ok (version=$got_ver api_version=$got_api)"
+
+  # What a user does with the archive: install it with packer and validate
+  # the examples (no cloud or Pulp is contacted at validate time).
+  if [[ -n ${PACKER:-} ]]; then
+    export PACKER_PLUGIN_PATH=$tmp/plugins PACKER_CONFIG_DIR=$tmp/config CHECKPOINT_DISABLE=1
+    "$PACKER" plugins install --path "$tmp/$base" github.com/stackhpc/fatimage >/dev/null ||
+      fail "packer plugins install --path $base failed"
+    root=$(cd "$(dirname "$0")/.." && pwd)
+    for dir in example example/extra; do
+      env ARK_CONTENT_URL=http://127.0.0.1:9/pulp/content OS_AUTH_URL=http://127.0.0.1:9/identity/v3 \
+        OS_USERNAME=u OS_PASSWORD=p OS_PROJECT_NAME=p OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default \
+        "$PACKER" validate -var-file="$root/example/lab.pkrvars.hcl" "$root/$dir" >"$tmp/validate.out" 2>&1 ||
+        fail "packer validate $dir with the installed $base: $(cat "$tmp/validate.out")"
+    done
+    describe+="; installed with packer plugins install --path, example and example/extra validate"
+  fi
 fi
 
 echo "release-check: OK: $n zips + $sums verified in $dist; $describe"

@@ -146,7 +146,7 @@ func TestPrepareBadConfigs(t *testing.T) {
 		{"volume size", with(baseRaw(), "use_blockstorage_volume", true, "volume_size", -5),
 			"volume_size: must be >= 0, got -5"},
 		{"volume option without volume", with(baseRaw(), "volume_size", 20),
-			"volume_name: volume_name, volume_type, volume_size and volume_availability_zone need use_blockstorage_volume = true"},
+			"volume_size: needs use_blockstorage_volume = true"},
 		{"user data twice", with(baseRaw(), "user_data", "#cloud-config", "user_data_file", certOnly),
 			"user_data: cannot be combined with user_data_file"},
 		{"user data file missing", with(baseRaw(), "user_data_file", filepath.Join(dir, "nope")),

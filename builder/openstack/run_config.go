@@ -243,8 +243,15 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	if c.VolumeSize < 0 {
 		errs = append(errs, fmt.Errorf("volume_size: must be >= 0, got %d", c.VolumeSize))
 	}
-	if !c.UseBlockStorageVolume && (c.VolumeName != "" || c.VolumeType != "" || c.VolumeSize != 0 || c.VolumeAvailabilityZone != "") {
-		errs = append(errs, errors.New("volume_name: volume_name, volume_type, volume_size and volume_availability_zone need use_blockstorage_volume = true"))
+	if !c.UseBlockStorageVolume {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"volume_name", c.VolumeName != ""}, {"volume_type", c.VolumeType != ""}, {"volume_size", c.VolumeSize != 0}, {"volume_availability_zone", c.VolumeAvailabilityZone != ""}} {
+			if f.set {
+				errs = append(errs, fmt.Errorf("%s: needs use_blockstorage_volume = true", f.name))
+			}
+		}
 	}
 	if c.VolumeAvailabilityZone == "" {
 		c.VolumeAvailabilityZone = c.AvailabilityZone

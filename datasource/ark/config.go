@@ -127,6 +127,9 @@ func (c *Config) Prepare() error {
 		c.Verify = config.TrileanFromBool(true).ToBoolPointer()
 	}
 
+	if pulp.NeedsCredentials(c.ContentURL) && (c.Username == "" || c.Password == "") {
+		add("username/password: %s needs credentials; set username and password (or ARK_USERNAME and ARK_PASSWORD)", c.ContentURL)
+	}
 	if err := checkContentURL(c.ContentURL); err != nil {
 		add("content_url: %v", err)
 	}

@@ -17,7 +17,23 @@ func configure(raw map[string]interface{}) (*Datasource, error) {
 	return d, d.Configure(raw)
 }
 
+// Ark refuses anonymous access: say so at validate time, not as a 401.
+func TestConfigureArkNeedsCredentials(t *testing.T) {
+	t.Setenv("ARK_USERNAME", "u")
+	t.Setenv("ARK_PASSWORD", "")
+	_, err := configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture})
+	want := "username/password: https://ark.stackhpc.com/pulp/content needs credentials; set username and password (or ARK_USERNAME and ARK_PASSWORD)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+	if _, err := configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "content_url": "https://pulp.site.example/pulp/content"}); err != nil {
+		t.Fatalf("a site's Pulp may be anonymous: %v", err)
+	}
+}
+
 func TestConfigureRejectsBadInput(t *testing.T) {
+	t.Setenv("ARK_USERNAME", "u") // Ark itself needs credentials
+	t.Setenv("ARK_PASSWORD", "p")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
 	os.WriteFile(bad, []byte("dnf_repos_default:\n  baseos: [\n"), 0o600)

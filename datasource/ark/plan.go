@@ -105,7 +105,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
 		if c.mode == pulp.ModePinned {
 			if e.PulpTimestamp == "" {
-				add("%s: mode is \"pinned\" but no timestamp is given", where)
+				add("%s: mode is \"pinned\" but no timestamp is given (set timestamp in its repo block or pulp_timestamp in timestamps_file)", where)
 				continue
 			}
 		}

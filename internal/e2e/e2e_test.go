@@ -27,7 +27,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/cloud"
@@ -227,48 +226,72 @@ func TestBuilderInterruptsAndFailures(t *testing.T) {
 	}
 }
 
-// TestApplianceExample builds example/openstack, the appliance's source
-// block with only its type renamed, on the lab.
+// TestApplianceExample builds example/ (the appliance's template on the
+// plugin, with the lab's variables) and then example/extra on top of it,
+// as a user runs them.
 func TestApplianceExample(t *testing.T) {
 	p := packertest.Setup(t)
-	ctx := context.Background()
-	provider, err := labtest.Provider(ctx, theLab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	netClient, _ := openstack.NewNetworkV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
-	pages, err := networks.List(netClient, networks.ListOpts{Name: "lab-net"}).AllPages(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nets, _ := networks.ExtractNetworks(pages)
-	if len(nets) != 1 {
-		t.Fatalf("lab-net: %v", nets)
-	}
-	example, _ := filepath.Abs("../../example/openstack")
-	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	example, _ := filepath.Abs("../../example")
 	name := fmt.Sprintf("e2e-appliance-%d", time.Now().Unix())
+	dir := t.TempDir()
+	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
+	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"],
+		"-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
 	env := theLab.Environ()
-	args := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", fmt.Sprintf(`networks=["%s"]`, nets[0].ID),
-		"-var", "image_name=" + name, "-var", "image_name_version=", "-var", "manifest_output_path=" + manifest, example}
-	if r := p.Run(t, t.TempDir(), env, append([]string{"validate"}, args...)...); r.ExitCode != 0 {
-		t.Fatalf("packer validate:\n%s", r.Output())
+	for _, args := range [][]string{
+		append([]string{"validate"}, append(vars, example)...),
+		append([]string{"validate"}, append(vars, filepath.Join(example, "extra"))...),
+	} {
+		if r := p.Run(t, dir, env, args...); r.ExitCode != 0 {
+			t.Fatalf("packer %v:\n%s", args, r.Output())
+		}
 	}
-	r := p.Run(t, t.TempDir(), env, append([]string{"build"}, args...)...)
+	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest}, append(vars, example)...)...)
 	if r.ExitCode != 0 {
-		t.Fatalf("packer build:\n%s", r.Output())
+		t.Fatalf("packer build example:\n%s", r.Output())
 	}
-	img := findImage(t, name)
-	data, err := os.ReadFile(manifest)
-	if err != nil || !strings.Contains(string(data), `"artifact_id": "`+img.ID+`"`) || img.DiskFormat != "qcow2" {
-		t.Fatalf("manifest %s (%v), image %+v", data, err, img)
+	fat := readArtifact(t, manifest)
+	if !regexp.MustCompile(`^` + name + `-\d{6}-\d{4}-01234567$`).MatchString(fat.CustomData["image_name"]) {
+		t.Errorf("image name %q: want <image_name>-YYMMDD-hhmm-<commit>", fat.CustomData["image_name"])
+	}
+	img := findImage(t, fat.CustomData["image_name"])
+	if img.ID != fat.ArtifactID || img.Properties["fatimage_kind"] != "fat" || img.Properties["fatimage_os"] != "RL9" {
+		t.Fatalf("image %+v, manifest %+v", img, fat)
+	}
+	labtest.RequireClean(t, theLab)
+
+	r = p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + extraManifest, "-var", "extra_groups=nfs"},
+		append(vars, filepath.Join(example, "extra"))...)...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build example/extra:\n%s", r.Output())
+	}
+	extra := readArtifact(t, extraManifest)
+	findImage(t, extra.CustomData["image_name"])
+	if !strings.Contains(r.Output(), img.ID) || !strings.Contains(r.Output(), "nfs-utils") {
+		t.Errorf("the extra build did not start from the fat image %s or did not install nfs-utils:\n%s", img.ID, r.Output())
 	}
 	labtest.RequireClean(t, theLab)
 }
 
-// TestFatBuild runs data source, builder and provisioner together: the
-// image boots with the Slurm packages from the newer snapshot, its repos
-// disabled and no credential left in any repo file.
+type artifact struct {
+	ArtifactID string            `json:"artifact_id"`
+	CustomData map[string]string `json:"custom_data"`
+}
+
+// readArtifact returns the last build of a manifest post-processor file.
+func readArtifact(t *testing.T, file string) artifact {
+	t.Helper()
+	var m struct{ Builds []artifact }
+	data, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil || len(m.Builds) == 0 {
+		t.Fatalf("manifest %s: %v %s", file, err, data)
+	}
+	return m.Builds[len(m.Builds)-1]
+}
+
 // labBinaryVars points the templates at the lab's release server and
 // its stand-in tarballs' checksums.
 func labBinaryVars() []string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -164,4 +165,15 @@ func (c *Client) Snapshots(ctx context.Context, contentURL, path string) ([]stri
 // because object-storage redirects are signed for GET.
 func (c *Client) Check(ctx context.Context, contentURL, path, timestamp string) error {
 	return c.get(ctx, SnapshotURL(contentURL, path, timestamp)+"/repodata/repomd.xml", nil)
+}
+
+// credentialHosts serve their content only to authenticated users.
+var credentialHosts = map[string]bool{"ark.stackhpc.com": true}
+
+// NeedsCredentials reports whether rawURL is on a host known to refuse
+// anonymous access (StackHPC's Ark), so a missing username or password
+// can be reported at validate time instead of as a 401 mid-build.
+func NeedsCredentials(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && credentialHosts[strings.ToLower(u.Hostname())]
 }

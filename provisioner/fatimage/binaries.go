@@ -135,6 +135,10 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 		if !ok {
 			i = -1 // a built-in: named by "(name)" alone
 		}
+		if b.Name == "" {
+			add("binaries[%d]: name is required", i)
+			continue
+		}
 		if !reName.MatchString(b.Name) {
 			add("binaries[%d]: name %q is not valid", i, b.Name)
 		}

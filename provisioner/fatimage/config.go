@@ -4,6 +4,7 @@
 package fatimage
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 )
 
 // Repo is one repository to write into /etc/yum.repos.d; the `repos`
@@ -242,14 +245,22 @@ func (c *Config) Prepare(raws ...any) error {
 		return err
 	}
 	c.repos = nil
+	var decodeErrs []error
 	for i, raw := range c.RawRepos {
 		var r Repo
 		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{WeaklyTypedInput: true, Result: &r})
 		if err == nil {
 			err = dec.Decode(raw)
 		}
-		if err != nil {
-			return fmt.Errorf("repos[%d]: %v", i, err)
+		var merr *mapstructure.Error
+		if errors.As(err, &merr) {
+			for _, e := range merr.Errors {
+				decodeErrs = append(decodeErrs, fmt.Errorf("repos[%d]: %s", i, e))
+			}
+			continue
+		} else if err != nil {
+			decodeErrs = append(decodeErrs, fmt.Errorf("repos[%d]: %v", i, err))
+			continue
 		}
 		c.repos = append(c.repos, r)
 	}
@@ -303,7 +314,7 @@ func (c *Config) Prepare(raws ...any) error {
 		boolDefault(&c.repos[i].Enabled, true)
 	}
 	var errs *packer.MultiError
-	for _, e := range c.validate() {
+	for _, e := range append(decodeErrs, c.validate()...) {
 		errs = packer.MultiErrorAppend(errs, e)
 	}
 	if errs != nil && len(errs.Errors) > 0 {
@@ -322,6 +333,12 @@ func (c *Config) validate() []error {
 		}
 		if c.RepoPassword != "" && c.RepoUsername == "" {
 			add("repo_username: must be set when repo_password is set (or set ARK_USERNAME)")
+		}
+	}
+	for i, r := range c.repos {
+		if pulp.NeedsCredentials(r.BaseURL) && (c.RepoUsername == "" || c.RepoPassword == "") {
+			add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, r.BaseURL)
+			break
 		}
 	}
 	sections := map[string]bool{}
@@ -376,7 +393,7 @@ func (c *Config) validate() []error {
 		add("reboot: %q is not one of auto, always, never", c.Reboot)
 	}
 	if c.RebootTimeout < 0 {
-		add("reboot_timeout: must be positive")
+		add("reboot_timeout: must be positive, got %s", c.RebootTimeout)
 	}
 	switch c.SELinux {
 	case "disabled", "permissive", "unchanged":
@@ -426,7 +443,9 @@ func (c *Config) validate() []error {
 		if !reName.MatchString(u.Name) || len(u.Name) > 32 {
 			add("%s: name %q is not a valid user name", label, u.Name)
 		}
-		if u.UID <= 0 || u.UID > 65533 {
+		if u.UID == 0 {
+			add("%s: uid is required (a fixed id between 1 and 65533)", label)
+		} else if u.UID < 0 || u.UID > 65533 {
 			add("%s: uid %d must be between 1 and 65533", label, u.UID)
 		} else if o, ok := uids[u.UID]; ok && o != u.Name {
 			add("%s: uid %d already used by %q", label, u.UID, o)

@@ -197,7 +197,7 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 	if *c.Cleanup {
 		final = scriptCleanup(c.SkipCleanupSteps, true)
 	}
-	if _, err := p.runScript(ctx, "final", final+"rm -rf \"$FATIMAGE_WORKDIR\"\n"); err != nil {
+	if _, err := p.runScript(ctx, "final", final+scriptUnlinkOldHome+"rm -rf \"$FATIMAGE_WORKDIR\"\n"); err != nil {
 		return err
 	}
 	return nil

@@ -400,10 +400,17 @@ awk -F: -v OFS=: -v u="$u" -v h="$new" '$1 == u { $6 = h } { print }' /etc/passw
 cat "$FATIMAGE_WORKDIR/passwd" > /etc/passwd
 rm -f "$FATIMAGE_WORKDIR/passwd"
 if command -v restorecon >/dev/null 2>&1; then restorecon -R "$new" || true; fi
-case "$old" in /home/?*) [ "${old#/home/*/}" = "$old" ] && rm -rf "$old" ;; esac
+# this SSH connection's sshd still starts sessions in the old home: a
+# link keeps that working until the end of the run (scriptUnlinkOldHome)
+case "$old" in /home/?*) [ "${old#/home/*/}" = "$old" ] && rm -rf "$old" && ln -s "$new" "$old" ;; esac
 echo "home of $u moved from $old to $new"
 `, shQuote(home))
 }
+
+// scriptUnlinkOldHome removes the link scriptLoginHome left in /home.
+const scriptUnlinkOldHome = `h=$(getent passwd "$FATIMAGE_LOGIN_USER" | cut -d: -f6)
+for l in /home/*; do if [ -L "$l" ] && [ "$(readlink "$l")" = "$h" ]; then rm -f "$l"; fi; done
+`
 
 // scriptGrafanaPlugins installs "<id> <version>" plugins with grafana-cli
 // unless that version is already there.

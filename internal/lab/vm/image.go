@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -109,6 +110,9 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		}
 	}
 	files = append(files, imageFile{"usr/lib/systemd/system/sshd.service", 0o644, sshdUnit})
+	if err := writeSystemAccounts(upper); err != nil {
+		return "", err
+	}
 	for _, f := range files {
 		if err := writeUpperFile(upper, f.path, f.mode, []byte(f.data)); err != nil {
 			return "", err
@@ -148,6 +152,50 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		return "", err
 	}
 	return disk, nil
+}
+
+// writeSystemAccounts gives the image the host's system accounts only:
+// like a fresh GenericCloud image it has no regular users, so the login
+// user cloud-init creates gets uid 1000 and fixed ids above it are free.
+func writeSystemAccounts(upper string) error {
+	dropped := map[string]bool{}
+	for _, f := range []struct {
+		path  string
+		idCol int // -1: no id column; drop the names dropped above
+	}{{"etc/passwd", 2}, {"etc/group", 2}, {"etc/shadow", -1}, {"etc/gshadow", -1}} {
+		src := filepath.Join("/", f.path)
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		var keep []string
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			fields := strings.Split(line, ":")
+			if f.idCol >= 0 && len(fields) > f.idCol {
+				if id, err := strconv.Atoi(fields[f.idCol]); err == nil && id >= 1000 && id < 65534 {
+					dropped[f.path[4:]+":"+fields[0]] = true
+					continue
+				}
+			}
+			if f.idCol < 0 && (dropped["passwd:"+fields[0]] && f.path == "etc/shadow" || dropped["group:"+fields[0]] && f.path == "etc/gshadow") {
+				continue
+			}
+			keep = append(keep, line)
+		}
+		if err := writeUpperFile(upper, f.path, st.Mode().Perm(), []byte(strings.Join(keep, ""))); err != nil {
+			return err
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			if err := os.Chown(filepath.Join(upper, f.path), int(sys.Uid), int(sys.Gid)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // runInDisk mounts the disk in a private mount namespace and runs a command

@@ -1,0 +1,108 @@
+# An "extra" build on top of the newest fat image: a site adds only the
+# groups it needs (no update, no users, no binaries beyond those groups');
+# the repositories are swapped in and disabled again and cleanup runs.
+# Chain it after example/ (the fat build):
+#
+#   packer build -var-file=example/site.pkrvars.hcl -var extra_groups=nfs example/extra
+#
+# The variables are the fat build's (variables.pkr.hcl is a link to it).
+packer {
+  required_plugins {
+    fatimage = {
+      source  = "github.com/stackhpc/fatimage"
+      version = ">= 0.1.0"
+    }
+  }
+}
+
+variable "extra_groups" {
+  type        = string
+  default     = "nfs"
+  description = "Comma-separated groups the extra build adds."
+}
+
+variable "extra_name" {
+  type    = string
+  default = "extra"
+}
+
+locals {
+  timestamp  = formatdate("YYMMDD-hhmm", timestamp())
+  git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
+  image_name = "${var.image_name}-${var.extra_name}-${local.timestamp}-${local.git_commit}"
+}
+
+data "fatimage-ark" "rocky" {
+  content_url     = var.ark_content_url
+  os_version      = var.os_version
+  timestamps_file = var.timestamps_file == "" ? "${path.root}/dnf_repo_timestamps.yml" : var.timestamps_file
+  mode            = var.ark_mode
+}
+
+source "fatimage-openstack" "extra" {
+  flavor                  = var.flavor
+  use_blockstorage_volume = var.use_blockstorage_volume
+  volume_type             = var.volume_type
+  volume_size             = var.volume_size
+  instance_metadata = {
+    ansible_init_disable = "true"
+  }
+  networks            = var.networks
+  floating_ip_network = var.floating_ip_network
+  security_groups     = var.security_groups
+
+  # The newest fat image for this OS. Glance matches names exactly, so the
+  # fat build's image properties pick it, not its dated name.
+  source_image_filter {
+    filters {
+      properties = {
+        fatimage_kind = "fat"
+        fatimage_os   = var.os_label
+      }
+    }
+    most_recent = true
+  }
+
+  ssh_username                 = var.ssh_username
+  ssh_timeout                  = "20m"
+  ssh_private_key_file         = var.ssh_private_key_file
+  ssh_keypair_name             = var.ssh_keypair_name
+  ssh_bastion_host             = var.ssh_bastion_host
+  ssh_bastion_username         = var.ssh_bastion_username
+  ssh_bastion_private_key_file = var.ssh_bastion_private_key_file
+
+  image_name        = local.image_name
+  image_disk_format = var.image_disk_format
+  image_visibility  = var.image_visibility
+  image_properties = {
+    fatimage_kind        = var.extra_name
+    fatimage_os          = var.os_label
+    fatimage_snapshot_id = data.fatimage-ark.rocky.snapshot_id
+  }
+}
+
+build {
+  sources = ["source.fatimage-openstack.extra"]
+
+  provisioner "fatimage" {
+    repos  = data.fatimage-ark.rocky.repos
+    groups = [for g in split(",", var.extra_groups) : trimspace(g) if trimspace(g) != ""]
+    update = false
+    dynamic "gpg_keys" {
+      for_each = var.gpg_keys
+      content {
+        path = gpg_keys.key
+        key  = gpg_keys.value == "" ? null : file(gpg_keys.value)
+      }
+    }
+    manifest_output = var.image_manifest_path
+  }
+
+  post-processor "manifest" {
+    output = var.manifest_output_path
+    custom_data = {
+      image_name  = local.image_name
+      snapshot_id = data.fatimage-ark.rocky.snapshot_id
+    }
+  }
+}

@@ -1,0 +1,27 @@
+# The local lab (make lab-up; . .lab/env): credentials come from OS_CLOUD
+# and OS_CLIENT_CONFIG_FILE, Pulp from ARK_CONTENT_URL/ARK_USERNAME/
+# ARK_PASSWORD. Pass the lab's release server too:
+#
+#   packer build -var-file=example/lab.pkrvars.hcl -var release_base_url=$LAB_RELEASES_URL example
+source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
+flavor              = "m1.small"
+floating_ip_network = "public"
+volume_size         = 20
+image_name          = "demo-fat"
+image_disk_format   = "raw"
+
+# The fatimage group minus openondemand (dnf module streams) and desktop
+# (the @Xfce comps group), which the lab's repositories do not model.
+inventory_groups = "control,login,compute,squid,tuned,fail2ban,firewalld,podman,nfs,sssd,extra_packages,ansible_init"
+
+# The lab's release server serves stand-ins for the Prometheus tarballs:
+# same names, versions and layout, other checksums.
+binary_sha256 = {
+  node_exporter = "ba5557eca2298e41624dca3d328aa7acd5aeed05578ec98b30a8c47345d73371"
+  prometheus    = "7a29a354e9ddb0c67e83c11d2c122759717f385f514d7db706d3f94591afd8ce"
+  alertmanager  = "e006874ab066e7514c46b7bbc106b5d1048f61a33f672a0a948625cf26ed0eea"
+}
+
+files = {
+  "files/ansible-init" = "/etc/ansible-init"
+}

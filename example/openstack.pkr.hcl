@@ -1,0 +1,116 @@
+# A fat Slurm appliance image: the appliance's packer/openstack.pkr.hcl
+# with the source type renamed to fatimage-openstack, and the Ansible
+# provisioner (ansible/fatimage.yml) replaced by the fatimage provisioner
+# fed by the fatimage-ark data source. See docs/migration.md.
+#
+#   packer init example
+#   packer build -var-file=example/site.pkrvars.hcl example      # a real cloud
+#   make demo                                                    # the local lab
+packer {
+  required_plugins {
+    fatimage = {
+      source  = "github.com/stackhpc/fatimage"
+      version = ">= 0.1.0"
+    }
+  }
+}
+
+locals {
+  # <image_name>-YYMMDD-hhmm-<8 chars of git commit>, as the appliance names images
+  timestamp  = formatdate("YYMMDD-hhmm", timestamp())
+  git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
+  image_name = "${var.image_name}-${local.timestamp}-${local.git_commit}"
+  groups     = [for g in split(",", var.inventory_groups) : trimspace(g) if trimspace(g) != ""]
+}
+
+# The newest snapshot of every repository in the timestamps file (or the
+# file's pins with ark_mode = "pinned"). Credentials: ARK_USERNAME and
+# ARK_PASSWORD.
+data "fatimage-ark" "rocky" {
+  content_url     = var.ark_content_url
+  os_version      = var.os_version
+  timestamps_file = var.timestamps_file == "" ? "${path.root}/dnf_repo_timestamps.yml" : var.timestamps_file
+  mode            = var.ark_mode
+}
+
+source "fatimage-openstack" "openhpc" {
+  # Build VM:
+  flavor                  = var.flavor
+  use_blockstorage_volume = var.use_blockstorage_volume
+  volume_type             = var.volume_type
+  volume_size             = var.volume_size
+  metadata                = var.metadata
+  instance_metadata = {
+    ansible_init_disable = "true"
+  }
+  networks            = var.networks
+  floating_ip_network = var.floating_ip_network
+  security_groups     = var.security_groups
+
+  # Input image:
+  source_image      = var.source_image
+  source_image_name = var.source_image_name
+
+  # SSH:
+  ssh_username                 = var.ssh_username
+  ssh_timeout                  = "20m"
+  ssh_private_key_file         = var.ssh_private_key_file
+  ssh_keypair_name             = var.ssh_keypair_name
+  ssh_bastion_host             = var.ssh_bastion_host
+  ssh_bastion_username         = var.ssh_bastion_username
+  ssh_bastion_private_key_file = var.ssh_bastion_private_key_file
+
+  # Output image:
+  image_name        = local.image_name
+  image_disk_format = var.image_disk_format
+  image_visibility  = var.image_visibility
+  image_properties = {
+    # what example/extra and CI find the newest fat image by
+    fatimage_kind        = "fat"
+    fatimage_os          = var.os_label
+    fatimage_snapshot_id = data.fatimage-ark.rocky.snapshot_id
+  }
+}
+
+build {
+  sources = ["source.fatimage-openstack.openhpc"]
+
+  provisioner "fatimage" {
+    repos  = data.fatimage-ark.rocky.repos
+    groups = local.groups
+    dynamic "gpg_keys" {
+      for_each = var.gpg_keys
+      content {
+        path = gpg_keys.key
+        key  = gpg_keys.value == "" ? null : file(gpg_keys.value)
+      }
+    }
+    release_base_url = var.release_base_url
+    binary_source    = var.binary_source
+    dynamic "binaries" {
+      for_each = var.binary_sha256
+      content {
+        name   = binaries.key
+        sha256 = binaries.value
+      }
+    }
+    dynamic "files" {
+      for_each = var.files
+      content {
+        # relative sources are relative to this template
+        source      = abspath(files.key) == files.key ? files.key : "${path.root}/${files.key}"
+        destination = files.value
+      }
+    }
+    manifest_output = var.image_manifest_path
+  }
+
+  post-processor "manifest" {
+    output = var.manifest_output_path
+    custom_data = {
+      image_name  = local.image_name
+      snapshot_id = data.fatimage-ark.rocky.snapshot_id
+      timestamps  = jsonencode(data.fatimage-ark.rocky.timestamps)
+    }
+  }
+}

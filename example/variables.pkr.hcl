@@ -1,0 +1,179 @@
+# The appliance's variables, with its defaults.
+variable "networks" {
+  type        = list(string)
+  default     = []
+  description = "Network UUIDs for the build VM; empty lets the cloud pick its only network."
+}
+
+variable "source_image_name" {
+  type        = string
+  default     = null
+  description = "Name of the source image; give this or source_image."
+}
+
+variable "source_image" {
+  type        = string
+  default     = null
+  description = "UUID of the source image."
+}
+
+variable "flavor" {
+  type = string
+}
+
+variable "ssh_username" {
+  type    = string
+  default = "rocky"
+}
+
+variable "ssh_private_key_file" {
+  type    = string
+  default = null
+}
+
+variable "ssh_keypair_name" {
+  type    = string
+  default = null
+}
+
+variable "security_groups" {
+  type    = list(string)
+  default = []
+}
+
+variable "image_visibility" {
+  type    = string
+  default = "private"
+}
+
+variable "ssh_bastion_host" {
+  type    = string
+  default = null
+}
+
+variable "ssh_bastion_username" {
+  type    = string
+  default = null
+}
+
+variable "ssh_bastion_private_key_file" {
+  type    = string
+  default = null
+}
+
+variable "floating_ip_network" {
+  type    = string
+  default = null
+}
+
+variable "manifest_output_path" {
+  type    = string
+  default = "packer-manifest.json"
+}
+
+variable "use_blockstorage_volume" {
+  type    = bool
+  default = true
+}
+
+variable "volume_type" {
+  type    = string
+  default = null
+}
+
+variable "volume_size" {
+  type    = number
+  default = 15
+}
+
+variable "image_disk_format" {
+  type    = string
+  default = "qcow2"
+}
+
+variable "metadata" {
+  type    = map(string)
+  default = {}
+}
+
+variable "image_name" {
+  type    = string
+  default = "openhpc"
+}
+
+variable "git_commit" {
+  type        = string
+  default     = env("GIT_COMMIT")
+  description = "Commit of the site's appliance checkout; its first 8 characters end the image name."
+}
+
+# --- the fatimage provisioner and data source ---
+
+variable "inventory_groups" {
+  type        = string
+  default     = "fatimage"
+  description = "Comma-separated inventory groups, as the appliance's build takes them."
+}
+
+variable "os_version" {
+  type    = string
+  default = "9.6"
+}
+
+variable "os_label" {
+  type        = string
+  default     = "RL9"
+  description = "Key of this OS in cluster_image.auto.tfvars.json; also an image property."
+}
+
+variable "ark_content_url" {
+  type        = string
+  default     = env("ARK_CONTENT_URL")
+  description = "Pulp content URL; empty means StackHPC's Ark."
+}
+
+variable "ark_mode" {
+  type    = string
+  default = "latest"
+}
+
+variable "timestamps_file" {
+  type        = string
+  default     = ""
+  description = "The appliance's dnf_repo_timestamps.yml; empty means the copy next to this template."
+}
+
+variable "gpg_keys" {
+  type        = map(string)
+  default     = { "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9" = "" }
+  description = "Key path in the image => local armored key file (\"\" when the image already has it)."
+}
+
+variable "release_base_url" {
+  type        = string
+  default     = ""
+  description = "Mirror of the Prometheus release downloads; empty means GitHub."
+}
+
+variable "binary_source" {
+  type    = string
+  default = "vm"
+}
+
+variable "binary_sha256" {
+  type        = map(string)
+  default     = {}
+  description = "Checksums overriding the built-in binaries' (a mirror with other builds)."
+}
+
+variable "files" {
+  type        = map(string)
+  default     = {}
+  description = "Local file or directory (relative to the template) => path in the image."
+}
+
+variable "image_manifest_path" {
+  type        = string
+  default     = ""
+  description = "Local JSON with the image's package list, for diffing builds."
+}
