@@ -9,9 +9,10 @@
 #   TFVARS    the tfvars file to update; created if it does not exist
 #
 # The image is the last build in the manifest (.builds[-1]). Its name is
-# taken from custom_data.image_name when the template records it there;
-# otherwise it is looked up from artifact_id (the image id) with the
-# `openstack` CLI. Needs jq. POSIX sh.
+# taken from custom_data.image_name when the template records it there
+# (example/openstack.pkr.hcl and example/extra do); otherwise it is looked
+# up from artifact_id (the image id) with the `openstack` CLI. Needs jq.
+# POSIX sh.
 set -eu
 
 usage() {
