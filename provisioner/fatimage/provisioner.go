@@ -5,11 +5,14 @@
 package fatimage
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -237,27 +240,63 @@ func (p *Provisioner) upload(dst string, content []byte) error {
 	return p.comm.Upload(dst, bytes.NewReader(content), nil)
 }
 
+// staged is a file put into the work dir for a step's script.
+type staged struct {
+	Name string // relative to the work dir
+	Data []byte
+}
+
+// stage uploads files into the work dir as one tar archive (one SSH
+// session however many files) and returns the script lines unpacking it;
+// they are 0600, like everything in the private work dir.
+func (p *Provisioner) stage(files ...staged) (string, error) {
+	if len(files) == 0 {
+		return "", nil
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o600, Size: int64(len(f.Data)), Typeflag: tar.TypeReg}); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	p.seq++
+	bundle := path.Join(p.workDir, fmt.Sprintf("%02d-files.tar", p.seq))
+	if err := p.upload(bundle, buf.Bytes()); err != nil {
+		return "", fmt.Errorf("uploading %s: %w", files[0].Name, err)
+	}
+	return fmt.Sprintf("tar -xf %s -C \"$FATIMAGE_WORKDIR\" --no-same-owner && rm -f %s\n", shQuote(bundle), shQuote(bundle)), nil
+}
+
 func (p *Provisioner) stepRepos(ctx context.Context) error {
 	c := &p.config
-	var s strings.Builder
+	var files []staged
 	for i, k := range c.GPGKeys {
 		if k.Key != "" {
-			if err := p.upload(path.Join(p.workDir, fmt.Sprintf("key-%d", i)), []byte(k.Key)); err != nil {
-				return fmt.Errorf("uploading gpg_keys[%d]: %w", i, err)
-			}
+			files = append(files, staged{fmt.Sprintf("key-%d", i), []byte(k.Key)})
 		}
 	}
+	repoFiles := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
+	for _, f := range repoFiles {
+		files = append(files, staged{f.Name, []byte(f.Content)})
+	}
+	unpack, err := p.stage(files...)
+	if err != nil {
+		return err
+	}
+	var s strings.Builder
+	s.WriteString(unpack)
 	s.WriteString(scriptGPGKeys(c.GPGKeys, p.workDir))
-	files := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
-	for _, f := range files {
-		if err := p.upload(path.Join(p.workDir, f.Name), []byte(f.Content)); err != nil {
-			return fmt.Errorf("uploading %s: %w", f.Name, err)
-		}
-	}
-	s.WriteString(scriptInstallRepoFiles(files, p.workDir, *c.ReplaceRepos))
-	if *c.ReplaceRepos && len(files) > 0 {
+	s.WriteString(scriptInstallRepoFiles(repoFiles, p.workDir, *c.ReplaceRepos))
+	if *c.ReplaceRepos && len(repoFiles) > 0 {
 		var keep []string
-		for _, f := range files {
+		for _, f := range repoFiles {
 			keep = append(keep, f.Name)
 		}
 		s.WriteString(scriptDisableOthers(keep, p.workDir))
@@ -265,42 +304,43 @@ func (p *Provisioner) stepRepos(ctx context.Context) error {
 	if s.Len() == 0 {
 		return nil
 	}
-	_, err := p.runScript(ctx, "repos", s.String())
+	_, err = p.runScript(ctx, "repos", s.String())
 	return err
 }
 
 func (p *Provisioner) stepDisableRepos(ctx context.Context) error {
 	c := &p.config
-	var s strings.Builder
-	files := renderRepoFiles(c.repos, "", "", true)
-	for _, f := range files {
-		if err := p.upload(path.Join(p.workDir, f.Name), []byte(f.Content)); err != nil {
-			return fmt.Errorf("uploading %s: %w", f.Name, err)
-		}
+	repoFiles := renderRepoFiles(c.repos, "", "", true)
+	files := []staged{{"pw", nil}}
+	if c.RepoPassword != "" {
+		files[0].Data = []byte(c.RepoPassword + "\n")
 	}
-	s.WriteString(scriptInstallRepoFiles(files, p.workDir, true))
+	for _, f := range repoFiles {
+		files = append(files, staged{f.Name, []byte(f.Content)})
+	}
+	unpack, err := p.stage(files...)
+	if err != nil {
+		return err
+	}
+	var s strings.Builder
+	s.WriteString(unpack)
+	s.WriteString(scriptInstallRepoFiles(repoFiles, p.workDir, true))
 	var keep []string
-	for _, f := range files {
+	for _, f := range repoFiles {
 		keep = append(keep, f.Name)
 	}
 	// package installs may leave .rpmnew/.rpmsave copies of repo files
 	s.WriteString("for f in " + repoDir + "/*.rpmnew " + repoDir + "/*.rpmsave; do [ -e \"$f\" ] && rm -f \"$f\" && echo \"removed $f\"; done; true\n")
 	s.WriteString(scriptDisableOthers(keep, p.workDir))
 	pw := path.Join(p.workDir, "pw")
-	var pwContent []byte
-	if c.RepoPassword != "" {
-		pwContent = []byte(c.RepoPassword + "\n")
-	}
-	if err := p.upload(pw, pwContent); err != nil {
-		return err
-	}
 	s.WriteString(scriptVerifyNoPassword(pw))
-	_, err := p.runScript(ctx, "disable-repos", s.String())
+	_, err = p.runScript(ctx, "disable-repos", s.String())
 	return err
 }
 
 func (p *Provisioner) stepFiles(ctx context.Context) error {
-	var s strings.Builder
+	var files []staged
+	var place strings.Builder
 	for i, f := range p.config.Files {
 		st, err := os.Stat(f.Source)
 		if err != nil {
@@ -319,10 +359,8 @@ func (p *Provisioner) stepFiles(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("files[%d]: %w", i, err)
 		}
-		tmp := path.Join(p.workDir, fmt.Sprintf("file-%d", i))
-		if err := p.upload(tmp, data); err != nil {
-			return fmt.Errorf("files[%d]: uploading: %w", i, err)
-		}
+		name := fmt.Sprintf("file-%d", i)
+		files = append(files, staged{name, data})
 		owner, group := "root", "root"
 		if f.Owner != "" {
 			owner, group, _ = strings.Cut(f.Owner, ":")
@@ -330,9 +368,13 @@ func (p *Provisioner) stepFiles(ctx context.Context) error {
 				group = owner
 			}
 		}
-		s.WriteString(scriptPlaceFile(tmp, f.Destination, owner, group, mode, st.IsDir()))
+		place.WriteString(scriptPlaceFile(path.Join(p.workDir, name), f.Destination, owner, group, mode, st.IsDir()))
 	}
-	_, err := p.runScript(ctx, "files", s.String())
+	unpack, err := p.stage(files...)
+	if err != nil {
+		return fmt.Errorf("files: %w", err)
+	}
+	_, err = p.runScript(ctx, "files", unpack+place.String())
 	return err
 }
 
@@ -431,18 +473,30 @@ func (p *Provisioner) reboot(ctx context.Context) error {
 		return err
 	}
 	before = strings.TrimSpace(before)
-	if _, err := p.runScript(ctx, "reboot", "nohup sh -c 'sleep 2; systemctl reboot || reboot' >/dev/null 2>&1 &\necho 'reboot scheduled'\n"); err != nil {
+	// The session ends with the reboot: a dropped connection (or a session
+	// that never ends, bounded here) is the expected outcome.
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = p.runScript(rctx, "reboot", "echo rebooting\nsystemctl reboot || reboot\n")
+	cancel()
+	var ce *errCmd
+	if err != nil && !(errors.As(err, &ce) && ce.Status == packersdk.CmdDisconnect) && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
 		return err
 	}
 	deadline := time.Now().Add(p.config.RebootTimeout)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+	// Poll quickly for a while (a VM can be back in seconds), then every 2s.
+	for i := 0; ; i++ {
+		wait := 100 * time.Millisecond
+		if i >= 100 {
+			wait = 2 * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("reboot: the VM did not come back within reboot_timeout (%s)", p.config.RebootTimeout)
 		}
-		time.Sleep(2 * time.Second)
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		out, err := p.runPlain(cctx, "cat /proc/sys/kernel/random/boot_id")
 		cancel()
@@ -495,6 +549,11 @@ func (e *errCmd) Error() string {
 // run starts command and waits, returning stdout; stderr and stdout both
 // feed the failure tail.
 func (p *Provisioner) run(ctx context.Context, step, command string, stream bool) (string, error) {
+	return p.runShown(ctx, step, command, command, stream)
+}
+
+// runShown is run naming the command as shown in errors.
+func (p *Provisioner) runShown(ctx context.Context, step, command, shown string, stream bool) (string, error) {
 	var stdout, both tailBuffer
 	var outW, errW io.Writer = io.MultiWriter(&stdout, &both), &both
 	if stream && p.ui != nil {
@@ -503,7 +562,7 @@ func (p *Provisioner) run(ctx context.Context, step, command string, stream bool
 	}
 	cmd := &packersdk.RemoteCmd{Command: command, Stdout: outW, Stderr: errW}
 	if err := p.comm.Start(ctx, cmd); err != nil {
-		return "", fmt.Errorf("fatimage %s: starting %q: %w", step, command, err)
+		return "", fmt.Errorf("fatimage %s: starting %q: %w", step, shown, err)
 	}
 	done := make(chan int, 1)
 	go func() { done <- cmd.Wait() }()
@@ -516,7 +575,7 @@ func (p *Provisioner) run(ctx context.Context, step, command string, stream bool
 	p.dnfRuns += countDNF(both.String())
 	if status != 0 {
 		all := p.redact(both.String())
-		e := &errCmd{Step: step, Command: command, Status: status, Tail: tail(all, 20)}
+		e := &errCmd{Step: step, Command: shown, Status: status, Tail: tail(all, 20)}
 		if failing := failingCommand(all); failing != "" {
 			e.Command = failing
 		}
@@ -539,18 +598,28 @@ func (p *Provisioner) runScriptQuiet(ctx context.Context, step, script string) (
 	return p.runScriptMode(ctx, step, script, false)
 }
 
+// inlineScriptMax is the largest script sent inside the command itself;
+// larger ones are uploaded first (a second SSH session).
+const inlineScriptMax = 64 << 10
+
 func (p *Provisioner) runScriptMode(ctx context.Context, step, script string, stream bool) (string, error) {
 	p.seq++
 	remote := path.Join(p.workDir, fmt.Sprintf("%02d-%s.sh", p.seq, step))
 	full := scriptPrelude(p.workDir, p.loginUser) + script
-	if err := p.upload(remote, []byte(full)); err != nil {
-		return "", fmt.Errorf("fatimage %s: uploading script: %w", step, err)
-	}
 	cmd, err := p.executeCommand(remote)
 	if err != nil {
 		return "", err
 	}
-	return p.run(ctx, step, cmd, stream)
+	// One session per step: the script (never a secret: those travel as
+	// uploaded files) is written by the command that runs it.
+	remoteCmd := cmd
+	if len(full) <= inlineScriptMax {
+		remoteCmd = fmt.Sprintf("umask 077 && printf %%s %s | base64 -d > %s && %s",
+			base64.StdEncoding.EncodeToString([]byte(full)), shQuote(remote), cmd)
+	} else if err := p.upload(remote, []byte(full)); err != nil {
+		return "", fmt.Errorf("fatimage %s: uploading script: %w", step, err)
+	}
+	return p.runShown(ctx, step, remoteCmd, cmd, stream)
 }
 
 // scriptPrelude sets the environment and defines fatimage_run, which
