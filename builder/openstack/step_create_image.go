@@ -54,7 +54,9 @@ func (s *StepCreateImage) fromServer(ctx context.Context, state multistep.StateB
 	for k, v := range c.ImageMetadata {
 		meta[k] = v
 	}
-	id, err := servers.CreateImage(ctx, cl.compute, serverID, servers.CreateImageOpts{Name: c.ImageName, Metadata: meta}).ExtractImageID()
+	cctx, cancel := createCtx(ctx)
+	defer cancel()
+	id, err := servers.CreateImage(cctx, cl.compute, serverID, servers.CreateImageOpts{Name: c.ImageName, Metadata: meta}).ExtractImageID()
 	if err != nil {
 		return "", fmt.Errorf("creating image %s from server %s: %w", c.ImageName, serverID, err)
 	}
@@ -80,7 +82,9 @@ func (s *StepCreateImage) fromVolume(ctx context.Context, state multistep.StateB
 		format = "raw"
 	}
 	ui.Say(fmt.Sprintf("Uploading volume %s to image %s (%s)...", volID, c.ImageName, format))
-	res, err := volumes.UploadImage(ctx, cl.volume, volID, volumes.UploadImageOpts{
+	cctx, cancel := createCtx(ctx)
+	defer cancel()
+	res, err := volumes.UploadImage(cctx, cl.volume, volID, volumes.UploadImageOpts{
 		ImageName:       c.ImageName,
 		DiskFormat:      format,
 		ContainerFormat: "bare",

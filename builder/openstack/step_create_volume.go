@@ -24,7 +24,9 @@ func (s *StepCreateVolume) Run(ctx context.Context, state multistep.StateBag) mu
 	ui := state.Get("ui").(packersdk.Ui)
 	size := volumeSize(c, state)
 	ui.Say(fmt.Sprintf("Creating boot volume %s (%d GiB)...", c.VolumeName, size))
-	v, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{
+	cctx, cancel := createCtx(ctx)
+	defer cancel()
+	v, err := volumes.Create(cctx, cl.volume, volumes.CreateOpts{
 		Name:             c.VolumeName,
 		Description:      "boot volume of Packer build " + c.buildName,
 		Size:             size,

@@ -69,11 +69,13 @@ func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) mult
 		}
 		if fip == nil {
 			ui.Say("Allocating a floating IP...")
-			fip, err = floatingips.Create(ctx, cl.network, floatingips.CreateOpts{
+			cctx, cancel := createCtx(ctx)
+			fip, err = floatingips.Create(cctx, cl.network, floatingips.CreateOpts{
 				FloatingNetworkID: netID,
 				PortID:            port,
 				Description:       fipDescription(c),
 			}).Extract()
+			cancel()
 			if err != nil {
 				return halt(state, fmt.Errorf("floating_ip_network: allocating a floating IP on %s: %w", netID, err))
 			}

@@ -35,7 +35,9 @@ func (s *StepKeyPair) Run(ctx context.Context, state multistep.StateBag) multist
 	cl := state.Get("clients").(*clients)
 	name := comm.SSHTemporaryKeyPairName
 	ui.Say(fmt.Sprintf("Creating the temporary keypair %s...", name))
-	kp, err := keypairs.Create(ctx, cl.compute, keypairs.CreateOpts{
+	cctx, cancel := createCtx(ctx)
+	defer cancel()
+	kp, err := keypairs.Create(cctx, cl.compute, keypairs.CreateOpts{
 		Name:      name,
 		PublicKey: strings.TrimSpace(string(comm.SSHPublicKey)),
 	}).Extract()

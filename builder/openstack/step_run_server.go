@@ -66,7 +66,9 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	}
 
 	ui.Say(fmt.Sprintf("Creating server %s...", c.InstanceName))
-	srv, err := servers.Create(ctx, cl.compute, builder, nil).Extract()
+	cctx, cancel := createCtx(ctx)
+	defer cancel()
+	srv, err := servers.Create(cctx, cl.compute, builder, nil).Extract()
 	if err != nil {
 		return halt(state, fmt.Errorf("creating server %s: %w", c.InstanceName, err))
 	}

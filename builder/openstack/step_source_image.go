@@ -141,7 +141,9 @@ func (s *StepSourceImage) importImage(ctx context.Context, state multistep.State
 	}
 	name := c.buildName + "-source"
 	ui.Say(fmt.Sprintf("Importing %s as image %s...", c.ExternalSourceImageURL, name))
-	img, err := images.Create(ctx, cl.image, images.CreateOpts{
+	cctx, cancel := createCtx(ctx)
+	defer cancel()
+	img, err := images.Create(cctx, cl.image, images.CreateOpts{
 		Name:            name,
 		DiskFormat:      c.ExternalSourceImageFormat,
 		ContainerFormat: "bare",

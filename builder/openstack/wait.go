@@ -79,3 +79,15 @@ func isTerminal(err error) bool {
 	var t *errTerminal
 	return errors.As(err, &t)
 }
+
+// createTimeout bounds a call that creates a cloud resource.
+const createTimeout = 5 * time.Minute
+
+// createCtx is the context of a call that creates a cloud resource. It
+// does not end with the build: a create interrupted mid-request may still
+// happen on the cloud, after cleanup ran, and leak. Letting the call
+// finish means its result is recorded for cleanup; the step after it sees
+// the cancellation.
+func createCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+}

@@ -366,3 +366,32 @@ func (l *Lab) serveReleasesControl(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(releasesControl{ReachableFromVMs: &ok}) //nolint:errcheck // client gone
 }
+
+// SnapshotRepos are the lab's snapshots taken at timestamp in the shape
+// of the fatimage-ark data source's `repos` output, ready for the fatimage
+// provisioner's `repos`.
+func (l *Lab) SnapshotRepos(timestamp string) []any {
+	var out []any
+	for _, s := range l.Repos.Snapshots {
+		if s.Timestamp != timestamp {
+			continue
+		}
+		out = append(out, map[string]any{
+			"name": s.Repo, "repo_file": s.RepoFile, "repo_name": s.RepoName,
+			"baseurl": strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + s.BasePath(),
+			"path":    s.PulpPath, "timestamp": s.Timestamp, "gpgcheck": true,
+		})
+	}
+	return out
+}
+
+// BinaryChecksums are the sha256s of the release server's stand-in
+// tarballs by binary name, to override the provisioner's built-in ones.
+func (l *Lab) BinaryChecksums() map[string]string {
+	sums := l.Releases.Checksums()
+	out := map[string]string{}
+	for _, b := range l.Releases.Binaries() {
+		out[b.Name] = sums[b.Tarball()]
+	}
+	return out
+}

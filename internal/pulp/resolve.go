@@ -44,8 +44,20 @@ type Result struct {
 	Warnings []string
 }
 
+// credentialsHint ends errors caused by refused credentials.
+const credentialsHint = "the server refused these credentials: check username and password (or ARK_USERNAME and ARK_PASSWORD)"
+
 // Resolve chooses a snapshot for q.
 func (c *Client) Resolve(ctx context.Context, q Query) (Result, error) {
+	res, err := c.resolve(ctx, q)
+	var se *StatusError
+	if errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden) {
+		err = fmt.Errorf("%w; %s", err, credentialsHint)
+	}
+	return res, err
+}
+
+func (c *Client) resolve(ctx context.Context, q Query) (Result, error) {
 	if q.Mode == ModePinned {
 		return c.resolvePinned(ctx, q)
 	}
@@ -70,6 +82,7 @@ func (c *Client) Resolve(ctx context.Context, q Query) (Result, error) {
 	}
 	var res Result
 	var rejected []string
+	forbidden := 0
 	for _, name := range slices.Backward(candidates) {
 		err := c.Check(ctx, q.ContentURL, q.Path, name)
 		if err == nil {
@@ -81,9 +94,16 @@ func (c *Client) Resolve(ctx context.Context, q Query) (Result, error) {
 			return Result{}, err
 		}
 		rejected = append(rejected, fmt.Sprintf("%s answered %s", name, se.Status))
+		if se.StatusCode == http.StatusForbidden {
+			forbidden++
+		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("passing over snapshot %s: %s", name, err))
 	}
-	return Result{}, fmt.Errorf("GET %s: no usable snapshot (%s)", listURL, strings.Join(rejected, ", "))
+	err = fmt.Errorf("GET %s: no usable snapshot (%s)", listURL, strings.Join(rejected, ", "))
+	if forbidden > 0 {
+		err = fmt.Errorf("%w; %s", err, credentialsHint)
+	}
+	return Result{}, err
 }
 
 func (c *Client) resolvePinned(ctx context.Context, q Query) (Result, error) {

@@ -148,6 +148,9 @@ func TestVerifyPassesOverForbiddenAndUnpublished(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no usable snapshot (20260101T000000 answered 403 Forbidden, 20251201T000000 answered 404 Not Found, 20251106T211545 answered 403 Forbidden") {
 		t.Fatalf("got %v", err)
 	}
+	if !strings.HasSuffix(err.Error(), "; the server refused these credentials: check username and password (or ARK_USERNAME and ARK_PASSWORD)") {
+		t.Fatalf("the error does not point at the credentials: %v", err)
+	}
 	if strings.Contains(err.Error(), "wrong-password") {
 		t.Fatal("password in error")
 	}

@@ -152,7 +152,7 @@ func TestGroupsResolve(t *testing.T) {
 	// control brings grafana: its repo, plugin, user and service
 	if !slices.Contains(r.Packages, "grafana") || strings.Join(r.EnableRepos, ",") != "grafana" ||
 		strings.Join(r.GrafanaPlugins, ",") != "grafana-opensearch-datasource 2.8.1" || !slices.Contains(r.Services, "grafana-server") {
-		t.Errorf("grafana %+v", r.groupSet)
+		t.Errorf("grafana %+v", r.GroupSet)
 	}
 	var users []string
 	for _, u := range r.users {

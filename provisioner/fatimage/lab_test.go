@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
-	sdkssh "github.com/hashicorp/packer-plugin-sdk/sdk-internals/communicator/ssh"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/labtest"
@@ -36,7 +33,6 @@ func requireLab(t *testing.T) {
 	}
 }
 
-// labComm is a real SDK SSH communicator to a lab server.
 // labVM boots a lab VM for one test and connects the SDK's SSH
 // communicator to it; the VM is deleted, and the cloud checked clean,
 // when the test ends.
@@ -51,35 +47,7 @@ func labVM(t *testing.T, name string, timeout time.Duration) (context.Context, *
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	return ctx, srv, labComm(t, srv)
-}
-
-func labComm(t *testing.T, srv *labtest.Server) packersdk.Communicator {
-	t.Helper()
-	cfg := &sdkssh.Config{
-		Connection: func() (net.Conn, error) {
-			return net.DialTimeout("tcp", net.JoinHostPort(srv.IP, "22"), 5*time.Second)
-		},
-		SSHConfig: &ssh.ClientConfig{
-			User:            lab.SSHUser,
-			Auth:            []ssh.AuthMethod{ssh.PublicKeys(srv.Signer)},
-			HostKeyCallback: ssh.InsecureIgnoreHostKey(), // lab VMs make fresh host keys
-			Timeout:         5 * time.Second,
-		},
-		HandshakeTimeout:  10 * time.Second,
-		KeepAliveInterval: 2 * time.Second,
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		c, err := sdkssh.New(srv.IP, cfg)
-		if err == nil {
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ssh: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return ctx, srv, labtest.Communicator(t, srv.IP, srv.Signer)
 }
 
 // run runs a command over the communicator and returns its stdout.
@@ -94,17 +62,7 @@ func run(t *testing.T, comm packersdk.Communicator, command string) string {
 }
 
 func labRepos(t *testing.T) []any {
-	var out []any
-	for _, s := range theLab.Repos.Snapshots {
-		if s.Timestamp != repos.NewerTimestamp {
-			continue
-		}
-		out = append(out, map[string]any{
-			"name": s.Repo, "repo_file": s.RepoFile, "repo_name": s.RepoName,
-			"baseurl": strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/") + "/" + s.BasePath(),
-			"path":    s.PulpPath, "timestamp": s.Timestamp, "gpgcheck": true,
-		})
-	}
+	out := theLab.SnapshotRepos(repos.NewerTimestamp)
 	if len(out) == 0 {
 		t.Fatal("no newer snapshots in the lab")
 	}
@@ -114,10 +72,9 @@ func labRepos(t *testing.T) []any {
 // labBinaries override the built-in binaries' checksums with those of
 // the lab's stand-in tarballs (same names, versions and files).
 func labBinaries() []any {
-	sums := theLab.Releases.Checksums()
 	var out []any
-	for _, b := range theLab.Releases.Binaries() {
-		out = append(out, map[string]any{"name": b.Name, "sha256": sums[b.Tarball()]})
+	for name, sum := range theLab.BinaryChecksums() {
+		out = append(out, map[string]any{"name": name, "sha256": sum})
 	}
 	return out
 }
@@ -271,7 +228,7 @@ func TestProvisionLab(t *testing.T) {
 		t.Errorf("cleanup: %q", got)
 	}
 	first := uiOut.String()
-	for _, want := range []string{"fatimage: repositories", "fatimage: reboot", "fatimage: packages", "created user slurm", "disabled firewalld.service", "fatimage: done: 5 dnf command(s), 1 reboot(s)"} {
+	for _, want := range []string{"fatimage: repositories", "fatimage: reboot", "fatimage: packages", "created user slurm", "disabled firewalld.service", "fatimage: done: 6 dnf command(s), 1 reboot(s)"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first run output lacks %q", want)
 		}

@@ -12,8 +12,8 @@ import (
 //go:embed package_sets.yaml
 var packageSetsYAML []byte
 
-// groupSet is what one inventory group puts into an image.
-type groupSet struct {
+// GroupSet is what one built-in inventory group puts into an image.
+type GroupSet struct {
 	Packages       []string `yaml:"packages"`
 	Remove         []string `yaml:"remove"`
 	Modules        []string `yaml:"modules"`
@@ -27,7 +27,7 @@ type groupSet struct {
 // packageSets is the embedded table of inventory groups.
 type packageSets struct {
 	Expands  map[string][]string `yaml:"expands"`
-	Groups   map[string]groupSet `yaml:"groups"`
+	Groups   map[string]GroupSet `yaml:"groups"`
 	Users    map[string]User     `yaml:"users"`
 	Binaries map[string]Binary   `yaml:"binaries"`
 }
@@ -70,23 +70,38 @@ func (s *packageSets) knownGroups() []string {
 // resolved is the union of the groups asked for, each list deduplicated
 // in first-seen order.
 type resolved struct {
-	groupSet
+	GroupSet
 	users    []User
 	binaries []Binary
 }
 
-// resolve expands groups and merges their sets.
-func (s *packageSets) resolve(groups []string) (*resolved, error) {
-	r := &resolved{}
+// NamedGroup is a built-in group and its set.
+type NamedGroup struct {
+	Name string
+	GroupSet
+}
+
+// BuiltinGroups expands names (groups such as control stand for others)
+// into the built-in groups they mean, in order, each once.
+func BuiltinGroups(names ...string) ([]NamedGroup, error) { return builtinSets.expand(names) }
+
+// BuiltinUser is the built-in fixed-ID user of that name.
+func BuiltinUser(name string) (User, bool) {
+	u, ok := builtinSets.Users[name]
+	u.Name = name
+	return u, ok
+}
+
+// BuiltinBinary is the built-in release tarball of that name.
+func BuiltinBinary(name string) (Binary, bool) {
+	b, ok := builtinSets.Binaries[name]
+	b.Name = name
+	return b, ok
+}
+
+func (s *packageSets) expand(names []string) ([]NamedGroup, error) {
+	var out []NamedGroup
 	seen := map[string]bool{}
-	add := func(kind string, l *[]string, items []string) {
-		for _, it := range items {
-			if k := kind + "\x00" + it; !seen[k] {
-				seen[k] = true
-				*l = append(*l, it)
-			}
-		}
-	}
 	var visit func(g string, depth int) error
 	visit = func(g string, depth int) error {
 		if depth > 8 {
@@ -104,29 +119,52 @@ func (s *packageSets) resolve(groups []string) (*resolved, error) {
 		if !ok {
 			return fmt.Errorf("groups: unknown group %q (known groups: %s)", g, strings.Join(s.knownGroups(), ", "))
 		}
-		add("p", &r.Packages, set.Packages)
-		add("r", &r.Remove, set.Remove)
-		add("m", &r.Modules, set.Modules)
-		add("e", &r.EnableRepos, set.EnableRepos)
-		add("b", &r.Binaries, set.Binaries)
-		add("g", &r.GrafanaPlugins, set.GrafanaPlugins)
-		add("u", &r.Users, set.Users)
-		add("s", &r.Services, set.Services)
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, NamedGroup{g, set})
+		}
 		return nil
 	}
-	for _, g := range groups {
+	for _, g := range names {
 		if err := visit(g, 0); err != nil {
 			return nil, err
 		}
 	}
+	return out, nil
+}
+
+// resolve merges the sets of the groups names stand for.
+func (s *packageSets) resolve(names []string) (*resolved, error) {
+	groups, err := s.expand(names)
+	if err != nil {
+		return nil, err
+	}
+	r := &resolved{}
+	seen := map[string]bool{}
+	add := func(kind string, l *[]string, items []string) {
+		for _, it := range items {
+			if k := kind + "\x00" + it; !seen[k] {
+				seen[k] = true
+				*l = append(*l, it)
+			}
+		}
+	}
+	for _, g := range groups {
+		add("p", &r.Packages, g.Packages)
+		add("r", &r.Remove, g.Remove)
+		add("m", &r.Modules, g.Modules)
+		add("e", &r.EnableRepos, g.EnableRepos)
+		add("b", &r.Binaries, g.Binaries)
+		add("g", &r.GrafanaPlugins, g.GrafanaPlugins)
+		add("u", &r.Users, g.Users)
+		add("s", &r.Services, g.Services)
+	}
 	for _, u := range r.Users {
-		usr := s.Users[u]
-		usr.Name = u
+		usr, _ := BuiltinUser(u)
 		r.users = append(r.users, usr)
 	}
 	for _, b := range r.Binaries {
-		bin := s.Binaries[b]
-		bin.Name = b
+		bin, _ := BuiltinBinary(b)
 		r.binaries = append(r.binaries, bin)
 	}
 	return r, nil

@@ -301,6 +301,10 @@ func (p *Provisioner) stepRepos(ctx context.Context) error {
 		}
 		s.WriteString(scriptDisableOthers(keep, p.workDir))
 	}
+	// Load the new repositories' metadata now: wrong credentials or a
+	// missing snapshot fail here, before any package work, and the
+	// update and install reuse the cache.
+	s.WriteString(scriptMakeCache(c.repos))
 	if s.Len() == 0 {
 		return nil
 	}
@@ -543,7 +547,21 @@ type errCmd struct {
 }
 
 func (e *errCmd) Error() string {
-	return fmt.Sprintf("fatimage %s: %s exited with status %d; last output:\n%s", e.Step, e.Command, e.Status, e.Tail)
+	what := fmt.Sprintf("exited with status %d", e.Status)
+	if e.Status == packersdk.CmdDisconnect {
+		what = "was cut off: the SSH connection to the VM was lost (it rebooted, was reset or stopped)"
+	}
+	msg := fmt.Sprintf("fatimage %s: %s %s; last output:\n%s", e.Step, e.Command, what, e.Tail)
+	if refusedCredentials(e.Tail) {
+		msg += "\nthe repository refused the credentials: check repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)"
+	}
+	return msg
+}
+
+// refusedCredentials reports whether dnf output shows a repository
+// answering 401 or 403.
+func refusedCredentials(out string) bool {
+	return strings.Contains(out, "Status code: 401") || strings.Contains(out, "Status code: 403")
 }
 
 // run starts command and waits, returning stdout; stderr and stdout both

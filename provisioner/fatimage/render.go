@@ -456,3 +456,17 @@ func scriptPlaceFile(tmp, dst, owner, group, mode string, dir bool) string {
 	return fmt.Sprintf("install -d -m 0755 %s\ntar -xf %s -C %s --no-same-owner\nchown -R -h %s %s\nrm -f %s\necho %s\n",
 		q(dst), q(tmp), q(dst), q(owner+":"+group), q(dst), q(tmp), q("placed "+dst+"/"))
 }
+
+// scriptMakeCache loads the metadata of the enabled sections of repos.
+func scriptMakeCache(repos []Repo) string {
+	var ids []string
+	for _, r := range repos {
+		if r.Enabled == nil || *r.Enabled {
+			ids = append(ids, "--enablerepo="+shQuote(r.RepoName))
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return "fatimage_run dnf -y makecache --disablerepo='*' " + strings.Join(ids, " ") + "\n"
+}

@@ -261,3 +261,23 @@ func TestCountDNF(t *testing.T) {
 		t.Errorf("countDNF = %d", n)
 	}
 }
+
+// Errors say when the VM went away and when a repository refused the
+// credentials, instead of a bare status.
+func TestErrCmdMessages(t *testing.T) {
+	cut := (&errCmd{Step: "update", Command: "dnf -y update", Status: packersdk.CmdDisconnect, Tail: "Running transaction"}).Error()
+	if strings.Contains(cut, "2300218") || !strings.Contains(cut, "fatimage update: dnf -y update was cut off: the SSH connection to the VM was lost") {
+		t.Error(cut)
+	}
+	refused := (&errCmd{Step: "repos", Command: "dnf -y makecache", Status: 1,
+		Tail: "Errors during downloading metadata for repository 'baseos':\n  - Status code: 403 for https://ark/x/repodata/repomd.xml"}).Error()
+	if !strings.Contains(refused, "exited with status 1") || !strings.HasSuffix(refused, "check repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)") {
+		t.Error(refused)
+	}
+	if plain := (&errCmd{Step: "packages", Command: "dnf install x", Status: 1, Tail: "No match for argument: x"}).Error(); strings.Contains(plain, "credentials") {
+		t.Error(plain)
+	}
+	if got := scriptMakeCache([]Repo{{RepoName: "baseos"}, {RepoName: "grafana", Enabled: new(bool)}}); got != "fatimage_run dnf -y makecache --disablerepo='*' --enablerepo='baseos'\n" {
+		t.Error(got)
+	}
+}

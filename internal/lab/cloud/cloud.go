@@ -131,6 +131,7 @@ type Cloud struct {
 	publicNet *network
 	faults    []*faultState
 	calls     map[string]int
+	states    stateLog // state changes and first observations, for benchmarks
 	closed    bool
 	started   bool
 }

@@ -1000,6 +1000,7 @@ func (c *Cloud) buildServer(s *server, bootVol *volume, newVol bool) {
 	s.machine = m
 	s.Status, s.VMState, s.TaskState, s.Power = "ACTIVE", "active", "", novaPowerRunning
 	s.Launched, s.Updated = time.Now(), time.Now()
+	c.states.note("server", s.ID, "ACTIVE")
 	var fips []string
 	for _, f := range c.fips {
 		if f.PortID != "" && contains(s.Ports, f.PortID) {
@@ -1058,6 +1059,7 @@ func (c *Cloud) onPower(s *server, ps PowerState) {
 	case PowerShutdown, PowerCrashed:
 		if s.TaskState == "" && s.Status == "ACTIVE" {
 			s.Status, s.VMState = "SHUTOFF", "stopped"
+			c.states.note("server", s.ID, "SHUTOFF")
 		}
 		s.Power = novaPowerShutdown
 		if ps == PowerCrashed {
@@ -1197,6 +1199,7 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 	case "os-stop":
 		power("stop", "powering-off", "", "ACTIVE", func(m Machine) error { return m.Stop(context.Background()) }, func() {
 			s.Status, s.VMState, s.Power = "SHUTOFF", "stopped", novaPowerShutdown
+			c.states.note("server", s.ID, "SHUTOFF")
 		})
 	case "os-start":
 		power("start", "powering-on", "", "SHUTOFF", func(m Machine) error { return m.Start(context.Background()) }, func() {

@@ -45,6 +45,11 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := segs[1:]
+	if r.Method == http.MethodGet && c.states.recording() {
+		rec := &bodyRecorder{ResponseWriter: w}
+		defer c.states.observeResponse(svc, r, rec)
+		w = rec
+	}
 	switch svc {
 	case SvcIdentity:
 		c.serveIdentity(w, r, rest)

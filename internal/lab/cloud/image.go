@@ -133,7 +133,10 @@ func (i *image) setSynthetic(size int64) {
 // killed under fault injection). done runs with c.mu held at the end.
 func (c *Cloud) saveImageFromDisk(img *image, src string, done func()) {
 	c.mu.Lock()
-	if c.images[img.ID] != img {
+	if c.images[img.ID] != img { // deleted before the save began
+		if done != nil {
+			done() // a volume upload ends (the volume is available again)
+		}
 		c.mu.Unlock()
 		return
 	}
@@ -173,6 +176,7 @@ func (c *Cloud) saveImageFromDisk(img *image, src string, done func()) {
 	img.Disk = disk
 	img.setSynthetic(size)
 	img.Status = "active"
+	c.states.note("image", img.ID, "active")
 	c.logf("cloud: image %s (%s) active", img.ID, img.Name)
 }
 
@@ -1026,5 +1030,6 @@ func (c *Cloud) finishIngest(img *image, ing *ingested, err error) *httpErr {
 	}
 	img.Size, img.Checksum, img.HashValue = ing.size, ing.md5, ing.sha512hex
 	img.Status = "active"
+	c.states.note("image", img.ID, "active")
 	return nil
 }

@@ -372,6 +372,7 @@ func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
 			return
 		}
 		v.Disk, v.Status = disk, "available"
+		c.states.note("volume", v.ID, "available")
 	})
 	writeJSON(w, http.StatusAccepted, obj{"volume": c.volumeJSON(v, true)})
 }
