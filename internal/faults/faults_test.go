@@ -64,6 +64,15 @@ func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build 
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", tmpl))); err != nil {
 		t.Fatal(err)
 	}
+	if tmpl == "fat" { // the e2e tests' fat build settings, shared
+		data, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", "fat-common.pkr.hcl"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "common.pkr.hcl"), data, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	b := &build{Dir: dir, Log: filepath.Join(t.TempDir(), "packer.log")}
 	env = append(append(theLab.Environ(), "PACKER_LOG=1", "PACKER_LOG_PATH="+b.Log), env...)
 	b.Proc = p.Start(t, dir, env, append(append([]string{"build"}, args...), ".")...)

@@ -1,5 +1,8 @@
-# Shared by the fat-*.pkr.hcl builds: the plugin, the lab's snapshots
-# through the data source, and a build VM from the GenericCloud-like image.
+# Shared by the fat-*.pkr.hcl builds here and internal/faults' fat build:
+# the plugin, the lab's snapshots through the data source, and a build VM
+# from the GenericCloud-like image, named like the image so server faults
+# can target it. The Ark credentials come from ARK_USERNAME/ARK_PASSWORD
+# unless ark_password/repo_password are given.
 packer {
   required_plugins {
     fatimage = {
@@ -35,6 +38,19 @@ variable "manifest_output" {
   default = ""
 }
 
+# Empty: ARK_PASSWORD.
+variable "ark_password" {
+  type      = string
+  default   = ""
+  sensitive = true
+}
+
+variable "repo_password" {
+  type      = string
+  default   = ""
+  sensitive = true
+}
+
 variable "content_url" {
   type    = string
   default = env("ARK_CONTENT_URL")
@@ -42,6 +58,7 @@ variable "content_url" {
 
 data "fatimage-ark" "rocky" {
   content_url = var.content_url
+  password    = var.ark_password
   os_version  = "9.6"
   repo {
     name      = "baseos"
@@ -90,4 +107,6 @@ source "fatimage-openstack" "lab" {
   floating_ip_network = "public"
   ssh_username        = "rocky"
   image_name          = var.image_name
+  instance_name       = var.image_name
+  ssh_timeout         = "2m"
 }

@@ -1,4 +1,4 @@
-# With common.pkr.hcl: update, reboot if needed, the openhpc group.
+# With internal/e2e/testdata/fat-common.pkr.hcl (copied in as common.pkr.hcl): update, reboot if needed, the openhpc group.
 build {
   sources = ["source.fatimage-openstack.lab"]
 
