@@ -6,8 +6,6 @@ package ark
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log"
 	"slices"
@@ -172,9 +170,9 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 // snapshotID digests the sorted (name, path, timestamp) triples: 12 hex
 // characters keep image names short while collisions stay negligible.
 func snapshotID(repos []Repo) string {
-	h := sha256.New()
-	for _, r := range repos {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\n", r.Name, r.Path, r.Timestamp)
+	refs := make([]pulp.SnapshotRef, len(repos))
+	for i, r := range repos {
+		refs[i] = pulp.SnapshotRef{Name: r.Name, Path: r.Path, Timestamp: r.Timestamp}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
+	return pulp.SnapshotID(refs)
 }

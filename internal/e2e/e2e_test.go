@@ -246,13 +246,24 @@ func TestApplianceExample(t *testing.T) {
 			t.Fatalf("packer %v:\n%s", args, r.Output())
 		}
 	}
-	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest}, append(vars, example)...)...)
+	imageManifest := filepath.Join(dir, "image-manifest.json")
+	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest},
+		append(vars, example)...)...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
 	}
 	fat := readArtifact(t, manifest)
 	if !regexp.MustCompile(`^` + name + `-\d{6}-\d{4}-01234567$`).MatchString(fat.CustomData["image_name"]) {
 		t.Errorf("image name %q: want <image_name>-YYMMDD-hhmm-<commit>", fat.CustomData["image_name"])
+	}
+	// image.json names the data source's snapshot set
+	var im struct {
+		Image struct {
+			SnapshotID string `json:"snapshot_id"`
+		} `json:"image"`
+	}
+	if data, err := os.ReadFile(imageManifest); err != nil || json.Unmarshal(data, &im) != nil || im.Image.SnapshotID != fat.CustomData["snapshot_id"] || im.Image.SnapshotID == "" {
+		t.Errorf("image manifest snapshot_id %q, data source %q (%v)", im.Image.SnapshotID, fat.CustomData["snapshot_id"], err)
 	}
 	img := findImage(t, fat.CustomData["image_name"])
 	if img.ID != fat.ArtifactID || img.Properties["fatimage_kind"] != "fat" || img.Properties["fatimage_os"] != "RL9" {

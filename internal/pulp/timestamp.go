@@ -4,6 +4,8 @@
 package pulp
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -38,4 +40,18 @@ func ParseCutoff(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is neither a timestamp like 20250101T000000 nor an RFC 3339 time like 2025-01-01T00:00:00Z", s)
 	}
 	return t.UTC(), nil
+}
+
+// SnapshotRef names one repository's chosen snapshot.
+type SnapshotRef struct{ Name, Path, Timestamp string }
+
+// SnapshotID identifies a set of chosen snapshots (in order): the same
+// repositories at the same timestamps give the same id, so an image can
+// name the set it was built from and two builds can be compared.
+func SnapshotID(refs []SnapshotRef) string {
+	h := sha256.New()
+	for _, r := range refs {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", r.Name, r.Path, r.Timestamp)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }

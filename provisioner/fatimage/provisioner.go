@@ -26,6 +26,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hcldec"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 )
 
 // Provisioner implements packersdk.Provisioner.
@@ -389,6 +391,7 @@ type imageInfo struct {
 	OSVersion     string                 `json:"os_version"`
 	Kernel        string                 `json:"kernel"`
 	Snapshots     map[string]string      `json:"snapshots"`
+	SnapshotID    string                 `json:"snapshot_id,omitempty"`
 	PackageCount  int                    `json:"package_count"`
 	PackageDigest string                 `json:"package_digest"`
 	Groups        []string               `json:"groups,omitempty"`
@@ -445,12 +448,17 @@ func (p *Provisioner) stepImageJSON(ctx context.Context, started time.Time) erro
 		}
 		info.Binaries[b.Name] = imageBinary{Version: b.Version, SHA256: strings.ToLower(b.SHA256), Files: b.Files}
 	}
+	var refs []pulp.SnapshotRef
 	for _, r := range p.config.repos {
+		refs = append(refs, pulp.SnapshotRef{Name: r.Name, Path: r.Path, Timestamp: r.Timestamp})
 		key := r.RepoName
 		if r.Name != "" {
 			key = r.Name
 		}
 		info.Snapshots[key] = snapshotTimestamp(r)
+	}
+	if len(refs) > 0 {
+		info.SnapshotID = pulp.SnapshotID(refs) // the data source's snapshot_id for the same repos
 	}
 	data, _ := json.MarshalIndent(info, "", "  ")
 	tmp := path.Join(p.workDir, "image.json")
