@@ -105,6 +105,8 @@ func TestPrepareBadConfigs(t *testing.T) {
 			"source_image: exactly one of source_image, source_image_name, external_source_image_url, source_image_filter is required, got 2"},
 		{"filter and id", with(baseRaw(), "source_image_filter", map[string]any{"filters": map[string]any{"name": "x"}}),
 			"source_image: exactly one of source_image, source_image_name, external_source_image_url, source_image_filter is required, got 2"},
+		{"filter name pattern", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"name": "openhpc-[RL9-*"}}),
+			`source_image_filter.filters.name: "openhpc-[RL9-*" is not a valid pattern: syntax error in pattern`},
 		{"filter visibility", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"visibility": "all"}}),
 			`source_image_filter.filters.visibility: "all" is not one of public, private, shared, community`},
 		{"external format without url", with(baseRaw(), "external_source_image_format", "raw"),

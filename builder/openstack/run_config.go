@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path"
 	"time"
 
 	"github.com/hashicorp/packer-plugin-sdk/communicator"
@@ -130,7 +131,9 @@ type ImageFilter struct {
 
 // ImageFilterOptions are the attributes an image is matched on.
 type ImageFilterOptions struct {
-	// The image name.
+	// The image name. A shell pattern (`*`, `?`, `[...]`), such as
+	// `openhpc-RL9-*` for dated image names, is matched by the plugin:
+	// Glance itself compares names exactly.
 	Name string `mapstructure:"name"`
 	// The owning project ID.
 	Owner string `mapstructure:"owner"`
@@ -186,6 +189,9 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	}
 	if c.ExternalSourceImageURL == "" && (c.ExternalSourceImageFormat != "" || len(c.ExternalSourceImageProperties) > 0) {
 		errs = append(errs, errors.New("external_source_image_format: only valid with external_source_image_url"))
+	}
+	if _, err := path.Match(c.SourceImageFilters.Filters.Name, ""); err != nil {
+		errs = append(errs, fmt.Errorf("source_image_filter.filters.name: %q is not a valid pattern: %v", c.SourceImageFilters.Filters.Name, err))
 	}
 	if v := c.SourceImageFilters.Filters.Visibility; v != "" && !oneOf(v, "public", "private", "shared", "community") {
 		errs = append(errs, fmt.Errorf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community", v))

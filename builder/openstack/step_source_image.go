@@ -3,7 +3,9 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imageimport"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
@@ -70,6 +72,11 @@ func (s *StepSourceImage) Run(ctx context.Context, state multistep.StateBag) mul
 // findImage lists active images matching opts and props. With newest, the
 // most recently created match wins; otherwise exactly one must match.
 func findImage(ctx context.Context, cl *clients, opts images.ListOpts, props map[string]string, newest bool) (*images.Image, error) {
+	// Glance matches names exactly: a pattern is matched here instead.
+	pattern := ""
+	if strings.ContainsAny(opts.Name, "*?[") {
+		pattern, opts.Name = opts.Name, ""
+	}
 	opts.Status = images.ImageStatusActive
 	opts.Sort = "created_at:desc"
 	pages, err := images.List(cl.image, opts).AllPages(ctx)
@@ -82,7 +89,7 @@ func findImage(ctx context.Context, cl *clients, opts images.ListOpts, props map
 	}
 	var found []images.Image
 	for _, img := range all {
-		if hasProperties(img, props) {
+		if ok, _ := path.Match(pattern, img.Name); (pattern == "" || ok) && hasProperties(img, props) {
 			found = append(found, img)
 		}
 	}
@@ -90,9 +97,9 @@ func findImage(ctx context.Context, cl *clients, opts images.ListOpts, props map
 	sort.SliceStable(found, func(i, j int) bool { return found[i].CreatedAt.After(found[j].CreatedAt) })
 	switch {
 	case len(found) == 0:
-		return nil, fmt.Errorf("no active image matches %s", describeFilter(opts, props))
+		return nil, fmt.Errorf("no active image matches %s", describeFilter(opts, props, pattern))
 	case len(found) > 1 && !newest:
-		return nil, fmt.Errorf("%d active images match %s; give source_image (an ID), narrow the filter, or set source_image_filter.most_recent = true", len(found), describeFilter(opts, props))
+		return nil, fmt.Errorf("%d active images match %s; give source_image (an ID), narrow the filter, or set source_image_filter.most_recent = true", len(found), describeFilter(opts, props, pattern))
 	}
 	return &found[0], nil
 }
@@ -107,7 +114,7 @@ func hasProperties(img images.Image, props map[string]string) bool {
 	return true
 }
 
-func describeFilter(o images.ListOpts, props map[string]string) string {
+func describeFilter(o images.ListOpts, props map[string]string, pattern string) string {
 	s := ""
 	add := func(k, v string) {
 		if v != "" {
@@ -118,6 +125,7 @@ func describeFilter(o images.ListOpts, props map[string]string) string {
 		}
 	}
 	add("name", o.Name)
+	add("name pattern", pattern)
 	add("owner", o.Owner)
 	add("visibility", string(o.Visibility))
 	if len(o.Tags) > 0 {

@@ -51,10 +51,12 @@ source "fatimage-openstack" "extra" {
   floating_ip_network = var.floating_ip_network
   security_groups     = var.security_groups
 
-  # The newest fat image for this OS. Glance matches names exactly, so the
-  # fat build's image properties pick it, not its dated name.
+  # The newest fat image for this OS: its dated name by pattern (matched
+  # by the plugin; Glance compares names exactly), and the properties the
+  # fat build sets, so earlier extra images never match.
   source_image_filter {
     filters {
+      name = "${var.image_name}-*"
       properties = {
         fatimage_kind = "fat"
         fatimage_os   = var.os_label

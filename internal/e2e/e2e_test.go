@@ -146,7 +146,8 @@ func TestBuilderVolumeBoot(t *testing.T) {
 func TestBuilderFilterMostRecent(t *testing.T) {
 	c := imageClient(t)
 	var ids []string
-	for _, name := range []string{"rocky-nightly-old", "rocky-nightly-new"} {
+	// the last one is newest but its name does not match the pattern
+	for _, name := range []string{"rocky-nightly-old", "rocky-nightly-new", "alma-nightly-newest"} {
 		disk, err := theLab.VMs.CloneDisk(theLab.BaseImageDisk)
 		if err != nil {
 			t.Fatal(err)
@@ -165,8 +166,8 @@ func TestBuilderFilterMostRecent(t *testing.T) {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}
 	findImage(t, name)
-	if !strings.Contains(r.Output(), ids[1]) || strings.Contains(r.Output(), ids[0]) {
-		t.Fatalf("want source image %s (newest), not %s:\n%s", ids[1], ids[0], r.Output())
+	if !strings.Contains(r.Output(), ids[1]) || strings.Contains(r.Output(), ids[0]) || strings.Contains(r.Output(), ids[2]) {
+		t.Fatalf("want source image %s (newest matching rocky-nightly-*), not %s or %s:\n%s", ids[1], ids[0], ids[2], r.Output())
 	}
 	labtest.RequireClean(t, theLab)
 }

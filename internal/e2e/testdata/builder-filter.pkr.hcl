@@ -1,4 +1,5 @@
-# Builder end to end, case 3: the newest image matching a filter.
+# Builder end to end, case 3: the newest image matching a filter, with a
+# name pattern (Glance itself matches names exactly).
 packer {
   required_plugins {
     fatimage = {
@@ -15,6 +16,7 @@ variable "image_name" {
 source "fatimage-openstack" "lab" {
   source_image_filter {
     filters {
+      name       = "rocky-nightly-*"
       tags       = ["nightly"]
       visibility = "public"
     }
