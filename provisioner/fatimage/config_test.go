@@ -275,7 +275,7 @@ func TestConfigSpecReposMissingAttr(t *testing.T) {
 	}
 }
 
-// The README's example body decodes and validates.
+// A full provisioner body (testdata/provisioner-body.hcl) decodes and validates.
 func TestExampleBody(t *testing.T) {
 	clearArkEnv(t)
 	src, err := os.ReadFile(filepath.Join("testdata", "provisioner-body.hcl"))

@@ -1,4 +1,4 @@
-# The body of a `provisioner "fatimage" { ... }` block (see README.md).
+# The body of a `provisioner "fatimage" { ... }` block using most options.
 repos = [
   { name = "baseos", repo_file = "rocky", repo_name = "baseos", gpgcheck = true,
     baseurl = "https://ark.stackhpc.com/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545" },
