@@ -97,6 +97,7 @@ type FlatRepo struct {
 	Path      *string `mapstructure:"path" cty:"path" hcl:"path"`
 	Timestamp *string `mapstructure:"timestamp" cty:"timestamp" hcl:"timestamp"`
 	GPGCheck  *bool   `mapstructure:"gpgcheck" cty:"gpgcheck" hcl:"gpgcheck"`
+	Warning   *string `mapstructure:"warning" cty:"warning" hcl:"warning"`
 }
 
 // FlatMapstructure returns a new FlatRepo.
@@ -118,6 +119,7 @@ func (*FlatRepo) HCL2Spec() map[string]hcldec.Spec {
 		"path":      &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"timestamp": &hcldec.AttrSpec{Name: "timestamp", Type: cty.String, Required: false},
 		"gpgcheck":  &hcldec.AttrSpec{Name: "gpgcheck", Type: cty.Bool, Required: false},
+		"warning":   &hcldec.AttrSpec{Name: "warning", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -58,6 +58,10 @@ type Repo struct {
 	Timestamp string `mapstructure:"timestamp"`
 	// Whether dnf checks package signatures.
 	GPGCheck bool `mapstructure:"gpgcheck"`
+	// Why newer snapshots were passed over (for example a 403 from a
+	// content guard); empty when the newest was usable. The fatimage
+	// provisioner shows it, since Packer gives data sources no output.
+	Warning string `mapstructure:"warning"`
 }
 
 // ConfigSpec implements packer.Datasource.
@@ -134,6 +138,7 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 		for _, w := range results[i].Warnings {
 			warn(where + ": " + w)
 		}
+		warning := strings.Join(results[i].Warnings, "; ")
 		e.PulpTimestamp = results[i].Timestamp
 		c.file.Put(e)
 		if !t.forOS {
@@ -151,6 +156,7 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 			Path:      e.PulpPath,
 			Timestamp: e.PulpTimestamp,
 			GPGCheck:  e.GPGCheck == nil || *e.GPGCheck,
+			Warning:   warning,
 		})
 		out.Timestamps[e.Repo] = e.PulpTimestamp
 	}

@@ -46,6 +46,9 @@ type Repo struct {
 	Priority int `mapstructure:"priority"`
 	// Write `module_hotfixes = 1`.
 	ModuleHotfixes bool `mapstructure:"module_hotfixes"`
+	// The data source's note that newer snapshots were passed over;
+	// shown in the build output.
+	Warning string `mapstructure:"warning"`
 	// Any other key of a `repos` element is written as an extra
 	// `key = value` line of the section (e.g. `sslverify = "0"`).
 	Options map[string]string `mapstructure:",remain"`

@@ -78,6 +78,11 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 	}
 
 	ui.Say("fatimage: repositories")
+	for _, r := range c.repos {
+		if r.Warning != "" {
+			ui.Say(fmt.Sprintf("fatimage: WARNING: repository %s: %s", r.Name, r.Warning))
+		}
+	}
 	if err := p.stepRepos(ctx); err != nil {
 		return err
 	}
