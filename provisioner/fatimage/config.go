@@ -530,6 +530,17 @@ func (c *Config) validate() []error {
 	return errs
 }
 
+// credentialsLeftWarning is what to say when the run leaves repository
+// credentials on the VM (disable_repos = false): fine before another
+// fatimage run, never in a finished image.
+func (c *Config) credentialsLeftWarning() string {
+	if *c.DisableRepos || c.RepoPassword == "" || len(c.repos) == 0 {
+		return ""
+	}
+	return "fatimage: WARNING: disable_repos = false leaves the repository credentials in /etc/yum.repos.d; " +
+		"end the build with a fatimage run that disables the repositories"
+}
+
 func isReservedKey(k string) bool {
 	switch k {
 	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes":

@@ -310,3 +310,24 @@ func TestDocsShowPackageSets(t *testing.T) {
 		t.Error("docs/provisioners/fatimage.mdx does not show package_sets.yaml as it is; copy it in")
 	}
 }
+
+// Leaving the repositories enabled with credentials is said out loud.
+func TestCredentialsLeftWarning(t *testing.T) {
+	clearArkEnv(t)
+	for _, tc := range []struct {
+		raw  map[string]any
+		warn bool
+	}{
+		{map[string]any{"repos": []any{goodRepo()}, "repo_username": "u", "repo_password": "p", "disable_repos": false}, true},
+		{map[string]any{"repos": []any{goodRepo()}, "repo_username": "u", "repo_password": "p"}, false},
+		{map[string]any{"repos": []any{goodRepo()}, "disable_repos": false}, false},
+	} {
+		var p Provisioner
+		if err := p.Prepare(tc.raw); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.config.credentialsLeftWarning(); (got != "") != tc.warn || (tc.warn && !strings.Contains(got, "disable_repos = false leaves the repository credentials")) {
+			t.Errorf("%v: %q", tc.raw, got)
+		}
+	}
+}

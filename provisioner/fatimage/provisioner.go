@@ -181,6 +181,8 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 		if err := p.stepDisableRepos(ctx); err != nil {
 			return err
 		}
+	} else if w := c.credentialsLeftWarning(); w != "" {
+		ui.Say(w)
 	}
 	ui.Say("fatimage: image.json")
 	if err := p.stepImageJSON(ctx, started); err != nil {
