@@ -88,7 +88,7 @@ func TestPrepareValidation(t *testing.T) {
 		{"repo enabled not a bool", map[string]any{"repos": repo("enabled", "maybe"), "reboot": "x"}, `repos[0]: cannot parse 'enabled' as bool`},
 		{"repo reserved option", map[string]any{"repos": repo("password", "x")}, `repos[0]: options key "password" is not allowed`},
 		{"username without password", map[string]any{"repos": []any{goodRepo()}, "repo_username": "u"}, "repo_password: must be set when repo_username is set"},
-		{"password without username", map[string]any{"repos": []any{goodRepo()}, "repo_password": "p"}, "repo_username: must be set when repo_password is set"},
+		{"password without username", map[string]any{"repos": []any{goodRepo()}, "repo_password": "lonely-password"}, "repo_username: must be set when repo_password is set"},
 		{"unknown group", map[string]any{"groups": []string{"nosuch"}}, `groups: unknown group "nosuch" (known groups: `},
 		{"missing uid", map[string]any{"users": user(map[string]any{"name": "slurm"})}, "users[0]: uid is required (a fixed id between 1 and 65533)"},
 		{"negative uid", map[string]any{"users": user(map[string]any{"name": "slurm", "uid": -4})}, "users[0]: uid -4 must be between 1 and 65533"},
@@ -318,8 +318,8 @@ func TestCredentialsLeftWarning(t *testing.T) {
 		raw  map[string]any
 		warn bool
 	}{
-		{map[string]any{"repos": []any{goodRepo()}, "repo_username": "u", "repo_password": "p", "disable_repos": false}, true},
-		{map[string]any{"repos": []any{goodRepo()}, "repo_username": "u", "repo_password": "p"}, false},
+		{map[string]any{"repos": []any{goodRepo()}, "repo_username": "u", "repo_password": "left-behind-password", "disable_repos": false}, true},
+		{map[string]any{"repos": []any{goodRepo()}, "repo_username": "u", "repo_password": "left-behind-password"}, false},
 		{map[string]any{"repos": []any{goodRepo()}, "disable_repos": false}, false},
 	} {
 		var p Provisioner
