@@ -10,9 +10,9 @@ volume_size         = 20
 image_name          = "demo-fat"
 image_disk_format   = "raw"
 
-# The fatimage group minus openondemand (dnf module streams) and desktop
-# (the @Xfce comps group), which the lab's repositories do not model.
-inventory_groups = "control,login,compute,squid,tuned,fail2ban,firewalld,podman,nfs,sssd,extra_packages,ansible_init"
+# The appliance's whole fat image: control, login, compute and every
+# feature group (module streams nodejs:22 and ruby:3.3, the @Xfce group).
+inventory_groups = "fatimage"
 
 # The lab's release server serves stand-ins for the Prometheus tarballs:
 # same names, versions and layout, other checksums.

@@ -262,9 +262,17 @@ func TestApplianceExample(t *testing.T) {
 		Image struct {
 			SnapshotID string `json:"snapshot_id"`
 		} `json:"image"`
+		Packages []string `json:"packages"`
 	}
 	if data, err := os.ReadFile(imageManifest); err != nil || json.Unmarshal(data, &im) != nil || im.Image.SnapshotID != fat.CustomData["snapshot_id"] || im.Image.SnapshotID == "" {
 		t.Errorf("image manifest snapshot_id %q, data source %q (%v)", im.Image.SnapshotID, fat.CustomData["snapshot_id"], err)
+	}
+	// the whole fatimage group: module streams chose nodejs 22 and ruby
+	// 3.3 over the plain 16 and 3.0, @Xfce brought its packages
+	for _, want := range []string{"nodejs-22.19.0-", "ruby-3.3.8-", "ondemand-4.1.3-", "xfce4-session-", "turbovnc-", "slurm-slurmd-ohpc-"} {
+		if !slices.ContainsFunc(im.Packages, func(p string) bool { return strings.HasPrefix(p, want) }) {
+			t.Errorf("the fat image lacks %s*", want)
+		}
 	}
 	img := findImage(t, fat.CustomData["image_name"])
 	if img.ID != fat.ArtifactID || img.Properties["fatimage_kind"] != "fat" || img.Properties["fatimage_os"] != "RL9" {

@@ -33,7 +33,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/2" // 2: unit files and systemctl scriptlets
+const builderVersion = "lab-repos/3" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -216,7 +216,7 @@ func removeStaleBuilds(cache string) {
 }
 
 func checkTools() error {
-	for _, t := range []string{"rpmbuild", "rpmsign", "gpg", "gpgconf", "createrepo_c"} {
+	for _, t := range []string{"rpmbuild", "rpmsign", "gpg", "gpgconf", "createrepo_c", "modifyrepo_c"} {
 		if _, err := exec.LookPath(t); err != nil {
 			return fmt.Errorf("repos: %s not found (install rpm, gnupg and createrepo-c)", t)
 		}
@@ -402,9 +402,27 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return err
 		}
-		cmd := exec.Command("createrepo_c", "--quiet", "--no-database", "--workers", "1", s.Dir)
+		args := []string{"--quiet", "--no-database", "--workers", "1"}
+		if comps := compsXML(s.Repo); comps != "" {
+			f := filepath.Join(filepath.Dir(s.Dir), s.Timestamp+"-comps.xml")
+			if err := os.WriteFile(f, []byte(comps), 0o644); err != nil {
+				return err
+			}
+			args = append(args, "--groupfile", f)
+		}
+		cmd := exec.Command("createrepo_c", append(args, s.Dir)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("createrepo_c %s: %v: %s", s.Dir, err, out)
+		}
+		if mods := modulesYAML(s.Repo, arts, s.Timestamp == NewerTimestamp); mods != "" {
+			f := filepath.Join(filepath.Dir(s.Dir), s.Timestamp+"-modules.yaml")
+			if err := os.WriteFile(f, []byte(mods), 0o644); err != nil {
+				return err
+			}
+			cmd := exec.Command("modifyrepo_c", "--mdtype=modules", f, filepath.Join(s.Dir, "repodata"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("modifyrepo_c %s: %v: %s", s.Dir, err, out)
+			}
 		}
 		return nil
 	})
@@ -757,4 +775,88 @@ cp -a %s/. %%{buildroot}/
 		}
 	}
 	return nil
+}
+
+// modulesYAML is repo's modulemd v2 metadata: one document per module
+// stream with the stream's packages in the snapshot as its artifacts.
+func modulesYAML(repo string, arts []*artifact, newer bool) string {
+	streams := map[string][]string{}
+	var order []string
+	for _, a := range arts {
+		if a.def.Repo != repo || a.def.Module == "" || (a.newer && !newer) {
+			continue
+		}
+		if _, ok := streams[a.def.Module]; !ok {
+			order = append(order, a.def.Module)
+		}
+		epoch := a.epoch()
+		if epoch == "" {
+			epoch = "0"
+		}
+		streams[a.def.Module] = append(streams[a.def.Module], fmt.Sprintf("%s-%s:%s.noarch", a.def.Name, epoch, a.vr()))
+	}
+	var b strings.Builder
+	for i, m := range order {
+		name, stream, _ := strings.Cut(m, ":")
+		fmt.Fprintf(&b, `---
+document: modulemd
+version: 2
+data:
+  name: %s
+  stream: "%s"
+  version: %d
+  context: 9
+  arch: x86_64
+  summary: %s (lab stand-in)
+  description: >-
+    Lab stand-in for the %s module stream.
+  license:
+    module: [MIT]
+  dependencies:
+  - buildrequires:
+      platform: [el9]
+    requires:
+      platform: [el9]
+  profiles:
+    common:
+      rpms: [%s]
+  artifacts:
+    rpms:
+`, name, stream, 9060020250601000000+i, name, m, name)
+		for _, r := range streams[m] {
+			fmt.Fprintf(&b, "    - %s\n", r)
+		}
+		b.WriteString("...\n")
+	}
+	return b.String()
+}
+
+// compsXML is repo's comps groups (by the packages' Comps names).
+func compsXML(repo string) string {
+	groups := map[string][]string{}
+	var order []string
+	for _, d := range catalog {
+		if d.Repo != repo || d.Comps == "" {
+			continue
+		}
+		if _, ok := groups[d.Comps]; !ok {
+			order = append(order, d.Comps)
+		}
+		groups[d.Comps] = append(groups[d.Comps], d.Name)
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE comps PUBLIC \"-//Red Hat, Inc.//DTD Comps info//EN\" \"comps.dtd\">\n<comps>\n")
+	for _, g := range order {
+		fmt.Fprintf(&b, "  <group>\n    <id>%s-desktop</id>\n    <name>%s</name>\n    <description>%s (lab stand-in)</description>\n    <default>false</default>\n    <uservisible>true</uservisible>\n    <packagelist>\n",
+			strings.ToLower(g), g, g)
+		for _, p := range groups[g] {
+			fmt.Fprintf(&b, "      <packagereq type=\"mandatory\">%s</packagereq>\n", p)
+		}
+		b.WriteString("    </packagelist>\n  </group>\n")
+	}
+	b.WriteString("</comps>\n")
+	return b.String()
 }

@@ -68,6 +68,13 @@ type pkgDef struct {
 	// EnableOnInstall: %post enables Units on first install, as Rocky's
 	// presets do for these services (upgrades keep the admin's choice).
 	EnableOnInstall bool
+	// Module ("name:stream") makes the package an artifact of that dnf
+	// module stream in its repository's modules.yaml: hidden until the
+	// stream is enabled, as in Rocky's AppStream.
+	Module string
+	// Comps is the comps group (by name, e.g. "Xfce") listing the package
+	// in its repository's comps.xml, for `dnf install @Xfce`.
+	Comps string
 }
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
@@ -133,6 +140,8 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "dbus-x11", EVR: "1:1.12.20-8.el9"},
 	{Repo: "appstream", Name: "nodejs", EVR: "1:16.20.2-8.el9_4"},
 	{Repo: "appstream", Name: "ruby", EVR: "3.0.7-165.el9_5"},
+	{Repo: "appstream", Name: "nodejs", EVR: "1:22.19.0-1.module+el9.6.0+90022+c0ffee22", Module: "nodejs:22"},
+	{Repo: "appstream", Name: "ruby", EVR: "3.3.8-3.module+el9.6.0+90033+c0ffee33", Module: "ruby:3.3"},
 
 	// --- CRB ---
 	{Repo: "crb", Name: "lua-filesystem", EVR: "1.8.0-5.el9"},
@@ -147,6 +156,9 @@ var catalog = []pkgDef{
 		Bins: []string{"/usr/bin/podman-compose"}},
 	{Repo: "epel", Name: "htop", EVR: "3.3.0-5.el9", Update: "3.3.0-6.el9"},
 	{Repo: "epel", Name: "screen", EVR: "4.8.0-6.el9"},
+	{Repo: "epel", Name: "xfce4-panel", EVR: "4.18.6-1.el9", Comps: "Xfce"},
+	{Repo: "epel", Name: "xfwm4", EVR: "4.18.0-1.el9", Comps: "Xfce"},
+	{Repo: "epel", Name: "xfce4-session", EVR: "4.18.4-1.el9", Comps: "Xfce", Requires: []string{"xfwm4", "xfce4-panel"}},
 	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"}},
 	{Repo: "epel", Name: "fail2ban-firewalld", EVR: "1.1.0-6.el9",
 		Requires: []string{"fail2ban-server = {evr}", "firewalld"}},
@@ -208,7 +220,6 @@ var catalog = []pkgDef{
 
 	// --- smaller third-party repositories ---
 	{Repo: "epel-cisco-openh264", Name: "openh264", EVR: "2.4.1-2.el9"},
-	// Module streams (nodejs:22, ruby:3.3) are out of scope: plain packages.
 	{Repo: "ondemand-web", Name: "ondemand", EVR: "4.1.2-1.el9", Update: "4.1.3-1.el9",
 		Requires: []string{"nodejs", "ruby", "lua-posix", "mod_authnz_pam"}},
 	{Repo: "ondemand-web", Name: "ondemand_exporter", EVR: "0.11.2-1.el9"},
@@ -221,7 +232,7 @@ var catalog = []pkgDef{
 
 // FatPackages are the package names a fat Rocky 9 build installs (spec
 // section 4, inventory group fatimage); every one is in the catalog.
-// Module streams and the @Xfce group are not modelled.
+// Module streams come from appstream's modules.yaml, @Xfce from epel's comps.
 var FatPackages = []string{
 	"epel-release",
 	"squid", "tuned",
