@@ -38,8 +38,11 @@ func readManifest(t *testing.T, file string) (manifest, []byte) {
 // flakyFaults answer about 20% of all OpenStack API calls (every service)
 // with 503 or 429, each with Retry-After: 1. Each rule fires on its own:
 // a call is faulted with probability 1 - 0.9*0.889 = 0.2; when both fire
-// the 503 answers (and both rules count a hit).
+// the 503 answers (and both rules count a hit). The first rule makes sure
+// the run is never lucky: the first two calls answer 503 and 429.
 var flakyFaults = []cloud.Fault{
+	{Status: 503, RetryAfter: 1, Times: 1},
+	{Status: 429, RetryAfter: 1, Times: 1},
 	{Status: 503, RetryAfter: 1, Rate: 0.1},
 	{Status: 429, RetryAfter: 1, Rate: 0.111},
 }
@@ -76,15 +79,15 @@ func TestFlakyAPI(t *testing.T) {
 	for svc, n := range callsAfter {
 		calls += n - callsBefore[svc]
 	}
-	if len(hits) != 2 || hits[0]+hits[1] == 0 {
-		t.Fatalf("want 503s or 429s injected, hits %v of %d calls", hits, calls)
+	if len(hits) != 4 || hits[0] != 1 || hits[1] != 1 {
+		t.Fatalf("want 503s and 429s injected, hits %v of %d calls", hits, calls)
 	}
 	retries := retriesLogged(b.logText(t))
 	if retries["503"]+retries["429"] == 0 {
 		t.Errorf("the builder logged no retry of a 503 or a 429: %v", retries)
 	}
 	t.Logf("%d API calls; fault hits 503: %d, 429: %d; the builder retried %d after 503 and %d after 429 (%.1f%% of calls); build took %s",
-		calls, hits[0], hits[1], retries["503"], retries["429"], 100*float64(retries["503"]+retries["429"])/float64(calls), took.Round(time.Second))
+		calls, hits[0]+hits[2], hits[1]+hits[3], retries["503"], retries["429"], 100*float64(retries["503"]+retries["429"])/float64(calls), took.Round(time.Second))
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 	m, data := readManifest(t, man)
