@@ -316,12 +316,8 @@ func readArtifact(t *testing.T, file string) artifact {
 // its stand-in tarballs' checksums.
 func labBinaryVars() []string {
 	var kv []string
-	for tarball, sum := range theLab.Releases.Checksums() {
-		for _, b := range theLab.Releases.Binaries() {
-			if b.Tarball() == tarball {
-				kv = append(kv, fmt.Sprintf("%s = %q", b.Name, sum))
-			}
-		}
+	for name, sum := range theLab.BinaryChecksums() {
+		kv = append(kv, fmt.Sprintf("%s = %q", name, sum))
 	}
 	slices.Sort(kv)
 	return []string{"-var", "binary_sha256={" + strings.Join(kv, ", ") + "}"}

@@ -248,7 +248,8 @@ func (c *Config) Prepare(raws ...any) error {
 		return err
 	}
 	c.repos = nil
-	var decodeErrs []error
+	// errors of decoding repos and resolving groups, reported with validate's
+	var resolveErrs []error
 	for i, raw := range c.RawRepos {
 		var r Repo
 		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{WeaklyTypedInput: true, Result: &r})
@@ -258,11 +259,11 @@ func (c *Config) Prepare(raws ...any) error {
 		var merr *mapstructure.Error
 		if errors.As(err, &merr) {
 			for _, e := range merr.Errors {
-				decodeErrs = append(decodeErrs, fmt.Errorf("repos[%d]: %s", i, e))
+				resolveErrs = append(resolveErrs, fmt.Errorf("repos[%d]: %s", i, e))
 			}
 			continue
 		} else if err != nil {
-			decodeErrs = append(decodeErrs, fmt.Errorf("repos[%d]: %v", i, err))
+			resolveErrs = append(resolveErrs, fmt.Errorf("repos[%d]: %v", i, err))
 			continue
 		}
 		c.repos = append(c.repos, r)
@@ -304,7 +305,10 @@ func (c *Config) Prepare(raws ...any) error {
 		c.RemoteFolder = "/var/tmp"
 	}
 	c.sets, c.users, c.binaries = nil, nil, nil
-	if sets, err := builtinSets.resolve(c.Groups); err == nil {
+	sets, setsErr := builtinSets.resolve(c.Groups)
+	if setsErr != nil {
+		resolveErrs = append(resolveErrs, setsErr)
+	} else {
 		c.sets = sets
 		c.users = mergeUsers(sets.users, c.Users)
 		var builtin []Binary
@@ -317,7 +321,7 @@ func (c *Config) Prepare(raws ...any) error {
 		boolDefault(&c.repos[i].Enabled, true)
 	}
 	var errs *packer.MultiError
-	for _, e := range append(decodeErrs, c.validate()...) {
+	for _, e := range append(resolveErrs, c.validate()...) {
 		errs = packer.MultiErrorAppend(errs, e)
 	}
 	if errs != nil && len(errs.Errors) > 0 {
@@ -402,9 +406,6 @@ func (c *Config) validate() []error {
 	case "disabled", "permissive", "unchanged":
 	default:
 		add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
-	}
-	if _, err := builtinSets.resolve(c.Groups); err != nil {
-		errs = append(errs, err)
 	}
 	checkPkgs := func(field string, l []string) {
 		for i, p := range l {

@@ -203,11 +203,12 @@ func (p *Provisioner) stepImageJSON(ctx context.Context, started time.Time) erro
 		info.SnapshotID = pulp.SnapshotID(refs) // the data source's snapshot_id for the same repos
 	}
 	data, _ := json.MarshalIndent(info, "", "  ")
-	tmp := path.Join(p.workDir, "image.json")
-	if err := p.upload(tmp, append(data, '\n')); err != nil {
+	unpack, err := p.stage(staged{"image.json", append(data, '\n')})
+	if err != nil {
 		return err
 	}
-	if _, err := p.runScript(ctx, "image-json", fmt.Sprintf("install -D -o root -g root -m 0644 %s /var/lib/image/image.json\nrm -f %s\n", shQuote(tmp), shQuote(tmp))); err != nil {
+	tmp := shQuote(path.Join(p.workDir, "image.json"))
+	if _, err := p.runScript(ctx, "image-json", unpack+fmt.Sprintf("install -D -o root -g root -m 0644 %s /var/lib/image/image.json\nrm -f %s\n", tmp, tmp)); err != nil {
 		return err
 	}
 	if p.config.ManifestOutput != "" {
