@@ -20,7 +20,7 @@ rm -rf "$work" && mkdir -p "$work"
 
 say "Building the plugin and the lab, installing the plugin with packer plugins install"
 go build -o "$work/packer-plugin-fatimage" .
-go build -o "$tools/lab" ./internal/cmd/lab
+go build -o "$tools/lab" ./testworld/cmd/lab
 export PACKER_PLUGIN_PATH=$work/plugins PACKER_CONFIG_DIR=$work/config CHECKPOINT_DISABLE=1
 "$tools/packer" plugins install --path "$work/packer-plugin-fatimage" github.com/stackhpc/fatimage >/dev/null
 

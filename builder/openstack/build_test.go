@@ -13,7 +13,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	registryimage "github.com/hashicorp/packer-plugin-sdk/packer/registry/image"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 )
 
 // build runs the whole builder against the lab.

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 )
 
 func TestMain(m *testing.M) {

@@ -16,7 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 )
 
 var bg = context.Background()

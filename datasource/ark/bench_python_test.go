@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // latestTimestampsPy does what the appliance's latest_timestamps.py does,

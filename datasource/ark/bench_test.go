@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // BenchmarkResolve60Repos resolves 60 repository entries against a content

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/packertest"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 const (

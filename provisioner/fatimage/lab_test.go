@@ -13,9 +13,9 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/lab"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/labtest"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 )
 
 var theLab *lab.Lab

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+)
+
+var theLab *lab.Lab
+
+// TestMain starts a lab only when benchmarks run (as root): the unit
+// tests of this package need none.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" || os.Geteuid() != 0 {
+		os.Exit(m.Run())
+	}
+	// the SDK communicator logs every session through the log package
+	if os.Getenv("BENCH_VERBOSE") == "" {
+		log.SetOutput(io.Discard)
+	}
+	code := labtest.Main(m, &theLab)
+	packertest.Cleanup()
+	os.Exit(code)
+}
+
+func requireLab(b *testing.B) {
+	if theLab == nil {
+		b.Skip("the lab needs root")
+	}
+}
+
+func rounds() int {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}
+
+// BenchmarkProvisioning runs the fatimage provisioner, the ansible-core
+// playbook doing the same work, and the provisioner's bare commands (the
+// floor) on three fresh identical VMs per round, rotating who goes first,
+// and prints each round and the medians side by side.
+func BenchmarkProvisioning(b *testing.B) {
+	requireLab(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	defer cancel()
+	w, err := NewWorkload(theLab, "control")
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := NewKey(b)
+	boot := func(name string) *VM {
+		v := Boot(ctx, b, theLab, fmt.Sprintf("bench-%s-%d", name, time.Now().UnixNano()%1e6))
+		v.InstallCounters(b, key)
+		return v
+	}
+	// Warm-up, and the recording the floor replays.
+	var rec Recording
+	v0 := boot("capture")
+	warm := measure(b, v0, func() Result { return RunProvisioner(ctx, b, v0, w, &rec) })
+	want := v0.Packages(b)
+	v0.Close()
+	floor := rec.FloorScripts()
+	b.Logf("warm-up provisioner run %s; floor: %d script(s), %d bytes", warm.Wall.Round(time.Millisecond), len(floor), len(strings.Join(floor, "")))
+
+	type contender struct {
+		name string
+		run  func(v *VM) Result
+	}
+	cs := []contender{
+		{"fatimage", func(v *VM) Result { return RunProvisioner(ctx, b, v, w, nil) }},
+		{"ansible", func(v *VM) Result { return RunAnsible(ctx, b, v, w) }},
+		{"floor", func(v *VM) Result { return RunFloor(ctx, b, v, floor) }},
+	}
+	results := map[string][]Result{}
+	var rows [][]string
+	for b.Loop() {
+		for round := range rounds() {
+			for i := range cs {
+				c := cs[(i+round)%len(cs)]
+				v := boot(c.name)
+				r := measure(b, v, func() Result { return c.run(v) })
+				if got := v.Packages(b); strings.Join(got, "\n") != strings.Join(want, "\n") {
+					b.Errorf("%s round %d: installed packages differ from the provisioner's: %s", c.name, round+1, diff(want, got))
+				}
+				v.Close()
+				results[c.name] = append(results[c.name], r)
+				rows = append(rows, []string{strconv.Itoa(round + 1), c.name, secs(r.Wall), strconv.Itoa(r.DNF), strconv.Itoa(r.Sessions), strconv.Itoa(r.Connections), strconv.Itoa(r.Reboots)})
+			}
+		}
+	}
+	f, a, fl := median(results["fatimage"]), median(results["ansible"]), median(results["floor"])
+	var t Table
+	t.Title = "Provisioning (groups = [\"control\"]): fatimage provisioner vs ansible-core playbook vs bare commands"
+	t.Header = []string{"round", "contender", "wall s", "dnf runs", "ssh sessions", "tcp conns", "reboots"}
+	t.Rows = rows
+	t.Notes = []string{
+		fmt.Sprintf("median wall: fatimage %s s, ansible %s s, floor %s s", secs(f.Wall), secs(a.Wall), secs(fl.Wall)),
+		fmt.Sprintf("fatimage / ansible = %.3f (target <= 0.333); fatimage / floor = %.3f (target <= 1.15)", ratio(f.Wall, a.Wall), ratio(f.Wall, fl.Wall)),
+		fmt.Sprintf("the provisioner's own count of dnf commands: %d (VM-side count %d)", f.SelfDNF, f.DNF),
+	}
+	t.Print(os.Stdout)
+	b.ReportMetric(f.Wall.Seconds(), "fatimage-s")
+	b.ReportMetric(a.Wall.Seconds(), "ansible-s")
+	b.ReportMetric(fl.Wall.Seconds(), "floor-s")
+	b.ReportMetric(ratio(f.Wall, a.Wall), "fatimage/ansible")
+	b.ReportMetric(ratio(f.Wall, fl.Wall), "fatimage/floor")
+	b.ReportMetric(float64(f.DNF), "fatimage-dnf")
+	b.ReportMetric(float64(a.DNF), "ansible-dnf")
+	b.ReportMetric(float64(f.Sessions), "fatimage-sessions")
+	b.ReportMetric(float64(a.Sessions), "ansible-sessions")
+	b.ReportMetric(float64(fl.Sessions), "floor-sessions")
+}
+
+// measure runs f with v's counters reset, and sets Reboots from the boot id.
+func measure(b *testing.B, v *VM, f func() Result) Result {
+	b.Helper()
+	before := v.Run(b, bootIDCmd)
+	v.ResetCounts(b)
+	r := f()
+	if v.Run(b, bootIDCmd) != before && r.Reboots == 0 {
+		r.Reboots = 1
+	}
+	return r
+}
+
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

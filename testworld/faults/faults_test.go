@@ -1,0 +1,250 @@
+// Package faults runs real `packer build`s against the lab while injecting
+// faults: interrupts at every builder step, flaky and failing APIs, a VM
+// reset mid-update, a forbidden Pulp snapshot, wrong credentials and
+// concurrent builds. Every case checks that nothing is left behind, and
+// the builds' logs, output and images are audited for secrets. See
+// docs/reliability.md for what each test injects and what it measured.
+//
+// The cloud's faults and its leak check (labtest.RequireClean) are
+// lab-wide, so the top-level tests run one after another; only the builds
+// of TestConcurrentBuilds run at the same time.
+package faults
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+)
+
+var theLab *lab.Lab
+
+func TestMain(m *testing.M) {
+	code := labtest.Main(m, &theLab)
+	packertest.Cleanup()
+	os.Exit(code)
+}
+
+var seq atomic.Int64
+
+// uniqueName is a fresh image (and instance) name for one build.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("faults-%s-%d-%d", prefix, time.Now().Unix(), seq.Add(1))
+}
+
+// build is one packer build of a testdata directory, with PACKER_LOG
+// going to its own file.
+type build struct {
+	Dir, Log string
+	Proc     *packertest.Proc
+}
+
+// startBuild copies testdata/<tmpl> to a fresh directory and starts
+// `packer build` there with the lab's environment, PACKER_LOG=1 and extra
+// environment entries (later entries win).
+func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build {
+	t.Helper()
+	p := packertest.Setup(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", tmpl))); err != nil {
+		t.Fatal(err)
+	}
+	if tmpl == "fat" { // the e2e tests' fat build settings, shared
+		data, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", "fat-common.pkr.hcl"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "common.pkr.hcl"), data, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &build{Dir: dir, Log: filepath.Join(t.TempDir(), "packer.log")}
+	env = append(append(theLab.Environ(), "PACKER_LOG=1", "PACKER_LOG_PATH="+b.Log), env...)
+	b.Proc = p.Start(t, dir, env, append(append([]string{"build"}, args...), ".")...)
+	return b
+}
+
+// runBuild runs a build to its end.
+func runBuild(t *testing.T, tmpl string, env []string, args ...string) (*build, packertest.Result) {
+	t.Helper()
+	b := startBuild(t, tmpl, env, args...)
+	return b, b.Proc.Wait(t, 8*time.Minute)
+}
+
+// interrupt sends SIGINT as Ctrl-C does and waits for packer to exit,
+// returning how long that took.
+func (b *build) interrupt(t *testing.T) (packertest.Result, time.Duration) {
+	t.Helper()
+	sent := time.Now()
+	if err := b.Proc.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := b.Proc.Wait(t, 3*time.Minute)
+	return r, time.Since(sent)
+}
+
+// logText is the build's PACKER_LOG file.
+func (b *build) logText(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(b.Log)
+	if err != nil {
+		t.Fatalf("PACKER_LOG_PATH: %v", err)
+	}
+	return string(data)
+}
+
+func imageClient(t *testing.T) *gophercloud.ServiceClient {
+	t.Helper()
+	provider, err := labtest.Provider(context.Background(), theLab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openstack.NewImageV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func listImages(t *testing.T, name string) []images.Image {
+	t.Helper()
+	pages, err := images.List(imageClient(t), images.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := images.ExtractImages(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// findImage returns the one active image of that name and deletes it when
+// the test ends.
+func findImage(t *testing.T, name string) images.Image {
+	t.Helper()
+	list := listImages(t, name)
+	if len(list) != 1 || list[0].Status != images.ImageStatusActive {
+		t.Fatalf("want one active image named %s, got %+v", name, list)
+	}
+	t.Cleanup(func() { images.Delete(context.Background(), imageClient(t), list[0].ID) })
+	return list[0]
+}
+
+// requireNoImage checks a failed build left no image of that name.
+func requireNoImage(t *testing.T, name string) {
+	t.Helper()
+	if list := listImages(t, name); len(list) != 0 {
+		t.Fatalf("image %s left behind: %+v", name, list)
+	}
+}
+
+// requireFailedClean checks a build failed, saying want (case-insensitive),
+// reported no resource it could not delete, and left nothing behind.
+func requireFailedClean(t *testing.T, r packertest.Result, name string, want ...string) {
+	t.Helper()
+	out := r.Output()
+	defer func() {
+		if t.Failed() {
+			t.Logf("packer's output:\n%s", out)
+		}
+	}()
+	if r.ExitCode == 0 {
+		t.Fatalf("the build succeeded:\n%s", out)
+	}
+	for _, w := range want {
+		if !strings.Contains(strings.ToLower(out), strings.ToLower(w)) {
+			t.Errorf("want %q in the output:\n%s", w, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "errored after") {
+			t.Logf("packer: %s", strings.TrimSpace(line))
+		}
+	}
+	if strings.Contains(out, "were not deleted") {
+		t.Errorf("the builder reports leftovers:\n%s", out)
+	}
+	labtest.RequireClean(t, theLab)
+	requireNoImage(t, name)
+}
+
+// secrets are the lab's credentials no log, output or image may carry.
+func secrets() map[string][]byte {
+	return map[string][]byte{
+		"Ark password":                  []byte(theLab.ArkPassword),
+		"OpenStack password":            []byte(theLab.CloudPassword),
+		"application credential secret": []byte(theLab.AppCredentialSecret),
+	}
+}
+
+// requireNoSecrets checks data (named what) carries no lab secret.
+func requireNoSecrets(t *testing.T, what string, data []byte) {
+	t.Helper()
+	for name, s := range secrets() {
+		if len(s) > 0 && bytes.Contains(data, s) {
+			t.Errorf("%s carries the %s", what, name)
+		}
+	}
+}
+
+// requireNoSecretsInTree scans every regular file under root and returns
+// how many it read.
+func requireNoSecretsInTree(t *testing.T, root string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		requireNoSecrets(t, "image file "+strings.TrimPrefix(p, root), data)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scanning %s: %v", root, err)
+	}
+	return n
+}
+
+// auditBuild checks the build's UI output and PACKER_LOG for secrets.
+func auditBuild(t *testing.T, b *build, r packertest.Result) {
+	t.Helper()
+	requireNoSecrets(t, "packer's output", []byte(r.Output()))
+	requireNoSecrets(t, "PACKER_LOG", []byte(b.logText(t)))
+}
+
+// waitHits waits until the cloud's fault rule i has applied at least n
+// times: a latency fault's request is then in flight.
+func waitHits(t *testing.T, i, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if hits := theLab.Cloud.FaultHits(); len(hits) > i && hits[i] >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fault %d applied %v times in %s, want %d", i, theLab.Cloud.FaultHits(), timeout, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

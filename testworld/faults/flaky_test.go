@@ -1,0 +1,114 @@
+package faults
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+)
+
+// manifest is what the tests read of the provisioner's manifest_output.
+type manifest struct {
+	Image struct {
+		Snapshots map[string]string `json:"snapshots"`
+	} `json:"image"`
+	Reboots int `json:"reboots"`
+}
+
+func readManifest(t *testing.T, file string) (manifest, []byte) {
+	t.Helper()
+	var m manifest
+	data, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil {
+		t.Fatalf("manifest_output: %v", err)
+	}
+	return m, data
+}
+
+// flakyFaults answer about 20% of all OpenStack API calls (every service)
+// with 503 or 429, each with Retry-After: 1. Each rule fires on its own:
+// a call is faulted with probability 1 - 0.9*0.889 = 0.2; when both fire
+// the 503 answers (and both rules count a hit). The first rule makes sure
+// the run is never lucky: the first two calls answer 503 and 429.
+var flakyFaults = []cloud.Fault{
+	{Status: 503, RetryAfter: 1, Times: 1},
+	{Status: 429, RetryAfter: 1, Times: 1},
+	{Status: 503, RetryAfter: 1, Rate: 0.1},
+	{Status: 429, RetryAfter: 1, Rate: 0.111},
+}
+
+// retriesLogged counts the builder's retries in PACKER_LOG by status.
+func retriesLogged(log string) map[string]int {
+	n := map[string]int{}
+	for _, m := range regexp.MustCompile(`\[DEBUG\] openstack: retrying .*: (\d{3}) `).FindAllStringSubmatch(log, -1) {
+		n[m[1]]++
+	}
+	return n
+}
+
+// TestFlakyAPI runs a full fat build (data source, builder, fatimage
+// provisioner) while the cloud throttles and fails a fifth of its calls:
+// the build succeeds, leaves nothing behind, and neither its output, its
+// PACKER_LOG, its manifest nor the image's files carry a secret.
+func TestFlakyAPI(t *testing.T) {
+	defer theLab.Cloud.SetFaults()
+	name := uniqueName("flaky")
+	man := filepath.Join(t.TempDir(), "manifest.json")
+	callsBefore := theLab.Cloud.Calls()
+	theLab.Cloud.SetFaults(flakyFaults...)
+	started := time.Now()
+	b, r := runBuild(t, "fat", nil, "-var", "image_name="+name, "-var", "manifest_output="+man)
+	took := time.Since(started)
+	hits := theLab.Cloud.FaultHits()
+	callsAfter := theLab.Cloud.Calls()
+	theLab.Cloud.SetFaults()
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed under 20%% 503/429 (hits %v):\n%s", hits, r.Output())
+	}
+	calls := 0
+	for svc, n := range callsAfter {
+		calls += n - callsBefore[svc]
+	}
+	if len(hits) != 4 || hits[0] != 1 || hits[1] != 1 {
+		t.Fatalf("want 503s and 429s injected, hits %v of %d calls", hits, calls)
+	}
+	retries := retriesLogged(b.logText(t))
+	if retries["503"]+retries["429"] == 0 {
+		t.Errorf("the builder logged no retry of a 503 or a 429: %v", retries)
+	}
+	t.Logf("%d API calls; fault hits 503: %d, 429: %d; the builder retried %d after 503 and %d after 429 (%.1f%% of calls); build took %s",
+		calls, hits[0]+hits[2], hits[1]+hits[3], retries["503"], retries["429"], 100*float64(retries["503"]+retries["429"])/float64(calls), took.Round(time.Second))
+	img := findImage(t, name)
+	labtest.RequireClean(t, theLab)
+	m, data := readManifest(t, man)
+	if m.Image.Snapshots["baseos"] != repos.NewerTimestamp {
+		t.Errorf("manifest snapshots %v", m.Image.Snapshots)
+	}
+
+	// the secret audit of this build
+	auditBuild(t, b, r)
+	requireNoSecrets(t, "manifest_output", data)
+	disk, ok := theLab.Cloud.ImageDisk(img.ID)
+	if !ok {
+		t.Fatalf("image %s has no disk", img.ID)
+	}
+	n := requireNoSecretsInTree(t, filepath.Join(disk, "upper"))
+	if n < 100 {
+		t.Fatalf("scanned only %d files of the image", n)
+	}
+	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files: clean",
+		len(r.Output()), len(b.logText(t)), len(data), n)
+	if !strings.Contains(r.Output(), "fatimage: done:") {
+		t.Errorf("the provisioner did not finish:\n%s", r.Output())
+	}
+}

@@ -1,0 +1,397 @@
+// Package lab is the local, offline test world: an OpenStack cloud double
+// whose servers are Rocky-like VMs (namespaces, overlay disks, real sshd),
+// a Pulp content-app double serving real signed RPM repositories, and a
+// release server with monitoring binaries. Tests start one in TestMain;
+// `make lab-up` runs one as a background process for people and the demo.
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/releases"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+)
+
+// Names and credentials a lab always has.
+const (
+	BaseImageName = "Rocky-9-GenericCloud-Base-9.6"
+	SSHUser       = "rocky"
+	CloudName     = "lab"
+	ArkUser       = "lab-ark"
+)
+
+// Options configures a lab.
+type Options struct {
+	// Dir holds all state: disks, the env file, clouds.yaml. Required.
+	Dir string
+	// CacheDir holds the built repositories and release tarballs, reused
+	// across starts; default Dir/cache.
+	CacheDir string
+	// Network is the lab's L2 network; zero values get a free random one
+	// (tests), `make lab-up` passes fixed names.
+	Network vm.NetworkOptions
+	// Secrets are generated when empty.
+	CloudPassword, ArkPassword, AppCredentialSecret string
+	// Timing of cloud state transitions; zero keeps the cloud's defaults.
+	Timing cloud.Timing
+	// TokenTTL of Keystone tokens; zero keeps the default.
+	TokenTTL time.Duration
+	// Faults are injected into the cloud from the start; change them later
+	// with Cloud.SetFaults or PUT $LAB_CONTROL_URL/faults.
+	Faults []cloud.Fault
+	Logf   func(format string, args ...any)
+}
+
+// Lab is a running lab.
+type Lab struct {
+	Options
+	Cloud    *cloud.Cloud
+	VMs      *vm.Manager
+	Pulp     *pulpfake.Server
+	Releases *releases.Server
+	Repos    *repos.Result
+
+	BaseImageID   string
+	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
+	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
+	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
+	// LAB_SSH_USER, plus LAB_CONTROL_URL for lab-status and faults.
+	Env map[string]string
+
+	fwMu            sync.Mutex
+	releasesBlocked bool // the host REJECT rule of SetReleasesReachableFromVMs is in place
+}
+
+// Start builds (or reuses from cache) the repositories and the base image
+// and starts every service. On error everything started is stopped.
+func Start(ctx context.Context, o Options) (l *Lab, err error) {
+	if o.Dir == "" {
+		return nil, errors.New("lab: Options.Dir is required")
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = filepath.Join(o.Dir, "cache")
+	}
+	if o.Network.Bridge == "" {
+		o.Network = RandomNetwork()
+	}
+	for _, s := range []*string{&o.CloudPassword, &o.ArkPassword, &o.AppCredentialSecret} {
+		if *s == "" {
+			*s = randomSecret()
+		}
+	}
+	l = &Lab{Options: o}
+	defer func() {
+		if err != nil {
+			l.Close()
+			l = nil
+		}
+	}()
+
+	started := time.Now()
+	if l.Repos, err = repos.Build(repos.Options{CacheDir: filepath.Join(o.CacheDir, "repos"), Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: building repositories: %w", err)
+	}
+	o.Logf("lab: repositories ready in %s", time.Since(started).Round(time.Millisecond))
+
+	if l.VMs, err = vm.NewManager(vm.ManagerOptions{
+		StateDir: filepath.Join(o.Dir, "vms"),
+		Network:  o.Network,
+		Metadata: l.metadata,
+		Logf:     o.Logf,
+	}); err != nil {
+		return l, fmt.Errorf("lab: starting the VM manager: %w", err)
+	}
+	gateway := o.Network.Gateway
+
+	l.Pulp = pulpfake.New(pulpfake.Options{Addr: net.JoinHostPort(gateway, "0")})
+	guard := &pulpfake.Guard{Users: map[string]string{ArkUser: o.ArkPassword}}
+	for _, d := range repos.Distributions(l.Repos, guard) {
+		l.Pulp.AddDistribution(d)
+	}
+	if err = l.Pulp.Start(); err != nil {
+		return l, fmt.Errorf("lab: starting the Pulp double: %w", err)
+	}
+	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: starting the release server: %w", err)
+	}
+
+	if l.Cloud, err = cloud.New(cloud.Options{
+		Hypervisor: hypervisor{l.VMs},
+		Users: []cloud.User{{Name: "lab", Password: o.CloudPassword, Project: "lab", Domain: "Default",
+			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}}},
+		TokenTTL:        o.TokenTTL,
+		Timing:          o.Timing,
+		FixedCIDR:       o.Network.CIDR,
+		FixedGateway:    gateway,
+		FloatingCIDR:    o.Network.FloatingCIDR,
+		FloatingGateway: firstHost(o.Network.FloatingCIDR),
+		Logf:            o.Logf,
+		Control:         map[string]http.Handler{"releases": http.HandlerFunc(l.serveReleasesControl)},
+	}); err != nil {
+		return l, fmt.Errorf("lab: creating the cloud: %w", err)
+	}
+	if err = l.Cloud.Start(); err != nil {
+		return l, fmt.Errorf("lab: starting the cloud: %w", err)
+	}
+	for _, f := range Flavors {
+		l.Cloud.AddFlavor(f)
+	}
+	l.Cloud.SetFaults(o.Faults...)
+	if err = l.addBaseImage(); err != nil {
+		return l, err
+	}
+	if err = l.writeEnv(); err != nil {
+		return l, err
+	}
+	o.Logf("lab: ready in %s", time.Since(started).Round(time.Millisecond))
+	return l, nil
+}
+
+// Flavors are the lab's flavors, named like a typical site's.
+var Flavors = []cloud.Flavor{
+	{ID: "1", Name: "m1.small", VCPUs: 1, RAM: 2048, Disk: 20},
+	{ID: "2", Name: "m1.medium", VCPUs: 2, RAM: 4096, Disk: 40},
+	{ID: "3", Name: "general.v1.small", VCPUs: 2, RAM: 4096, Disk: 20},
+}
+
+// addBaseImage builds the GenericCloud-like image from the repositories'
+// base packages and registers it in Glance.
+func (l *Lab) addBaseImage() error {
+	disk, err := vm.BuildBaseImage(l.VMs, vm.BaseImageOptions{
+		RockyVersion: "9.6",
+		RPMs:         l.Repos.BaseImageRPMs,
+		GPGKeys:      map[string][]byte{"RPM-GPG-KEY-Rocky-9": l.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]},
+	})
+	if err != nil {
+		return fmt.Errorf("lab: building %s: %w", BaseImageName, err)
+	}
+	l.BaseImageDisk = disk
+	l.BaseImageID, err = l.Cloud.AddImage(cloud.ImageSeed{
+		Name:       BaseImageName,
+		Disk:       disk,
+		Visibility: "public",
+		MinDisk:    10,
+		Properties: map[string]string{
+			"os_distro": "rocky", "os_version": "9.6", "hw_disk_bus": "scsi", "signature_verified": "False",
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("lab: registering %s: %w", BaseImageName, err)
+	}
+	return nil
+}
+
+func (l *Lab) metadata(fixedIP string) *vm.Metadata {
+	if l.Cloud == nil {
+		return nil
+	}
+	md := l.Cloud.MetadataFor(fixedIP)
+	if md == nil {
+		return nil
+	}
+	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData}
+}
+
+// writeEnv writes clouds.yaml and the env file, both readable only by the
+// owner since they hold the lab's passwords.
+func (l *Lab) writeEnv() error {
+	clouds := map[string]any{"clouds": map[string]any{CloudName: map[string]any{
+		"auth": map[string]any{
+			"auth_url": l.Cloud.AuthURL(), "username": "lab", "password": l.CloudPassword,
+			"project_name": "lab", "user_domain_name": "Default", "project_domain_name": "Default",
+		},
+		"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
+	}}}
+	data, err := json.MarshalIndent(clouds, "", "  ") // JSON is YAML
+	if err != nil {
+		return err
+	}
+	cloudsFile := filepath.Join(l.Dir, "clouds.yaml")
+	if err := writeFileAtomic(cloudsFile, data); err != nil {
+		return err
+	}
+	l.Env = map[string]string{
+		"OS_CLOUD":              CloudName,
+		"OS_CLIENT_CONFIG_FILE": cloudsFile,
+		"ARK_CONTENT_URL":       l.Pulp.ContentURL(),
+		"ARK_USERNAME":          ArkUser,
+		"ARK_PASSWORD":          l.ArkPassword,
+		"LAB_RELEASES_URL":      l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
+		"LAB_SSH_USER":          SSHUser,
+		"LAB_CONTROL_URL":       l.Cloud.URL() + "/_control",
+		"LAB_PULP_CONTROL_URL":  l.Pulp.URL() + "/_control",
+		"LAB_BASE_IMAGE":        BaseImageName,
+		"LAB_NETWORK":           "lab-net",
+		"LAB_FLOATING_NETWORK":  "public",
+	}
+	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
+}
+
+// Close stops everything the lab started: servers first (so VMs die
+// before their network), then the services and the VM manager.
+func (l *Lab) Close() error {
+	var errs []error
+	if l.Releases != nil && l.VMs != nil {
+		errs = append(errs, l.SetReleasesReachableFromVMs(true))
+	}
+	if l.Cloud != nil {
+		errs = append(errs, l.Cloud.Close())
+	}
+	if l.VMs != nil {
+		errs = append(errs, l.VMs.Close())
+	}
+	if l.Pulp != nil {
+		errs = append(errs, l.Pulp.Close())
+	}
+	if l.Releases != nil {
+		errs = append(errs, l.Releases.Close())
+	}
+	if l.Dir != "" {
+		os.Remove(filepath.Join(l.Dir, "env"))
+	}
+	return errors.Join(errs...)
+}
+
+// Environ is Env as "K=V" entries, for exec.Cmd.Env.
+func (l *Lab) Environ() []string {
+	env := make([]string, 0, len(l.Env))
+	for k, v := range l.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// Status lists the cloud's live resources.
+func (l *Lab) Status() cloud.Status { return l.Cloud.Status() }
+
+// FormatEnv renders export lines, sorted, with single-quoted values.
+func FormatEnv(env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "export %s='%s'\n", k, strings.ReplaceAll(env[k], "'", `'\''`))
+	}
+	return b.String()
+}
+
+// SetReleasesReachableFromVMs(false) makes the release server unreachable
+// from the lab's VMs while the host still reaches it: a host iptables rule
+// rejects TCP arriving on the lab bridge for the server's address and port
+// with a TCP reset, so a VM's curl fails at once ("Connection refused")
+// instead of hanging. The host's own connections to the gateway address go
+// over lo and are not matched. true removes the rule; so does Close.
+func (l *Lab) SetReleasesReachableFromVMs(ok bool) error {
+	l.fwMu.Lock()
+	defer l.fwMu.Unlock()
+	if ok != l.releasesBlocked { // already as asked
+		return nil
+	}
+	op := "-I"
+	if ok {
+		op = "-D"
+	}
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(l.Releases.URL(), "http://"))
+	if err != nil {
+		return err
+	}
+	args := []string{"-w", "5", op, "INPUT", "-i", l.Network.Bridge, "-d", host, "-p", "tcp", "--dport", port,
+		"-j", "REJECT", "--reject-with", "tcp-reset"}
+	if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("lab: iptables %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	l.releasesBlocked = !ok
+	l.Logf("lab: release server reachable from VMs: %v", ok)
+	return nil
+}
+
+// ReleasesReachableFromVMs reports the state SetReleasesReachableFromVMs set.
+func (l *Lab) ReleasesReachableFromVMs() bool {
+	l.fwMu.Lock()
+	defer l.fwMu.Unlock()
+	return !l.releasesBlocked
+}
+
+// releasesControl is the body of GET and PUT $LAB_CONTROL_URL/releases.
+type releasesControl struct {
+	ReachableFromVMs *bool `json:"reachable_from_vms"`
+}
+
+// serveReleasesControl lets other processes (make lab-up users, e2e
+// drivers) toggle SetReleasesReachableFromVMs:
+//
+//	curl -X PUT -d '{"reachable_from_vms": false}' $LAB_CONTROL_URL/releases
+func (l *Lab) serveReleasesControl(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodPut:
+		var body releasesControl
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.ReachableFromVMs == nil {
+			http.Error(w, `want {"reachable_from_vms": true|false}`, http.StatusBadRequest)
+			return
+		}
+		if err := l.SetReleasesReachableFromVMs(*body.ReachableFromVMs); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, PUT")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	ok := l.ReleasesReachableFromVMs()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(releasesControl{ReachableFromVMs: &ok}) //nolint:errcheck // client gone
+}
+
+// SnapshotRepos are the lab's snapshots taken at timestamp in the shape
+// of the fatimage-ark data source's `repos` output, ready for the fatimage
+// provisioner's `repos`.
+func (l *Lab) SnapshotRepos(timestamp string) []any {
+	var out []any
+	for _, s := range l.Repos.Snapshots {
+		if s.Timestamp != timestamp {
+			continue
+		}
+		out = append(out, map[string]any{
+			"name": s.Repo, "repo_file": s.RepoFile, "repo_name": s.RepoName,
+			"baseurl": strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + s.BasePath(),
+			"path":    s.PulpPath, "timestamp": s.Timestamp, "gpgcheck": true,
+		})
+	}
+	return out
+}
+
+// BinaryChecksums are the sha256s of the release server's stand-in
+// tarballs by binary name, to override the provisioner's built-in ones.
+func (l *Lab) BinaryChecksums() map[string]string {
+	sums := l.Releases.Checksums()
+	out := map[string]string{}
+	for _, b := range l.Releases.Binaries() {
+		out[b.Name] = sums[b.Tarball()]
+	}
+	return out
+}

@@ -1,0 +1,862 @@
+// Package repos builds the lab's RPM repositories: signed noarch stand-in
+// packages named as a fat Slurm appliance image installs them, arranged in
+// createrepo_c repositories at the appliance's Pulp paths, with an older
+// and a newer timestamped snapshot of each.
+//
+// Everything is built with the host's rpmbuild, rpmsign, gpg and
+// createrepo_c into Options.CacheDir, under a directory named after a hash
+// of the recipe, so a second Build with the same recipe only reads a small
+// JSON file.
+package repos
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+)
+
+// builderVersion is part of the cache key: bump it whenever the way
+// packages or repositories are built changes.
+const builderVersion = "lab-repos/3" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml
+
+// sourceDateEpoch fixes build times and file mtimes inside the RPMs.
+const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
+
+// chunkSize is the most subpackages one rpmbuild run makes.
+const chunkSize = 24
+
+// Options configures Build.
+type Options struct {
+	// CacheDir holds everything built: the lab GPG key (CacheDir/gpg) and
+	// one directory per recipe hash (CacheDir/repos-<hash>).
+	CacheDir string
+	Logf     func(format string, args ...any)
+}
+
+// Snapshot is one timestamped snapshot of one repository.
+type Snapshot struct {
+	Repo      string // key under dnf_repos_default and .repo section name
+	PulpPath  string // e.g. "rocky/9.6/BaseOS/x86_64/os"
+	Timestamp string // e.g. "20251106T211545"
+	Dir       string // createrepo_c repository (repodata/ + Packages/)
+	RepoFile  string // .repo file name without ".repo"
+	RepoName  string // section name in RepoFile
+}
+
+// BasePath is the Pulp distribution base path: PulpPath/Timestamp.
+func (s Snapshot) BasePath() string { return s.PulpPath + "/" + s.Timestamp }
+
+// Result describes built repositories.
+type Result struct {
+	Snapshots      []Snapshot
+	GPGPublicKey   []byte            // armored lab public key
+	GPGKeyFiles    map[string][]byte // file name in /etc/pki/rpm-gpg -> key
+	BaseImageRPMs  []string          // RPMs a fresh Rocky-9-GenericCloud-Base-9.6 has installed
+	TimestampsYAML []byte            // dnf_repo_timestamps.yml pinning the newer snapshots
+	Packages       map[string][]string
+	Fingerprint    string // of the lab key
+	Hash           string // recipe hash (cache key)
+}
+
+// Timestamps returns the older and newer snapshot timestamps.
+func Timestamps() (older, newer string) { return OlderTimestamp, NewerTimestamp }
+
+// Snapshot returns the snapshot of repo at timestamp ts.
+func (r *Result) Snapshot(repo, ts string) (Snapshot, bool) {
+	for _, s := range r.Snapshots {
+		if s.Repo == repo && s.Timestamp == ts {
+			return s, true
+		}
+	}
+	return Snapshot{}, false
+}
+
+// Distributions returns one pulpfake distribution per snapshot, all behind
+// guard (nil: open).
+func Distributions(r *Result, guard *pulpfake.Guard) []pulpfake.Distribution {
+	out := make([]pulpfake.Distribution, 0, len(r.Snapshots))
+	for _, s := range r.Snapshots {
+		out = append(out, pulpfake.Distribution{BasePath: s.BasePath(), Dir: s.Dir, Guard: guard})
+	}
+	return out
+}
+
+// artifact is one RPM to build.
+type artifact struct {
+	def    pkgDef
+	evr    string
+	newer  bool // only in the newer snapshot
+	bucket int
+	file   string // relative to the rpms dir
+}
+
+func (a *artifact) epoch() string {
+	if e, _, ok := strings.Cut(a.evr, ":"); ok {
+		return e
+	}
+	return ""
+}
+
+// vr is "version-release" without the epoch.
+func (a *artifact) vr() string {
+	if _, vr, ok := strings.Cut(a.evr, ":"); ok {
+		return vr
+	}
+	return a.evr
+}
+
+func (a *artifact) version() string { v, _, _ := strings.Cut(a.vr(), "-"); return v }
+func (a *artifact) release() string { _, r, _ := strings.Cut(a.vr(), "-"); return r }
+
+func (a *artifact) subst(s string) string {
+	return strings.NewReplacer("{evr}", a.evr, "{vr}", a.vr()).Replace(s)
+}
+
+// recipeHash is the cache key.
+func recipeHash() string {
+	h := sha256.New()
+	json.NewEncoder(h).Encode(struct { //nolint:errcheck // hash writes do not fail
+		V        string
+		Repos    []repoDef
+		Pkgs     []pkgDef
+		Old, New string
+		Keys     []string
+		SDE      string
+	}{builderVersion, repoDefs, catalog, OlderTimestamp, NewerTimestamp, GPGKeyFileNames, sourceDateEpoch})
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Build builds (or reuses from CacheDir) the lab repositories.
+func Build(o Options) (*Result, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if o.CacheDir == "" {
+		return nil, errors.New("repos: CacheDir is required")
+	}
+	cache, err := filepath.Abs(o.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	hash := recipeHash()
+	final := filepath.Join(cache, "repos-"+hash)
+	if r, err := loadResult(final); err == nil {
+		logf("repos: reusing %s (%v)", final, time.Since(start).Round(time.Millisecond))
+		return r, nil
+	}
+	if err := checkTools(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, err
+	}
+	removeStaleBuilds(cache)
+	key, err := loadOrCreateKey(filepath.Join(cache, "gpg"), logf)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(cache, ".build-"+hash+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	r, err := buildInto(work, key, logf)
+	if err != nil {
+		return nil, err
+	}
+	r.Hash = hash
+	if err := saveResult(work, r); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(filepath.Join(work, "build")); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(work, final); err != nil {
+		// A concurrent Build finished first; use its result.
+		if r2, err2 := loadResult(final); err2 == nil {
+			return r2, nil
+		}
+		return nil, err
+	}
+	r, err = loadResult(final)
+	if err != nil {
+		return nil, err
+	}
+	logf("repos: built %d snapshots into %s in %v", len(r.Snapshots), final, time.Since(start).Round(time.Millisecond))
+	return r, nil
+}
+
+// removeStaleBuilds deletes work directories of builds that died more
+// than an hour ago (a running build is never that old).
+func removeStaleBuilds(cache string) {
+	dirs, _ := filepath.Glob(filepath.Join(cache, ".build-*"))
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+func checkTools() error {
+	for _, t := range []string{"rpmbuild", "rpmsign", "gpg", "gpgconf", "createrepo_c", "modifyrepo_c"} {
+		if _, err := exec.LookPath(t); err != nil {
+			return fmt.Errorf("repos: %s not found (install rpm, gnupg and createrepo-c)", t)
+		}
+	}
+	return nil
+}
+
+// saveResult writes result.json with paths relative to dir, so the cache
+// directory can be moved.
+func saveResult(dir string, r *Result) error {
+	rel := *r
+	rel.Snapshots = slices.Clone(r.Snapshots)
+	for i := range rel.Snapshots {
+		p, err := filepath.Rel(dir, rel.Snapshots[i].Dir)
+		if err != nil {
+			return err
+		}
+		rel.Snapshots[i].Dir = p
+	}
+	rel.BaseImageRPMs = nil
+	for _, f := range r.BaseImageRPMs {
+		p, err := filepath.Rel(dir, f)
+		if err != nil {
+			return err
+		}
+		rel.BaseImageRPMs = append(rel.BaseImageRPMs, p)
+	}
+	data, err := json.MarshalIndent(&rel, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644)
+}
+
+func loadResult(dir string) (*Result, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
+	for i := range r.Snapshots {
+		r.Snapshots[i].Dir = filepath.Join(dir, r.Snapshots[i].Dir)
+	}
+	for i := range r.BaseImageRPMs {
+		r.BaseImageRPMs[i] = filepath.Join(dir, r.BaseImageRPMs[i])
+	}
+	return &r, nil
+}
+
+// artifacts lists every RPM to build. Packages with the same name go to
+// different rpmbuild runs (buckets), as one spec cannot hold a subpackage
+// name twice.
+func artifacts() []*artifact {
+	seen := map[string]int{}
+	var out []*artifact
+	add := func(d pkgDef, evr string, newer bool) {
+		a := &artifact{def: d, evr: evr, newer: newer, bucket: seen[d.Name]}
+		seen[d.Name]++
+		a.file = fmt.Sprintf("%s-%s.noarch.rpm", d.Name, a.vr())
+		out = append(out, a)
+	}
+	for _, d := range catalog {
+		add(d, d.EVR, false)
+		if d.Update != "" {
+			add(d, d.Update, true)
+		}
+	}
+	return out
+}
+
+func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result, error) {
+	arts := artifacts()
+	rpmsDir := filepath.Join(work, "rpms")
+	if err := os.MkdirAll(rpmsDir, 0o755); err != nil {
+		return nil, err
+	}
+
+	// Group into chunks: one spec (and rpmbuild run) per chunk.
+	var chunks [][]*artifact
+	for b := 0; ; b++ {
+		var bucket []*artifact
+		for _, a := range arts {
+			if a.bucket == b {
+				bucket = append(bucket, a)
+			}
+		}
+		if len(bucket) == 0 {
+			break
+		}
+		for len(bucket) > 0 {
+			n := min(chunkSize, len(bucket))
+			chunks = append(chunks, bucket[:n])
+			bucket = bucket[n:]
+		}
+	}
+
+	t0 := time.Now()
+	err := parallel(len(chunks), func(i int) error {
+		return buildChunk(filepath.Join(work, "build", fmt.Sprintf("chunk%02d", i)), i, chunks[i], key, rpmsDir)
+	})
+	if err != nil {
+		return nil, err
+	}
+	logf("repos: rpmbuild of %d packages in %d runs: %v", len(arts), len(chunks), time.Since(t0).Round(time.Millisecond))
+
+	// Sign.
+	t0 = time.Now()
+	home, err := newGPGHome()
+	if err != nil {
+		return nil, err
+	}
+	defer home.close()
+	if _, err := home.run(key.Secret, "--import"); err != nil {
+		return nil, fmt.Errorf("importing lab key: %w", err)
+	}
+	err = parallel(len(chunks), func(i int) error {
+		var files []string
+		for _, a := range chunks[i] {
+			files = append(files, filepath.Join(rpmsDir, a.file))
+		}
+		args := []string{
+			"--define", "__gpg /usr/bin/gpg",
+			"--define", "_gpg_path " + home.dir,
+			"--define", "_gpg_name " + key.Fingerprint,
+			"--addsign",
+		}
+		cmd := exec.Command("rpmsign", append(args, files...)...)
+		cmd.Env = append(home.env(), "HOME="+home.dir) // keep rpm away from ~/.rpmdb
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("rpmsign: %v: %s", err, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	logf("repos: signed %d packages: %v", len(arts), time.Since(t0).Round(time.Millisecond))
+
+	// Arrange snapshots and run createrepo_c.
+	t0 = time.Now()
+	r := &Result{
+		GPGPublicKey: key.Public,
+		GPGKeyFiles:  map[string][]byte{},
+		Packages:     map[string][]string{},
+		Fingerprint:  key.Fingerprint,
+	}
+	for _, n := range GPGKeyFileNames {
+		r.GPGKeyFiles[n] = key.Public
+	}
+	for _, rd := range repoDefs {
+		for _, ts := range []string{OlderTimestamp, NewerTimestamp} {
+			dir := filepath.Join(work, "pulp", filepath.FromSlash(rd.PulpPath), ts)
+			for _, a := range arts {
+				if a.def.Repo != rd.Key || (a.newer && ts == OlderTimestamp) {
+					continue
+				}
+				dst := filepath.Join(dir, "Packages", strings.ToLower(a.def.Name[:1]), a.file)
+				if err := linkOrCopy(filepath.Join(rpmsDir, a.file), dst); err != nil {
+					return nil, err
+				}
+			}
+			r.Snapshots = append(r.Snapshots, Snapshot{
+				Repo: rd.Key, PulpPath: rd.PulpPath, Timestamp: ts, Dir: dir,
+				RepoFile: rd.RepoFile, RepoName: rd.Key,
+			})
+		}
+		names := map[string]bool{}
+		for _, d := range catalog {
+			if d.Repo == rd.Key {
+				names[d.Name] = true
+			}
+		}
+		for n := range names {
+			r.Packages[rd.Key] = append(r.Packages[rd.Key], n)
+		}
+		sort.Strings(r.Packages[rd.Key])
+	}
+	err = parallel(len(r.Snapshots), func(i int) error {
+		s := r.Snapshots[i]
+		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+			return err
+		}
+		args := []string{"--quiet", "--no-database", "--workers", "1"}
+		if comps := compsXML(s.Repo); comps != "" {
+			f := filepath.Join(filepath.Dir(s.Dir), s.Timestamp+"-comps.xml")
+			if err := os.WriteFile(f, []byte(comps), 0o644); err != nil {
+				return err
+			}
+			args = append(args, "--groupfile", f)
+		}
+		cmd := exec.Command("createrepo_c", append(args, s.Dir)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("createrepo_c %s: %v: %s", s.Dir, err, out)
+		}
+		if mods := modulesYAML(s.Repo, arts, s.Timestamp == NewerTimestamp); mods != "" {
+			f := filepath.Join(filepath.Dir(s.Dir), s.Timestamp+"-modules.yaml")
+			if err := os.WriteFile(f, []byte(mods), 0o644); err != nil {
+				return err
+			}
+			cmd := exec.Command("modifyrepo_c", "--mdtype=modules", f, filepath.Join(s.Dir, "repodata"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("modifyrepo_c %s: %v: %s", s.Dir, err, out)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	logf("repos: createrepo_c of %d snapshots: %v", len(r.Snapshots), time.Since(t0).Round(time.Millisecond))
+
+	for _, a := range arts {
+		if a.def.Base && !a.newer {
+			r.BaseImageRPMs = append(r.BaseImageRPMs, filepath.Join(rpmsDir, a.file))
+		}
+	}
+
+	// Keys sorted as in the appliance's generated file.
+	sorted := slices.Clone(repoDefs)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	tf := timestamps.New()
+	for _, rd := range sorted {
+		tf.Put(timestamps.Entry{
+			Repo: rd.Key, Version: rd.VersionOS, PulpPath: rd.PulpPath, PulpTimestamp: NewerTimestamp,
+			RepoFile: rd.RepoFile, GPGCheck: rd.GPGCheck,
+		})
+	}
+	y, err := tf.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	r.TimestampsYAML = append([]byte("# Lab repositories (generated by testworld/lab/repos); pins the newer snapshots.\n"), y...)
+	return r, nil
+}
+
+// parallel runs f(0..n-1) on up to NumCPU workers and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	workers := max(2, runtime.NumCPU())
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next = make(chan int)
+	)
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// stagedFile is one file of a stand-in package.
+type stagedFile struct {
+	Path    string // absolute path in the package
+	Data    string
+	Mode    os.FileMode
+	Symlink string // non-empty: a symlink to this target
+	Config  bool   // %config(noreplace)
+}
+
+// files returns what a stand-in package installs. Paths are chosen so they
+// do not exist on a Debian host (the lab VM's userland).
+func (a *artifact) files(key *signingKey) []stagedFile {
+	name := a.def.Name
+	marker := stagedFile{
+		Path: fmt.Sprintf("/usr/share/%s/%s.lab-standin", name, name),
+		Data: fmt.Sprintf("%s-%s lab stand-in package\n", name, a.evr),
+		Mode: 0o644,
+	}
+	var fs []stagedFile
+	switch name {
+	case "kernel":
+		return nil // a meta package, as on Rocky 9
+	case "kernel-core":
+		return []stagedFile{{
+			Path: fmt.Sprintf("/usr/lib/modules/%s.x86_64/vmlinuz", a.vr()),
+			Data: fmt.Sprintf("lab stand-in kernel %s.x86_64\n", a.vr()), Mode: 0o644,
+		}}
+	case "rocky-release":
+		fs = append(fs,
+			stagedFile{Path: "/etc/rocky-release", Data: "Rocky Linux release 9.6 (Blue Onyx)\n", Mode: 0o644},
+			stagedFile{Path: "/etc/system-release-cpe", Data: "cpe:/o:rocky:rocky:9::baseos\n", Mode: 0o644},
+			stagedFile{Path: "/etc/redhat-release", Symlink: "rocky-release"},
+			stagedFile{Path: "/etc/system-release", Symlink: "rocky-release"},
+		)
+	case "rocky-gpg-keys":
+		fs = append(fs, stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", Data: string(key.Public), Mode: 0o644})
+	case "epel-release":
+		fs = append(fs,
+			stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9", Data: string(key.Public), Mode: 0o644},
+			stagedFile{Path: "/etc/yum.repos.d/epel.repo", Data: epelRepo, Mode: 0o644, Config: true},
+			stagedFile{Path: "/etc/yum.repos.d/epel-testing.repo", Data: epelTestingRepo, Mode: 0o644, Config: true},
+			stagedFile{Path: "/etc/yum.repos.d/epel-cisco-openh264.repo", Data: epelOpenH264Repo, Mode: 0o644, Config: true},
+		)
+	}
+	for _, u := range a.def.Units {
+		fs = append(fs, stagedFile{Path: "/usr/lib/systemd/system/" + u, Data: unitFile(u, a), Mode: 0o644})
+	}
+	for _, b := range a.def.Bins {
+		script := versionScript(filepath.Base(b), a)
+		if filepath.Base(b) == "grafana-cli" {
+			script = grafanaCLIScript(a)
+		}
+		fs = append(fs, stagedFile{Path: b, Data: script, Mode: 0o755})
+	}
+	return append(fs, marker)
+}
+
+// unitFile is a minimal unit; the lab's systemctl stand-in only reads its
+// existence and WantedBy, never runs ExecStart.
+func unitFile(unit string, a *artifact) string {
+	start := "/usr/bin/true"
+	if len(a.def.Bins) > 0 {
+		start = a.def.Bins[0]
+	}
+	return fmt.Sprintf(`[Unit]
+Description=%[1]s (lab stand-in from %[2]s-%[3]s)
+After=network.target
+
+[Service]
+Type=simple
+ExecStart=%[4]s
+
+[Install]
+WantedBy=multi-user.target
+`, strings.TrimSuffix(unit, ".service"), a.def.Name, a.evr, start)
+}
+
+// scriptlets are the package's %post and %preun, in Lua so that they add
+// no dependency on /bin/sh (nothing in the lab's rpm database provides it)
+// and cannot fail the transaction: pcall swallows everything, and where
+// /usr/bin/systemctl is missing (a host --installroot) nothing happens.
+// As with %systemd_post (presets) and %systemd_preun, %post enables only on
+// first install (arg[2] == 1) and %preun disables only on erase (0), so an
+// upgrade keeps whatever the admin chose.
+func (a *artifact) scriptlets() string {
+	if len(a.def.Units) == 0 {
+		return ""
+	}
+	var units []string
+	for _, u := range a.def.Units {
+		units = append(units, fmt.Sprintf("%q", u))
+	}
+	list := strings.Join(units, ", ")
+	const run = `local run = rpm.execute or function(...) return os.execute(table.concat({...}, " ")) end`
+	var b strings.Builder
+	if a.def.EnableOnInstall {
+		fmt.Fprintf(&b, "%%post -n %s -p <lua>\n%s\nif arg[2] == 1 then pcall(run, \"/usr/bin/systemctl\", \"enable\", %s) end\n\n",
+			a.def.Name, run, list)
+	}
+	fmt.Fprintf(&b, "%%preun -n %s -p <lua>\n%s\nif arg[2] == 0 then pcall(run, \"/usr/bin/systemctl\", \"--no-reload\", \"disable\", \"--now\", %s) end\n\n",
+		a.def.Name, run, list)
+	return b.String()
+}
+
+func versionScript(prog string, a *artifact) string {
+	return fmt.Sprintf(`#!/bin/sh
+# Lab stand-in for %[1]s from %[2]s-%[3]s.
+echo "%[1]s version %[4]s (lab stand-in, %[2]s-%[3]s)"
+`, prog, a.def.Name, a.evr, a.version())
+}
+
+// grafanaCLIScript also fakes "grafana-cli [--pluginsDir D] plugins install ID [VERSION]".
+func grafanaCLIScript(a *artifact) string {
+	return fmt.Sprintf(`#!/bin/sh
+# Lab stand-in for grafana-cli from %[1]s-%[2]s.
+dir=/var/lib/grafana/plugins
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pluginsDir) dir=$2; shift 2 ;;
+    --pluginsDir=*) dir=${1#--pluginsDir=}; shift ;;
+    --*) shift ;;
+    *) break ;;
+  esac
+done
+if [ "$1" = plugins ] && [ "$2" = install ] && [ -n "$3" ]; then
+  ver=${4:-latest}
+  mkdir -p "$dir/$3" || exit 1
+  printf '{"id":"%%s","info":{"version":"%%s"},"lab_stand_in":true}\n' "$3" "$ver" > "$dir/$3/plugin.json" || exit 1
+  echo "Downloaded and extracted $3 v$ver zip successfully to $dir/$3 (lab stand-in)"
+  exit 0
+fi
+if [ "$1" = plugins ] && [ "$2" = ls ]; then
+  for p in "$dir"/*/plugin.json; do [ -f "$p" ] && echo "$(basename "$(dirname "$p")")"; done
+  exit 0
+fi
+echo "grafana-cli version %[3]s (lab stand-in, %[1]s-%[2]s)"
+`, a.def.Name, a.evr, a.version())
+}
+
+const epelRepo = `[epel]
+name=Extra Packages for Enterprise Linux $releasever - $basearch
+metalink=https://mirrors.fedoraproject.org/metalink?repo=epel-$releasever&arch=$basearch&infra=$infra&content=$contentdir
+enabled=1
+gpgcheck=1
+countme=1
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-$releasever
+
+[epel-debuginfo]
+name=Extra Packages for Enterprise Linux $releasever - $basearch - Debug
+metalink=https://mirrors.fedoraproject.org/metalink?repo=epel-debug-$releasever&arch=$basearch&infra=$infra&content=$contentdir
+enabled=0
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-$releasever
+gpgcheck=1
+
+[epel-source]
+name=Extra Packages for Enterprise Linux $releasever - $basearch - Source
+metalink=https://mirrors.fedoraproject.org/metalink?repo=epel-source-$releasever&arch=$basearch&infra=$infra&content=$contentdir
+enabled=0
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-$releasever
+gpgcheck=1
+`
+
+const epelTestingRepo = `[epel-testing]
+name=Extra Packages for Enterprise Linux $releasever - Testing - $basearch
+metalink=https://mirrors.fedoraproject.org/metalink?repo=testing-epel$releasever&arch=$basearch&infra=$infra&content=$contentdir
+enabled=0
+gpgcheck=1
+countme=1
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-$releasever
+`
+
+const epelOpenH264Repo = `[epel-cisco-openh264]
+name=Extra Packages for Enterprise Linux $releasever openh264 (From Cisco) - $basearch
+metalink=https://mirrors.fedoraproject.org/metalink?repo=epel-cisco-openh264-$releasever&arch=$basearch
+type=rpm
+enabled=1
+gpgcheck=1
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-$releasever
+skip_if_unavailable=True
+`
+
+// buildChunk writes one spec with a subpackage per artifact and runs rpmbuild.
+func buildChunk(dir string, idx int, arts []*artifact, key *signingKey, rpmsDir string) error {
+	tree := filepath.Join(dir, "tree")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		return err
+	}
+	var spec bytes.Buffer
+	fmt.Fprintf(&spec, `Name: lab-standins-%02d
+Version: 1
+Release: 1
+Summary: Lab stand-in packages
+License: MIT
+BuildArch: noarch
+%%define debug_package %%{nil}
+%%define _build_id_links none
+
+%%description
+Stand-in packages for the Slurm appliance image-build lab.
+
+%%install
+mkdir -p %%{buildroot}
+cp -a %s/. %%{buildroot}/
+
+`, idx, tree)
+	for _, a := range arts {
+		fs := a.files(key)
+		fmt.Fprintf(&spec, "%%package -n %s\n", a.def.Name)
+		if e := a.epoch(); e != "" {
+			fmt.Fprintf(&spec, "Epoch: %s\n", e)
+		}
+		fmt.Fprintf(&spec, "Version: %s\nRelease: %s\nSummary: Lab stand-in for %s\nLicense: MIT\nAutoReqProv: no\n",
+			a.version(), a.release(), a.def.Name)
+		for _, req := range a.def.Requires {
+			fmt.Fprintf(&spec, "Requires: %s\n", a.subst(req))
+		}
+		for _, p := range a.def.Provides {
+			fmt.Fprintf(&spec, "Provides: %s\n", a.subst(p))
+		}
+		fmt.Fprintf(&spec, "%%description -n %s\nLab stand-in for the %s package (%s).\n\n", a.def.Name, a.def.Name, a.def.Repo)
+		spec.WriteString(a.scriptlets())
+		fmt.Fprintf(&spec, "%%files -n %s\n%%defattr(-,root,root,-)\n", a.def.Name)
+		for _, f := range fs {
+			dst := filepath.Join(tree, filepath.FromSlash(f.Path))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if f.Symlink != "" {
+				if err := os.Symlink(f.Symlink, dst); err != nil {
+					return err
+				}
+			} else if err := os.WriteFile(dst, []byte(f.Data), f.Mode); err != nil {
+				return err
+			} else if err := os.Chmod(dst, f.Mode); err != nil { // umask
+				return err
+			}
+			if f.Config {
+				fmt.Fprintf(&spec, "%%config(noreplace) %s\n", f.Path)
+			} else {
+				fmt.Fprintf(&spec, "%s\n", f.Path)
+			}
+		}
+		spec.WriteString("\n")
+	}
+	specFile := filepath.Join(dir, "standins.spec")
+	if err := os.WriteFile(specFile, spec.Bytes(), 0o644); err != nil {
+		return err
+	}
+	top := filepath.Join(dir, "top")
+	cmd := exec.Command("rpmbuild", "--quiet",
+		"--define", "_topdir "+top,
+		"--define", "_rpmdir "+filepath.Join(dir, "out"),
+		"--define", "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm",
+		"--define", "_buildhost lab.invalid",
+		"--define", "use_source_date_epoch_as_buildtime 1",
+		"--define", "clamp_mtime_to_source_date_epoch 1",
+		"-bb", specFile)
+	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+sourceDateEpoch, "HOME="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("rpmbuild chunk %d: %v: %s", idx, err, out)
+	}
+	for _, a := range arts {
+		if err := os.Rename(filepath.Join(dir, "out", a.file), filepath.Join(rpmsDir, a.file)); err != nil {
+			return fmt.Errorf("rpmbuild chunk %d: %w", idx, err)
+		}
+	}
+	return nil
+}
+
+// modulesYAML is repo's modulemd v2 metadata: one document per module
+// stream with the stream's packages in the snapshot as its artifacts.
+func modulesYAML(repo string, arts []*artifact, newer bool) string {
+	streams := map[string][]string{}
+	var order []string
+	for _, a := range arts {
+		if a.def.Repo != repo || a.def.Module == "" || (a.newer && !newer) {
+			continue
+		}
+		if _, ok := streams[a.def.Module]; !ok {
+			order = append(order, a.def.Module)
+		}
+		epoch := a.epoch()
+		if epoch == "" {
+			epoch = "0"
+		}
+		streams[a.def.Module] = append(streams[a.def.Module], fmt.Sprintf("%s-%s:%s.noarch", a.def.Name, epoch, a.vr()))
+	}
+	var b strings.Builder
+	for i, m := range order {
+		name, stream, _ := strings.Cut(m, ":")
+		fmt.Fprintf(&b, `---
+document: modulemd
+version: 2
+data:
+  name: %s
+  stream: "%s"
+  version: %d
+  context: 9
+  arch: x86_64
+  summary: %s (lab stand-in)
+  description: >-
+    Lab stand-in for the %s module stream.
+  license:
+    module: [MIT]
+  dependencies:
+  - buildrequires:
+      platform: [el9]
+    requires:
+      platform: [el9]
+  profiles:
+    common:
+      rpms: [%s]
+  artifacts:
+    rpms:
+`, name, stream, 9060020250601000000+i, name, m, name)
+		for _, r := range streams[m] {
+			fmt.Fprintf(&b, "    - %s\n", r)
+		}
+		b.WriteString("...\n")
+	}
+	return b.String()
+}
+
+// compsXML is repo's comps groups (by the packages' Comps names).
+func compsXML(repo string) string {
+	groups := map[string][]string{}
+	var order []string
+	for _, d := range catalog {
+		if d.Repo != repo || d.Comps == "" {
+			continue
+		}
+		if _, ok := groups[d.Comps]; !ok {
+			order = append(order, d.Comps)
+		}
+		groups[d.Comps] = append(groups[d.Comps], d.Name)
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE comps PUBLIC \"-//Red Hat, Inc.//DTD Comps info//EN\" \"comps.dtd\">\n<comps>\n")
+	for _, g := range order {
+		fmt.Fprintf(&b, "  <group>\n    <id>%s-desktop</id>\n    <name>%s</name>\n    <description>%s (lab stand-in)</description>\n    <default>false</default>\n    <uservisible>true</uservisible>\n    <packagelist>\n",
+			strings.ToLower(g), g, g)
+		for _, p := range groups[g] {
+			fmt.Fprintf(&b, "      <packagereq type=\"mandatory\">%s</packagereq>\n", p)
+		}
+		b.WriteString("    </packagelist>\n  </group>\n")
+	}
+	b.WriteString("</comps>\n")
+	return b.String()
+}

@@ -1,0 +1,184 @@
+package lab_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+)
+
+// rebootAndDial reboots the VM from inside and logs in to the new boot
+// (told apart from the old one by its boot id).
+func rebootAndDial(ctx context.Context, t *testing.T, srv *labtest.Server, c *labtest.Client) *labtest.Client {
+	t.Helper()
+	before := c.Run(t, "cat /proc/sys/kernel/random/boot_id")
+	if s, err := c.NewSession(); err == nil {
+		s.Run("sudo -n reboot") //nolint:errcheck // the connection may drop first
+		s.Close()
+	}
+	c.Close()
+	for {
+		nc, err := srv.Dial(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := nc.NewSession()
+		if err == nil {
+			out, err := s.Output("cat /proc/sys/kernel/random/boot_id")
+			s.Close()
+			if err == nil && strings.TrimSpace(string(out)) != before {
+				return nc
+			}
+		}
+		nc.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServiceUnitsFromDnf installs service packages with the VM's own dnf:
+// their %post enables what Rocky's presets enable, nothing is started, and
+// a unit disabled with --now stays disabled and inactive over a reboot
+// while an enabled one comes up active.
+func TestServiceUnitsFromDnf(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, c, _ := labtest.BootDial(ctx, t, theLab, "units", "")
+	defer func() { c.Close() }()
+	var repo strings.Builder
+	for _, r := range []struct{ key, path string }{{"baseos", "rocky/9.6/BaseOS/x86_64/os"}, {"appstream", "rocky/9.6/AppStream/x86_64/os"}} {
+		fmt.Fprintf(&repo, "[lab-%s]\nname=lab %s\nbaseurl=%s/%s/%s\nusername=%s\npassword=%s\ngpgcheck=1\n\n",
+			r.key, r.key, theLab.Env["ARK_CONTENT_URL"], r.path, repos.NewerTimestamp, lab.ArkUser, theLab.ArkPassword)
+	}
+	c.Run(t, "sudo tee /etc/yum.repos.d/lab.repo >/dev/null <<'EOF'\n"+repo.String()+"EOF")
+	c.Run(t, "sudo rpm --import /etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9")
+	out := c.Run(t, "sudo dnf -y --disablerepo='*' --enablerepo='lab-*' install firewalld sssd-common munge 2>&1")
+	for _, want := range []string{
+		"Created symlink /etc/systemd/system/multi-user.target.wants/firewalld.service → /usr/lib/systemd/system/firewalld.service.",
+		"Created symlink /etc/systemd/system/multi-user.target.wants/sssd.service → /usr/lib/systemd/system/sssd.service.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dnf install output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "scriptlet failed") || strings.Contains(out, "Error") || strings.Contains(out, "warning") {
+		t.Errorf("dnf reports scriptlet trouble:\n%s", out)
+	}
+	check := func(cmd, want string) {
+		t.Helper()
+		if got := c.Run(t, cmd+"; true"); got != want {
+			t.Errorf("%s: %q, want %q", cmd, got, want)
+		}
+	}
+	check("systemctl is-enabled firewalld sssd munge", "enabled\nenabled\ndisabled")
+	check("systemctl is-active firewalld sssd munge", "inactive\ninactive\ninactive") // installing starts nothing
+	check("systemctl list-unit-files firewalld munge", "firewalld.service enabled\nmunge.service disabled")
+
+	c.Run(t, "sudo systemctl start firewalld")
+	c.Run(t, "sudo systemctl disable --now firewalld")
+	check("systemctl is-enabled firewalld; systemctl is-active firewalld", "disabled\ninactive")
+	c = rebootAndDial(ctx, t, srv, c)
+	check("systemctl is-enabled firewalld sssd; systemctl is-active firewalld sssd", "disabled\nenabled\ninactive\nactive")
+
+	// Erasing a package disables its units (%preun), leaving no dangling link.
+	c.Run(t, "sudo dnf -y -q remove sssd-common")
+	check("ls /etc/systemd/system/multi-user.target.wants", "sshd.service")
+}
+
+// TestReleasesUnreachableFromVMs blocks the release server for VMs only,
+// directly and through $LAB_CONTROL_URL/releases.
+func TestReleasesUnreachableFromVMs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, _ := labtest.BootDial(ctx, t, theLab, "no-releases", "")
+	url := theLab.Env["LAB_RELEASES_URL"] + "/node_exporter/releases/download/v1.11.1/sha256sums.txt"
+	curl := "curl -sS --max-time 5 -o /dev/null " + url
+	host := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
+	hostGet := func() {
+		t.Helper()
+		resp, err := host.Get(url)
+		if err != nil {
+			t.Fatalf("host GET %s: %v", url, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("host GET %s: %s", url, resp.Status)
+		}
+	}
+	c.Run(t, curl)
+
+	if err := theLab.SetReleasesReachableFromVMs(false); err != nil {
+		t.Fatal(err)
+	}
+	defer theLab.SetReleasesReachableFromVMs(true) //nolint:errcheck // checked below; Close removes it anyway
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := sess.CombinedOutput(curl)
+	took := time.Since(start)
+	sess.Close()
+	t.Logf("blocked curl after %v: %v: %s", took, err, out)
+	// curl 7 "Couldn't connect to server" is its word for ECONNREFUSED.
+	if err == nil || !(bytes.Contains(out, []byte("(7)")) || bytes.Contains(out, []byte("refused")) || bytes.Contains(out, []byte("reset"))) {
+		t.Errorf("curl from the VM got through or failed oddly: %v: %s", err, out)
+	}
+	if took > 2*time.Second {
+		t.Errorf("blocked curl took %v; want a fast failure", took)
+	}
+	hostGet()
+	if err := theLab.SetReleasesReachableFromVMs(false); err != nil { // idempotent
+		t.Fatal(err)
+	}
+
+	// Unblock through the control API, as another process would.
+	req, _ := http.NewRequest(http.MethodPut, theLab.Env["LAB_CONTROL_URL"]+"/releases", strings.NewReader(`{"reachable_from_vms": true}`))
+	resp, err := host.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	body.ReadFrom(resp.Body) //nolint:errcheck // compared below
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body.String(), `"reachable_from_vms":true`) {
+		t.Fatalf("PUT /_control/releases: %s %s", resp.Status, body.String())
+	}
+	if !theLab.ReleasesReachableFromVMs() {
+		t.Fatal("ReleasesReachableFromVMs false after PUT true")
+	}
+	c.Run(t, curl)
+	hostGet()
+	if out, err := exec.Command("iptables-save").CombinedOutput(); err == nil && strings.Contains(string(out), theLab.Network.Bridge) {
+		t.Errorf("host iptables rules left:\n%s", out)
+	}
+}
+
+// TestCloseUnblocksReleases: a lab closed while the release server is
+// blocked leaves no host iptables rule behind.
+func TestCloseUnblocksReleases(t *testing.T) {
+	l, err := lab.Start(context.Background(), lab.Options{Dir: t.TempDir(), CacheDir: labtest.CacheDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetReleasesReachableFromVMs(false); err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	if out, _ := exec.Command("iptables-save").CombinedOutput(); !strings.Contains(string(out), l.Network.Bridge) {
+		t.Errorf("no rule for %s after SetReleasesReachableFromVMs(false):\n%s", l.Network.Bridge, out)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := exec.Command("iptables-save").CombinedOutput(); strings.Contains(string(out), l.Network.Bridge) {
+		t.Errorf("host iptables rules left after Close:\n%s", out)
+	}
+}

@@ -1,0 +1,64 @@
+package lab
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
+)
+
+// RandomNetwork picks a bridge name and subnets unlikely to clash with
+// another lab on the same machine (parallel test packages each run one).
+func RandomNetwork() vm.NetworkOptions {
+	n, _ := rand.Int(rand.Reader, big.NewInt(200))
+	i := int(n.Int64()) + 20
+	return vm.NetworkOptions{
+		Bridge:       fmt.Sprintf("fatlab%d", i),
+		CIDR:         fmt.Sprintf("10.214.%d.0/24", i),
+		Gateway:      fmt.Sprintf("10.214.%d.1", i),
+		FloatingCIDR: fmt.Sprintf("172.25.%d.0/24", i),
+	}
+}
+
+// DefaultNetwork is what `make lab-up` uses.
+func DefaultNetwork() vm.NetworkOptions {
+	return vm.NetworkOptions{Bridge: "fatlab0", CIDR: "10.210.0.0/24", Gateway: "10.210.0.1", FloatingCIDR: "172.24.4.0/24"}
+}
+
+func firstHost(cidr string) string {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return ""
+	}
+	return p.Masked().Addr().Next().String()
+}
+
+func randomSecret() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return "lab-" + hex.EncodeToString(b)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func sortStrings(s []string) { slices.Sort(s) }
