@@ -23,13 +23,12 @@ var (
 	reUnableToMatch = regexp.MustCompile(`^Error: Unable to find a match: (.+)$`)
 	// missing groups or modules: nodejs:99
 	reMissingModules = regexp.MustCompile(`missing groups or modules: (.+)$`)
-	// warning: /var/cache/dnf/OpenHPC-0123456789abcdef/packages/x.rpm: Header V4 RSA/SHA256 Signature, key ID 12345678: NOKEY
-	reNoKeyCache = regexp.MustCompile(`/var/cache/dnf/(.+)-[0-9a-f]{16}/packages/([^/:\s]+\.rpm)[^\n]*NOKEY`)
+	// dnf's signature failure when the repository lists no gpgkey: a
+	// lecture on keys, then "Problem repository: [OpenHPC]" and the
+	// repository's whole configuration
+	reProblemRepo = regexp.MustCompile(`^Problem repository: \[([^\]]+)\]`)
 	// Public key for x-1.0-1.noarch.rpm is not installed
-	reNoKeyPackage = regexp.MustCompile(`Public key for (\S+?)\.? is not installed`)
-	// Repository OpenHPC: ... (dnf's "[repo]" configuration dump, or a
-	// line naming the repo of a package)
-	reRepoDumpSection = regexp.MustCompile(`^\[([^\]]+)\]$`)
+	reNoKeyPackage = regexp.MustCompile(`^Public key for (\S+?) is not installed`)
 )
 
 // diagnoseDNF returns the causes dnf's output shows, each a headline;
@@ -39,7 +38,7 @@ func diagnoseDNF(out string, enabled []string) []string {
 	lines := strings.Split(strings.ReplaceAll(out, "\r", ""), "\n")
 	var causes []string
 	causes = append(causes, metadataCauses(lines)...)
-	causes = append(causes, noKeyCauses(out, lines)...)
+	causes = append(causes, noKeyCauses(lines)...)
 	causes = append(causes, noMatchCauses(lines, enabled)...)
 	return causes
 }
@@ -79,28 +78,37 @@ func metadataStatusCause(repo, status, url string) string {
 }
 
 // noKeyCauses names the repositories whose packages are signed by a key
-// rpm does not have.
-func noKeyCauses(out string, lines []string) []string {
-	var repos []string
-	for _, m := range reNoKeyCache.FindAllStringSubmatch(out, -1) {
-		repos = appendUnique(repos, m[1])
-	}
-	if len(repos) == 0 && reNoKeyPackage.MatchString(out) {
-		// no cache path: the repository is the section dnf dumped
-		for _, l := range lines {
-			if m := reRepoDumpSection.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-				repos = appendUnique(repos, m[1])
-			}
-		}
-		if len(repos) == 0 {
-			return []string{"packages are signed (gpgcheck = 1) but no key for them is installed: add the repositories' keys to gpg_keys"}
+// rpm does not have, else the packages.
+func noKeyCauses(lines []string) []string {
+	var repos, pkgs []string
+	for _, l := range lines {
+		if m := reProblemRepo.FindStringSubmatch(l); m != nil {
+			repos = appendUnique(repos, m[1])
+		} else if m := reNoKeyPackage.FindStringSubmatch(l); m != nil {
+			pkgs = appendUnique(pkgs, strings.TrimSuffix(m[1], "."))
 		}
 	}
 	var causes []string
 	for _, r := range repos {
 		causes = append(causes, fmt.Sprintf("repository %q: packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys", r))
 	}
+	if len(repos) == 0 && len(pkgs) > 0 {
+		causes = append(causes, fmt.Sprintf("packages are signed (gpgcheck = 1) but no key for %s is installed: add their repository's key to gpg_keys", strings.Join(pkgs, ", ")))
+	}
 	return causes
+}
+
+// dnfShownOutput is out without what follows a repository configuration
+// dump ("Problem repository: [x]" and a line per option): the cause is
+// in the headline and the dump's last lines say nothing.
+func dnfShownOutput(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if reProblemRepo.MatchString(l) {
+			return strings.Join(lines[:i+1], "\n")
+		}
+	}
+	return out
 }
 
 // noMatchCauses names the packages or module streams dnf found in none

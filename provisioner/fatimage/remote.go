@@ -157,12 +157,14 @@ func (s *state) runShown(ctx context.Context, step, command, shown string, strea
 func (s *state) commandError(step, shown string, status int, out string) *cmdError {
 	e := &cmdError{Step: step, Command: shown, Status: status, Tail: tail(out, 20), Causes: scriptCauses(out)}
 	if len(e.Causes) > 0 {
+		e.Tail = tail(withoutCauses(out), 20) // they head the error
 		return e
 	}
 	if failing := failingCommand(out); failing != "" {
 		e.Command = failing
 		if strings.HasPrefix(failing, "dnf ") {
 			e.Causes = diagnoseDNF(out, s.cfg.repoIDs())
+			e.Tail = tail(dnfShownOutput(out), 20)
 		}
 	}
 	return e
@@ -234,6 +236,17 @@ func scriptCauses(out string) []string {
 		}
 	}
 	return causes
+}
+
+// withoutCauses is out without its cause lines.
+func withoutCauses(out string) string {
+	var kept []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, causeMarker) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 // redact hides the repository password in remote output (dnf prints it
