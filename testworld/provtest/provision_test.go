@@ -312,34 +312,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// A dnf failure names the failing command and shows dnf's output tail.
-func TestProvisionLabDNFFailure(t *testing.T) {
-	ctx, _, comm := labVM(t, "fatimage-fail", 5*time.Minute)
-	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
-	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
-	var p fatimage.Provisioner
-	if err := p.Prepare(map[string]any{
-		"repos": labRepos(t), "update": false, "selinux": "unchanged", "packages": []string{"no-such-package-xyz"},
-		"gpg_keys": []any{map[string]any{
-			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
-		}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	err := p.Provision(ctx, packersdk.TestUi(t), comm, nil)
-	if err == nil {
-		t.Fatal("no error")
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, "dnf -y") || !strings.Contains(msg, "install") || !strings.Contains(msg, "no-such-package-xyz") {
-		t.Errorf("error does not name the dnf command: %s", msg)
-	}
-	if strings.Contains(msg, theLab.Env["ARK_PASSWORD"]) {
-		t.Error("error carries the password")
-	}
-	t.Logf("error: %s", msg)
-}
-
 // reboot = "always" reboots even when nothing asks for it; "never" does
 // not even when the update would.
 func TestProvisionLabRebootModes(t *testing.T) {
