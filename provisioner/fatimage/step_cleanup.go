@@ -2,6 +2,7 @@ package fatimage
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -49,19 +50,10 @@ func cleanupStepNames() []string {
 // minus skipped ones.
 func addCleanup(sc *vmScript, skip []string, final bool) {
 	for _, s := range cleanupSteps {
-		if s.Final == final && !contains(skip, s.Name) {
+		if s.Final == final && !slices.Contains(skip, s.Name) {
 			sc.call("cleanup_step", s.Name)
 		}
 	}
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stepCleanup runs the cleanup steps that are not final.
