@@ -49,6 +49,7 @@ type state struct {
 	comm packersdk.Communicator
 
 	started   time.Time
+	step      string // the running step: names its scripts and errors
 	workDir   string // the run's private directory on the VM
 	loginUser string // the user SSH logs in as
 	seq       int    // numbers the scripts and bundles in workDir

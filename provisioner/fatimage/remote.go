@@ -175,12 +175,13 @@ func (s *state) runPlain(ctx context.Context, command string) (string, error) {
 }
 
 // runScript uploads the script into the work dir and runs it with
-// execute_command, its output streamed to the ui.
-func (s *state) runScript(ctx context.Context, step string, sc *vmScript) (string, error) {
-	return s.runScriptMode(ctx, step, sc, true)
+// execute_command, its output streamed to the ui. The running step names
+// the script and its errors.
+func (s *state) runScript(ctx context.Context, sc *vmScript) (string, error) {
+	return s.runScriptMode(ctx, s.step, sc, true)
 }
 
-// runScriptQuiet is runScript without streaming.
+// runScriptQuiet is runScript without streaming, the script named step.
 func (s *state) runScriptQuiet(ctx context.Context, step string, sc *vmScript) (string, error) {
 	return s.runScriptMode(ctx, step, sc, false)
 }

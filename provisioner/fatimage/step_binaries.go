@@ -31,7 +31,7 @@ func stepFetchBinaries(ctx context.Context, s *state) error {
 		sc.call("fetch_binary", u, dst)
 	}
 	verifyBinaries(sc, c.binaries, s.workDir, c.ReleaseBaseURL)
-	_, err := s.runScript(ctx, "binaries-fetch", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 
@@ -56,6 +56,6 @@ func stepInstallBinaries(ctx context.Context, s *state) error {
 	s.say("installing binaries")
 	sc := newScript("binaries")
 	installBinaries(sc, s.cfg.binaries, s.workDir)
-	_, err := s.runScript(ctx, "binaries", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }

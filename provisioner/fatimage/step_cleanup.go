@@ -64,7 +64,7 @@ func stepCleanup(ctx context.Context, s *state) error {
 	if sc.empty() {
 		return nil
 	}
-	_, err := s.runScript(ctx, "cleanup", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 

@@ -30,6 +30,6 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 	sc.call("remove_repo_copies")
 	sc.call("disable_other_repos", repoFileNames(repoFiles)...)
 	sc.call("verify_repos_clean", s.inWorkDir("pw"))
-	_, err := s.runScript(ctx, "disable-repos", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }

@@ -52,6 +52,6 @@ func stepFiles(ctx context.Context, s *state) error {
 	for _, c := range place {
 		sc.call(c[0], c[1:]...)
 	}
-	_, err := s.runScript(ctx, "files", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }

@@ -15,6 +15,6 @@ func stepFinal(ctx context.Context, s *state) error {
 		addCleanup(sc, s.cfg.SkipCleanupSteps, true)
 	}
 	sc.call("unlink_old_home").call("remove_workdir")
-	_, err := s.runScript(ctx, "final", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }

@@ -19,6 +19,6 @@ func stepGrafanaPlugins(ctx context.Context, s *state) error {
 		id, ver, _ := strings.Cut(pl, " ")
 		sc.call("grafana_plugin", id, ver)
 	}
-	_, err := s.runScript(ctx, "grafana-plugins", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }

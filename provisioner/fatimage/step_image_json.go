@@ -95,7 +95,7 @@ func stepImageJSON(ctx context.Context, s *state) error {
 	if err := s.stage(sc, staged{"image.json", append(data, '\n')}); err != nil {
 		return err
 	}
-	if _, err := s.runScript(ctx, "image-json", sc.call("install_image_json")); err != nil {
+	if _, err := s.runScript(ctx, sc.call("install_image_json")); err != nil {
 		return err
 	}
 	if s.cfg.ManifestOutput != "" {

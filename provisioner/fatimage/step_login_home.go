@@ -9,6 +9,6 @@ func stepLoginHome(ctx context.Context, s *state) error {
 		home = "/var/lib/" + s.loginUser
 	}
 	s.say("login user's home")
-	_, err := s.runScript(ctx, "login-home", newScript("login-home").set("LOGIN_HOME", home))
+	_, err := s.runScript(ctx, newScript("login-home").set("LOGIN_HOME", home))
 	return err
 }

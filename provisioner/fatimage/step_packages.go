@@ -61,7 +61,7 @@ func (p packagePlan) script() *vmScript {
 func stepPackages(ctx context.Context, s *state) error {
 	p := s.cfg.packagePlan()
 	s.say(fmt.Sprintf("packages (%d module streams, %d to install, %d to remove)", len(p.Modules), len(p.Install), len(p.Remove)))
-	_, err := s.runScript(ctx, "packages", p.script())
+	_, err := s.runScript(ctx, p.script())
 	return err
 }
 

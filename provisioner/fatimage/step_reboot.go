@@ -35,7 +35,7 @@ func (s *state) reboot(ctx context.Context) error {
 	// The session ends with the reboot: a dropped connection (or a session
 	// that never ends, bounded here) is the expected outcome.
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	_, err = s.runScript(rctx, "reboot", newScript("reboot"))
+	_, err = s.runScript(rctx, newScript("reboot"))
 	cancel()
 	var ce *cmdError
 	if err != nil && !(errors.As(err, &ce) && ce.Status == packersdk.CmdDisconnect) && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {

@@ -48,7 +48,7 @@ func stepRepos(ctx context.Context, s *state) error {
 	if sc.empty() {
 		return nil
 	}
-	_, err := s.runScript(ctx, "repos", sc)
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 

@@ -10,7 +10,7 @@ func changesSELinux(s *state) bool { return s.cfg.SELinux != "unchanged" }
 // stepSELinux sets the SELinux mode of the next boot.
 func stepSELinux(ctx context.Context, s *state) error {
 	s.say("SELinux " + s.cfg.SELinux)
-	out, err := s.runScript(ctx, "selinux", newScript("selinux").set("SELINUX_MODE", s.cfg.SELinux))
+	out, err := s.runScript(ctx, newScript("selinux").set("SELINUX_MODE", s.cfg.SELinux))
 	s.rebootNeeded = s.rebootNeeded || strings.Contains(out, "REBOOT-NEEDED")
 	return err
 }

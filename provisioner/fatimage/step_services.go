@@ -13,6 +13,6 @@ func (c *Config) disabledServices() []string {
 // stepServices leaves the services stopped and disabled.
 func stepServices(ctx context.Context, s *state) error {
 	s.say("services left stopped and disabled")
-	_, err := s.runScript(ctx, "services", newScript("services").call("disable_services", s.cfg.disabledServices()...))
+	_, err := s.runScript(ctx, newScript("services").call("disable_services", s.cfg.disabledServices()...))
 	return err
 }

@@ -9,7 +9,7 @@ import (
 func stepUpdate(ctx context.Context, s *state) error {
 	s.say("dnf update")
 	sc := newScript("update").setList("DNF_ENABLE", s.cfg.EnableRepos).call("dnf_update", s.cfg.UpdateExclude...)
-	out, err := s.runScript(ctx, "update", sc)
+	out, err := s.runScript(ctx, sc)
 	s.rebootNeeded = s.rebootNeeded || strings.Contains(out, "REBOOT-NEEDED")
 	return err
 }

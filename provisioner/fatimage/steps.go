@@ -8,7 +8,7 @@ import "context"
 // docs/development.md, "Adding a provisioner step").
 type step struct {
 	// name is the step's name in errors and in the names of its scripts
-	// on the VM.
+	// on the VM (NN-<name>.sh in the work dir).
 	name string
 	// when reports whether the step has anything to do in this run; nil
 	// means always.
@@ -42,11 +42,12 @@ var steps = []step{
 }
 
 // runSteps runs the steps that apply, in order, until one fails.
-func runSteps(ctx context.Context, steps []step, s *state) error {
-	for _, st := range steps {
+func runSteps(ctx context.Context, table []step, s *state) error {
+	for _, st := range table {
 		if st.when != nil && !st.when(s) {
 			continue
 		}
+		s.step = st.name
 		if err := st.run(ctx, s); err != nil {
 			return err
 		}
