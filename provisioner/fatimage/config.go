@@ -6,11 +6,7 @@ package fatimage
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/mitchellh/mapstructure"
@@ -19,8 +15,6 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
-
-	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 )
 
 // Repo is one repository to write into /etc/yum.repos.d; the `repos`
@@ -66,19 +60,19 @@ type GPGKey struct {
 // Entries named like a built-in user (slurm, prometheus, grafana,
 // ansible-init, podman) replace it.
 type User struct {
-	Name string `mapstructure:"name" required:"true" yaml:"-"`
-	UID  int    `mapstructure:"uid" required:"true" yaml:"uid"`
+	Name string `mapstructure:"name" required:"true"`
+	UID  int    `mapstructure:"uid" required:"true"`
 	// Primary group, created with GID when missing. Empty: useradd's default.
-	Group string `mapstructure:"group" yaml:"group"`
-	GID   int    `mapstructure:"gid" yaml:"gid"`
+	Group string `mapstructure:"group"`
+	GID   int    `mapstructure:"gid"`
 	// Home directory. Default useradd's.
-	Home string `mapstructure:"home" yaml:"home"`
+	Home string `mapstructure:"home"`
 	// Login shell. Default useradd's.
-	Shell string `mapstructure:"shell" yaml:"shell"`
+	Shell string `mapstructure:"shell"`
 	// A system account (useradd -r).
-	System bool `mapstructure:"system" yaml:"system"`
+	System bool `mapstructure:"system"`
 	// Create the home directory.
-	CreateHome bool `mapstructure:"create_home" yaml:"create_home"`
+	CreateHome bool `mapstructure:"create_home"`
 }
 
 // File is a local file or directory copied into the image.
@@ -194,17 +188,6 @@ type Config struct {
 	ctx interpolate.Context
 }
 
-var (
-	reName     = regexp.MustCompile(`^[a-z_][a-z0-9_-]*\$?$`)
-	reRepoFile = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	reSection  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-	reOptKey   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-	reMode     = regexp.MustCompile(`^0?[0-7]{3,4}$`)
-	rePkg      = regexp.MustCompile(`^@?[A-Za-z0-9_.+:*-][A-Za-z0-9_.+:*/ -]*$`)
-	// grafana-cli plugin ids and versions
-	reGrafanaPlugin = regexp.MustCompile(`^[a-z0-9][a-z0-9-]* [0-9][0-9A-Za-z.+-]*$`)
-)
-
 // mergeUsers returns builtin with the configured users replacing those of
 // the same name, then the other configured users.
 func mergeUsers(builtin, conf []User) []User {
@@ -305,7 +288,7 @@ func (c *Config) Prepare(raws ...any) error {
 		c.RemoteFolder = "/var/tmp"
 	}
 	c.sets, c.users, c.binaries = nil, nil, nil
-	sets, setsErr := builtinSets.resolve(c.Groups)
+	sets, setsErr := resolveGroups(c.Groups)
 	if setsErr != nil {
 		resolveErrs = append(resolveErrs, setsErr)
 	} else {
@@ -315,7 +298,7 @@ func (c *Config) Prepare(raws ...any) error {
 		if *c.DefaultBinaries {
 			builtin = sets.binaries
 		}
-		c.binaries = mergeBinaries(builtin, c.Binaries, builtinSets.Binaries)
+		c.binaries = mergeBinaries(builtin, c.Binaries)
 	}
 	for i := range c.repos {
 		boolDefault(&c.repos[i].Enabled, true)
@@ -330,206 +313,29 @@ func (c *Config) Prepare(raws ...any) error {
 	return nil
 }
 
+// validators check the configuration, one concern each (validate_*.go);
+// each returns every problem it finds, naming the field.
+var validators = []func(*Config) []error{
+	(*Config).validateRepos,
+	(*Config).validateSystem,
+	(*Config).validatePackages,
+	(*Config).validateUsers,
+	(*Config).validateFiles,
+	(*Config).validateBinaries,
+}
+
 func (c *Config) validate() []error {
 	var errs []error
-	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
-
-	if len(c.repos) > 0 {
-		if c.RepoUsername != "" && c.RepoPassword == "" {
-			add("repo_password: must be set when repo_username is set (or set ARK_PASSWORD)")
-		}
-		if c.RepoPassword != "" && c.RepoUsername == "" {
-			add("repo_username: must be set when repo_password is set (or set ARK_USERNAME)")
-		}
-	}
-	for i, r := range c.repos {
-		if pulp.NeedsCredentials(r.BaseURL) && (c.RepoUsername == "" || c.RepoPassword == "") {
-			add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, r.BaseURL)
-			break
-		}
-	}
-	sections := map[string]bool{}
-	for i, r := range c.repos {
-		if r.BaseURL == "" {
-			add("repos[%d]: baseurl is required", i)
-		} else if !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") && !strings.HasPrefix(r.BaseURL, "file://") {
-			add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, r.BaseURL)
-		}
-		if !reRepoFile.MatchString(r.RepoFile) {
-			add("repos[%d]: repo_file %q must be a plain file name without .repo (letters, digits, . _ -)", i, r.RepoFile)
-		}
-		if !reSection.MatchString(r.RepoName) {
-			add("repos[%d]: repo_name %q must be a non-empty section name (letters, digits, . _ : -)", i, r.RepoName)
-		}
-		if k := r.RepoFile + "\x00" + r.RepoName; sections[k] {
-			add("repos[%d]: duplicate section [%s] in %s.repo", i, r.RepoName, r.RepoFile)
-		} else {
-			sections[k] = true
-		}
-		if r.Priority < 0 || r.Priority > 99 {
-			add("repos[%d]: priority %d must be between 1 and 99", i, r.Priority)
-		}
-		for k, v := range r.Options {
-			if !reOptKey.MatchString(k) || isReservedKey(k) {
-				add("repos[%d]: options key %q is not allowed", i, k)
-			}
-			if strings.ContainsAny(v, "\n\r") {
-				add("repos[%d]: options value for %q must be one line", i, k)
-			}
-		}
-		for _, s := range []string{r.BaseURL, r.Name} {
-			if strings.ContainsAny(s, "\n\r") {
-				add("repos[%d]: values must be one line", i)
-			}
-		}
-	}
-	if strings.ContainsAny(c.RepoUsername+c.RepoPassword, "\n\r") {
-		add("repo_username/repo_password: must be one line")
-	}
-	for i, k := range c.GPGKeys {
-		if !path.IsAbs(k.Path) || path.Clean(k.Path) != k.Path {
-			add("gpg_keys[%d]: path %q must be an absolute, clean path", i, k.Path)
-		}
-		if k.Key != "" && !strings.Contains(k.Key, "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
-			add("gpg_keys[%d]: key must be an armored PGP public key block", i)
-		}
-	}
-	switch c.Reboot {
-	case "auto", "always", "never":
-	default:
-		add("reboot: %q is not one of auto, always, never", c.Reboot)
-	}
-	if c.RebootTimeout < 0 {
-		add("reboot_timeout: must be positive, got %s", c.RebootTimeout)
-	}
-	switch c.SELinux {
-	case "disabled", "permissive", "unchanged":
-	default:
-		add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
-	}
-	checkPkgs := func(field string, l []string) {
-		for i, p := range l {
-			if !rePkg.MatchString(p) || strings.HasPrefix(p, "-") {
-				add("%s[%d]: %q is not a valid package name or spec", field, i, p)
-			}
-		}
-	}
-	checkPkgs("packages", c.Packages)
-	checkPkgs("remove_packages", c.RemovePackages)
-	checkPkgs("exclude", c.Exclude)
-	for i, m := range c.ModuleStreams {
-		if !regexp.MustCompile(`^[A-Za-z0-9_.+-]+(:[A-Za-z0-9_.+-]+)?(/[A-Za-z0-9_.+-]+)?$`).MatchString(m) {
-			add("module_streams[%d]: %q must be name:stream", i, m)
-		}
-	}
-	checkPkgs("update_exclude", c.UpdateExclude)
-	for i, r := range c.EnableRepos {
-		if !reSection.MatchString(r) {
-			add("enable_repos[%d]: %q is not a valid repo id", i, r)
-		}
-	}
-	// Duplicates among the configured users, then every field and id
-	// clash over the merged list (configured users replace built-ins).
-	confIdx, users := map[string]int{}, map[string]bool{}
-	for i, u := range c.Users {
-		if users[u.Name] {
-			add("users[%d]: duplicate user %q", i, u.Name)
-		}
-		users[u.Name] = true
-		confIdx[u.Name] = i
-	}
-	uids, groups := map[int]string{}, map[string]int{}
-	for _, u := range c.users {
-		label := fmt.Sprintf("built-in user %q", u.Name)
-		if i, ok := confIdx[u.Name]; ok {
-			label = fmt.Sprintf("users[%d]", i)
-		}
-		if !reName.MatchString(u.Name) || len(u.Name) > 32 {
-			add("%s: name %q is not a valid user name", label, u.Name)
-		}
-		if u.UID == 0 {
-			add("%s: uid is required (a fixed id between 1 and 65533)", label)
-		} else if u.UID < 0 || u.UID > 65533 {
-			add("%s: uid %d must be between 1 and 65533", label, u.UID)
-		} else if o, ok := uids[u.UID]; ok && o != u.Name {
-			add("%s: uid %d already used by %q", label, u.UID, o)
-		} else {
-			uids[u.UID] = u.Name
-		}
-		if u.Group != "" && !reName.MatchString(u.Group) {
-			add("%s: group %q is not a valid group name", label, u.Group)
-		}
-		if u.GID != 0 && u.Group == "" {
-			add("%s: gid needs group", label)
-		}
-		if u.Group != "" && (u.GID < 0 || u.GID > 65533) {
-			add("%s: gid %d must be between 1 and 65533", label, u.GID)
-		}
-		if u.Group != "" && u.GID > 0 {
-			if g, ok := groups[u.Group]; ok && g != u.GID {
-				add("%s: group %q given two gids (%d, %d)", label, u.Group, g, u.GID)
-			}
-			groups[u.Group] = u.GID
-		}
-		if u.Home != "" && !path.IsAbs(u.Home) {
-			add("%s: home %q must be absolute", label, u.Home)
-		}
-		if u.Shell != "" && !path.IsAbs(u.Shell) {
-			add("%s: shell %q must be absolute", label, u.Shell)
-		}
-	}
-	for i, f := range c.Files {
-		if f.Source == "" {
-			add("files[%d]: source is required", i)
-		} else if _, err := os.Stat(f.Source); err != nil {
-			add("files[%d]: source: %v", i, err)
-		}
-		if !path.IsAbs(f.Destination) {
-			add("files[%d]: destination %q must be absolute", i, f.Destination)
-		}
-		if f.Mode != "" && !reMode.MatchString(f.Mode) {
-			add("files[%d]: mode %q must be octal like 0644", i, f.Mode)
-		}
-		if f.Owner != "" && !regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`).MatchString(f.Owner) {
-			add("files[%d]: owner %q must be user or user:group", i, f.Owner)
-		}
-	}
-	for i, s := range c.SkipCleanupSteps {
-		if _, ok := cleanupStepByName(s); !ok {
-			add("skip_cleanup_steps[%d]: unknown step %q (known: %s)", i, s, strings.Join(cleanupStepNames(), ", "))
-		}
-	}
-	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
-	} else {
-		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
-	}
-	switch c.BinarySource {
-	case "vm", "host":
-	default:
-		add("binary_source: %q is not one of vm, host", c.BinarySource)
-	}
-	for i, gp := range c.GrafanaPlugins {
-		if !reGrafanaPlugin.MatchString(gp) {
-			add("grafana_plugins[%d]: %q must be \"<plugin id> <version>\"", i, gp)
-		}
-	}
-	for i, s := range c.DisableServices {
-		if !reSection.MatchString(s) {
-			add("disable_services[%d]: %q is not a valid unit name", i, s)
-		}
-	}
-	if c.LoginHome != "" && (!path.IsAbs(c.LoginHome) || path.Clean(c.LoginHome) != c.LoginHome || c.LoginHome == "/") {
-		add("login_home: %q must be an absolute, clean path other than /", c.LoginHome)
-	}
-	if !strings.Contains(c.ExecuteCommand, "{{.Path}}") {
-		add("execute_command: must contain {{.Path}}")
-	}
-	if !path.IsAbs(c.RemoteFolder) {
-		add("remote_folder: %q must be absolute", c.RemoteFolder)
+	for _, v := range validators {
+		errs = append(errs, v(c)...)
 	}
 	return errs
 }
+
+// problems collects validation errors.
+type problems []error
+
+func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
 
 // credentialsLeftWarning is what to say when the run leaves repository
 // credentials on the VM (disable_repos = false): fine before another
@@ -548,4 +354,18 @@ func isReservedKey(k string) bool {
 		return true
 	}
 	return false
+}
+
+// repoIDs are the repositories enabled for the build: the enabled
+// sections of repos and enable_repos.
+func (c *Config) repoIDs() []string {
+	return appendUnique(enabledRepoIDs(c.repos), c.EnableRepos...)
+}
+
+// groupSets is what the groups resolved to (nothing before Prepare).
+func (c *Config) groupSets() *resolved {
+	if c.sets == nil {
+		return &resolved{}
+	}
+	return c.sets
 }

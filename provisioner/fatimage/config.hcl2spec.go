@@ -10,13 +10,13 @@ import (
 // FlatBinary is an auto-generated flat version of Binary.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatBinary struct {
-	Name        *string  `mapstructure:"name" required:"true" yaml:"-" cty:"name" hcl:"name"`
-	Version     *string  `mapstructure:"version" yaml:"version" cty:"version" hcl:"version"`
-	SHA256      *string  `mapstructure:"sha256" yaml:"sha256" cty:"sha256" hcl:"sha256"`
-	URL         *string  `mapstructure:"url" yaml:"url" cty:"url" hcl:"url"`
-	Files       []string `mapstructure:"files" yaml:"files" cty:"files" hcl:"files"`
-	Destination *string  `mapstructure:"destination" yaml:"destination" cty:"destination" hcl:"destination"`
-	Mode        *string  `mapstructure:"mode" yaml:"mode" cty:"mode" hcl:"mode"`
+	Name        *string  `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	Version     *string  `mapstructure:"version" cty:"version" hcl:"version"`
+	SHA256      *string  `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
+	URL         *string  `mapstructure:"url" cty:"url" hcl:"url"`
+	Files       []string `mapstructure:"files" cty:"files" hcl:"files"`
+	Destination *string  `mapstructure:"destination" cty:"destination" hcl:"destination"`
+	Mode        *string  `mapstructure:"mode" cty:"mode" hcl:"mode"`
 }
 
 // FlatMapstructure returns a new FlatBinary.
@@ -202,14 +202,14 @@ func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 // FlatUser is an auto-generated flat version of User.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatUser struct {
-	Name       *string `mapstructure:"name" required:"true" yaml:"-" cty:"name" hcl:"name"`
-	UID        *int    `mapstructure:"uid" required:"true" yaml:"uid" cty:"uid" hcl:"uid"`
-	Group      *string `mapstructure:"group" yaml:"group" cty:"group" hcl:"group"`
-	GID        *int    `mapstructure:"gid" yaml:"gid" cty:"gid" hcl:"gid"`
-	Home       *string `mapstructure:"home" yaml:"home" cty:"home" hcl:"home"`
-	Shell      *string `mapstructure:"shell" yaml:"shell" cty:"shell" hcl:"shell"`
-	System     *bool   `mapstructure:"system" yaml:"system" cty:"system" hcl:"system"`
-	CreateHome *bool   `mapstructure:"create_home" yaml:"create_home" cty:"create_home" hcl:"create_home"`
+	Name       *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	UID        *int    `mapstructure:"uid" required:"true" cty:"uid" hcl:"uid"`
+	Group      *string `mapstructure:"group" cty:"group" hcl:"group"`
+	GID        *int    `mapstructure:"gid" cty:"gid" hcl:"gid"`
+	Home       *string `mapstructure:"home" cty:"home" hcl:"home"`
+	Shell      *string `mapstructure:"shell" cty:"shell" hcl:"shell"`
+	System     *bool   `mapstructure:"system" cty:"system" hcl:"system"`
+	CreateHome *bool   `mapstructure:"create_home" cty:"create_home" hcl:"create_home"`
 }
 
 // FlatMapstructure returns a new FlatUser.

@@ -19,8 +19,8 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 )
 
 //go:embed playbook/fatimage.yml
@@ -40,7 +40,11 @@ type Result struct {
 func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec *Recording) Result {
 	tb.Helper()
 	var p fatimage.Provisioner
-	if err := p.Prepare(w.ProvisionerConfig()); err != nil {
+	// the provisioner's own counts come from its manifest
+	manifest := filepath.Join(tb.TempDir(), "manifest.json")
+	conf := w.ProvisionerConfig()
+	conf["manifest_output"] = manifest
+	if err := p.Prepare(conf); err != nil {
 		tb.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -53,7 +57,17 @@ func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec 
 	if err := p.Provision(ctx, ui, comm, nil); err != nil {
 		tb.Fatalf("provisioner on %s: %v\n%s", v.Name, err, tail(out.String(), 40))
 	}
-	r := Result{Wall: time.Since(start), SelfDNF: p.DNFRuns(), Reboots: p.Reboots()}
+	r := Result{Wall: time.Since(start)}
+	var m struct {
+		DNFRuns int `json:"dnf_runs"`
+		Reboots int `json:"reboots"`
+	}
+	if data, err := os.ReadFile(manifest); err != nil {
+		tb.Fatal(err)
+	} else if err := json.Unmarshal(data, &m); err != nil {
+		tb.Fatalf("manifest: %v", err)
+	}
+	r.SelfDNF, r.Reboots = m.DNFRuns, m.Reboots
 	r.Counts = v.Counts(tb)
 	return r
 }

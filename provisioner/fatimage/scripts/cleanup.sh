@@ -1,0 +1,62 @@
+# shellcheck shell=sh
+# The cleanup steps, one function each: cleanup_<name with _ for ->.
+# skip_cleanup_steps names them; the provisioner's cleanupSteps table
+# says which run last (after them SSH logins may fail).
+
+# cleanup_step NAME runs one step.
+cleanup_step() {
+  echo "cleanup: $1"
+  "cleanup_$(printf '%s' "$1" | tr - _)"
+}
+
+cleanup_dnf_clean() {
+  fatimage_run dnf clean all
+}
+
+cleanup_resolv_conf() {
+  if [ -L /etc/resolv.conf ]; then echo 'resolv.conf is managed; kept'; else rm -f /etc/resolv.conf; fi
+}
+
+cleanup_nm_cloud_init() {
+  rm -f /etc/NetworkManager/conf.d/99-cloud-init.conf
+}
+
+cleanup_cloud_init() {
+  if command -v cloud-init >/dev/null 2>&1; then cloud-init clean --logs --seed; fi
+}
+
+# journald is stopped first so it cannot write the files back
+cleanup_journal() {
+  systemctl stop systemd-journald.socket systemd-journald-dev-log.socket systemd-journald-audit.socket systemd-journald.service >/dev/null 2>&1 || true
+  rm -rf /var/log/journal/*
+}
+
+cleanup_machine_id() {
+  : > /etc/machine-id
+  rm -f /var/lib/dbus/machine-id
+}
+
+cleanup_munge_key() {
+  rm -f /etc/munge/munge.key
+}
+
+cleanup_slurm_conf() {
+  rm -f /etc/slurm/slurm.conf
+}
+
+cleanup_slurm_logs() {
+  rm -rf /var/log/slurm*
+}
+
+cleanup_tmp() {
+  find /tmp -mindepth 1 -maxdepth 1 ! -path "$FATIMAGE_WORKDIR" -exec rm -rf {} +
+}
+
+cleanup_ssh_host_keys() {
+  rm -f /etc/ssh/ssh_host_*
+}
+
+cleanup_login_ssh_keys() {
+  h=$(getent passwd "$FATIMAGE_LOGIN_USER" | cut -d: -f6)
+  if [ -n "$h" ] && [ "$h" != / ]; then rm -rf "$h/.ssh"; fi
+}

@@ -1,0 +1,109 @@
+package fatimage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
+)
+
+// imageInfo is /var/lib/image/image.json.
+type imageInfo struct {
+	OS            string                 `json:"os"`
+	OSID          string                 `json:"os_id"`
+	OSVersion     string                 `json:"os_version"`
+	Kernel        string                 `json:"kernel"`
+	Snapshots     map[string]string      `json:"snapshots"`
+	SnapshotID    string                 `json:"snapshot_id,omitempty"`
+	PackageCount  int                    `json:"package_count"`
+	PackageDigest string                 `json:"package_digest"`
+	Groups        []string               `json:"groups,omitempty"`
+	Binaries      map[string]imageBinary `json:"binaries,omitempty"`
+	BuildStarted  string                 `json:"build_started"`
+	BuildFinished string                 `json:"build_finished"`
+	Builder       string                 `json:"builder"`
+}
+
+type imageBinary struct {
+	Version string   `json:"version"`
+	SHA256  string   `json:"sha256"`
+	Files   []string `json:"files"`
+}
+
+type manifest struct {
+	Image    imageInfo `json:"image"`
+	Packages []string  `json:"packages"`
+	DNFRuns  int       `json:"dnf_runs"`
+	Reboots  int       `json:"reboots"`
+}
+
+// facts runs scripts/facts.sh and parses its output.
+func (s *state) facts(ctx context.Context) (map[string]string, []string, error) {
+	out, err := s.runScriptQuiet(ctx, "facts", newScript("facts"))
+	if err != nil {
+		return nil, nil, err
+	}
+	head, pkgs, _ := strings.Cut(out, "--packages--\n")
+	f := map[string]string{}
+	for _, l := range strings.Split(head, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			f[k] = v
+		}
+	}
+	return f, strings.Fields(pkgs), nil
+}
+
+// stepImageJSON writes /var/lib/image/image.json and the manifest.
+func stepImageJSON(ctx context.Context, s *state) error {
+	s.say("image.json")
+	f, pkgs, err := s.facts(ctx)
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(f["package_count"]))
+	info := imageInfo{
+		OS: f["os"], OSID: f["os_id"], OSVersion: f["os_version"], Kernel: f["kernel"],
+		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
+		Groups: s.cfg.Groups, BuildStarted: s.started.Format(time.RFC3339),
+		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
+	}
+	for _, b := range s.cfg.binaries {
+		if info.Binaries == nil {
+			info.Binaries = map[string]imageBinary{}
+		}
+		info.Binaries[b.Name] = imageBinary{Version: b.Version, SHA256: strings.ToLower(b.SHA256), Files: b.Files}
+	}
+	var refs []pulp.SnapshotRef
+	for _, r := range s.cfg.repos {
+		refs = append(refs, pulp.SnapshotRef{Name: r.Name, Path: r.Path, Timestamp: r.Timestamp})
+		key := r.RepoName
+		if r.Name != "" {
+			key = r.Name
+		}
+		info.Snapshots[key] = snapshotTimestamp(r)
+	}
+	if len(refs) > 0 {
+		info.SnapshotID = pulp.SnapshotID(refs) // the data source's snapshot_id for the same repos
+	}
+	data, _ := json.MarshalIndent(info, "", "  ")
+	sc := newScript("image-json")
+	if err := s.stage(sc, staged{"image.json", append(data, '\n')}); err != nil {
+		return err
+	}
+	if _, err := s.runScript(ctx, sc.call("install_image_json")); err != nil {
+		return err
+	}
+	if s.cfg.ManifestOutput != "" {
+		m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots}
+		data, _ := json.MarshalIndent(m, "", "  ")
+		if err := os.WriteFile(s.cfg.ManifestOutput, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("manifest_output: %w", err)
+		}
+	}
+	return nil
+}

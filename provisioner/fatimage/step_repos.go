@@ -1,0 +1,66 @@
+package fatimage
+
+import (
+	"context"
+	"fmt"
+)
+
+// stepRepos writes the GPG keys and the repositories, disables every
+// other repository (replace_repos) and loads the new ones' metadata.
+func stepRepos(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("repositories")
+	for _, r := range c.repos {
+		if r.Warning != "" {
+			s.say(fmt.Sprintf("WARNING: repository %s: %s", r.Name, r.Warning))
+		}
+	}
+	var files []staged
+	for i, k := range c.GPGKeys {
+		if k.Key != "" {
+			files = append(files, staged{keyFile(i), []byte(k.Key)})
+		}
+	}
+	repoFiles := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
+	for _, f := range repoFiles {
+		files = append(files, staged{f.Name, []byte(f.Content)})
+	}
+	sc := newScript("repofiles", "repos")
+	if err := s.stage(sc, files...); err != nil {
+		return err
+	}
+	for i, k := range c.GPGKeys {
+		if k.Key != "" {
+			sc.call("install_key", s.inWorkDir(keyFile(i)), k.Path)
+		}
+		sc.call("import_key", k.Path)
+	}
+	installRepoFiles(sc, repoFiles, s.workDir, *c.ReplaceRepos)
+	if *c.ReplaceRepos && len(repoFiles) > 0 {
+		sc.call("disable_other_repos", repoFileNames(repoFiles)...)
+	}
+	// Load the new repositories' metadata now: wrong credentials or a
+	// missing snapshot fail here, before any package work, and the
+	// update and install reuse the cache.
+	if ids := enabledRepoIDs(c.repos); len(ids) > 0 {
+		sc.call("make_cache", ids...)
+	}
+	if sc.empty() {
+		return nil
+	}
+	_, err := s.runScript(ctx, sc)
+	return err
+}
+
+func keyFile(i int) string { return fmt.Sprintf("key-%d", i) }
+
+// enabledRepoIDs are the sections of repos enabled for the build.
+func enabledRepoIDs(repos []Repo) []string {
+	var ids []string
+	for _, r := range repos {
+		if r.Enabled == nil || *r.Enabled {
+			ids = append(ids, r.RepoName)
+		}
+	}
+	return ids
+}
