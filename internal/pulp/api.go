@@ -109,6 +109,9 @@ func errorDetail(body []byte) string {
 // abs turns an href ("/pulp/api/v3/...") or a path below the API prefix
 // into a full URL.
 func (a *API) abs(ref string) string {
+	if strings.HasPrefix(ref, a.base+"/") {
+		return ref
+	}
 	if strings.HasPrefix(ref, "/") {
 		return a.base + ref
 	}

@@ -140,13 +140,23 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case rel == "repositories/rpm/rpm/":
 		s.collection(w, r, body, s.listRepositories, s.createRepository)
 	case len(parts) == 4 && parts[0] == "repositories":
-		s.serveObject(w, r, func() (any, bool) { s.mu.Lock(); defer s.mu.Unlock(); x, ok := s.repos["/"+APIPrefix[1:]+rel]; return x, ok })
+		s.serveObject(w, r, func() (any, bool) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			x, ok := s.repos["/"+APIPrefix[1:]+rel]
+			return x, ok
+		})
 	case len(parts) == 5 && parts[0] == "repositories" && parts[4] == "sync" && r.Method == http.MethodPost:
 		s.startSync(w, r, "/"+APIPrefix[1:]+strings.TrimSuffix(rel, "sync/"), body)
 	case rel == "publications/rpm/rpm/":
 		s.collection(w, r, body, s.listPublications, s.createPublication)
 	case len(parts) == 4 && parts[0] == "publications":
-		s.serveObject(w, r, func() (any, bool) { s.mu.Lock(); defer s.mu.Unlock(); x, ok := s.pubs["/"+APIPrefix[1:]+rel]; return x, ok })
+		s.serveObject(w, r, func() (any, bool) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			x, ok := s.pubs["/"+APIPrefix[1:]+rel]
+			return x, ok
+		})
 	case rel == "distributions/rpm/rpm/":
 		s.collection(w, r, body, s.listDistributions, s.createDistribution)
 	case len(parts) == 4 && parts[0] == "distributions":
