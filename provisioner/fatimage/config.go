@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,13 @@ type Repo struct {
 	// The data source's note that newer snapshots were passed over;
 	// shown in the build output.
 	Warning string `mapstructure:"warning"`
+	// The data source's `site_pulp` outcome (`created` or `reused`);
+	// summarised in the build output.
+	SitePulp string `mapstructure:"site_pulp"`
+	// `none`: write no credentials for this repository even when
+	// repo_username/repo_password are set (the data source says so for a
+	// site Pulp that serves without them).
+	Credentials string `mapstructure:"credentials"`
 	// Any other key of a `repos` element is written as an extra
 	// `key = value` line of the section (e.g. `sslverify = "0"`).
 	Options map[string]string `mapstructure:",remain"`
@@ -274,6 +282,12 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.RepoPassword == "" {
 		c.RepoPassword = os.Getenv("ARK_PASSWORD")
 	}
+	// Repositories the data source marked credentials = "none" (a site
+	// Pulp serving without a guard) need no password; when all are so
+	// marked, none is taken to the VM at all, not even ARK_PASSWORD.
+	if len(c.repos) > 0 && !slices.ContainsFunc(c.repos, func(r Repo) bool { return r.Credentials != "none" }) {
+		c.RepoUsername, c.RepoPassword = "", ""
+	}
 	boolDefault(&c.ReplaceRepos, true)
 	boolDefault(&c.Update, true)
 	boolDefault(&c.Cleanup, true)
@@ -365,6 +379,9 @@ func (c *Config) validate() []error {
 			add("repos[%d]: duplicate section [%s] in %s.repo", i, r.RepoName, r.RepoFile)
 		} else {
 			sections[k] = true
+		}
+		if r.Credentials != "" && r.Credentials != "none" {
+			add("repos[%d]: credentials %q must be \"none\" or empty", i, r.Credentials)
 		}
 		if r.Priority < 0 || r.Priority > 99 {
 			add("repos[%d]: priority %d must be between 1 and 99", i, r.Priority)
@@ -544,7 +561,7 @@ func (c *Config) credentialsLeftWarning() string {
 
 func isReservedKey(k string) bool {
 	switch k {
-	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes":
+	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes", "site_pulp", "credentials":
 		return true
 	}
 	return false

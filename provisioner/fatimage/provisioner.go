@@ -78,6 +78,9 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 	}
 
 	ui.Say("fatimage: repositories")
+	if msg := sitePulpSummary(c.repos); msg != "" {
+		ui.Say(msg)
+	}
 	for _, r := range c.repos {
 		if r.Warning != "" {
 			ui.Say(fmt.Sprintf("fatimage: WARNING: repository %s: %s", r.Name, r.Warning))
@@ -217,4 +220,26 @@ func appendUnique(l []string, add ...string) []string {
 		}
 	}
 	return l
+}
+
+// sitePulpSummary reports what the data source's site_pulp did, since
+// Packer shows data sources' progress only in its log.
+func sitePulpSummary(repos []Repo) string {
+	var created, reused []string
+	for _, r := range repos {
+		switch r.SitePulp {
+		case "created":
+			created = append(created, r.Name)
+		case "reused":
+			reused = append(reused, r.Name)
+		}
+	}
+	if len(created)+len(reused) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("fatimage: site Pulp: %d snapshots synced now, %d already served", len(created), len(reused))
+	if len(created) > 0 {
+		msg += " (synced: " + strings.Join(created, ", ") + ")"
+	}
+	return msg
 }
