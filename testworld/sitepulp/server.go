@@ -101,6 +101,15 @@ func New(o Options) (*Server, error) {
 			return nil, err
 		}
 		s.dir, s.tmpDir = d, true
+	} else {
+		// Objects live in memory only, so content a previous run left
+		// behind belongs to nothing.
+		if err := os.RemoveAll(s.dir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

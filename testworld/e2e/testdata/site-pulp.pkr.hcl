@@ -1,0 +1,73 @@
+# The site Pulp end to end: the build VM cannot reach the Ark double, so
+# the data source syncs the chosen snapshots into the lab's site Pulp and
+# the provisioner installs from there. Run twice: the second build must
+# reuse everything.
+packer {
+  required_plugins {
+    fatimage = {
+      source  = "github.com/stackhpc/fatimage"
+      version = ">= 0.1.0"
+    }
+  }
+}
+
+variable "image_name" {
+  type = string
+}
+
+variable "site_pulp_password" {
+  type      = string
+  default   = env("LAB_SITE_PULP_PASSWORD")
+  sensitive = true
+}
+
+data "fatimage-ark" "rocky" {
+  content_url = env("ARK_CONTENT_URL")
+  os_version  = "9.6"
+  repo {
+    name      = "baseos"
+    path      = "rocky/9.6/BaseOS/x86_64/os"
+    repo_file = "rocky"
+  }
+  repo {
+    name      = "appstream"
+    path      = "rocky/9.6/AppStream/x86_64/os"
+    repo_file = "rocky"
+  }
+  repo {
+    name      = "crb"
+    path      = "rocky/9.6/CRB/x86_64/os"
+    repo_file = "rocky"
+  }
+  site_pulp {
+    url      = env("LAB_SITE_PULP_URL")
+    username = env("LAB_SITE_PULP_USERNAME")
+    password = var.site_pulp_password
+    policy   = "immediate"
+  }
+}
+
+source "fatimage-openstack" "lab" {
+  source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
+  flavor              = "m1.small"
+  floating_ip_network = "public"
+  ssh_username        = "rocky"
+  image_name          = var.image_name
+  instance_name       = var.image_name
+  ssh_timeout         = "2m"
+}
+
+build {
+  sources = ["source.fatimage-openstack.lab"]
+
+  provisioner "fatimage" {
+    repos            = data.fatimage-ark.rocky.repos
+    packages         = ["munge-devel"]
+    update           = false
+    selinux          = "unchanged"
+    default_binaries = false
+    gpg_keys {
+      path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
+    }
+  }
+}
