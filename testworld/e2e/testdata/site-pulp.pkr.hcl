@@ -15,6 +15,21 @@ variable "image_name" {
   type = string
 }
 
+variable "content_url" {
+  type    = string
+  default = env("ARK_CONTENT_URL")
+}
+
+variable "site_pulp_url" {
+  type    = string
+  default = env("LAB_SITE_PULP_URL")
+}
+
+variable "site_pulp_username" {
+  type    = string
+  default = env("LAB_SITE_PULP_USERNAME")
+}
+
 variable "site_pulp_password" {
   type      = string
   default   = env("LAB_SITE_PULP_PASSWORD")
@@ -22,7 +37,7 @@ variable "site_pulp_password" {
 }
 
 data "fatimage-ark" "rocky" {
-  content_url = env("ARK_CONTENT_URL")
+  content_url = var.content_url
   os_version  = "9.6"
   repo {
     name      = "baseos"
@@ -40,8 +55,8 @@ data "fatimage-ark" "rocky" {
     repo_file = "rocky"
   }
   site_pulp {
-    url      = env("LAB_SITE_PULP_URL")
-    username = env("LAB_SITE_PULP_USERNAME")
+    url      = var.site_pulp_url
+    username = var.site_pulp_username
     password = var.site_pulp_password
     policy   = "immediate"
   }
