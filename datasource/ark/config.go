@@ -182,15 +182,20 @@ func (s *SitePulpConfig) prepare(add func(string, ...any)) {
 	if s.Policy != "on_demand" && s.Policy != "immediate" {
 		add("site_pulp.policy: %q is not one of \"on_demand\", \"immediate\"", s.Policy)
 	}
-	if s.Timeout < 0 {
-		add("site_pulp.timeout: must be positive, got %s", s.Timeout)
-	}
+	checkConnection(add, "site_pulp.", s.Timeout, s.CAFile)
 	if s.TaskTimeout < 0 {
 		add("site_pulp.task_timeout: must be positive, got %s", s.TaskTimeout)
 	}
-	if s.CAFile != "" {
-		if _, err := os.Stat(s.CAFile); err != nil {
-			add("site_pulp.ca_file: %v", err)
+}
+
+// checkConnection checks the settings every server's block shares.
+func checkConnection(add func(string, ...any), prefix string, timeout time.Duration, caFile string) {
+	if timeout < 0 {
+		add("%stimeout: must be positive, got %s", prefix, timeout)
+	}
+	if caFile != "" {
+		if _, err := os.Stat(caFile); err != nil {
+			add("%sca_file: %v", prefix, err)
 		}
 	}
 }
@@ -229,16 +234,9 @@ func (c *Config) Prepare() error {
 	if err := checkContentURL(c.ContentURL); err != nil {
 		add("content_url: %v", err)
 	}
-	if c.Timeout < 0 {
-		add("timeout: must be positive, got %s", c.Timeout)
-	}
+	checkConnection(add, "", c.Timeout, c.CAFile)
 	if c.Concurrency < 0 {
 		add("concurrency: must be at least 1, got %d", c.Concurrency)
-	}
-	if c.CAFile != "" {
-		if _, err := os.Stat(c.CAFile); err != nil {
-			add("ca_file: %v", err)
-		}
 	}
 	if c.OSVersion == "" {
 		add(`os_version: required, for example "9.6"`)

@@ -229,8 +229,8 @@ func (s *Server) paginate(w http.ResponseWriter, r *http.Request, all []any) {
 	writeJSON(w, http.StatusOK, map[string]any{"count": len(all), "next": next, "previous": prev, "results": all[offset:end]})
 }
 
-// filter keeps the objects whose field equals the query's value for
-// every given filter.
+// match reports whether every filter the query gives equals the
+// object's field.
 func match(q url.Values, fields map[string]string) bool {
 	for k, want := range fields {
 		if v := q.Get(k); v != "" && v != want {
@@ -240,61 +240,48 @@ func match(q url.Values, fields map[string]string) bool {
 	return true
 }
 
-func sorted[T any](m map[string]*T, created func(*T) string) []*T {
-	out := make([]*T, 0, len(m))
+// listOf lists the objects of m (oldest first) whose filter fields match
+// the query; describe gives an object's sort key and filter fields.
+func listOf[T any](s *Server, m map[string]*T, q url.Values, describe func(*T) (string, map[string]string)) []any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := make([]*T, 0, len(m))
 	for _, v := range m {
-		out = append(out, v)
+		all = append(all, v)
 	}
-	slices.SortFunc(out, func(a, b *T) int { return strings.Compare(created(a), created(b)) })
+	key := func(x *T) string { k, _ := describe(x); return k }
+	slices.SortFunc(all, func(a, b *T) int { return strings.Compare(key(a), key(b)) })
+	var out []any
+	for _, x := range all {
+		if _, fields := describe(x); match(q, fields) {
+			out = append(out, *x)
+		}
+	}
 	return out
 }
 
 func (s *Server) listRemotes(q url.Values) []any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []any
-	for _, x := range sorted(s.remotes, func(x *Remote) string { return x.Created + x.Href }) {
-		if match(q, map[string]string{"name": x.Name}) {
-			out = append(out, *x)
-		}
-	}
-	return out
+	return listOf(s, s.remotes, q, func(x *Remote) (string, map[string]string) {
+		return x.Created + x.Href, map[string]string{"name": x.Name}
+	})
 }
 
 func (s *Server) listRepositories(q url.Values) []any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []any
-	for _, x := range sorted(s.repos, func(x *Repository) string { return x.Created + x.Href }) {
-		if match(q, map[string]string{"name": x.Name}) {
-			out = append(out, *x)
-		}
-	}
-	return out
+	return listOf(s, s.repos, q, func(x *Repository) (string, map[string]string) {
+		return x.Created + x.Href, map[string]string{"name": x.Name}
+	})
 }
 
 func (s *Server) listPublications(q url.Values) []any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []any
-	for _, x := range sorted(s.pubs, func(x *Publication) string { return x.Created + x.Href }) {
-		if match(q, map[string]string{"repository_version": x.RepositoryVersion, "repository": x.Repository}) {
-			out = append(out, *x)
-		}
-	}
-	return out
+	return listOf(s, s.pubs, q, func(x *Publication) (string, map[string]string) {
+		return x.Created + x.Href, map[string]string{"repository_version": x.RepositoryVersion, "repository": x.Repository}
+	})
 }
 
 func (s *Server) listDistributions(q url.Values) []any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []any
-	for _, x := range sorted(s.dists, func(x *Distribution) string { return x.Created + x.Href }) {
-		if match(q, map[string]string{"name": x.Name, "base_path": x.BasePath}) {
-			out = append(out, *x)
-		}
-	}
-	return out
+	return listOf(s, s.dists, q, func(x *Distribution) (string, map[string]string) {
+		return x.Created + x.Href, map[string]string{"name": x.Name, "base_path": x.BasePath}
+	})
 }
 
 func (s *Server) listTasks(q url.Values) []any {
