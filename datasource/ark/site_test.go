@@ -298,3 +298,36 @@ func TestSitePulpConfigErrors(t *testing.T) {
 		t.Fatalf("defaults: %+v", sp)
 	}
 }
+
+// A distribution someone made at the base path without a publication is
+// completed (pointed at the new publication), not duplicated.
+func TestSitePulpCompletesEmptyDistribution(t *testing.T) {
+	ark, site := siteWorld(t, sitepulp.Options{})
+	api, err := pulp.NewAPI(site.URL(), pulp.ClientOptions{Username: siteUser, Password: sitePassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := pulp.SiteSnapshot{Path: sitePaths[0], Timestamp: siteTS}
+	ctx := context.Background()
+	task, err := api.CreateDistribution(ctx, pulp.Distribution{Name: "made-by-hand", BasePath: snap.BasePath()})
+	if err == nil {
+		_, err = api.Wait(ctx, task)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runSite(t, ark, siteRaw(site, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := api.DistributionByBasePath(ctx, snap.BasePath())
+	if err != nil || d == nil || d.Name != "made-by-hand" || d.Publication == "" {
+		t.Fatalf("distribution %+v %v", d, err)
+	}
+	if st := site.Stats(); st.Distributions != 2 || out.Synced["baseos"] != SyncCreated {
+		t.Fatalf("%+v %v", st, out.Synced)
+	}
+	if code, _ := get(t, out.Repos[0].BaseURL+"/repodata/repomd.xml", "", ""); code != 200 {
+		t.Fatalf("site does not serve %s: %d", out.Repos[0].BaseURL, code)
+	}
+}

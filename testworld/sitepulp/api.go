@@ -382,9 +382,17 @@ func (s *Server) createRemote(w http.ResponseWriter, r *http.Request, body map[s
 
 // serveRemote reads (GET) or updates (PATCH, in a task) one remote.
 func (s *Server) serveRemote(w http.ResponseWriter, r *http.Request, body map[string]any) {
-	href := r.URL.Path
+	serveUpdatable(s, w, r, s.remotes, r.URL.Path,
+		func(v validation) { s.checkRemoteFields(body, v, true, r.URL.Path) },
+		func(x *Remote) { applyRemote(x, body) })
+}
+
+// serveUpdatable answers GET of one object of m, and PATCH, which is
+// validated at once (check, under s.mu) and applied in a task (apply,
+// under s.mu) as pulpcore's general_update does.
+func serveUpdatable[T any](s *Server, w http.ResponseWriter, r *http.Request, m map[string]*T, href string, check func(validation), apply func(*T)) {
 	s.mu.Lock()
-	x, ok := s.remotes[href]
+	x, ok := m[href]
 	if !ok {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusNotFound, detail("Not found."))
@@ -397,7 +405,7 @@ func (s *Server) serveRemote(w http.ResponseWriter, r *http.Request, body map[st
 		writeJSON(w, http.StatusOK, cp)
 	case http.MethodPatch:
 		v := validation{}
-		s.checkRemoteFields(body, v, true, href)
+		check(v)
 		s.mu.Unlock()
 		if v.fail(w) {
 			return
@@ -405,7 +413,7 @@ func (s *Server) serveRemote(w http.ResponseWriter, r *http.Request, body map[st
 		s.spawn(w, "pulpcore.app.tasks.base.general_update", func(t *Task) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			applyRemote(x, body)
+			apply(x)
 			return nil
 		})
 	default:
@@ -612,38 +620,14 @@ func (s *Server) createDistribution(w http.ResponseWriter, r *http.Request, body
 }
 
 func (s *Server) serveDistribution(w http.ResponseWriter, r *http.Request, href string, body map[string]any) {
-	s.mu.Lock()
-	d, ok := s.dists[href]
-	if !ok {
-		s.mu.Unlock()
-		writeJSON(w, http.StatusNotFound, detail("Not found."))
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		cp := *d
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, cp)
-	case http.MethodPatch:
-		v := validation{}
-		s.checkDistribution(body, v, true, href)
-		s.mu.Unlock()
-		if v.fail(w) {
-			return
-		}
-		s.spawn(w, "pulpcore.app.tasks.base.general_update", func(t *Task) error {
-			s.mu.Lock()
-			defer s.mu.Unlock()
+	serveUpdatable(s, w, r, s.dists, href,
+		func(v validation) { s.checkDistribution(body, v, true, href) },
+		func(d *Distribution) {
 			s.content.RemoveDistribution(d.BasePath)
 			applyDistribution(d, body)
 			d.BaseURL = s.ContentURL() + "/" + d.BasePath + "/"
 			s.publish(d)
-			return nil
 		})
-	default:
-		s.mu.Unlock()
-		writeJSON(w, http.StatusMethodNotAllowed, detail(fmt.Sprintf("Method %q not allowed.", r.Method)))
-	}
 }
 
 // serveTask reads a task, or cancels it with PATCH {"state": "canceled"}.
