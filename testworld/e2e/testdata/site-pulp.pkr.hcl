@@ -1,7 +1,8 @@
 # The site Pulp end to end: the build VM cannot reach the Ark double, so
 # the data source syncs the chosen snapshots into the lab's site Pulp and
 # the provisioner installs from there. Run twice: the second build must
-# reuse everything.
+# reuse everything. testworld/faults runs it too (testdata/sitepulp), with
+# short task timeouts and verification off.
 packer {
   required_plugins {
     fatimage = {
@@ -30,6 +31,16 @@ variable "site_pulp_username" {
   default = env("LAB_SITE_PULP_USERNAME")
 }
 
+variable "site_task_timeout" {
+  type    = string
+  default = "1h"
+}
+
+variable "verify" {
+  type    = bool
+  default = true
+}
+
 variable "site_pulp_password" {
   type      = string
   default   = env("LAB_SITE_PULP_PASSWORD")
@@ -39,6 +50,7 @@ variable "site_pulp_password" {
 data "fatimage-ark" "rocky" {
   content_url = var.content_url
   os_version  = "9.6"
+  verify      = var.verify
   repo {
     name      = "baseos"
     path      = "rocky/9.6/BaseOS/x86_64/os"
@@ -55,10 +67,11 @@ data "fatimage-ark" "rocky" {
     repo_file = "rocky"
   }
   site_pulp {
-    url      = var.site_pulp_url
-    username = var.site_pulp_username
-    password = var.site_pulp_password
-    policy   = "immediate"
+    url          = var.site_pulp_url
+    username     = var.site_pulp_username
+    password     = var.site_pulp_password
+    policy       = "immediate"
+    task_timeout = var.site_task_timeout
   }
 }
 
