@@ -107,6 +107,10 @@ func TestSitePulpSyncsThenReuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// on_demand (the default): the sync fetched metadata only.
+	if n := arkPackageGets(ark); n != 0 {
+		t.Fatalf("an on_demand sync downloaded %d packages", n)
+	}
 	for _, r := range out.Repos {
 		want := site.ContentURL() + "/" + r.Path + "/" + siteTS
 		if r.BaseURL != want || r.SitePulp != SyncCreated || r.Credentials != "none" {
@@ -116,6 +120,11 @@ func TestSitePulpSyncsThenReuses(t *testing.T) {
 		if code, body := get(t, r.BaseURL+"/Packages/"+pkg, "", ""); code != 200 || body != "payload of "+r.Path {
 			t.Errorf("site serves %s/Packages/%s: %d %q", r.BaseURL, pkg, code, body)
 		}
+	}
+	// ... and fetched each package from Ark, with the Ark user, when the
+	// site was first asked for it.
+	if n := arkPackageGets(ark); n != 2 {
+		t.Fatalf("want the 2 packages fetched on demand, got %d", n)
 	}
 	if out.Synced["baseos"] != SyncCreated || out.Synced["epel"] != SyncCreated || len(out.Synced) != 2 {
 		t.Fatalf("synced %v", out.Synced)
@@ -329,5 +338,29 @@ func TestSitePulpCompletesEmptyDistribution(t *testing.T) {
 	}
 	if code, _ := get(t, out.Repos[0].BaseURL+"/repodata/repomd.xml", "", ""); code != 200 {
 		t.Fatalf("site does not serve %s: %d", out.Repos[0].BaseURL, code)
+	}
+}
+
+// arkPackageGets counts the successful package downloads from the Ark
+// double, made as the Ark user.
+func arkPackageGets(ark *pulpfake.Server) int {
+	n := 0
+	for _, r := range ark.Requests() {
+		if strings.Contains(r.Path, "/Packages/") && r.Status == http.StatusOK && r.Username == arkUser {
+			n++
+		}
+	}
+	return n
+}
+
+// policy = "immediate": the sync itself downloads every package.
+func TestSitePulpImmediateDownloadsDuringSync(t *testing.T) {
+	ark, site := siteWorld(t, sitepulp.Options{})
+	out, _, err := runSite(t, ark, siteRaw(site, map[string]interface{}{"policy": "immediate"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := arkPackageGets(ark); n != 2 || out.Synced["baseos"] != SyncCreated {
+		t.Fatalf("want both packages downloaded by the sync, got %d (%v)", n, out.Synced)
 	}
 }

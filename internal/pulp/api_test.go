@@ -2,6 +2,7 @@ package pulp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -92,5 +93,20 @@ func TestAPIWaitCancelsTaskWhenCallerGivesUp(t *testing.T) {
 			t.Fatalf("task left %s", s.Tasks()[0].State)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Running progress reports become one line; finished ones are left out.
+func TestProgressText(t *testing.T) {
+	total := 40
+	var task Task
+	if err := json.Unmarshal([]byte(`{"progress_reports": [
+		{"message": "Downloading Metadata Files", "code": "sync.downloading.metadata", "state": "completed", "total": 1, "done": 1},
+		{"message": "Downloading Artifacts", "code": "sync.downloading.artifacts", "state": "running", "total": 40, "done": 12},
+		{"message": "Associating Content", "code": "associating.content", "state": "running", "total": null, "done": 3}]}`), &task); err != nil {
+		t.Fatal(err)
+	}
+	if got := progressText(&task); got != fmt.Sprintf("Downloading Artifacts 12/%d, Associating Content 3", total) {
+		t.Fatalf("progress %q", got)
 	}
 }

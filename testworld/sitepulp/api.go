@@ -41,6 +41,10 @@ type version struct {
 	href, repo string
 	number     int
 	dir        string // "" for version 0
+	// lazy holds the packages an on_demand sync only recorded; remote is
+	// where they are fetched from on first request.
+	lazy   map[string]bool
+	remote Remote
 }
 
 // Publication publishes one repository version.

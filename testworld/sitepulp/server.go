@@ -6,8 +6,9 @@
 // DRF-style validation errors), and a content app that serves what the
 // distributions publish.
 //
-// A sync really downloads the upstream snapshot (repomd.xml, every
-// metadata file it lists and every package of primary.xml) with the
+// A sync really downloads the upstream snapshot (repomd.xml and every
+// metadata file it lists; with policy immediate every package of
+// primary.xml, with on_demand each package when first asked for) with the
 // remote's credentials, so the content app then serves a real repository
 // that dnf can install from. Differences from the real Pulp are listed in
 // docs/lab.md.
@@ -161,6 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, controlPrefix):
 		s.serveControl(w, r)
 	default:
+		s.fetchOnDemand(r.URL.Path)
 		s.content.ServeHTTP(w, r)
 	}
 }

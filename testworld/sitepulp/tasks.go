@@ -91,18 +91,18 @@ func (s *Server) progress(t *Task, code, message string, done, total int) {
 	t.ProgressReports = append(t.ProgressReports, ProgressReport{Message: message, Code: code, State: "running", Total: &total, Done: done})
 }
 
-// sync downloads the remote's repository into a new repository version:
-// repodata/repomd.xml, every metadata file it lists, and every package
-// primary.xml lists. Both policies download everything (see docs/lab.md).
-// Errors read like pulp's downloader's: aiohttp's "401, message='...',
-// url='...'".
+// sync makes a new repository version from the remote's repository:
+// repodata/repomd.xml and every metadata file it lists are downloaded;
+// the packages primary.xml lists are downloaded too with policy
+// "immediate", and otherwise (on_demand, streamed) only recorded, to be
+// fetched from the remote when the content app is first asked for them.
+// Errors read like pulp's downloader's: aiohttp's "401,
+// message='...', url='...'".
 func (s *Server) sync(t *Task, repo *Repository, remote Remote) error {
 	dir, err := os.MkdirTemp(s.dir, "version-")
 	if err != nil {
 		return err
 	}
-	base := strings.TrimSuffix(remote.URL, "/") + "/"
-	client := &http.Client{Timeout: 5 * time.Minute}
 	fetch := func(rel string) error {
 		select {
 		case <-t.cancel:
@@ -111,41 +111,14 @@ func (s *Server) sync(t *Task, repo *Repository, remote Remote) error {
 			return errors.New("worker stopped")
 		default:
 		}
-		u := base + rel
-		req, err := http.NewRequest(http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		if remote.Username != nil {
-			req.SetBasicAuth(*remote.Username, remote.password)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("Cannot connect to host %s [%v]", req.URL.Host, err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%d, message='%s', url='%s'", resp.StatusCode, http.StatusText(resp.StatusCode), u)
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		f, err := os.Create(dst)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, resp.Body); err != nil {
-			f.Close()
-			return fmt.Errorf("downloading %s: %v", u, err)
-		}
-		return f.Close()
+		return download(remote, rel, dir)
 	}
 
 	s.progress(t, "sync.downloading.metadata", "Downloading Metadata Files", 0, 1)
 	if err := fetch("repodata/repomd.xml"); err != nil {
 		return err
 	}
+	base := strings.TrimSuffix(remote.URL, "/") + "/"
 	meta, primary, err := readRepomd(filepath.Join(dir, "repodata", "repomd.xml"))
 	if err != nil {
 		return fmt.Errorf("parsing %srepodata/repomd.xml: %v", base, err)
@@ -162,23 +135,106 @@ func (s *Server) sync(t *Task, repo *Repository, remote Remote) error {
 			return fmt.Errorf("parsing %s%s: %v", base, primary, err)
 		}
 	}
-	const code, msg = "sync.downloading.artifacts", "Downloading Artifacts"
-	s.progress(t, code, msg, 0, len(pkgs))
-	for i, rel := range pkgs {
-		if err := fetch(rel); err != nil {
-			return err
+	lazy := map[string]bool{}
+	if remote.Policy == "immediate" {
+		const code, msg = "sync.downloading.artifacts", "Downloading Artifacts"
+		s.progress(t, code, msg, 0, len(pkgs))
+		for i, rel := range pkgs {
+			if err := fetch(rel); err != nil {
+				return err
+			}
+			s.progress(t, code, msg, i+1, len(pkgs))
 		}
-		s.progress(t, code, msg, i+1, len(pkgs))
+	} else {
+		for _, rel := range pkgs {
+			lazy[rel] = true
+		}
+		s.progress(t, "sync.parsing.packages", "Parsed Packages", len(pkgs), len(pkgs))
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	repo.versions++
-	v := &version{href: repo.VersionsHref + strconv.Itoa(repo.versions) + "/", repo: repo.Href, number: repo.versions, dir: dir}
+	v := &version{href: repo.VersionsHref + strconv.Itoa(repo.versions) + "/", repo: repo.Href, number: repo.versions, dir: dir, lazy: lazy, remote: remote}
 	s.versions[v.href] = v
 	repo.LatestVersionHref = v.href
 	t.CreatedResources = append(t.CreatedResources, v.href)
 	return nil
+}
+
+// download fetches the remote's base URL + rel with its credentials into
+// dir/rel, through a temporary file so concurrent fetches of one file
+// never mix.
+func download(remote Remote, rel, dir string) error {
+	u := strings.TrimSuffix(remote.URL, "/") + "/" + rel
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	if remote.Username != nil {
+		req.SetBasicAuth(*remote.Username, remote.password)
+	}
+	resp, err := downloadClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("Cannot connect to host %s [%v]", req.URL.Host, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%d, message='%s', url='%s'", resp.StatusCode, http.StatusText(resp.StatusCode), u)
+	}
+	dst := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dst), ".download-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("downloading %s: %v", u, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), dst)
+}
+
+var downloadClient = &http.Client{Timeout: 5 * time.Minute}
+
+// fetchOnDemand downloads a package an on_demand version has only
+// recorded, before the content app serves the request for it, as Pulp's
+// content app streams it from the remote on first request. A failed
+// fetch is logged and leaves the request to answer 404.
+func (s *Server) fetchOnDemand(urlPath string) {
+	rel, ok := strings.CutPrefix(urlPath, "/pulp/content/")
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	var ver *version
+	sub := ""
+	for _, d := range s.dists {
+		if d.Publication == nil || !strings.HasPrefix(rel, d.BasePath+"/") {
+			continue
+		}
+		ver = s.versions[s.pubs[*d.Publication].RepositoryVersion]
+		sub = strings.TrimPrefix(rel, d.BasePath+"/")
+	}
+	if ver == nil || !ver.lazy[sub] {
+		s.mu.Unlock()
+		return
+	}
+	remote, dir := ver.remote, ver.dir
+	s.mu.Unlock()
+	if err := download(remote, sub, dir); err != nil {
+		s.opts.Logf("sitepulp: on-demand fetch of %s: %v", sub, err)
+		return
+	}
+	s.mu.Lock()
+	delete(ver.lazy, sub)
+	s.mu.Unlock()
 }
 
 // readRepomd lists repomd.xml's metadata files and names the primary one.
