@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mitchellh/mapstructure"
@@ -43,6 +44,13 @@ type Repo struct {
 	// The data source's note that newer snapshots were passed over;
 	// shown in the build output.
 	Warning string `mapstructure:"warning"`
+	// The data source's `site_pulp` outcome (`created` or `reused`);
+	// summarised in the build output.
+	SitePulp string `mapstructure:"site_pulp"`
+	// `none`: write no credentials for this repository even when
+	// repo_username/repo_password are set (the data source says so for a
+	// site Pulp that serves without them).
+	Credentials string `mapstructure:"credentials"`
 	// Any other key of a `repos` element is written as an extra
 	// `key = value` line of the section (e.g. `sslverify = "0"`).
 	Options map[string]string `mapstructure:",remain"`
@@ -257,6 +265,12 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.RepoPassword == "" {
 		c.RepoPassword = os.Getenv("ARK_PASSWORD")
 	}
+	// Repositories the data source marked credentials = "none" (a site
+	// Pulp serving without a guard) need no password; when all are so
+	// marked, none is taken to the VM at all, not even ARK_PASSWORD.
+	if len(c.repos) > 0 && !slices.ContainsFunc(c.repos, func(r Repo) bool { return r.Credentials != "none" }) {
+		c.RepoUsername, c.RepoPassword = "", ""
+	}
 	boolDefault(&c.ReplaceRepos, true)
 	boolDefault(&c.Update, true)
 	boolDefault(&c.Cleanup, true)
@@ -350,7 +364,7 @@ func (c *Config) credentialsLeftWarning() string {
 
 func isReservedKey(k string) bool {
 	switch k {
-	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes":
+	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes", "site_pulp", "credentials":
 		return true
 	}
 	return false

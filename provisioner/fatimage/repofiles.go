@@ -54,7 +54,7 @@ func renderSection(r Repo, username, password string, disabled bool) string {
 	}
 	enabled := r.Enabled == nil || *r.Enabled
 	kv["enabled"] = fmt.Sprint(b01(enabled && !disabled))
-	if !disabled && username != "" && password != "" {
+	if !disabled && username != "" && password != "" && r.Credentials != "none" {
 		kv["username"] = username
 		kv["password"] = password
 	}

@@ -3,6 +3,7 @@ package fatimage
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // stepRepos writes the GPG keys and the repositories, disables every
@@ -10,6 +11,9 @@ import (
 func stepRepos(ctx context.Context, s *state) error {
 	c := s.cfg
 	s.say("repositories")
+	if msg := sitePulpSummary(c.repos); msg != "" {
+		s.ui.Say(msg)
+	}
 	for _, r := range c.repos {
 		if r.Warning != "" {
 			s.say(fmt.Sprintf("WARNING: repository %s: %s", r.Name, r.Warning))
@@ -63,4 +67,26 @@ func enabledRepoIDs(repos []Repo) []string {
 		}
 	}
 	return ids
+}
+
+// sitePulpSummary reports what the data source's site_pulp did, since
+// Packer shows data sources' progress only in its log.
+func sitePulpSummary(repos []Repo) string {
+	var created, reused []string
+	for _, r := range repos {
+		switch r.SitePulp {
+		case "created":
+			created = append(created, r.Name)
+		case "reused":
+			reused = append(reused, r.Name)
+		}
+	}
+	if len(created)+len(reused) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("fatimage: site Pulp: %d snapshots synced now, %d already served", len(created), len(reused))
+	if len(created) > 0 {
+		msg += " (synced: " + strings.Join(created, ", ") + ")"
+	}
+	return msg
 }

@@ -50,6 +50,9 @@ func (c *Config) validateRepos() []error {
 		} else {
 			sections[k] = true
 		}
+		if r.Credentials != "" && r.Credentials != "none" {
+			errs.add("repos[%d]: credentials %q must be \"none\" or empty", i, r.Credentials)
+		}
 		if r.Priority < 0 || r.Priority > 99 {
 			errs.add("repos[%d]: priority %d must be between 1 and 99 (0 or unset: no priority line)", i, r.Priority)
 		}

@@ -64,8 +64,9 @@ func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build 
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", tmpl))); err != nil {
 		t.Fatal(err)
 	}
-	if tmpl == "fat" { // the e2e tests' fat build settings, shared
-		data, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", "fat-common.pkr.hcl"))
+	// Templates shared with the e2e tests.
+	if shared, ok := map[string]string{"fat": "fat-common.pkr.hcl", "sitepulp": "site-pulp.pkr.hcl"}[tmpl]; ok {
+		data, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", shared))
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, "common.pkr.hcl"), data, 0o600)
 		}

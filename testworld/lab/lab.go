@@ -24,6 +24,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/sitepulp"
 )
 
 // Names and credentials a lab always has.
@@ -32,6 +33,7 @@ const (
 	SSHUser       = "rocky"
 	CloudName     = "lab"
 	ArkUser       = "lab-ark"
+	SitePulpUser  = "lab-site-admin"
 )
 
 // Options configures a lab.
@@ -45,7 +47,7 @@ type Options struct {
 	// (tests), `make lab-up` passes fixed names.
 	Network vm.NetworkOptions
 	// Secrets are generated when empty.
-	CloudPassword, ArkPassword, AppCredentialSecret string
+	CloudPassword, ArkPassword, AppCredentialSecret, SitePulpPassword string
 	// Timing of cloud state transitions; zero keeps the cloud's defaults.
 	Timing cloud.Timing
 	// TokenTTL of Keystone tokens; zero keeps the default.
@@ -62,6 +64,7 @@ type Lab struct {
 	Cloud    *cloud.Cloud
 	VMs      *vm.Manager
 	Pulp     *pulpfake.Server
+	SitePulp *sitepulp.Server // a site's own Pulp (API and content), empty at start
 	Releases *releases.Server
 	Repos    *repos.Result
 
@@ -74,6 +77,7 @@ type Lab struct {
 
 	fwMu            sync.Mutex
 	releasesBlocked bool // the host REJECT rule of SetReleasesReachableFromVMs is in place
+	arkBlocked      bool // likewise for SetArkReachableFromVMs
 }
 
 // Start builds (or reuses from cache) the repositories and the base image
@@ -94,7 +98,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
 	}
-	for _, s := range []*string{&o.CloudPassword, &o.ArkPassword, &o.AppCredentialSecret} {
+	for _, s := range []*string{&o.CloudPassword, &o.ArkPassword, &o.AppCredentialSecret, &o.SitePulpPassword} {
 		if *s == "" {
 			*s = randomSecret()
 		}
@@ -131,6 +135,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err = l.Pulp.Start(); err != nil {
 		return l, fmt.Errorf("lab: starting the Pulp double: %w", err)
 	}
+	if l.SitePulp, err = startSitePulp(o, gateway); err != nil {
+		return l, err
+	}
 	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}
@@ -146,7 +153,10 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		FloatingCIDR:    o.Network.FloatingCIDR,
 		FloatingGateway: firstHost(o.Network.FloatingCIDR),
 		Logf:            o.Logf,
-		Control:         map[string]http.Handler{"releases": http.HandlerFunc(l.serveReleasesControl)},
+		Control: map[string]http.Handler{
+			"releases": http.HandlerFunc(l.serveReleasesControl),
+			"ark":      http.HandlerFunc(l.serveArkControl),
+		},
 	}); err != nil {
 		return l, fmt.Errorf("lab: creating the cloud: %w", err)
 	}
@@ -231,18 +241,21 @@ func (l *Lab) writeEnv() error {
 		return err
 	}
 	l.Env = map[string]string{
-		"OS_CLOUD":              CloudName,
-		"OS_CLIENT_CONFIG_FILE": cloudsFile,
-		"ARK_CONTENT_URL":       l.Pulp.ContentURL(),
-		"ARK_USERNAME":          ArkUser,
-		"ARK_PASSWORD":          l.ArkPassword,
-		"LAB_RELEASES_URL":      l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
-		"LAB_SSH_USER":          SSHUser,
-		"LAB_CONTROL_URL":       l.Cloud.URL() + "/_control",
-		"LAB_PULP_CONTROL_URL":  l.Pulp.URL() + "/_control",
-		"LAB_BASE_IMAGE":        BaseImageName,
-		"LAB_NETWORK":           "lab-net",
-		"LAB_FLOATING_NETWORK":  "public",
+		"OS_CLOUD":               CloudName,
+		"OS_CLIENT_CONFIG_FILE":  cloudsFile,
+		"ARK_CONTENT_URL":        l.Pulp.ContentURL(),
+		"ARK_USERNAME":           ArkUser,
+		"ARK_PASSWORD":           l.ArkPassword,
+		"LAB_RELEASES_URL":       l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
+		"LAB_SSH_USER":           SSHUser,
+		"LAB_CONTROL_URL":        l.Cloud.URL() + "/_control",
+		"LAB_PULP_CONTROL_URL":   l.Pulp.URL() + "/_control",
+		"LAB_SITE_PULP_URL":      l.SitePulp.URL(),
+		"LAB_SITE_PULP_USERNAME": SitePulpUser,
+		"LAB_SITE_PULP_PASSWORD": l.SitePulpPassword,
+		"LAB_BASE_IMAGE":         BaseImageName,
+		"LAB_NETWORK":            "lab-net",
+		"LAB_FLOATING_NETWORK":   "public",
 	}
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
@@ -254,6 +267,9 @@ func (l *Lab) Close() error {
 	if l.Releases != nil && l.VMs != nil {
 		errs = append(errs, l.SetReleasesReachableFromVMs(true))
 	}
+	if l.Pulp != nil && l.VMs != nil {
+		errs = append(errs, l.SetArkReachableFromVMs(true))
+	}
 	if l.Cloud != nil {
 		errs = append(errs, l.Cloud.Close())
 	}
@@ -262,6 +278,9 @@ func (l *Lab) Close() error {
 	}
 	if l.Pulp != nil {
 		errs = append(errs, l.Pulp.Close())
+	}
+	if l.SitePulp != nil {
+		errs = append(errs, l.SitePulp.Close())
 	}
 	if l.Releases != nil {
 		errs = append(errs, l.Releases.Close())
@@ -305,16 +324,22 @@ func FormatEnv(env map[string]string) string {
 // instead of hanging. The host's own connections to the gateway address go
 // over lo and are not matched. true removes the rule; so does Close.
 func (l *Lab) SetReleasesReachableFromVMs(ok bool) error {
+	return l.setReachableFromVMs("release server", l.Releases.URL(), &l.releasesBlocked, ok)
+}
+
+// setReachableFromVMs adds (ok false) or removes the REJECT rule for the
+// server at serverURL; blocked records whether it is in place.
+func (l *Lab) setReachableFromVMs(what, serverURL string, blocked *bool, ok bool) error {
 	l.fwMu.Lock()
 	defer l.fwMu.Unlock()
-	if ok != l.releasesBlocked { // already as asked
+	if ok != *blocked { // already as asked
 		return nil
 	}
 	op := "-I"
 	if ok {
 		op = "-D"
 	}
-	host, port, err := net.SplitHostPort(strings.TrimPrefix(l.Releases.URL(), "http://"))
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(serverURL, "http://"))
 	if err != nil {
 		return err
 	}
@@ -323,8 +348,8 @@ func (l *Lab) SetReleasesReachableFromVMs(ok bool) error {
 	if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("lab: iptables %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
-	l.releasesBlocked = !ok
-	l.Logf("lab: release server reachable from VMs: %v", ok)
+	*blocked = !ok
+	l.Logf("lab: %s reachable from VMs: %v", what, ok)
 	return nil
 }
 
@@ -345,6 +370,11 @@ type releasesControl struct {
 //
 //	curl -X PUT -d '{"reachable_from_vms": false}' $LAB_CONTROL_URL/releases
 func (l *Lab) serveReleasesControl(w http.ResponseWriter, r *http.Request) {
+	serveReachability(w, r, l.SetReleasesReachableFromVMs, l.ReleasesReachableFromVMs)
+}
+
+// serveReachability answers GET and PUT {"reachable_from_vms": bool}.
+func serveReachability(w http.ResponseWriter, r *http.Request, set func(bool) error, get func() bool) {
 	switch r.Method {
 	case http.MethodGet:
 	case http.MethodPut:
@@ -353,7 +383,7 @@ func (l *Lab) serveReleasesControl(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `want {"reachable_from_vms": true|false}`, http.StatusBadRequest)
 			return
 		}
-		if err := l.SetReleasesReachableFromVMs(*body.ReachableFromVMs); err != nil {
+		if err := set(*body.ReachableFromVMs); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -362,7 +392,7 @@ func (l *Lab) serveReleasesControl(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	ok := l.ReleasesReachableFromVMs()
+	ok := get()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(releasesControl{ReachableFromVMs: &ok}) //nolint:errcheck // client gone
 }

@@ -14,7 +14,7 @@ One HTTP server, devstack-style path prefixes:
 	/_control/faults     PUT a JSON []Fault, GET the current list
 	/_control/status     GET Status (live resources)
 	/_control/calls      GET API calls by service
-	/_control/<name>     any Options.Control handler (the lab adds "releases")
+	/_control/<name>     any Options.Control handler (the lab adds "releases" and "ark")
 
 The token's catalog lists public, internal and admin endpoints for
 Options.Region; the volume service is registered as "block-storage" and
