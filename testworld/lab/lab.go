@@ -32,6 +32,13 @@ const (
 	SSHUser       = "rocky"
 	CloudName     = "lab"
 	ArkUser       = "lab-ark"
+	// AdminCloudName is the clouds.yaml entry of the lab's admin, for the
+	// few tests that need what only an admin may do; builds use CloudName,
+	// a project member, as on a real site.
+	AdminCloudName = "lab-admin"
+	// ShareProject is a second project the lab user is a member of (an
+	// image_members target the build can accept for).
+	ShareProject = "lab-share"
 )
 
 // Options configures a lab.
@@ -44,8 +51,10 @@ type Options struct {
 	// Network is the lab's L2 network; zero values get a free random one
 	// (tests), `make lab-up` passes fixed names.
 	Network vm.NetworkOptions
-	// Secrets are generated when empty.
-	CloudPassword, ArkPassword, AppCredentialSecret string
+	// Secrets are generated when empty. Generated Keystone secrets hold
+	// the characters that break naive quoting and URL building (% # : @
+	// quotes, a space, non-ASCII), so every build proves they pass through.
+	CloudPassword, ArkPassword, AppCredentialSecret, AdminPassword string
 	// Timing of cloud state transitions; zero keeps the cloud's defaults.
 	Timing cloud.Timing
 	// TokenTTL of Keystone tokens; zero keeps the default.
@@ -94,10 +103,13 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
 	}
-	for _, s := range []*string{&o.CloudPassword, &o.ArkPassword, &o.AppCredentialSecret} {
+	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword} {
 		if *s == "" {
-			*s = randomSecret()
+			*s = awkwardSecret()
 		}
+	}
+	if o.ArkPassword == "" {
+		o.ArkPassword = randomSecret()
 	}
 	l = &Lab{Options: o}
 	defer func() {
@@ -138,7 +150,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.Cloud, err = cloud.New(cloud.Options{
 		Hypervisor: hypervisor{l.VMs},
 		Users: []cloud.User{{Name: "lab", Password: o.CloudPassword, Project: "lab", Domain: "Default",
-			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}}},
+			OtherProjects:  []string{ShareProject},
+			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}},
+			{Name: "lab-admin", Password: o.AdminPassword, Project: "admin", Domain: "Default", Roles: []string{"admin"}}},
 		TokenTTL:        o.TokenTTL,
 		Timing:          o.Timing,
 		FixedCIDR:       o.Network.CIDR,
@@ -215,13 +229,19 @@ func (l *Lab) metadata(fixedIP string) *vm.Metadata {
 // writeEnv writes clouds.yaml and the env file, both readable only by the
 // owner since they hold the lab's passwords.
 func (l *Lab) writeEnv() error {
-	clouds := map[string]any{"clouds": map[string]any{CloudName: map[string]any{
-		"auth": map[string]any{
-			"auth_url": l.Cloud.AuthURL(), "username": "lab", "password": l.CloudPassword,
-			"project_name": "lab", "user_domain_name": "Default", "project_domain_name": "Default",
-		},
-		"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
-	}}}
+	entry := func(user, password, project string) map[string]any {
+		return map[string]any{
+			"auth": map[string]any{
+				"auth_url": l.Cloud.AuthURL(), "username": user, "password": password,
+				"project_name": project, "user_domain_name": "Default", "project_domain_name": "Default",
+			},
+			"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
+		}
+	}
+	clouds := map[string]any{"clouds": map[string]any{
+		CloudName:      entry("lab", l.CloudPassword, "lab"),
+		AdminCloudName: entry("lab-admin", l.AdminPassword, "admin"),
+	}}
 	data, err := json.MarshalIndent(clouds, "", "  ") // JSON is YAML
 	if err != nil {
 		return err
@@ -243,6 +263,8 @@ func (l *Lab) writeEnv() error {
 		"LAB_BASE_IMAGE":        BaseImageName,
 		"LAB_NETWORK":           "lab-net",
 		"LAB_FLOATING_NETWORK":  "public",
+		"LAB_ADMIN_CLOUD":       AdminCloudName,
+		"LAB_SHARE_PROJECT_ID":  l.Cloud.ProjectID(ShareProject),
 	}
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
