@@ -55,7 +55,8 @@ type Options struct {
 	// the characters that break naive quoting and URL building (% # : @
 	// quotes, a space, non-ASCII), so every build proves they pass through.
 	CloudPassword, ArkPassword, AppCredentialSecret, AdminPassword string
-	// Timing of cloud state transitions; zero keeps the cloud's defaults.
+	// Timing of cloud state transitions; zero takes the profile named by
+	// $LAB_PROFILE (fast, the default, or realistic).
 	Timing cloud.Timing
 	// TokenTTL of Keystone tokens; zero keeps the default.
 	TokenTTL time.Duration
@@ -110,6 +111,12 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	if o.ArkPassword == "" {
 		o.ArkPassword = randomSecret()
+	}
+	if o.Timing == (cloud.Timing{}) {
+		// LAB_PROFILE=realistic makes the cloud take real clouds' times.
+		if o.Timing, err = cloud.ProfileTiming(os.Getenv("LAB_PROFILE")); err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
 	}
 	l = &Lab{Options: o}
 	defer func() {

@@ -57,6 +57,14 @@ type Timing struct {
 	VolumeCreate time.Duration // creating -> available; default 200ms
 	VolumeDelete time.Duration // deleting -> gone; default 100ms
 	VolumeUpload time.Duration // uploading -> available; default 200ms
+	// Cinder snapshot and backup: creating -> available; default 200ms
+	SnapshotCreate, BackupCreate time.Duration
+
+	// The rest is off (zero) unless set, as in the realistic profile.
+	GuestBoot    time.Duration // a booted machine's sshd answers after this (MachineSpec.SSHDelay)
+	TransferRate int64         // bytes/s added for the data a snapshot, upload or volume copies
+	Jitter       float64       // each duration varies by up to ±Jitter (0.3 = ±30%)
+	ListLag      time.Duration // a new server, image, volume or floating IP shows in lists after up to this
 }
 
 func (t *Timing) defaults() {
@@ -72,6 +80,8 @@ func (t *Timing) defaults() {
 	def(&t.VolumeCreate, 200*time.Millisecond)
 	def(&t.VolumeDelete, 100*time.Millisecond)
 	def(&t.VolumeUpload, 200*time.Millisecond)
+	def(&t.SnapshotCreate, 200*time.Millisecond)
+	def(&t.BackupCreate, 200*time.Millisecond)
 }
 
 // Flavor is a Nova flavor. RAM is in MiB, Disk in GiB.
@@ -228,6 +238,7 @@ func (c *Cloud) Close() error {
 		}
 	}
 	c.wg.Wait()
+	defer c.image.removeFiles()
 	for _, m := range c.compute.takeMachines() {
 		m.Destroy()
 	}

@@ -75,6 +75,8 @@ type server struct {
 	bootVol                              string // boot volume id when volume-backed
 	bootVolNew                           bool   // the boot volume was made for this server
 	bootImage                            string // the image that volume is made from
+	bootSnapshot                         string // or the Cinder snapshot it is made from
+	listable                             time.Time
 }
 
 type keypair struct {
@@ -567,7 +569,7 @@ func (nv *nova) listServers(w http.ResponseWriter, r *http.Request, t *token, mv
 	}
 	var sel []*server
 	for _, s := range all {
-		if s.ProjectID != t.project.ID && !allTenants {
+		if (s.ProjectID != t.project.ID && !allTenants) || !listed(s.listable) {
 			continue
 		}
 		if nameRE != nil && !nameRE.MatchString(s.Name) {
@@ -737,6 +739,10 @@ func (nv *nova) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 				bad("Images with destination_type 'volume' need to have a non-zero size specified")
 				return
 			}
+			if size < img.MinDisk {
+				bad(fmt.Sprintf("Volume is smaller than the minimum size specified in image metadata. Volume size is %d bytes, minimum size is %d bytes.", size<<30, img.MinDisk<<30))
+				return
+			}
 			bootVol = newVolume("", size, t, now)
 			bootVol.Status = "creating"
 			bootVol.ImageID = img.ID
@@ -764,11 +770,29 @@ func (nv *nova) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 			bad("Image " + bs.ImageRef + " could not be found.")
 			return
 		}
-		if img.MinDisk > fl.Disk && fl.Disk > 0 {
-			bad(fmt.Sprintf("Flavor's disk is too small for requested image. Flavor disk is %d bytes, image is %d bytes.", fl.Disk<<30, img.MinDisk<<30))
-			return
+		if m, ok := snapshotMapping(img); ok {
+			// A snapshot of a volume-backed server: Nova boots it from a
+			// new volume made from the Cinder snapshot it names.
+			if e := nv.c.volume.checkSnapshot(m.SnapshotID, t.project.ID, m.VolumeSize); e != nil {
+				bad("Block Device Mapping is Invalid: " + e.msg)
+				return
+			}
+			bootVol = newVolume("", m.VolumeSize, t, now)
+			bootVol.SnapshotID, bootVol.Bootable = m.SnapshotID, true
+			s.bootVol, s.bootVolNew, s.bootSnapshot = bootVol.ID, true, m.SnapshotID
+			s.Volumes = append(s.Volumes, attachedVol{ID: bootVol.ID, DeleteOnTermination: m.DeleteOnTermination})
+		} else {
+			if fl.Disk == 0 && !t.isAdmin() {
+				// Nova's os_compute_api:servers:create:zero_disk_flavor, an admin rule.
+				fail(w, svc, http.StatusForbidden, "", "Only volume-backed servers are allowed for flavors with zero disk.")
+				return
+			}
+			if need := max(int64(img.MinDisk)<<30, img.VirtualSize); fl.Disk > 0 && need > int64(fl.Disk)<<30 {
+				bad(fmt.Sprintf("Flavor's disk is too small for requested image. Flavor disk is %d bytes, image is %d bytes.", int64(fl.Disk)<<30, need))
+				return
+			}
+			s.ImageID = img.ID
 		}
-		s.ImageID = img.ID
 	}
 	// Networks.
 	var nets []nicRequest
@@ -816,9 +840,10 @@ func (nv *nova) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 	if f := nv.c.takeFault(FaultSSHDelay, s.Name); f != nil {
 		s.sshDelay = f.Delay
 	}
+	s.listable = nv.c.listableAt(now)
 	nv.servers[s.ID] = s
 	nv.c.logf("cloud: server %s (%s) BUILD", s.ID, s.Name)
-	nv.c.goAfter(nv.c.o.Timing.ServerBuild, func() { nv.buildServer(s) })
+	nv.c.goAfter(nv.c.took(nv.c.o.Timing.ServerBuild, 0), func() { nv.buildServer(s) })
 	resp := obj{"id": s.ID, "links": []obj{{"rel": "self", "href": nv.c.url + "/compute/v2.1/servers/" + s.ID}},
 		"OS-DCF:diskConfig": "MANUAL", "adminPass": newHexID()[:12]}
 	sgs := []obj{}
@@ -861,6 +886,8 @@ func (nv *nova) buildServer(s *server) {
 	switch {
 	case s.bootVol == "":
 		src = nv.c.image.diskOf(s.ImageID)
+	case s.bootSnapshot != "":
+		src = nv.c.volume.snapshotDisk(s.bootSnapshot)
 	case s.bootVolNew:
 		src = nv.c.image.diskOf(s.bootImage)
 	default:
@@ -868,6 +895,9 @@ func (nv *nova) buildServer(s *server) {
 	}
 	spec := MachineSpec{ID: s.ID, Name: s.Name, Hostname: hostname(s.Name), SSHDelay: s.sshDelay,
 		FixedIP: nv.c.network.firstFixedIP(s.Ports)}
+	if boot := nv.c.o.Timing.GuestBoot; boot > 0 {
+		spec.SSHDelay = max(spec.SSHDelay, nv.c.took(boot, 0))
+	}
 	nv.mu.Unlock()
 
 	errorOut := func(err error) {
@@ -991,7 +1021,7 @@ func (nv *nova) deleteServer(s *server) {
 	s.deleted = true
 	s.TaskState = "deleting"
 	nv.c.logf("cloud: server %s deleting", s.ID)
-	nv.c.goAfter(nv.c.o.Timing.ServerDelete, func() { nv.finishDelete(s) })
+	nv.c.goAfter(nv.c.took(nv.c.o.Timing.ServerDelete, 0), func() { nv.finishDelete(s) })
 }
 
 func (nv *nova) finishDelete(s *server) {
@@ -1054,7 +1084,7 @@ func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 		}
 		s.Updated = time.Now()
 		m := s.machine
-		nv.c.goAfter(nv.c.o.Timing.ServerAction, func() {
+		nv.c.goAfter(nv.c.took(nv.c.o.Timing.ServerAction, 0), func() {
 			err := op(m)
 			nv.mu.Lock()
 			defer nv.mu.Unlock()
@@ -1143,7 +1173,11 @@ func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 			conflict("createImage")
 			return nil
 		}
-		img := nv.snapshotServer(s, a.Name, a.Metadata, t)
+		img, e := nv.snapshotServer(s, a.Name, a.Metadata, t)
+		if e != nil {
+			fail(w, svc, e.status, "", e.msg)
+			return nil
+		}
 		w.Header().Set("Location", nv.c.url+"/image/v2/images/"+img.ID)
 		if mv.atLeast(45) {
 			writeJSON(w, http.StatusAccepted, obj{"image_id": img.ID})
@@ -1158,7 +1192,7 @@ func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 
 // snapshotServer creates a queued image and snapshots s's root disk into it
 // in the background; nv.mu held.
-func (nv *nova) snapshotServer(s *server, name string, meta map[string]string, t *token) *image {
+func (nv *nova) snapshotServer(s *server, name string, meta map[string]string, t *token) (*image, *httpErr) {
 	props := map[string]any{}
 	var base *image
 	minDisk := 0
@@ -1178,15 +1212,7 @@ func (nv *nova) snapshotServer(s *server, name string, meta map[string]string, t
 		}
 	}
 	if s.ImageID == "" && len(s.Volumes) > 0 {
-		// Volume-backed: copy the boot volume's disk (Nova would create a
-		// volume snapshot and a zero-size image with block_device_mapping).
-		if size, disk, ok := nv.c.volume.sizeAndDisk(s.Volumes[0].ID); ok {
-			src = disk
-			if size > minDisk {
-				minDisk = size
-			}
-		}
-		props["root_device_name"] = "/dev/vda"
+		return nv.snapshotVolumeBacked(s, name, meta, t)
 	}
 	for k, v := range meta {
 		props[k] = v
@@ -1222,7 +1248,7 @@ func (nv *nova) snapshotServer(s *server, name string, meta map[string]string, t
 			}
 		})
 	})
-	return img
+	return img, nil
 }
 
 // ---- what compute offers the other services and Cloud ----

@@ -242,6 +242,8 @@ type Status struct {
 	FloatingIPs []StatusItem   `json:"floating_ips"`
 	Ports       []StatusItem   `json:"ports"`
 	Images      []StatusItem   `json:"images"` // images not active (queued/saving/killed...)
+	Snapshots   []StatusItem   `json:"volume_snapshots"`
+	Backups     []StatusItem   `json:"volume_backups"`
 	Counts      map[string]int `json:"counts"`
 }
 
@@ -268,7 +270,9 @@ func (c *Cloud) Status() Status {
 	st.Volumes = c.volume.status()
 	st.FloatingIPs, st.Ports = c.network.status()
 	st.Images = c.image.status()
+	st.Snapshots, st.Backups = c.volume.snapshotStatus()
 	st.Counts = map[string]int{"servers": len(st.Servers), "volumes": len(st.Volumes), "keypairs": len(st.Keypairs),
-		"floating_ips": len(st.FloatingIPs), "ports": len(st.Ports), "images": len(st.Images)}
+		"floating_ips": len(st.FloatingIPs), "ports": len(st.Ports), "images": len(st.Images),
+		"volume_snapshots": len(st.Snapshots), "volume_backups": len(st.Backups)}
 	return st
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,10 @@ import (
 // project names), which holds no lock for that.
 type glance struct {
 	c *Cloud
+
+	dirOnce sync.Once // the image file directory, made on first use
+	dir     string
+	dirErr  error
 
 	mu     sync.Mutex
 	images map[string]*image
@@ -51,6 +56,9 @@ type image struct {
 	Members                     map[string]*member
 	staged                      []byte
 	killNext                    bool
+	listable                    time.Time
+	file                        string // exported disk image (image_files.go)
+	VirtualSize                 int64
 }
 
 func newImage(name, owner string) *image {
@@ -113,11 +121,19 @@ func (gl *glance) addImage(s ImageSeed) (string, error) {
 	if s.Data != nil {
 		img.setData(s.Data)
 	} else if s.Disk != "" {
-		size, err := gl.c.o.Hypervisor.DiskSize(s.Disk)
+		f, err := gl.exportDisk(s.Disk, img.DiskFormat, img.ID)
 		if err != nil {
 			return "", fmt.Errorf("cloud: AddImage: %v", err)
 		}
-		img.setSynthetic(size)
+		if f != nil {
+			img.setFile(f)
+		} else {
+			size, err := gl.c.o.Hypervisor.DiskSize(s.Disk)
+			if err != nil {
+				return "", fmt.Errorf("cloud: AddImage: %v", err)
+			}
+			img.setSynthetic(size)
+		}
 	}
 	gl.images[img.ID] = img
 	return img.ID, nil
@@ -154,14 +170,19 @@ func (gl *glance) saveImageFromDisk(img *image, src string, done func()) {
 		return
 	}
 	img.Status, img.Updated = "saving", time.Now()
+	format := img.DiskFormat
 	gl.mu.Unlock()
-	if !gl.c.sleep(gl.c.o.Timing.ImageSave) {
+	if !gl.c.sleep(gl.c.took(gl.c.o.Timing.ImageSave, gl.c.diskBytes(src))) {
 		return
 	}
 	disk, err := gl.c.o.Hypervisor.CloneDisk(src)
 	var size int64
+	var file *imageFile
 	if err == nil {
 		size, err = gl.c.o.Hypervisor.DiskSize(disk)
+	}
+	if err == nil {
+		file, err = gl.exportDisk(disk, format, img.ID)
 	}
 	gl.mu.Lock()
 	defer gl.mu.Unlock()
@@ -184,7 +205,11 @@ func (gl *glance) saveImageFromDisk(img *image, src string, done func()) {
 		return
 	}
 	img.Disk = disk
-	img.setSynthetic(size)
+	if file != nil {
+		img.setFile(file)
+	} else {
+		img.setSynthetic(size)
+	}
 	img.Status = "active"
 	gl.c.states.note("image", img.ID, "active")
 	gl.c.logf("cloud: image %s (%s) active", img.ID, img.Name)
@@ -203,7 +228,10 @@ func (gl *glance) imageJSON(i *image) obj {
 	}
 	var size, checksum, algo, hash, df, cf any
 	if i.Status == "active" {
-		size, checksum, algo, hash = i.Size, i.Checksum, "sha512", i.HashValue
+		size = i.Size
+		if i.Checksum != "" { // zero-byte images (volume-backed snapshots) have none
+			checksum, algo, hash = i.Checksum, "sha512", i.HashValue
+		}
 	}
 	if i.DiskFormat != "" {
 		df = i.DiskFormat
@@ -217,7 +245,11 @@ func (gl *glance) imageJSON(i *image) obj {
 	}
 	o["id"], o["name"], o["status"], o["visibility"] = i.ID, name, i.Status, i.Visibility
 	o["protected"], o["os_hidden"], o["owner"] = i.Protected, i.Hidden, i.Owner
-	o["size"], o["virtual_size"], o["checksum"], o["os_hash_algo"], o["os_hash_value"] = size, nil, checksum, algo, hash
+	var vsize any
+	if i.Status == "active" && i.VirtualSize > 0 {
+		vsize = i.VirtualSize
+	}
+	o["size"], o["virtual_size"], o["checksum"], o["os_hash_algo"], o["os_hash_value"] = size, vsize, checksum, algo, hash
 	o["min_ram"], o["min_disk"], o["disk_format"], o["container_format"] = i.MinRAM, i.MinDisk, df, cf
 	o["created_at"], o["updated_at"] = tsZ(i.Created), tsZ(i.Updated)
 	o["tags"] = append([]string{}, i.Tags...)
@@ -549,7 +581,7 @@ func (gl *glance) listImages(w http.ResponseWriter, r *http.Request, t *token) {
 	defer gl.mu.Unlock()
 	var sel []*image
 	for _, i := range gl.images {
-		if !visibleTo(i, t.project.ID, memberStatus) {
+		if !visibleTo(i, t.project.ID, memberStatus) || !listed(i.listable) {
 			continue
 		}
 		if i.Hidden && q.Get("os_hidden") != "true" {
@@ -691,6 +723,9 @@ func (gl *glance) serveOneImage(w http.ResponseWriter, r *http.Request, id strin
 			return
 		}
 		delete(gl.images, id)
+		if img.file != "" {
+			os.Remove(img.file)
+		}
 		if img.Disk != "" {
 			d := img.Disk
 			gl.mu.Unlock()
@@ -867,7 +902,7 @@ func (gl *glance) serveOneImage(w http.ResponseWriter, r *http.Request, id strin
 		img.Status = "importing"
 		img.Updated = time.Now()
 		format := img.DiskFormat
-		gl.c.goAfter(gl.c.o.Timing.ImageSave, func() {
+		gl.c.goAfter(gl.c.took(gl.c.o.Timing.ImageSave, 0), func() {
 			var ing *ingested
 			rc, err := src()
 			if err == nil {
@@ -882,6 +917,9 @@ func (gl *glance) serveOneImage(w http.ResponseWriter, r *http.Request, id strin
 		})
 		w.WriteHeader(http.StatusAccepted)
 	case len(rest) == 1 && rest[0] == "file" && r.Method == http.MethodGet:
+		if img.Status == "active" && serveFile(w, img) {
+			return
+		}
 		if img.Status != "active" || !img.hasData {
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -1,5 +1,7 @@
 package cloud
 
+import "time"
+
 // What the image service offers compute and volume, which call these with
 // their own lock held (both come before image in the lock order).
 
@@ -32,6 +34,7 @@ func (gl *glance) diskOf(id string) string {
 func (gl *glance) add(img *image) {
 	gl.mu.Lock()
 	defer gl.mu.Unlock()
+	img.listable = gl.c.listableAt(img.Created)
 	gl.images[img.ID] = img
 }
 
@@ -46,4 +49,22 @@ func (gl *glance) status() []StatusItem {
 		}
 	}
 	return out
+}
+
+// finishEmpty makes a zero-byte image (a volume-backed server's snapshot)
+// active, or killed when ok is false.
+func (gl *glance) finishEmpty(img *image, ok bool) {
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
+	if gl.images[img.ID] != img {
+		return
+	}
+	img.Updated = time.Now()
+	if !ok {
+		img.Status = "killed"
+		return
+	}
+	img.Size, img.Checksum, img.HashValue = 0, "", ""
+	img.Status = "active"
+	gl.c.states.note("image", img.ID, "active")
 }

@@ -81,6 +81,7 @@ type floatingIP struct {
 	Description       string
 	Created, Updated  time.Time
 	Revision          int
+	listable          time.Time
 }
 
 func (f *floatingIP) status() string {
@@ -669,7 +670,7 @@ func (nt *neutron) serveFIPs(w http.ResponseWriter, r *http.Request, segs []stri
 			for _, f := range sortedFIPs(nt.fips) {
 				fm := map[string]string{"id": f.ID, "floating_ip_address": f.IP, "floating_network_id": f.NetworkID,
 					"port_id": f.PortID, "fixed_ip_address": f.FixedIP, "status": f.status(), "project_id": f.ProjectID, "tenant_id": f.ProjectID}
-				if f.ProjectID == t.project.ID && filterOK(r, fm) {
+				if f.ProjectID == t.project.ID && listed(f.listable) && filterOK(r, fm) {
 					out = append(out, nt.fipJSON(f))
 				}
 			}
@@ -705,6 +706,7 @@ func (nt *neutron) serveFIPs(w http.ResponseWriter, r *http.Request, segs []stri
 					return
 				}
 			}
+			f.listable = nt.c.listableAt(now)
 			nt.fips[f.ID] = f
 			writeJSON(w, http.StatusCreated, obj{"floatingip": nt.fipJSON(f)})
 		default:

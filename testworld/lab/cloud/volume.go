@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,12 +16,14 @@ type cinder struct {
 	c        *Cloud
 	volTypes []volType // fixed at New
 
-	mu      sync.Mutex
-	volumes map[string]*volume
+	mu        sync.Mutex
+	volumes   map[string]*volume
+	snapshots map[string]*volSnapshot
+	backups   map[string]*volBackup
 }
 
 func newCinder(c *Cloud) *cinder {
-	return &cinder{c: c, volumes: map[string]*volume{},
+	return &cinder{c: c, volumes: map[string]*volume{}, snapshots: map[string]*volSnapshot{}, backups: map[string]*volBackup{},
 		volTypes: []volType{{ID: newUUID(), Name: "lvmdriver-1"}, {ID: newUUID(), Name: "__DEFAULT__"}}}
 }
 
@@ -39,6 +42,8 @@ type volume struct {
 	ProjectID, UserID             string
 	Created, Updated, Attached    time.Time
 	prevStatus                    string
+	SnapshotID                    string
+	listable                      time.Time
 }
 
 // newVolume builds (does not register) a volume.
@@ -80,7 +85,7 @@ func (cn *cinder) volumeJSON(v *volume, detail bool) obj {
 	}
 	o := obj{"id": v.ID, "name": v.Name, "status": v.Status, "size": v.Size, "availability_zone": v.AZ,
 		"created_at": tsMicro(v.Created), "updated_at": tsMicro(v.Updated), "attachments": atts, "description": desc,
-		"volume_type": v.VolumeType, "snapshot_id": nil, "source_volid": nil, "metadata": meta, "links": links,
+		"volume_type": v.VolumeType, "snapshot_id": nilIfEmpty(v.SnapshotID), "source_volid": nil, "metadata": meta, "links": links,
 		"user_id": v.UserID, "bootable": strconv.FormatBool(v.Bootable), "encrypted": false, "replication_status": nil,
 		"consistencygroup_id": nil, "multiattach": false, "os-vol-tenant-attr:tenant_id": v.ProjectID,
 		"migration_status": nil, "group_id": nil, "provider_id": nil, "shared_targets": false,
@@ -164,7 +169,11 @@ func (cn *cinder) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 	case "limits":
 		writeJSON(w, http.StatusOK, obj{"limits": obj{"rate": []obj{}, "absolute": obj{"maxTotalVolumes": 100, "maxTotalVolumeGigabytes": 10000,
 			"maxTotalSnapshots": 100, "maxTotalBackups": 100, "totalVolumesUsed": 0, "totalGigabytesUsed": 0}}})
-	case "snapshots", "backups", "attachments", "groups":
+	case "snapshots":
+		cn.serveSnapshots(w, r, segs[1:], t)
+	case "backups":
+		cn.serveBackups(w, r, segs[1:], t)
+	case "attachments", "groups":
 		if r.Method == http.MethodGet && (len(segs) == 1 || (len(segs) == 2 && segs[1] == "detail")) {
 			writeJSON(w, http.StatusOK, obj{segs[0]: []obj{}})
 			return
@@ -191,7 +200,7 @@ func (cn *cinder) serveVolumes(w http.ResponseWriter, r *http.Request, segs []st
 		q := r.URL.Query()
 		out := []obj{}
 		for _, v := range sortedVolumes(cn.volumes) {
-			if v.ProjectID != t.project.ID {
+			if v.ProjectID != t.project.ID || !listed(v.listable) {
 				continue
 			}
 			if n := q.Get("name"); n != "" && n != v.Name {
@@ -241,6 +250,17 @@ func (cn *cinder) serveVolumes(w http.ResponseWriter, r *http.Request, segs []st
 		v.Updated = time.Now()
 		writeJSON(w, http.StatusOK, obj{"volume": cn.volumeJSON(v, true)})
 	case len(segs) == 1 && r.Method == http.MethodDelete:
+		if snaps := cn.snapshotsOf(v.ID); len(snaps) > 0 {
+			if r.URL.Query().Get("cascade") != "true" {
+				fail(w, svc, http.StatusBadRequest, "", fmt.Sprintf("Invalid volume: Volume %s still has %d dependent snapshots.", v.ID, len(snaps)))
+				return
+			}
+			for _, sn := range snaps {
+				if sn.Status != "deleting" {
+					cn.deleteSnapshot(sn)
+				}
+			}
+		}
 		switch v.Status {
 		case "available", "error", "error_restoring", "error_extending", "error_managing":
 		case "in-use", "attaching", "detaching", "uploading":
@@ -340,6 +360,13 @@ func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token)
 			return
 		}
 		src, v.Bootable = sv.Disk, sv.Bootable
+	} else if bv.SnapshotID != "" {
+		d, e := cn.snapshotSource(bv.SnapshotID, t.project.ID, size)
+		if e != nil {
+			fail(w, svc, e.status, "", e.msg)
+			return
+		}
+		src, v.SnapshotID = d, bv.SnapshotID
 	}
 	var fault string
 	if cn.c.takeFault(FaultVolumeError, v.Name) != nil {
@@ -348,8 +375,9 @@ func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token)
 		fault = "stuck"
 		v.prevStatus = "stuck"
 	}
+	v.listable = cn.c.listableAt(v.Created)
 	cn.volumes[v.ID] = v
-	cn.c.goAfter(cn.c.o.Timing.VolumeCreate, func() {
+	cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeCreate, cn.c.diskBytes(src)), func() {
 		if fault == "stuck" {
 			cn.c.logf("cloud: volume %s stuck in creating (injected)", v.ID)
 			return
@@ -433,7 +461,7 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 			cn.c.image.add(img)
 			v.prevStatus, v.Status, v.Updated = v.Status, "uploading", time.Now()
 			src := v.Disk
-			cn.c.goAfter(cn.c.o.Timing.VolumeUpload, func() {
+			cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeUpload, cn.c.diskBytes(src)), func() {
 				cn.c.image.saveImageFromDisk(img, src, func() {
 					cn.mu.Lock()
 					defer cn.mu.Unlock()
@@ -496,7 +524,7 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 // Timing.VolumeDelete; cn.mu held.
 func (cn *cinder) startDelete(v *volume) {
 	v.Status, v.Updated = "deleting", time.Now()
-	cn.c.goAfter(cn.c.o.Timing.VolumeDelete, func() {
+	cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeDelete, 0), func() {
 		cn.mu.Lock()
 		d := v.Disk
 		delete(cn.volumes, v.ID)
@@ -515,4 +543,11 @@ func (cn *cinder) forceDelete(v *volume) {
 	if v.Status != "deleting" {
 		cn.startDelete(v)
 	}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -13,6 +13,7 @@ import (
 func (cn *cinder) add(v *volume) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
+	v.listable = cn.c.listableAt(v.Created)
 	cn.volumes[v.ID] = v
 }
 

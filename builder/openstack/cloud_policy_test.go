@@ -50,3 +50,16 @@ func TestBuildAutoAcceptWithoutRoleFailsClearly(t *testing.T) {
 		}
 	}
 }
+
+// A flavor without a root disk would make a volume-backed snapshot (or be
+// refused by Nova); the build refuses it early, naming the fix, and
+// leaves nothing behind.
+func TestBuildRefusesZeroDiskFlavorWithoutVolume(t *testing.T) {
+	l := newLab(t, nil)
+	l.c.AddFlavor(cloud.Flavor{ID: "f0", Name: "m1.zero", VCPUs: 1, RAM: 1024, Disk: 0})
+	_, _, _, err := build(t, context.Background(), l, nil, "flavor", "m1.zero")
+	if err == nil || !strings.Contains(err.Error(), "0 GB root disk") || !strings.Contains(err.Error(), "use_blockstorage_volume = true") {
+		t.Fatalf("err %v", err)
+	}
+	l.assertEmpty(t)
+}
