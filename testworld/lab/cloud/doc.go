@@ -91,9 +91,13 @@ uses staged data), GET /v2/info/import and /v2/info/stores.
 
 Uploaded or imported data becomes a disk when the Hypervisor implements
 DiskImporter; otherwise it is kept in memory and served by GET .../file.
-Disk-backed images (AddImage with Disk, snapshots, volume uploads) answer GET
-.../file with 204 (no data); their checksum/os_hash_value are synthetic
-(derived from id, disk and size) and size is Hypervisor.DiskSize.
+Disk-backed images (AddImage with Disk, snapshots, volume uploads) in raw
+or qcow2 get a real image file when the Hypervisor implements
+DiskExporter: size, virtual_size, checksum and os_hash_value are computed
+over it and GET .../file streams it. Without an exporter (or for other
+formats) GET .../file answers 204 and the figures are synthetic (derived
+from id, disk and Hypervisor.DiskSize). Snapshots of volume-backed servers
+are zero-byte images naming a Cinder snapshot (see compute_bfv.go).
 
 # Network
 

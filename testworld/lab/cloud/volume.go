@@ -389,23 +389,8 @@ func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token)
 			cn.c.logf("cloud: volume %s error (injected)", v.ID)
 			return
 		}
-		disk, err := cn.c.o.Hypervisor.CloneDisk(src)
-		cn.mu.Lock()
-		defer cn.mu.Unlock()
-		if cn.volumes[v.ID] != v || v.Status != "creating" {
-			if err == nil {
-				cn.c.goAfter(0, func() { cn.c.o.Hypervisor.DeleteDisk(disk) })
-			}
-			return
-		}
-		v.Updated = time.Now()
-		if err != nil {
-			cn.c.logf("cloud: volume %s error: %v", v.ID, err)
-			v.Status = "error"
-			return
-		}
-		v.Disk, v.Status = disk, "available"
-		cn.c.states.note("volume", v.ID, "available")
+		cn.copyDisk("volume", v.ID, src, func() bool { return cn.volumes[v.ID] == v && v.Status == "creating" },
+			func(disk, status string) { v.Disk, v.Status, v.Updated = disk, status, time.Now() })
 	})
 	writeJSON(w, http.StatusAccepted, obj{"volume": cn.volumeJSON(v, true)})
 }

@@ -20,7 +20,7 @@ type volSnapshot struct {
 	ProjectID                     string
 	Disk                          string
 	Created, Updated              time.Time
-	onReady                       func(status string) // run without cn.mu once created (or failed)
+	onReady                       func(status string) // run without cn.mu once available, "error" or "gone"
 }
 
 type volBackup struct {
@@ -66,30 +66,38 @@ func (cn *cinder) newSnapshot(v *volume, name, desc string, meta map[string]stri
 	cn.snapshots[s.ID] = s
 	src := v.Disk
 	cn.c.goAfter(cn.c.took(cn.c.o.Timing.SnapshotCreate, 0), func() {
-		disk, err := cn.c.o.Hypervisor.CloneDisk(src)
-		final := "deleted"
+		final := cn.copyDisk("snapshot", s.ID, src, func() bool { return cn.snapshots[s.ID] == s && s.Status == "creating" },
+			func(disk, status string) { s.Disk, s.Status, s.Updated = disk, status, time.Now() })
 		if s.onReady != nil {
-			defer func() { s.onReady(final) }()
+			s.onReady(final)
 		}
-		cn.mu.Lock()
-		defer cn.mu.Unlock()
-		defer func() { final = s.Status }()
-		if cn.snapshots[s.ID] != s || s.Status != "creating" {
-			if err == nil {
-				cn.c.goAfter(0, func() { cn.c.o.Hypervisor.DeleteDisk(disk) })
-			}
-			return
-		}
-		s.Updated = time.Now()
-		if err != nil {
-			cn.c.logf("cloud: snapshot %s error: %v", s.ID, err)
-			s.Status = "error"
-			return
-		}
-		s.Disk, s.Status = disk, "available"
-		cn.c.states.note("snapshot", s.ID, "available")
 	})
 	return s, nil
+}
+
+// copyDisk is the background half of making a volume, snapshot or
+// backup: it clones src and, with cn.mu held, checks the resource still
+// waits for it (current; otherwise the copy is dropped) and sets its disk
+// and status ("available", or "error" when the copy failed). It returns
+// that status, or "gone".
+func (cn *cinder) copyDisk(kind, id, src string, current func() bool, set func(disk, status string)) string {
+	disk, err := cn.c.o.Hypervisor.CloneDisk(src)
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if !current() {
+		if err == nil {
+			cn.c.goAfter(0, func() { cn.c.o.Hypervisor.DeleteDisk(disk) })
+		}
+		return "gone"
+	}
+	if err != nil {
+		cn.c.logf("cloud: %s %s error: %v", kind, id, err)
+		set("", "error")
+		return "error"
+	}
+	set(disk, "available")
+	cn.c.states.note(kind, id, "available")
+	return "available"
 }
 
 // dropLater removes what a deleted snapshot or backup held after
@@ -224,22 +232,8 @@ func (cn *cinder) serveBackups(w http.ResponseWriter, r *http.Request, segs []st
 		cn.backups[bk.ID] = bk
 		src := v.Disk
 		cn.c.goAfter(cn.c.took(cn.c.o.Timing.BackupCreate, cn.c.diskBytes(src)), func() {
-			disk, err := cn.c.o.Hypervisor.CloneDisk(src)
-			cn.mu.Lock()
-			defer cn.mu.Unlock()
-			if cn.backups[bk.ID] != bk || bk.Status != "creating" {
-				if err == nil {
-					cn.c.goAfter(0, func() { cn.c.o.Hypervisor.DeleteDisk(disk) })
-				}
-				return
-			}
-			bk.Updated = time.Now()
-			if err != nil {
-				bk.Status = "error"
-				return
-			}
-			bk.Disk, bk.Status = disk, "available"
-			cn.c.states.note("backup", bk.ID, "available")
+			cn.copyDisk("backup", bk.ID, src, func() bool { return cn.backups[bk.ID] == bk && bk.Status == "creating" },
+				func(disk, status string) { bk.Disk, bk.Status, bk.Updated = disk, status, time.Now() })
 		})
 		writeJSON(w, http.StatusAccepted, obj{"backup": obj{"id": bk.ID, "name": bk.Name,
 			"links": []obj{{"rel": "self", "href": cn.c.url + "/volume/v3/" + bk.ProjectID + "/backups/" + bk.ID}}}})
