@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"os"
@@ -43,6 +44,11 @@ func TestImageDataIsARealDisk(t *testing.T) {
 	raw := filepath.Join(t.TempDir(), "base.raw")
 	if out, err := exec.Command("qemu-img", "convert", "-f", "qcow2", "-O", "raw", file, raw).CombinedOutput(); err != nil {
 		t.Fatalf("qemu-img convert: %v: %s", err, out)
+	}
+	if f, ok := theLab.Cloud.ImageFile(theLab.BaseImageID); !ok {
+		t.Error("Cloud.ImageFile has no file for the base image")
+	} else if b, err := os.ReadFile(f); err != nil || !bytes.Equal(b, data) {
+		t.Errorf("Cloud.ImageFile %s differs from the download (%v)", f, err)
 	}
 	out, err := exec.Command("debugfs", "-R", "cat /etc/os-release", raw).Output()
 	if err != nil || !strings.Contains(string(out), `NAME="Rocky Linux"`) {

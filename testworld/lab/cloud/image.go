@@ -91,13 +91,8 @@ func (gl *glance) addImage(s ImageSeed) (string, error) {
 		}
 		owner = gl.c.identity.defaultProject()
 	}
-	gl.mu.Lock()
-	defer gl.mu.Unlock()
 	img := newImage(s.Name, owner)
 	if s.ID != "" {
-		if gl.images[s.ID] != nil {
-			return "", fmt.Errorf("cloud: AddImage: duplicate id %s", s.ID)
-		}
 		img.ID = s.ID
 	}
 	img.Status = "active"
@@ -134,6 +129,14 @@ func (gl *glance) addImage(s ImageSeed) (string, error) {
 			}
 			img.setSynthetic(size)
 		}
+	}
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
+	if gl.images[img.ID] != nil {
+		if img.file != "" {
+			os.Remove(img.file)
+		}
+		return "", fmt.Errorf("cloud: AddImage: duplicate id %s", img.ID)
 	}
 	gl.images[img.ID] = img
 	return img.ID, nil

@@ -36,7 +36,9 @@ func (gl *glance) exportDisk(disk, format, id string) (*imageFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &imageFile{path: filepath.Join(dir, id+"."+format)}
+	// a suffix of its own: a second AddImage of the same id must not
+	// overwrite the first one's file before it is refused
+	f := &imageFile{path: filepath.Join(dir, id+"-"+newHexID()[:8]+"."+format)}
 	if f.virtualSize, err = exp.ExportDisk(disk, format, f.path); err != nil {
 		os.Remove(f.path)
 		return nil, err
@@ -92,4 +94,15 @@ func serveFile(w http.ResponseWriter, i *image) bool {
 	w.WriteHeader(http.StatusOK)
 	io.Copy(w, in)
 	return true
+}
+
+// ImageFile returns the disk image file Glance holds for image id (what
+// GET .../file serves), for audits that scan a whole image.
+func (c *Cloud) ImageFile(id string) (string, bool) {
+	c.image.mu.Lock()
+	defer c.image.mu.Unlock()
+	if img := c.image.images[id]; img != nil && img.file != "" {
+		return img.file, true
+	}
+	return "", false
 }
