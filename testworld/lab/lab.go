@@ -51,9 +51,10 @@ type Options struct {
 	// Network is the lab's L2 network; zero values get a free random one
 	// (tests), `make lab-up` passes fixed names.
 	Network vm.NetworkOptions
-	// Secrets are generated when empty. Generated Keystone secrets hold
-	// the characters that break naive quoting and URL building (% # : @
-	// quotes, a space, non-ASCII), so every build proves they pass through.
+	// Secrets are generated when empty. Generated secrets (Keystone's and
+	// Ark's) hold the characters that break naive quoting and URL building
+	// (% # : @ quotes, a space, non-ASCII), so every build proves they pass
+	// through.
 	CloudPassword, ArkPassword, AppCredentialSecret, AdminPassword string
 	// Timing of cloud state transitions; zero takes the profile named by
 	// $LAB_PROFILE (fast, the default, or realistic).
@@ -104,13 +105,10 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
 	}
-	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword} {
+	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword, &o.ArkPassword} {
 		if *s == "" {
 			*s = awkwardSecret()
 		}
-	}
-	if o.ArkPassword == "" {
-		o.ArkPassword = randomSecret()
 	}
 	if o.Timing == (cloud.Timing{}) {
 		// LAB_PROFILE=realistic makes the cloud take real clouds' times.

@@ -39,12 +39,6 @@ func firstHost(cidr string) string {
 	return p.Masked().Addr().Next().String()
 }
 
-func randomSecret() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return "lab-" + hex.EncodeToString(b)
-}
-
 // awkwardSecret is a random secret with the characters credentials
 // really contain and naive code mangles: URL escapes and delimiters,
 // YAML/INI comment and quote characters, a space and non-ASCII.
