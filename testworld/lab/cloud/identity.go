@@ -355,6 +355,13 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		}
 	case "token":
 		if t := ks.tokens[id.Token.ID]; t != nil && time.Now().Before(t.Expires) {
+			if t.appCred != nil {
+				// Keystone keeps an application credential's token to its
+				// project: no re-scoping, no new tokens from it.
+				ks.mu.Unlock()
+				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential.")
+				return
+			}
 			user = t.user
 		}
 	default:

@@ -122,6 +122,12 @@ func TestRescopeToOtherProject(t *testing.T) {
 	if err != nil || proj.Name != "share" {
 		t.Fatalf("rescoped project: %+v %v", proj, err)
 	}
+	// an application credential's token stays in its project
+	pa := l.provider(gophercloud.AuthOptions{ApplicationCredentialID: "appcred-id-1", ApplicationCredentialSecret: "s3cret"})
+	if _, err := openstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{IdentityEndpoint: l.c.AuthURL(), TokenID: pa.Token(),
+		Scope: &gophercloud.AuthScope{ProjectName: "share", DomainName: "Default"}}); !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+		t.Fatalf("re-scoping an application credential's token: %v", err)
+	}
 	o.Scope = &gophercloud.AuthScope{ProjectName: "other", DomainName: "Default"}
 	if _, err := openstack.AuthenticatedClient(ctx, o); !gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) {
 		t.Fatalf("rescope to a project without a role: %v", err)
