@@ -9,6 +9,7 @@ packages=(
   openssh-server openssh-client sudo                # the lab VMs' sshd, login user, sudo
   iproute2 iptables procps                          # the lab's network namespaces and bridge
   python3-openstackclient                           # the official CLI, checked against the cloud double
+  e2fsprogs qemu-utils                              # the lab's Glance: disk images (mkfs.ext4 -d, qemu-img convert)
   ansible-core python3-requests python3-bs4         # make bench: the playbook and the Python listing comparison
   shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
 )

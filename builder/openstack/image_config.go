@@ -34,8 +34,11 @@ type ImageConfig struct {
 	// Project IDs the image is shared with (needs `image_visibility =
 	// "shared"` or the cloud's default).
 	ImageMembers []string `mapstructure:"image_members"`
-	// Accept the membership on behalf of each member project (needs
-	// credentials allowed to act for them).
+	// Accept the membership on behalf of each member project. Glance lets
+	// only the member project (or an admin) accept: the build tries its
+	// own token, then one re-scoped to the member project, which works
+	// when the credentials have a role there; otherwise the build fails
+	// saying so.
 	ImageAutoAcceptMembers bool `mapstructure:"image_auto_accept_members"`
 	// The disk format of an image uploaded from a volume, for example
 	// `raw` or `qcow2`. Only with `use_blockstorage_volume`.

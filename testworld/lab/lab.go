@@ -34,6 +34,13 @@ const (
 	CloudName     = "lab"
 	ArkUser       = "lab-ark"
 	SitePulpUser  = "lab-site-admin"
+	// AdminCloudName is the clouds.yaml entry of the lab's admin, for the
+	// few tests that need what only an admin may do; builds use CloudName,
+	// a project member, as on a real site.
+	AdminCloudName = "lab-admin"
+	// ShareProject is a second project the lab user is a member of (an
+	// image_members target the build can accept for).
+	ShareProject = "lab-share"
 )
 
 // Options configures a lab.
@@ -46,9 +53,13 @@ type Options struct {
 	// Network is the lab's L2 network; zero values get a free random one
 	// (tests), `make lab-up` passes fixed names.
 	Network vm.NetworkOptions
-	// Secrets are generated when empty.
-	CloudPassword, ArkPassword, AppCredentialSecret, SitePulpPassword string
-	// Timing of cloud state transitions; zero keeps the cloud's defaults.
+	// Secrets are generated when empty. Generated secrets (Keystone's and
+	// Ark's) hold the characters that break naive quoting and URL building
+	// (% # : @ quotes, a space, non-ASCII), so every build proves they pass
+	// through.
+	CloudPassword, ArkPassword, AppCredentialSecret, AdminPassword, SitePulpPassword string
+	// Timing of cloud state transitions; zero takes the profile named by
+	// $LAB_PROFILE (fast, the default, or realistic).
 	Timing cloud.Timing
 	// TokenTTL of Keystone tokens; zero keeps the default.
 	TokenTTL time.Duration
@@ -98,9 +109,15 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
 	}
-	for _, s := range []*string{&o.CloudPassword, &o.ArkPassword, &o.AppCredentialSecret, &o.SitePulpPassword} {
+	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword, &o.ArkPassword, &o.SitePulpPassword} {
 		if *s == "" {
-			*s = randomSecret()
+			*s = awkwardSecret()
+		}
+	}
+	if o.Timing == (cloud.Timing{}) {
+		// LAB_PROFILE=realistic makes the cloud take real clouds' times.
+		if o.Timing, err = cloud.ProfileTiming(os.Getenv("LAB_PROFILE")); err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
 		}
 	}
 	l = &Lab{Options: o}
@@ -145,7 +162,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.Cloud, err = cloud.New(cloud.Options{
 		Hypervisor: hypervisor{l.VMs},
 		Users: []cloud.User{{Name: "lab", Password: o.CloudPassword, Project: "lab", Domain: "Default",
-			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}}},
+			OtherProjects:  []string{ShareProject},
+			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}},
+			{Name: "lab-admin", Password: o.AdminPassword, Project: "admin", Domain: "Default", Roles: []string{"admin"}}},
 		TokenTTL:        o.TokenTTL,
 		Timing:          o.Timing,
 		FixedCIDR:       o.Network.CIDR,
@@ -225,13 +244,19 @@ func (l *Lab) metadata(fixedIP string) *vm.Metadata {
 // writeEnv writes clouds.yaml and the env file, both readable only by the
 // owner since they hold the lab's passwords.
 func (l *Lab) writeEnv() error {
-	clouds := map[string]any{"clouds": map[string]any{CloudName: map[string]any{
-		"auth": map[string]any{
-			"auth_url": l.Cloud.AuthURL(), "username": "lab", "password": l.CloudPassword,
-			"project_name": "lab", "user_domain_name": "Default", "project_domain_name": "Default",
-		},
-		"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
-	}}}
+	entry := func(user, password, project string) map[string]any {
+		return map[string]any{
+			"auth": map[string]any{
+				"auth_url": l.Cloud.AuthURL(), "username": user, "password": password,
+				"project_name": project, "user_domain_name": "Default", "project_domain_name": "Default",
+			},
+			"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
+		}
+	}
+	clouds := map[string]any{"clouds": map[string]any{
+		CloudName:      entry("lab", l.CloudPassword, "lab"),
+		AdminCloudName: entry("lab-admin", l.AdminPassword, "admin"),
+	}}
 	data, err := json.MarshalIndent(clouds, "", "  ") // JSON is YAML
 	if err != nil {
 		return err
@@ -256,6 +281,8 @@ func (l *Lab) writeEnv() error {
 		"LAB_BASE_IMAGE":         BaseImageName,
 		"LAB_NETWORK":            "lab-net",
 		"LAB_FLOATING_NETWORK":   "public",
+		"LAB_ADMIN_CLOUD":        AdminCloudName,
+		"LAB_SHARE_PROJECT_ID":   l.Cloud.ProjectID(ShareProject),
 	}
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }

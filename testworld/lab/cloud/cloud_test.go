@@ -387,11 +387,15 @@ func TestBootFromVolumeAndUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitImage(t, cl.image, snap, "active")
+	// As Nova does: a zero-byte image naming a Cinder snapshot of the boot
+	// volume (the old lab copied the volume's disk into the image).
+	snapImg := waitImage(t, cl.image, snap, "active")
+	cinderSnap := requireVolumeBackedSnapshot(t, cl, snapImg, v.ID)
 	waitServer(t, cl.compute, s.ID, "ACTIVE")
 	servers.Delete(ctx, cl.compute, s.ID)
 	waitServerGone(t, cl.compute, s.ID)
 	waitVolumeGone(t, cl.volume, v.ID) // delete_on_termination
+	bootSnapshotImage(t, l, cl, snap, cinderSnap)
 
 	// volume from image, boot from it (kept), upload to image
 	vol, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 10, Name: "data", ImageID: l.imageID, Metadata: map[string]string{"a": "b"}}, nil).Extract()
@@ -440,7 +444,7 @@ func TestBootFromVolumeAndUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitVolumeGone(t, cl.volume, vol.ID)
-	for _, id := range []string{snap, up.ImageID} {
+	for _, id := range []string{up.ImageID} {
 		if err := images.Delete(ctx, cl.image, id).ExtractErr(); err != nil {
 			t.Fatal(err)
 		}

@@ -73,3 +73,12 @@ type Metadata struct {
 type DiskImporter interface {
 	ImportDisk(r io.Reader, diskFormat string) (string, error)
 }
+
+// DiskExporter may be implemented by a Hypervisor to write a disk as an
+// image file in a disk format (raw or qcow2), returning its virtual size.
+// With it, Glance keeps a real file for every image made from a disk
+// (snapshots, volume uploads, seeded images), serves it from GET .../file
+// and reports its true size, virtual_size, checksum and os_hash_value.
+type DiskExporter interface {
+	ExportDisk(id, diskFormat, path string) (virtualSize int64, err error)
+}

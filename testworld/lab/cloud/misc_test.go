@@ -84,7 +84,5 @@ func TestMicroversionsAndErrorShapes(t *testing.T) {
 }
 
 func projectOf(t *testing.T, l *lab) string {
-	l.c.mu.Lock()
-	defer l.c.mu.Unlock()
-	return l.c.users[0].project.ID
+	return l.c.identity.defaultProject()
 }
