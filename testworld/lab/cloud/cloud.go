@@ -126,6 +126,7 @@ type Cloud struct {
 	ports     map[string]*port
 	fips      map[string]*floatingIP
 	secgroups map[string]*secgroup
+	passwords map[string]string // server id -> encrypted admin password
 	volTypes  []volType
 	labNet    *network
 	publicNet *network

@@ -539,6 +539,8 @@ func (c *Cloud) serveServers(w http.ResponseWriter, r *http.Request, segs []stri
 			out = append(out, obj{"id": v.ID, "volumeId": v.ID, "serverId": s.ID, "device": fmt.Sprintf("/dev/vd%c", 'a'+i)})
 		}
 		writeJSON(w, http.StatusOK, obj{"volumeAttachments": out})
+	case len(segs) == 2 && segs[1] == "os-server-password":
+		c.serverPassword(w, r, s)
 	case len(segs) == 2 && segs[1] == "os-instance-actions" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, obj{"instanceActions": []obj{}})
 	case len(segs) == 2 && segs[1] == "os-security-groups" && r.Method == http.MethodGet:
@@ -1087,6 +1089,7 @@ func (c *Cloud) finishDelete(s *server) {
 	c.mu.Lock()
 	m := s.machine
 	s.machine = nil
+	delete(c.passwords, s.ID)
 	for _, pid := range s.Ports {
 		p := c.ports[pid]
 		if p == nil {
