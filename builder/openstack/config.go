@@ -63,10 +63,8 @@ func (c *Config) Prepare(raws ...any) ([]string, error) {
 	errs = packer.MultiErrorAppend(errs, c.RunConfig.Prepare(&c.ctx)...)
 	// Registered even when the configuration is invalid: the errors may
 	// be logged next to the values.
-	for _, s := range []string{c.Password, c.Token, c.ApplicationCredentialSecret, c.authOpts.Password, c.authOpts.TokenID, c.authOpts.ApplicationCredentialSecret} {
-		if s != "" {
-			packer.LogSecretFilter.Set(s)
-		}
+	if s := c.secrets(); len(s) > 0 {
+		packer.LogSecretFilter.Set(s...)
 	}
 	if errs != nil && len(errs.Errors) > 0 {
 		return nil, errs
