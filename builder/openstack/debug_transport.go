@@ -103,22 +103,23 @@ func redactJSON(b []byte) string {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return string(b)
 	}
-	out, err := json.Marshal(redactValue(v))
-	if err != nil {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(redactValue(v)); err != nil {
 		return string(b)
 	}
-	return string(out)
+	return strings.TrimSpace(out.String())
 }
 
 func redactValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, val := range t {
-			if secretKey(k) {
-				if _, isString := val.(string); isString {
-					t[k] = "<redacted>"
-					continue
-				}
+			if secretKey(k) && val != nil {
+				// Also a whole object, e.g. Keystone's {"token": {"id": ...}}.
+				t[k] = "<redacted>"
+				continue
 			}
 			t[k] = redactValue(val)
 		}
