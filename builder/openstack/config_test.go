@@ -109,8 +109,6 @@ func TestPrepareBadConfigs(t *testing.T) {
 			`source_image_filter.filters.name: "openhpc-[RL9-*" is not a valid pattern: syntax error in pattern`},
 		{"filter visibility", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"visibility": "all"}}),
 			`source_image_filter.filters.visibility: "all" is not one of public, private, shared, community`},
-		{"external format without url", with(baseRaw(), "external_source_image_format", "raw"),
-			"external_source_image_format: only valid with external_source_image_url"},
 		{"bad disk format", with(baseRaw(), "image_disk_format", "zip", "use_blockstorage_volume", true),
 			`image_disk_format: "zip" is not one of ami, ari, aki, vhd, vhdx, vmdk, raw, qcow2, vdi, ploop, iso`},
 		{"ssh ip version", with(baseRaw(), "ssh_ip_version", "5"),

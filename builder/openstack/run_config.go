@@ -217,11 +217,11 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	if sources != 1 {
 		errs = append(errs, fmt.Errorf("source_image: exactly one of source_image, source_image_name, external_source_image_url, source_image_filter is required, got %d", sources))
 	}
-	if c.ExternalSourceImageURL != "" && c.ExternalSourceImageFormat == "" {
-		c.ExternalSourceImageFormat = "qcow2"
-	}
 	if c.ExternalSourceImageURL == "" && (c.ExternalSourceImageFormat != "" || len(c.ExternalSourceImageProperties) > 0) {
-		errs = append(errs, errors.New("external_source_image_format: only valid with external_source_image_url"))
+		c.warns = append(c.warns, "external_source_image_format, external_source_image_properties: ignored without external_source_image_url")
+	}
+	if c.ExternalSourceImageFormat == "" {
+		c.ExternalSourceImageFormat = "qcow2"
 	}
 	if _, err := path.Match(c.SourceImageFilters.Filters.Name, ""); err != nil {
 		errs = append(errs, fmt.Errorf("source_image_filter.filters.name: %q is not a valid pattern: %v", c.SourceImageFilters.Filters.Name, err))
