@@ -134,7 +134,7 @@ func differingOptions(t *testing.T) map[string]bool {
 func TestOfficialOptions(t *testing.T) {
 	official := readOfficialOptions(t)
 	ours := map[string]string{}
-	specTypes("", (&Config{}).FlatMapstructure().HCL2Spec(), ours)
+	specTypes("", (&Builder{}).ConfigSpec(), ours)
 	differs := differingOptions(t)
 
 	clearOSEnv(t)
