@@ -212,15 +212,7 @@ func TestConformanceOfficialExamplesValidate(t *testing.T) {
 // labNetworkClient is a network client on the lab, as its user.
 func labNetworkClient(t *testing.T) *gophercloud.ServiceClient {
 	t.Helper()
-	provider, err := labtest.Provider(context.Background(), theLab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openstack.NewNetworkV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return labClient(t, openstack.NewNetworkV2)
 }
 
 func networkID(t *testing.T, c *gophercloud.ServiceClient, name string) string {
