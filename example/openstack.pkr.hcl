@@ -39,13 +39,20 @@ source "fatimage-openstack" "openhpc" {
   use_blockstorage_volume = var.use_blockstorage_volume
   volume_type             = var.volume_type
   volume_size             = var.volume_size
+  volume_name             = local.image_name
   metadata                = var.metadata
   instance_metadata = {
     ansible_init_disable = "true"
   }
   networks            = var.networks
   floating_ip_network = var.floating_ip_network
+  floating_ip         = var.floating_ip
   security_groups     = var.security_groups
+  user_data = var.ssh_debug_public_key == null ? null : <<-EOT
+    #cloud-config
+    ssh_authorized_keys:
+    - ${var.ssh_debug_public_key}
+  EOT
 
   # Input image:
   source_image      = var.source_image

@@ -61,9 +61,21 @@ variable "ssh_bastion_private_key_file" {
   default = null
 }
 
+variable "ssh_debug_public_key" {
+  type        = string
+  default     = null
+  description = "An additional public key to inject for the default user (through cloud-init user data)."
+}
+
 variable "floating_ip_network" {
   type    = string
   default = null
+}
+
+variable "floating_ip" {
+  type        = string
+  default     = null
+  description = "ID (or address) of an existing floating IP to attach; floating_ip_network is then not needed."
 }
 
 variable "manifest_output_path" {
@@ -83,12 +95,18 @@ variable "volume_type" {
 
 variable "volume_size" {
   type    = number
-  default = 15
+  default = 20
+}
+
+variable "volume_name" {
+  type        = string
+  default     = null
+  description = "Declared as the appliance declares it; its source block names the volume after the image."
 }
 
 variable "image_disk_format" {
   type    = string
-  default = "qcow2"
+  default = "raw"
 }
 
 variable "metadata" {

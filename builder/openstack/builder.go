@@ -60,6 +60,7 @@ func (b *Builder) steps() []multistep.Step {
 		&StepDiscoverNetwork{},
 		&StepCreateVolume{},
 		&StepRunServer{},
+		&StepGetPassword{},
 		&StepFloatingIP{},
 		&communicator.StepConnect{
 			Config:    &c.Comm,

@@ -25,14 +25,16 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	for k, v := range c.InstanceMetadata {
 		meta[k] = v
 	}
+	// Ports first, then networks, as the official builder: the first NIC
+	// is the guest's primary interface (eth0, default route).
 	var nets []servers.Network
+	for _, p := range c.Ports {
+		nets = append(nets, servers.Network{Port: p})
+	}
 	if ids, ok := state.Get("networks").([]string); ok {
 		for _, id := range ids {
 			nets = append(nets, servers.Network{UUID: id})
 		}
-	}
-	for _, p := range c.Ports {
-		nets = append(nets, servers.Network{Port: p})
 	}
 	opts := servers.CreateOpts{
 		Name:             c.InstanceName,

@@ -71,11 +71,17 @@ func build(t *testing.T, templates []string, args ...string) packertest.Result {
 
 func imageClient(t *testing.T) *gophercloud.ServiceClient {
 	t.Helper()
+	return labClient(t, openstack.NewImageV2)
+}
+
+// labClient is a service client on the lab, as its user.
+func labClient(t *testing.T, newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)) *gophercloud.ServiceClient {
+	t.Helper()
 	provider, err := labtest.Provider(context.Background(), theLab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := openstack.NewImageV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
+	c, err := newClient(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
 	if err != nil {
 		t.Fatal(err)
 	}

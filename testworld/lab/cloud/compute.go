@@ -25,10 +25,11 @@ import (
 type nova struct {
 	c *Cloud
 
-	mu       sync.Mutex
-	flavors  []*Flavor
-	servers  map[string]*server
-	keypairs map[string]*keypair // by user id + "/" + name
+	mu        sync.Mutex
+	flavors   []*Flavor
+	servers   map[string]*server
+	keypairs  map[string]*keypair // by user id + "/" + name
+	passwords map[string]string   // server id -> encrypted admin password
 }
 
 func newNova(c *Cloud) *nova {
@@ -532,6 +533,8 @@ func (nv *nova) serveServers(w http.ResponseWriter, r *http.Request, segs []stri
 			out = append(out, obj{"id": v.ID, "volumeId": v.ID, "serverId": s.ID, "device": fmt.Sprintf("/dev/vd%c", 'a'+i)})
 		}
 		writeJSON(w, http.StatusOK, obj{"volumeAttachments": out})
+	case len(segs) == 2 && segs[1] == "os-server-password":
+		nv.serverPassword(w, r, s)
 	case len(segs) == 2 && segs[1] == "os-instance-actions" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, obj{"instanceActions": []obj{}})
 	case len(segs) == 2 && segs[1] == "os-security-groups" && r.Method == http.MethodGet:
@@ -1029,6 +1032,7 @@ func (nv *nova) finishDelete(s *server) {
 	m := s.machine
 	s.machine = nil
 	fips := nv.c.network.unplugServer(s.Ports, s.ownPorts)
+	delete(nv.passwords, s.ID)
 	var disks []string
 	if s.Disk != "" {
 		disks = append(disks, s.Disk)

@@ -461,6 +461,8 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 				"size": v.Size, "volume_type": obj{"id": cn.volTypes[0].ID, "name": v.VolumeType}, "image_id": img.ID,
 				"container_format": img.ContainerFormat, "disk_format": img.DiskFormat, "image_name": img.Name,
 				"visibility": img.Visibility, "protected": img.Protected}})
+		case "os-set_image_metadata":
+			cn.setImageMetadata(w, v, arg)
 		case "os-set_bootable":
 			var a struct {
 				Bootable any `json:"bootable"`
