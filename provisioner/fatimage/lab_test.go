@@ -21,16 +21,12 @@ import (
 var theLab *lab.Lab
 
 func TestMain(m *testing.M) {
-	if os.Getenv("FATIMAGE_SKIP_LAB") != "" {
-		os.Exit(m.Run())
-	}
 	os.Exit(labtest.Main(m, &theLab))
 }
 
 func requireLab(t *testing.T) {
-	if theLab == nil {
-		t.Skip("no lab")
-	}
+	t.Helper()
+	labtest.Require(t)
 }
 
 // labVM boots a lab VM for one test and connects the SDK's SSH

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 // in one directory, with the lab's environment.
 func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	t.Helper()
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	for _, name := range templates {
@@ -99,6 +100,7 @@ func findImage(t *testing.T, name string) *images.Image {
 }
 
 func TestBuilderBasic(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-basic-%d", time.Now().Unix())
 	r := build(t, []string{"builder-basic.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
@@ -131,6 +133,7 @@ func TestBuilderBasic(t *testing.T) {
 }
 
 func TestBuilderVolumeBoot(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-volume-%d", time.Now().Unix())
 	r := build(t, []string{"builder-volume.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
@@ -144,6 +147,7 @@ func TestBuilderVolumeBoot(t *testing.T) {
 }
 
 func TestBuilderFilterMostRecent(t *testing.T) {
+	labtest.Require(t)
 	c := imageClient(t)
 	var ids []string
 	// the last one is newest but its name does not match the pattern
@@ -185,6 +189,7 @@ func requireNoImage(t *testing.T, name string) {
 }
 
 func TestBuilderInterruptsAndFailures(t *testing.T) {
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	start := func(name string) *packertest.Proc {
 		dir := t.TempDir()
@@ -231,6 +236,7 @@ func TestBuilderInterruptsAndFailures(t *testing.T) {
 // plugin, with the lab's variables) and then example/extra on top of it,
 // as a user runs them.
 func TestApplianceExample(t *testing.T) {
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	example, _ := filepath.Abs("../../example")
 	name := fmt.Sprintf("e2e-appliance-%d", time.Now().Unix())
@@ -430,6 +436,7 @@ func rpmName(nvra string) string {
 // TestFatBuild is the provisioner's end-to-end case 1, a fat build from
 // the GenericCloud image, and case 2, an extra build on top of it.
 func TestFatBuild(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-fat-%d", time.Now().Unix())
 	m1 := filepath.Join(t.TempDir(), "fat.json")
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-basic.pkr.hcl", "playbooks"},
@@ -529,6 +536,7 @@ func TestFatBuild(t *testing.T) {
 // TestFatHostBinaries is case 3: the VM cannot reach the release
 // server; with binary_source = "host" the plugin fetches the tarballs.
 func TestFatHostBinaries(t *testing.T) {
+	labtest.Require(t)
 	if err := theLab.SetReleasesReachableFromVMs(false); err != nil {
 		t.Fatal(err)
 	}
@@ -569,6 +577,7 @@ func TestFatHostBinaries(t *testing.T) {
 // second run installs nothing, reboots nothing and leaves the package set
 // as it was.
 func TestFatProvisionerTwice(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-twice-%d", time.Now().Unix())
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-twice.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {

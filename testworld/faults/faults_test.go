@@ -59,6 +59,7 @@ type build struct {
 // environment entries (later entries win).
 func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build {
 	t.Helper()
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", tmpl))); err != nil {

@@ -61,6 +61,7 @@ func retriesLogged(log string) map[string]int {
 // the build succeeds, leaves nothing behind, and neither its output, its
 // PACKER_LOG, its manifest nor the image's files carry a secret.
 func TestFlakyAPI(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("flaky")
 	man := filepath.Join(t.TempDir(), "manifest.json")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -38,6 +39,7 @@ func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 // naming the provisioner step and the dnf command, and leaves nothing
 // behind.
 func TestHardResetDuringDNF(t *testing.T) {
+	labtest.Require(t)
 	name, b, r := hardResetDuringDNF(t)
 	requireFailedClean(t, r, name, "fatimage update: dnf -y", "update")
 	auditBuild(t, b, r)
@@ -46,6 +48,7 @@ func TestHardResetDuringDNF(t *testing.T) {
 // TestHardResetErrorSaysDisconnected wants the error to say the VM went
 // away rather than report the SDK's internal "disconnected" status.
 func TestHardResetErrorSaysDisconnected(t *testing.T) {
+	labtest.Require(t)
 	name, _, r := hardResetDuringDNF(t)
 	requireFailedClean(t, r, name, "fatimage update")
 	if strings.Contains(r.Output(), "status 2300218") || !strings.Contains(strings.ToLower(r.Output()), "connection") {

@@ -13,6 +13,7 @@ import (
 // exercised too, and scans its output, PACKER_LOG and the image's files
 // for the lab's secrets. The fat build's audit is part of TestFlakyAPI.
 func TestSecretAuditAppCredential(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("appcred")
 	env := []string{

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // ---- test fixtures ----
@@ -98,14 +100,8 @@ func testRPMs(t testing.TB) []string {
 
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, overlay mounts, bridges)")
-	}
-	for _, tool := range []string{"ip", "unshare", "iptables", "rpmbuild", "rpm", "/usr/sbin/sshd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needs.Root(t, "VMs (network namespaces, overlay mounts, bridges)")
+	needs.Tools(t, "ip", "unshare", "iptables", "rpmbuild", "rpm", "/usr/sbin/sshd")
 }
 
 type lab struct {
