@@ -151,18 +151,20 @@ func TestBuilderFilterMostRecent(t *testing.T) {
 	c := imageClient(t)
 	var ids []string
 	// the last one is newest but its name does not match the pattern
-	for _, name := range []string{"rocky-nightly-old", "rocky-nightly-new", "alma-nightly-newest"} {
+	// created_at has second resolution: the images are seeded a minute
+	// apart, oldest first
+	for i, name := range []string{"rocky-nightly-old", "rocky-nightly-new", "alma-nightly-newest"} {
 		disk, err := theLab.VMs.CloneDisk(theLab.BaseImageDisk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := theLab.Cloud.AddImage(cloud.ImageSeed{Name: name, Disk: disk, Visibility: "public", Tags: []string{"nightly"}})
+		id, err := theLab.Cloud.AddImage(cloud.ImageSeed{Name: name, Disk: disk, Visibility: "public", Tags: []string{"nightly"},
+			CreatedAt: time.Now().Add(time.Duration(i-3) * time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 		t.Cleanup(func() { images.Delete(context.Background(), c, id) })
-		time.Sleep(1100 * time.Millisecond) // created_at has second resolution
 	}
 	name := fmt.Sprintf("e2e-filter-%d", time.Now().Unix())
 	r := build(t, []string{"builder-filter.pkr.hcl"}, "-var", "image_name="+name)

@@ -204,6 +204,11 @@ func requireNoSecrets(t *testing.T, what string, data []byte) {
 	}
 }
 
+// minImageFiles is fewer files than any build's image layer holds (a
+// builder-only build's layer has ~65, a fat build's hundreds): a scan
+// reading fewer walked the wrong tree.
+const minImageFiles = 20
+
 // requireNoSecretsInTree scans every regular file under root and returns
 // how many it read.
 func requireNoSecretsInTree(t *testing.T, root string) int {

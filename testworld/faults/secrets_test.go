@@ -33,7 +33,7 @@ func TestSecretAuditAppCredential(t *testing.T) {
 	// OS_CLOUD is empty, so the build authenticated with the application
 	// credential.
 	log := b.logText(t)
-	retries := retriesLogged(log)
+	retries := requireRetriedEach(t, hits, log)
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 	auditBuild(t, b, r)
@@ -42,5 +42,8 @@ func TestSecretAuditAppCredential(t *testing.T) {
 		t.Fatalf("image %s has no disk", img.ID)
 	}
 	n := requireNoSecretsInTree(t, filepath.Join(disk, "upper"))
+	if n < minImageFiles {
+		t.Fatalf("scanned only %d files of the image, want at least %d: the scan missed the image's tree", n, minImageFiles)
+	}
 	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files: no secret", hits, retries, len(r.Output()), len(log), n)
 }

@@ -89,6 +89,10 @@ type ImageSeed struct {
 	Tags                        []string
 	Properties                  map[string]string
 	Data                        []byte // optional image data served by GET .../file
+	// CreatedAt backdates created_at and updated_at (default now), so a
+	// test can seed images of distinct ages without waiting for the clock
+	// (Glance reports them to the second).
+	CreatedAt time.Time
 }
 
 type project struct{ ID, Name, DomainID string }
