@@ -254,3 +254,15 @@ func waitHits(t *testing.T, i, n int, timeout time.Duration) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// waitIdle waits until the cloud serves no request.
+func waitIdle(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for theLab.Cloud.InFlight() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cloud still serves %d requests after %s", theLab.Cloud.InFlight(), timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

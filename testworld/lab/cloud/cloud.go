@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -135,6 +136,7 @@ type Cloud struct {
 	publicNet *network
 	faults    []*faultState
 	calls     map[string]int
+	inflight  atomic.Int64 // API requests being served, see InFlight
 	states    stateLog // state changes and first observations, for benchmarks
 	closed    bool
 	started   bool

@@ -37,6 +37,8 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	c.inflight.Add(1)
+	defer c.inflight.Add(-1)
 	c.mu.Lock()
 	c.calls[svc]++
 	c.mu.Unlock()
