@@ -137,7 +137,7 @@ type Cloud struct {
 	faults    []*faultState
 	calls     map[string]int
 	inflight  atomic.Int64 // API requests being served, see InFlight
-	states    stateLog // state changes and first observations, for benchmarks
+	states    stateLog     // state changes and first observations, for benchmarks
 	closed    bool
 	started   bool
 }
