@@ -492,7 +492,11 @@ func TestFatBuild(t *testing.T) {
 		t.Errorf("services and files:\n%s", got)
 	}
 	// repos disabled, no credentials; image.json filled
-	c.Run(t, "! grep -rqE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d && ! sudo grep -rqE '^(username|password)' /etc/yum.repos.d")
+	for what, re := range map[string]string{"repositories enabled": "^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1", "credentials": "^(username|password)"} {
+		if got := c.Run(t, labtest.GrepAsRoot("-rlE "+labtest.ShQuote(re)+" /etc/yum.repos.d")); got != "" {
+			t.Errorf("%s left in %s", what, got)
+		}
+	}
 	var info fatManifest
 	if err := json.Unmarshal([]byte(c.Run(t, `printf '{"image": %s}' "$(cat /var/lib/image/image.json)"`)), &info); err != nil {
 		t.Fatal(err)
