@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -25,9 +24,9 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
@@ -52,6 +51,12 @@ func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	for _, name := range templates {
+		if name == buildtest.FatCommonName {
+			if err := os.WriteFile(filepath.Join(dir, name), buildtest.FatCommon, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		src := filepath.Join("testdata", name)
 		if st, err := os.Stat(src); err == nil && st.IsDir() {
 			if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(src)); err != nil {
@@ -70,33 +75,30 @@ func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
-func imageClient(t *testing.T) *gophercloud.ServiceClient {
-	t.Helper()
-	provider, err := labtest.Provider(context.Background(), theLab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openstack.NewImageV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+// The image and secret helpers are buildtest's, bound to this package's lab.
 
-// findImage returns the image of that name and deletes it when the test ends.
+func imageClient(t *testing.T) *gophercloud.ServiceClient { return buildtest.ImageClient(t, theLab) }
+
+// findImage returns the one active image of that name and deletes it when
+// the test ends.
 func findImage(t *testing.T, name string) *images.Image {
 	t.Helper()
-	c := imageClient(t)
-	pages, err := images.List(c, images.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, _ := images.ExtractImages(pages)
-	if len(list) != 1 {
-		t.Fatalf("want one image named %s, got %d", name, len(list))
-	}
-	t.Cleanup(func() { images.Delete(context.Background(), c, list[0].ID) })
-	return &list[0]
+	img := buildtest.FindImage(t, theLab, name)
+	return &img
+}
+
+func requireNoImage(t *testing.T, name string) { t.Helper(); buildtest.RequireNoImage(t, theLab, name) }
+
+func imageFiles(t *testing.T, id string) string {
+	t.Helper()
+	return buildtest.ImageFiles(t, theLab, id)
+}
+
+// requireNoSecrets scans every regular file under root (at least 100: a
+// fat image's layer) for the lab's secrets.
+func requireNoSecrets(t *testing.T, root string) {
+	t.Helper()
+	buildtest.RequireNoSecretsInTree(t, theLab, root, 100)
 }
 
 func TestBuilderBasic(t *testing.T) {
@@ -176,18 +178,6 @@ func TestBuilderFilterMostRecent(t *testing.T) {
 		t.Fatalf("want source image %s (newest matching rocky-nightly-*), not %s or %s:\n%s", ids[1], ids[0], ids[2], r.Output())
 	}
 	labtest.RequireClean(t, theLab)
-}
-
-// requireNoImage checks a failed build left no image of that name.
-func requireNoImage(t *testing.T, name string) {
-	t.Helper()
-	pages, err := images.List(imageClient(t), images.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if list, _ := images.ExtractImages(pages); len(list) != 0 {
-		t.Fatalf("image %s left behind: %+v", name, list)
-	}
 }
 
 func TestBuilderInterruptsAndFailures(t *testing.T) {
@@ -358,45 +348,6 @@ func standInSums(t *testing.T) map[string]string {
 		}
 	}
 	return out
-}
-
-// imageFiles returns the directory holding what an image adds to the
-// lab's shared lower layer, i.e. everything the build put in it.
-func imageFiles(t *testing.T, id string) string {
-	t.Helper()
-	disk, ok := theLab.Cloud.ImageDisk(id)
-	if !ok {
-		t.Fatalf("image %s has no disk", id)
-	}
-	return filepath.Join(disk, "upper")
-}
-
-// requireNoSecrets scans every regular file under root for the lab's
-// secrets.
-func requireNoSecrets(t *testing.T, root string) {
-	t.Helper()
-	secrets := map[string][]byte{"Ark password": []byte(theLab.ArkPassword), "OpenStack password": []byte(theLab.CloudPassword),
-		"application credential secret": []byte(theLab.AppCredentialSecret)}
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		n++
-		for what, s := range secrets {
-			if len(s) > 0 && bytes.Contains(data, s) {
-				t.Errorf("the image's %s carries the %s", strings.TrimPrefix(p, root), what)
-			}
-		}
-		return nil
-	})
-	if err != nil || n < 100 {
-		t.Fatalf("scanned %d files: %v", n, err)
-	}
 }
 
 type fatManifest struct {

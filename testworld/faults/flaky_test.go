@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
@@ -119,14 +120,7 @@ func TestFlakyAPI(t *testing.T) {
 	// the secret audit of this build
 	auditBuild(t, b, r)
 	requireNoSecrets(t, "manifest_output", data)
-	disk, ok := theLab.Cloud.ImageDisk(img.ID)
-	if !ok {
-		t.Fatalf("image %s has no disk", img.ID)
-	}
-	n := requireNoSecretsInTree(t, filepath.Join(disk, "upper"))
-	if n < minImageFiles {
-		t.Fatalf("scanned only %d files of the image, want at least %d: the scan missed the image's tree", n, minImageFiles)
-	}
+	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minImageFiles)
 	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files: clean",
 		len(r.Output()), len(b.logText(t)), len(data), n)
 	if !strings.Contains(r.Output(), "fatimage: done:") {

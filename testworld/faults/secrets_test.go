@@ -1,9 +1,9 @@
 package faults
 
 import (
-	"path/filepath"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 )
 
@@ -37,13 +37,6 @@ func TestSecretAuditAppCredential(t *testing.T) {
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 	auditBuild(t, b, r)
-	disk, ok := theLab.Cloud.ImageDisk(img.ID)
-	if !ok {
-		t.Fatalf("image %s has no disk", img.ID)
-	}
-	n := requireNoSecretsInTree(t, filepath.Join(disk, "upper"))
-	if n < minImageFiles {
-		t.Fatalf("scanned only %d files of the image, want at least %d: the scan missed the image's tree", n, minImageFiles)
-	}
+	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minImageFiles)
 	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files: no secret", hits, retries, len(r.Output()), len(log), n)
 }

@@ -1,8 +1,10 @@
-# Shared by the fat-*.pkr.hcl builds here and testworld/faults' fat build:
-# the plugin, the lab's snapshots through the data source, and a build VM
-# from the GenericCloud-like image, named like the image so server faults
-# can target it. The Ark credentials come from ARK_USERNAME/ARK_PASSWORD
-# unless ark_password/repo_password are given.
+# Shared by the fat builds of testworld/e2e (fat-*.pkr.hcl) and
+# testworld/faults (embedded as buildtest.FatCommon): the plugin, the lab's
+# snapshots through the data source, and a build VM from the
+# GenericCloud-like image, named like the image so server faults can
+# target it. The Ark
+# credentials come from ARK_USERNAME/ARK_PASSWORD unless
+# ark_password/repo_password are given.
 packer {
   required_plugins {
     fatimage = {
