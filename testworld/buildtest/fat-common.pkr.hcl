@@ -2,9 +2,8 @@
 # testworld/faults (embedded as buildtest.FatCommon): the plugin, the lab's
 # snapshots through the data source, and a build VM from the
 # GenericCloud-like image, named like the image so server faults can
-# target it. The Ark
-# credentials come from ARK_USERNAME/ARK_PASSWORD unless
-# ark_password/repo_password are given.
+# target it. The Ark credentials come from ARK_USERNAME/ARK_PASSWORD
+# unless ark_password/repo_password are given.
 packer {
   required_plugins {
     fatimage = {
