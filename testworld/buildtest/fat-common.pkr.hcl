@@ -4,15 +4,6 @@
 # GenericCloud-like image, named like the image so server faults can
 # target it. The Ark credentials come from ARK_USERNAME/ARK_PASSWORD
 # unless ark_password/repo_password are given.
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

@@ -43,35 +43,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build runs packer build on templates from testdata, laid out together
-// in one directory, with the lab's environment.
+// build runs packer build on templates from testdata (or
+// buildtest.FatCommonName), laid out together in one directory by
+// buildtest.Layout, with the lab's environment.
 func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	t.Helper()
 	labtest.Require(t)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
-	for _, name := range templates {
-		if name == buildtest.FatCommonName {
-			if err := os.WriteFile(filepath.Join(dir, name), buildtest.FatCommon, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		src := filepath.Join("testdata", name)
-		if st, err := os.Stat(src); err == nil && st.IsDir() {
-			if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	buildtest.Layout(t, dir, "testdata", templates...)
 	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
@@ -185,8 +165,7 @@ func TestBuilderInterruptsAndFailures(t *testing.T) {
 	p := packertest.Setup(t)
 	start := func(name string) *packertest.Proc {
 		dir := t.TempDir()
-		data, _ := os.ReadFile(filepath.Join("testdata", "builder-slow.pkr.hcl"))
-		os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), data, 0o600)
+		buildtest.Layout(t, dir, "testdata", "builder-slow.pkr.hcl")
 		return p.Start(t, dir, theLab.Environ(), "build", "-var", "image_name="+name, ".")
 	}
 	defer theLab.Cloud.SetFaults()

@@ -62,9 +62,9 @@ func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build 
 		t.Fatal(err)
 	}
 	if tmpl == "fat" { // the fat build settings shared with the e2e tests
-		if err := os.WriteFile(filepath.Join(dir, buildtest.FatCommonName), buildtest.FatCommon, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		buildtest.Layout(t, dir, "", buildtest.FatCommonName)
+	} else {
+		buildtest.Layout(t, dir, "")
 	}
 	b := &build{Dir: dir, Log: filepath.Join(t.TempDir(), "packer.log")}
 	env = append(append(theLab.Environ(), "PACKER_LOG=1", "PACKER_LOG_PATH="+b.Log), env...)
