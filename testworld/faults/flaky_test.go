@@ -120,7 +120,7 @@ func TestFlakyAPI(t *testing.T) {
 	// the secret audit of this build
 	auditBuild(t, b, r)
 	requireNoSecrets(t, "manifest_output", data)
-	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minImageFiles)
+	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minFatImageFiles)
 	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files: clean",
 		len(r.Output()), len(b.logText(t)), len(data), n)
 	if !strings.Contains(r.Output(), "fatimage: done:") {

@@ -37,6 +37,6 @@ func TestSecretAuditAppCredential(t *testing.T) {
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 	auditBuild(t, b, r)
-	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minImageFiles)
+	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minBuilderImageFiles)
 	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files: no secret", hits, retries, len(r.Output()), len(log), n)
 }
