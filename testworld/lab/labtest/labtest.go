@@ -36,9 +36,13 @@ func CacheDir() string {
 	return filepath.Join(dir, "fatimage-lab")
 }
 
-// unavailable is why the lab of this test binary did not start ("" when it
-// runs); Require reports it.
-var unavailable string
+var (
+	// unavailable is why the lab of this test binary did not start; Require
+	// reports it.
+	unavailable string
+	// running is set while Main's lab runs.
+	running bool
+)
 
 // Main probes the host (needs.Lab), starts a lab, runs the tests and stops
 // it. When the host cannot run a lab, the tests still run without one:
@@ -51,7 +55,8 @@ func Main(m *testing.M, l **lab.Lab) int {
 	}
 	dir, err := os.MkdirTemp("", "fatimage-lab-")
 	if err != nil {
-		return runWithout(m, err.Error())
+		fmt.Println("labtest:", err)
+		return 1
 	}
 	defer os.RemoveAll(dir)
 	logf := func(string, ...any) {}
@@ -67,7 +72,9 @@ func Main(m *testing.M, l **lab.Lab) int {
 		return 1
 	}
 	fmt.Printf("labtest: lab ready in %s\n", time.Since(started).Round(time.Millisecond))
+	running = true
 	code := m.Run()
+	running = false
 	bridge := (*l).Network.Bridge
 	if err := (*l).Close(); err != nil {
 		fmt.Println("labtest: closing the lab:", err)
@@ -96,8 +103,11 @@ func runWithout(m *testing.M, why string) int {
 // first in every test that uses the lab (and in helpers that start builds).
 func Require(tb testing.TB) {
 	tb.Helper()
-	if unavailable != "" {
+	switch {
+	case unavailable != "":
 		needs.Unavailable(tb, unavailable)
+	case !running:
+		tb.Fatal("labtest.Require: no lab: the package's TestMain does not call labtest.Main")
 	}
 }
 
