@@ -4,8 +4,6 @@ package testworld_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -17,11 +15,10 @@ const module = "github.com/stackhpc/packer-plugin-fatimage"
 // of the test world. It also requires the closure to hold the plugin's own
 // components, so an empty or failed listing cannot pass.
 func TestPluginLinksNoTestWorld(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := exec.LookPath(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("no go command to list the plugin's dependencies: %v", err)
-		}
+	// go test puts its own GOROOT/bin first on the test's PATH
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command to list the plugin's dependencies: %v", err)
 	}
 	cmd := exec.Command(goBin, "list", "-deps", "-test=false", ".")
 	cmd.Dir = ".." // the module root: package main, the plugin binary
