@@ -162,8 +162,8 @@ func TestStepLoadFlavor(t *testing.T) {
 
 func TestStepSourceImage(t *testing.T) {
 	l := newLab(t, nil)
-	older, _ := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "9"}})
-	time.Sleep(1100 * time.Millisecond) // created_at has one-second resolution
+	// created_at has one-second resolution: the older one is a minute old
+	older, _ := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "9"}, CreatedAt: time.Now().Add(-time.Minute)})
 	newer, _ := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "9"}})
 	l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "8"}})
 	filter := func(mostRecent bool, props map[string]string) map[string]any {

@@ -2,7 +2,6 @@ package openstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -72,12 +71,6 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, check func
 // isNotFound reports a 404 from any OpenStack API.
 func isNotFound(err error) bool {
 	return gophercloud.ResponseCodeIs(err, http.StatusNotFound)
-}
-
-// isTerminal reports whether err came from a resource's error state.
-func isTerminal(err error) bool {
-	var t *errTerminal
-	return errors.As(err, &t)
 }
 
 // createTimeout bounds a call that creates a cloud resource.

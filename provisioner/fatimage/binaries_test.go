@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 func makeTarball(t *testing.T, files map[string]string) []byte {
@@ -139,6 +141,7 @@ func TestBinariesValidation(t *testing.T) {
 }
 
 func TestVerifyAndInstallScripts(t *testing.T) {
+	needs.Root(t, "installing binaries owned by root (install -o root)")
 	work, dest := t.TempDir(), filepath.Join(t.TempDir(), "bin")
 	good := makeTarball(t, map[string]string{"prometheus-3.5.3.linux-amd64/prometheus": "P", "prometheus-3.5.3.linux-amd64/promtool": "T", "prometheus-3.5.3.linux-amd64/LICENSE": "L"})
 	other := makeTarball(t, map[string]string{"node_exporter-1.11.1.linux-amd64/node_exporter": "N"})

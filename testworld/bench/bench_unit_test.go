@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 func TestParseCounts(t *testing.T) {
@@ -76,9 +78,7 @@ func TestPlaybook(t *testing.T) {
 	if err := yaml.Unmarshal(Playbook, &plays); err != nil || len(plays) != 1 {
 		t.Fatalf("%v (%d plays)", err, len(plays))
 	}
-	if _, err := exec.LookPath("/usr/bin/ansible-playbook"); err != nil {
-		t.Skip("no ansible-playbook")
-	}
+	needs.Tools(t, "/usr/bin/ansible-playbook")
 	dir := t.TempDir()
 	f := filepath.Join(dir, "fatimage.yml")
 	os.WriteFile(f, Playbook, 0o600)

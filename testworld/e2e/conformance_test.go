@@ -283,6 +283,7 @@ func getImageByID(t *testing.T, id string) *images.Image {
 // The appliance's default: volume boot, a temporary floating IP from
 // floating_ip_network, the base image by name, image_creation_wait set.
 func TestConformanceApplianceBuildVolume(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("conf-vol-%d", time.Now().Unix())
 	r, dir := buildAppliance(t, "-var", "image_name="+name, "-var", "image_name_version=",
 		"-var", "source_image_name=Rocky-9-GenericCloud-Base-9.6", "-var", "floating_ip_network=public",
@@ -311,6 +312,7 @@ func TestConformanceApplianceBuildVolume(t *testing.T) {
 // passes them: the given floating IP is used (and left, detached), the
 // network ignored with a warning; the base image by ID.
 func TestConformanceApplianceBuildGivenFloatingIP(t *testing.T) {
+	labtest.Require(t)
 	nc := labNetworkClient(t)
 	fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: networkID(t, nc, "public")}).Extract()
 	if err != nil {
@@ -358,6 +360,7 @@ func TestConformanceApplianceBuildGivenFloatingIP(t *testing.T) {
 
 // ports come before networks: the guest's first NIC is the given port.
 func TestConformancePortsBeforeNetworks(t *testing.T) {
+	labtest.Require(t)
 	nc := labNetworkClient(t)
 	labNet := networkID(t, nc, "lab-net")
 	port, err := ports.Create(context.Background(), nc, ports.CreateOpts{NetworkID: labNet, Name: "conformance-port"}).Extract()

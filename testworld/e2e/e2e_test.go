@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -25,9 +24,9 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
@@ -44,35 +43,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build runs packer build on templates from testdata, laid out together
-// in one directory, with the lab's environment.
+// build runs packer build on templates from testdata (or
+// buildtest.FatCommonName), laid out together in one directory by
+// buildtest.Layout, with the lab's environment.
 func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	t.Helper()
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
-	for _, name := range templates {
-		src := filepath.Join("testdata", name)
-		if st, err := os.Stat(src); err == nil && st.IsDir() {
-			if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	buildtest.Layout(t, dir, "testdata", templates...)
 	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
-func imageClient(t *testing.T) *gophercloud.ServiceClient {
-	t.Helper()
-	return labClient(t, openstack.NewImageV2)
-}
+// The image and secret helpers are buildtest's, bound to this package's lab.
 
 // labClient is a service client on the lab, as its user.
 func labClient(t *testing.T, newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)) *gophercloud.ServiceClient {
@@ -88,23 +71,32 @@ func labClient(t *testing.T, newClient func(*gophercloud.ProviderClient, gopherc
 	return c
 }
 
-// findImage returns the image of that name and deletes it when the test ends.
+func imageClient(t *testing.T) *gophercloud.ServiceClient { return buildtest.ImageClient(t, theLab) }
+
+// findImage returns the one active image of that name and deletes it when
+// the test ends.
 func findImage(t *testing.T, name string) *images.Image {
 	t.Helper()
-	c := imageClient(t)
-	pages, err := images.List(c, images.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, _ := images.ExtractImages(pages)
-	if len(list) != 1 {
-		t.Fatalf("want one image named %s, got %d", name, len(list))
-	}
-	t.Cleanup(func() { images.Delete(context.Background(), c, list[0].ID) })
-	return &list[0]
+	img := buildtest.FindImage(t, theLab, name)
+	return &img
+}
+
+func requireNoImage(t *testing.T, name string) { t.Helper(); buildtest.RequireNoImage(t, theLab, name) }
+
+func imageFiles(t *testing.T, id string) string {
+	t.Helper()
+	return buildtest.ImageFiles(t, theLab, id)
+}
+
+// requireNoSecrets scans every regular file under root (at least 100: a
+// fat image's layer) for the lab's secrets.
+func requireNoSecrets(t *testing.T, root string) {
+	t.Helper()
+	buildtest.RequireNoSecretsInTree(t, theLab, root, 100)
 }
 
 func TestBuilderBasic(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-basic-%d", time.Now().Unix())
 	r := build(t, []string{"builder-basic.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
@@ -137,6 +129,7 @@ func TestBuilderBasic(t *testing.T) {
 }
 
 func TestBuilderVolumeBoot(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-volume-%d", time.Now().Unix())
 	r := build(t, []string{"builder-volume.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {
@@ -150,21 +143,24 @@ func TestBuilderVolumeBoot(t *testing.T) {
 }
 
 func TestBuilderFilterMostRecent(t *testing.T) {
+	labtest.Require(t)
 	c := imageClient(t)
 	var ids []string
 	// the last one is newest but its name does not match the pattern
-	for _, name := range []string{"rocky-nightly-old", "rocky-nightly-new", "alma-nightly-newest"} {
+	// created_at has second resolution: the images are seeded a minute
+	// apart, oldest first
+	for i, name := range []string{"rocky-nightly-old", "rocky-nightly-new", "alma-nightly-newest"} {
 		disk, err := theLab.VMs.CloneDisk(theLab.BaseImageDisk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := theLab.Cloud.AddImage(cloud.ImageSeed{Name: name, Disk: disk, Visibility: "public", Tags: []string{"nightly"}})
+		id, err := theLab.Cloud.AddImage(cloud.ImageSeed{Name: name, Disk: disk, Visibility: "public", Tags: []string{"nightly"},
+			CreatedAt: time.Now().Add(time.Duration(i-3) * time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 		t.Cleanup(func() { images.Delete(context.Background(), c, id) })
-		time.Sleep(1100 * time.Millisecond) // created_at has second resolution
 	}
 	name := fmt.Sprintf("e2e-filter-%d", time.Now().Unix())
 	r := build(t, []string{"builder-filter.pkr.hcl"}, "-var", "image_name="+name)
@@ -178,24 +174,12 @@ func TestBuilderFilterMostRecent(t *testing.T) {
 	labtest.RequireClean(t, theLab)
 }
 
-// requireNoImage checks a failed build left no image of that name.
-func requireNoImage(t *testing.T, name string) {
-	t.Helper()
-	pages, err := images.List(imageClient(t), images.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if list, _ := images.ExtractImages(pages); len(list) != 0 {
-		t.Fatalf("image %s left behind: %+v", name, list)
-	}
-}
-
 func TestBuilderInterruptsAndFailures(t *testing.T) {
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	start := func(name string) *packertest.Proc {
 		dir := t.TempDir()
-		data, _ := os.ReadFile(filepath.Join("testdata", "builder-slow.pkr.hcl"))
-		os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), data, 0o600)
+		buildtest.Layout(t, dir, "testdata", "builder-slow.pkr.hcl")
 		return p.Start(t, dir, theLab.Environ(), "build", "-var", "image_name="+name, ".")
 	}
 	defer theLab.Cloud.SetFaults()
@@ -237,6 +221,7 @@ func TestBuilderInterruptsAndFailures(t *testing.T) {
 // plugin, with the lab's variables) and then example/extra on top of it,
 // as a user runs them.
 func TestApplianceExample(t *testing.T) {
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	example, _ := filepath.Abs("../../example")
 	name := fmt.Sprintf("e2e-appliance-%d", time.Now().Unix())
@@ -358,45 +343,6 @@ func standInSums(t *testing.T) map[string]string {
 	return out
 }
 
-// imageFiles returns the directory holding what an image adds to the
-// lab's shared lower layer, i.e. everything the build put in it.
-func imageFiles(t *testing.T, id string) string {
-	t.Helper()
-	disk, ok := theLab.Cloud.ImageDisk(id)
-	if !ok {
-		t.Fatalf("image %s has no disk", id)
-	}
-	return filepath.Join(disk, "upper")
-}
-
-// requireNoSecrets scans every regular file under root for the lab's
-// secrets.
-func requireNoSecrets(t *testing.T, root string) {
-	t.Helper()
-	secrets := map[string][]byte{"Ark password": []byte(theLab.ArkPassword), "OpenStack password": []byte(theLab.CloudPassword),
-		"application credential secret": []byte(theLab.AppCredentialSecret)}
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		n++
-		for what, s := range secrets {
-			if len(s) > 0 && bytes.Contains(data, s) {
-				t.Errorf("the image's %s carries the %s", strings.TrimPrefix(p, root), what)
-			}
-		}
-		return nil
-	})
-	if err != nil || n < 100 {
-		t.Fatalf("scanned %d files: %v", n, err)
-	}
-}
-
 type fatManifest struct {
 	Image struct {
 		OS, Kernel    string
@@ -436,6 +382,7 @@ func rpmName(nvra string) string {
 // TestFatBuild is the provisioner's end-to-end case 1, a fat build from
 // the GenericCloud image, and case 2, an extra build on top of it.
 func TestFatBuild(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-fat-%d", time.Now().Unix())
 	m1 := filepath.Join(t.TempDir(), "fat.json")
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-basic.pkr.hcl", "playbooks"},
@@ -489,7 +436,11 @@ func TestFatBuild(t *testing.T) {
 		t.Errorf("services and files:\n%s", got)
 	}
 	// repos disabled, no credentials; image.json filled
-	c.Run(t, "! grep -rqE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d && ! sudo grep -rqE '^(username|password)' /etc/yum.repos.d")
+	for what, re := range map[string]string{"repositories enabled": "^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1", "credentials": "^(username|password)"} {
+		if got := c.Run(t, labtest.GrepAsRoot("-rlE "+labtest.ShQuote(re)+" /etc/yum.repos.d")); got != "" {
+			t.Errorf("%s left in %s", what, got)
+		}
+	}
 	var info fatManifest
 	if err := json.Unmarshal([]byte(c.Run(t, `printf '{"image": %s}' "$(cat /var/lib/image/image.json)"`)), &info); err != nil {
 		t.Fatal(err)
@@ -535,6 +486,7 @@ func TestFatBuild(t *testing.T) {
 // TestFatHostBinaries is case 3: the VM cannot reach the release
 // server; with binary_source = "host" the plugin fetches the tarballs.
 func TestFatHostBinaries(t *testing.T) {
+	labtest.Require(t)
 	if err := theLab.SetReleasesReachableFromVMs(false); err != nil {
 		t.Fatal(err)
 	}
@@ -575,6 +527,7 @@ func TestFatHostBinaries(t *testing.T) {
 // second run installs nothing, reboots nothing and leaves the package set
 // as it was.
 func TestFatProvisionerTwice(t *testing.T) {
+	labtest.Require(t)
 	name := fmt.Sprintf("e2e-twice-%d", time.Now().Unix())
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-twice.pkr.hcl"}, "-var", "image_name="+name)
 	if r.ExitCode != 0 {

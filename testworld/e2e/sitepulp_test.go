@@ -13,6 +13,7 @@ import (
 // source syncs the chosen snapshots into the site Pulp, the provisioner
 // installs from it, and a second build reuses everything (no new task).
 func TestSitePulpBuild(t *testing.T) {
+	labtest.Require(t)
 	site := theLab.SitePulp
 	if st := site.Stats(); st.Tasks != 0 {
 		t.Fatalf("the site Pulp is not fresh: %+v", st)

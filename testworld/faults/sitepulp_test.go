@@ -23,6 +23,7 @@ func requireNoSecret(t *testing.T, out string) {
 // tasks stay running. The build fails after task_timeout with a clear
 // error, cancels the tasks on the site and leaves nothing in the cloud.
 func TestSitePulpTaskNeverFinishes(t *testing.T) {
+	labtest.Require(t)
 	site := theLab.SitePulp
 	site.SetHangTasks(true)
 	defer site.SetHangTasks(false)
@@ -50,6 +51,7 @@ func TestSitePulpTaskNeverFinishes(t *testing.T) {
 // data source's own listing still works). The sync task fails and the
 // build says which repository and that the Ark credentials were refused.
 func TestSitePulpArkRefusesSync(t *testing.T) {
+	labtest.Require(t)
 	theLab.Pulp.SetFaults(pulpfake.Fault{PathPrefix: "rocky/9.6/CRB/x86_64/os/" + repos.NewerTimestamp + "/repodata/", Status: 401})
 	defer theLab.Pulp.SetFaults()
 	_, r := runBuild(t, "sitepulp", nil, "-var", "image_name="+uniqueName("siteauth"), "-var", "verify=false")

@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 // and the secret audit run with them; .lab/env still hands them to a
 // shell unchanged.
 func TestAwkwardSecrets(t *testing.T) {
+	labtest.Require(t)
 	for name, s := range map[string]string{"Keystone password": theLab.CloudPassword,
 		"application credential secret": theLab.AppCredentialSecret, "Ark password": theLab.ArkPassword} {
 		for _, c := range []string{"%", "#", ":", "@", `"`, "'", " "} {

@@ -48,6 +48,7 @@ func rebootAndDial(ctx context.Context, t *testing.T, srv *labtest.Server, c *la
 // a unit disabled with --now stays disabled and inactive over a reboot
 // while an enabled one comes up active.
 func TestServiceUnitsFromDnf(t *testing.T) {
+	labtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, c, _ := labtest.BootDial(ctx, t, theLab, "units", "")
@@ -95,6 +96,7 @@ func TestServiceUnitsFromDnf(t *testing.T) {
 // TestReleasesUnreachableFromVMs blocks the release server for VMs only,
 // directly and through $LAB_CONTROL_URL/releases.
 func TestReleasesUnreachableFromVMs(t *testing.T) {
+	labtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, _ := labtest.BootDial(ctx, t, theLab, "no-releases", "")
@@ -164,6 +166,7 @@ func TestReleasesUnreachableFromVMs(t *testing.T) {
 // TestCloseUnblocksReleases: a lab closed while the release server is
 // blocked leaves no host iptables rule behind.
 func TestCloseUnblocksReleases(t *testing.T) {
+	labtest.Require(t)
 	l, err := lab.Start(context.Background(), lab.Options{Dir: t.TempDir(), CacheDir: labtest.CacheDir()})
 	if err != nil {
 		t.Fatal(err)

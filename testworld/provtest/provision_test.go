@@ -3,7 +3,6 @@ package provtest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,16 +21,12 @@ import (
 var theLab *lab.Lab
 
 func TestMain(m *testing.M) {
-	if os.Getenv("FATIMAGE_SKIP_LAB") != "" {
-		os.Exit(m.Run())
-	}
 	os.Exit(labtest.Main(m, &theLab))
 }
 
 func requireLab(t *testing.T) {
-	if theLab == nil {
-		t.Skip("no lab")
-	}
+	t.Helper()
+	labtest.Require(t)
 }
 
 // labVM boots a lab VM for one test and connects the SDK's SSH
@@ -219,13 +214,13 @@ func TestProvisionLab(t *testing.T) {
 		t.Errorf("baseos-source section: %q", got)
 	}
 	// repositories disabled, no password left anywhere under /etc
-	if got := run(t, comm, "sudo -n grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d || true"); got != "" {
+	if got := run(t, comm, labtest.GrepAsRoot("-rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d")); got != "" {
 		t.Errorf("still enabled: %s", got)
 	}
-	if got := run(t, comm, fmt.Sprintf("sudo -n grep -rlF -e %s /etc || true", shQuote(password))); got != "" {
+	if got := run(t, comm, labtest.GrepAsRoot("-rlF -e "+labtest.ShQuote(password)+" /etc")); got != "" {
 		t.Errorf("password found in %s", got)
 	}
-	if got := run(t, comm, "ls -A /etc/yum.repos.d | grep -v '\\.repo$' || true"); got != "" {
+	if got := strayFiles(run(t, comm, "ls -A /etc/yum.repos.d")); got != "" {
 		t.Errorf("stray files in /etc/yum.repos.d: %s", got)
 	}
 	if got := run(t, comm, "sudo -n sed -n 's/^SELINUX=//p' /etc/selinux/config"); got != "disabled" {
@@ -276,7 +271,7 @@ func TestProvisionLab(t *testing.T) {
 	if man2.Image.PackageCount != man1.Image.PackageCount || man2.Image.PackageDigest != man1.Image.PackageDigest {
 		t.Errorf("second run changed packages: %d %s -> %d %s", man1.Image.PackageCount, man1.Image.PackageDigest, man2.Image.PackageCount, man2.Image.PackageDigest)
 	}
-	if got := run(t, comm, fmt.Sprintf("sudo -n grep -rlF -e %s /etc || true", shQuote(password))); got != "" {
+	if got := run(t, comm, labtest.GrepAsRoot("-rlF -e "+labtest.ShQuote(password)+" /etc")); got != "" {
 		t.Errorf("password found in %s after the second run", got)
 	}
 	second := strings.TrimPrefix(uiOut.String(), first)
@@ -375,4 +370,15 @@ func TestProvisionLabFinalCleanup(t *testing.T) {
 		c.Close()
 		t.Error("a new SSH login with the build key still works")
 	}
+}
+
+// strayFiles are the names in an `ls -A` listing that are not *.repo.
+func strayFiles(listing string) string {
+	var stray []string
+	for _, f := range strings.Fields(listing) {
+		if !strings.HasSuffix(f, ".repo") {
+			stray = append(stray, f)
+		}
+	}
+	return strings.Join(stray, " ")
 }

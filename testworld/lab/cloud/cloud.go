@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -104,6 +105,10 @@ type ImageSeed struct {
 	Tags                        []string
 	Properties                  map[string]string
 	Data                        []byte // optional image data served by GET .../file
+	// CreatedAt backdates created_at and updated_at (default now), so a
+	// test can seed images of distinct ages without waiting for the clock
+	// (Glance reports them to the second).
+	CreatedAt time.Time
 }
 
 type project struct{ ID, Name, DomainID string }
@@ -147,6 +152,8 @@ type Cloud struct {
 	calls  map[string]int
 
 	states stateLog // state changes and first observations, for benchmarks
+
+	inflight atomic.Int64 // API requests being served, see InFlight
 }
 
 // New validates o and builds a Cloud; call Start to serve.

@@ -117,7 +117,20 @@ func TestTokenExpiryReauth(t *testing.T) {
 	list()
 	before := l.c.Calls()["identity"]
 	old := cl.compute.ProviderClient.Token()
-	time.Sleep(1200 * time.Millisecond)
+	// wait until the cloud refuses the first token, rather than for its TTL
+	waitFor(t, 5*time.Second, "the first token to expire", func() (bool, error) {
+		req, err := http.NewRequest(http.MethodGet, cl.compute.Endpoint+"flavors", nil)
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("X-Auth-Token", old)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized, nil
+	})
 	list()
 	if l.c.Calls()["identity"] <= before || cl.compute.ProviderClient.Token() == old {
 		t.Fatal("client did not re-authenticate")

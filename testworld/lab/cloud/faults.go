@@ -35,7 +35,9 @@ import (
 //   - "volume_stuck_creating": the next created volume stays "creating".
 //
 // Rate (0 < Rate < 1) applies the fault with that probability (0 = always);
-// Times limits how often it applies (0 = unlimited). Durations are
+// Times limits how often it applies (0 = unlimited). Rules are tried in
+// order; the first that answers (Status or Hang) ends the search, so
+// FaultHits counts exactly the answers injected. Durations are
 // nanoseconds in JSON.
 type Fault struct {
 	Kind       string        `json:"kind,omitempty"`
@@ -164,6 +166,11 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 		}
 		f.hits++
 		apply = append(apply, f.Fault)
+		if f.Status != 0 || f.Hang {
+			// This rule answers the request: later rules neither apply
+			// nor count a hit, so hits add up to the answers injected.
+			break
+		}
 	}
 	c.faultMu.Unlock()
 	for _, f := range apply {

@@ -36,6 +36,8 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	c.inflight.Add(1)
+	defer c.inflight.Add(-1)
 	c.countCall(svc)
 	c.logf("cloud: %s %s", r.Method, r.URL.RequestURI())
 	if !c.applyHTTPFaults(w, r, svc) {

@@ -113,6 +113,9 @@ func (gl *glance) addImage(s ImageSeed) (string, error) {
 		img.Props[k] = v
 	}
 	img.Disk = s.Disk
+	if !s.CreatedAt.IsZero() {
+		img.Created, img.Updated = s.CreatedAt, s.CreatedAt
+	}
 	if s.Data != nil {
 		img.setData(s.Data)
 	} else if s.Disk != "" {

@@ -27,8 +27,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // builderVersion is part of the cache key: bump it whenever the way

@@ -19,8 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 var (
@@ -45,11 +47,7 @@ func TestMain(m *testing.M) {
 
 func requireTools(t *testing.T, tools ...string) {
 	t.Helper()
-	for _, tool := range append([]string{"rpmbuild", "rpmsign", "gpg", "createrepo_c", "rpm"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	needs.Tools(t, append([]string{"rpmbuild", "rpmsign", "gpg", "createrepo_c", "rpm"}, tools...)...)
 }
 
 // built returns the repositories built once (cold) for the whole package.

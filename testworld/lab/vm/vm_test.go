@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"bufio"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // ---- test fixtures ----
@@ -98,14 +101,8 @@ func testRPMs(t testing.TB) []string {
 
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, overlay mounts, bridges)")
-	}
-	for _, tool := range []string{"ip", "unshare", "iptables", "rpmbuild", "rpm", "/usr/sbin/sshd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needs.Root(t, "VMs (network namespaces, overlay mounts, bridges)")
+	needs.Tools(t, "ip", "unshare", "iptables", "rpmbuild", "rpm", "/usr/sbin/sshd")
 }
 
 type lab struct {
@@ -627,12 +624,19 @@ func TestHardResetAndFloatingIP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sess.Start("sleep 60"); err != nil {
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := sess.Start("echo running; exec sleep 60"); err != nil {
+		t.Fatal(err)
+	}
+	// the command runs in the VM once its first line arrives
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "running\n" {
+		t.Fatalf("the session's command did not start: %q %v", line, err)
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- sess.Wait() }()
-	time.Sleep(100 * time.Millisecond)
 	t0 := time.Now()
 	if err := vm.HardReset(); err != nil {
 		t.Fatal(err)
