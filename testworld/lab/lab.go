@@ -113,8 +113,14 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	o.Logf("lab: repositories ready in %s", time.Since(started).Round(time.Millisecond))
 
+	rootfs, err := vm.BuildRootFS(filepath.Join(o.CacheDir, "rootfs"), o.Logf)
+	if err != nil {
+		return l, fmt.Errorf("lab: building the VM userland: %w", err)
+	}
+	o.Logf("lab: VM userland %s ready", rootfs)
 	if l.VMs, err = vm.NewManager(vm.ManagerOptions{
 		StateDir: filepath.Join(o.Dir, "vms"),
+		RootFS:   rootfs,
 		Network:  o.Network,
 		Metadata: l.metadata,
 		Logf:     o.Logf,

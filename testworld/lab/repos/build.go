@@ -33,7 +33,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/3" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml
+const builderVersion = "lab-repos/4" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -565,8 +565,9 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 	return append(fs, marker)
 }
 
-// unitFile is a minimal unit; the lab's systemctl stand-in only reads its
-// existence and WantedBy, never runs ExecStart.
+// unitFile is a minimal unit that the VMs' systemd really runs: the stand-in
+// binary prints its version and exits, and the unit stays active like the
+// daemon it stands for.
 func unitFile(unit string, a *artifact) string {
 	start := "/usr/bin/true"
 	if len(a.def.Bins) > 0 {
@@ -577,7 +578,8 @@ Description=%[1]s (lab stand-in from %[2]s-%[3]s)
 After=network.target
 
 [Service]
-Type=simple
+Type=oneshot
+RemainAfterExit=yes
 ExecStart=%[4]s
 
 [Install]

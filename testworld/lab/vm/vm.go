@@ -37,6 +37,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -58,7 +59,10 @@ type NetworkOptions struct {
 // ManagerOptions configure a Manager.
 type ManagerOptions struct {
 	StateDir string // all disks, per-boot files, logs live below here
-	Network  NetworkOptions
+	// RootFS is the VM userland every disk is an overlay upon (BuildRootFS).
+	// Required: the host's own root is never a VM's lower layer.
+	RootFS  string
+	Network NetworkOptions
 	// Metadata returns what the metadata service answers for the VM with this
 	// fixed IP (nil: unknown VM -> 404).
 	Metadata func(fixedIP string) *Metadata
@@ -80,6 +84,8 @@ type Manager struct {
 	tag      string // random suffix for every global name
 	stateDir string
 	diskDir  string
+	rootfs   string
+	cgRoot   string // the host's cgroup2 mount
 	bootSh   string
 	setupSh  string
 
@@ -110,6 +116,16 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	if o.StateDir == "" {
 		return nil, errors.New("vm: StateDir required")
 	}
+	if o.RootFS == "" {
+		return nil, errors.New("vm: RootFS required (see BuildRootFS)")
+	}
+	rootfs, err := filepath.Abs(o.RootFS)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(rootfs, "usr/lib/systemd/systemd")); err != nil {
+		return nil, fmt.Errorf("vm: RootFS %s is not a VM userland: %w", rootfs, err)
+	}
 	n := o.Network
 	if n.Bridge == "" || len(n.Bridge) > 15 {
 		return nil, fmt.Errorf("vm: bad bridge name %q (1-15 chars)", n.Bridge)
@@ -128,6 +144,10 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 			return nil, fmt.Errorf("vm: bad FloatingCIDR: %w", err)
 		}
 	}
+	cgRoot, err := cgroup2Root()
+	if err != nil {
+		return nil, err
+	}
 	ones, _ := subnet.Mask.Size()
 	sd, err := filepath.Abs(o.StateDir)
 	if err != nil {
@@ -138,6 +158,8 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		tag:       randHex(3),
 		stateDir:  sd,
 		diskDir:   filepath.Join(sd, "disks"),
+		rootfs:    rootfs,
+		cgRoot:    cgRoot,
 		gw:        gw,
 		subnet:    subnet,
 		prefixLen: ones,
@@ -241,6 +263,9 @@ func (m *Manager) Close() error {
 		_ = m.mdServer.Close()
 	}
 	m.teardownBridge()
+	if err := rmdirTree(m.cgroupBase()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		m.reg.remove()
 	}
