@@ -95,6 +95,8 @@ if [ ! -x "$m/usr/lib/systemd/systemd" ]; then
 	echo "fatlab-boot: no systemd on this disk" >&2
 	exit 1
 fi
+# FATLAB_UUID and FATLAB_BOOT, written by the supervisor for this boot.
+# shellcheck source=/dev/null
 . "$boot/env"
 cd "$m"
 pivot_root . .
