@@ -215,7 +215,7 @@ func (l *Lab) metadata(fixedIP string) *vm.Metadata {
 	if md == nil {
 		return nil
 	}
-	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData}
+	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData, ConfigDrive: md.ConfigDrive}
 }
 
 // writeEnv writes clouds.yaml and the env file, both readable only by the

@@ -340,7 +340,7 @@ func (c *Cloud) MetadataFor(fixedIP string) *Metadata {
 			if p == nil || len(p.FixedIPs) == 0 || p.FixedIPs[0].IP != fixedIP {
 				continue
 			}
-			md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}}
+			md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}, ConfigDrive: s.ConfigDrive}
 			for k, v := range s.Meta {
 				md.Meta[k] = v
 			}

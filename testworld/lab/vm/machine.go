@@ -354,6 +354,9 @@ func (vm *Machine) boot() error {
 	if err := vm.writeRuntimeConfig(filepath.Join(bootDir, "run")); err != nil {
 		return err
 	}
+	if err := vm.writeConfigDrive(filepath.Join(bootDir, "config-drive")); err != nil {
+		return err
+	}
 	if err := resetWork(vm.spec.Disk); err != nil {
 		return err
 	}

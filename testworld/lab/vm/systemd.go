@@ -180,6 +180,44 @@ func ioctl(f *os.File, req uint, arg unsafe.Pointer) error {
 	return nil
 }
 
+// writeConfigDrive writes the config drive's tree for this boot into dir
+// (empty when the server has none): openstack/<version>/meta_data.json,
+// user_data, vendor_data.json, vendor_data2.json and network_data.json,
+// the files Nova puts on the drive labelled config-2.
+func (vm *Machine) writeConfigDrive(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if vm.m.opts.Metadata == nil {
+		return nil
+	}
+	md := vm.m.opts.Metadata(vm.spec.FixedIP)
+	if md == nil || !md.ConfigDrive {
+		return nil
+	}
+	for _, v := range []string{"2018-08-27", "latest"} {
+		d := filepath.Join(dir, "openstack", v)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		files := map[string][]byte{
+			"meta_data.json":    MetaDataJSON(md),
+			"vendor_data.json":  []byte("{}"),
+			"vendor_data2.json": []byte("{}"),
+			"network_data.json": []byte(`{"links": [], "networks": [], "services": []}`),
+		}
+		if md.UserData != nil {
+			files["user_data"] = md.UserData
+		}
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(d, name), data, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // writeRuntimeConfig writes what the VM finds below /run at this boot:
 // fault injection drop-ins for its units (SSHDelay holds sshd back).
 func (vm *Machine) writeRuntimeConfig(dir string) error {

@@ -1,21 +1,21 @@
 // Package vm runs Rocky-Linux-9-like build "virtual machines" without a
 // hypervisor, for the offline OpenStack lab.
 //
-// Each machine is a copy-on-write overlay of the host root filesystem
-// (lowerdir=/) whose upper directory is the machine's disk. It runs in fresh
-// mount, PID, UTS and IPC namespaces inside its own network namespace, which
-// is connected by a veth pair to a Linux bridge on the host holding the lab
-// gateway address (Manager). PID 1 inside is a small bash init written into
-// the disk by BuildBaseImage: it creates the login user "rocky" (keys from the
-// metadata service, passwordless sudo), runs an ansible-init stand-in and then
-// a real sshd. reboot/shutdown/poweroff/halt/systemctl inside the guest signal
-// PID 1 (SIGUSR1 = reboot, SIGUSR2 = power off), which stops everything and
-// exits 10 (reboot) or 11 (power off); the supervisor here boots the disk
-// again or reports PowerShutdown. Other systemctl verbs keep systemd-like
-// unit state without running anything: enable/disable make the
-// multi-user.target.wants symlinks, start/stop mark units active under
-// /run/fatlab/active (a per-boot tmpfs; at boot the init marks the enabled
-// units active). The image's unit directories are opaque, hiding the host's.
+// Each machine's root is an overlay: the lower layer is the VM userland, a
+// Debian tree built once with mmdebstrap (BuildRootFS, RootFSPackages), the
+// upper directory is the machine's disk. guest/boot.sh boots it like a
+// container runtime: in its own network namespace (a veth pair to a Linux
+// bridge on the host holding the lab gateway address, Manager) and new
+// mount, PID, UTS, IPC and cgroup namespaces (the cgroup namespace rooted at
+// a cgroup2 directory of its own), with read-only /proc/sys (but net/) and
+// sysfs, a minimal /dev, a pty as /dev/console copied into the console log,
+// and systemd as PID 1. Debian's cloud-init configures the image's login
+// user "rocky" from the metadata service (or a config drive), then sshd
+// starts; ansible-init is a oneshot unit. The supervisor asks systemd to
+// power off (SIGRTMIN+4) or reboot (SIGRTMIN+5); when PID 1 ends, the
+// signal that killed it tells which it was (reboot(2) in a PID namespace:
+// SIGHUP = reboot, the supervisor boots the disk again; SIGINT = power off,
+// PowerShutdown).
 //
 // Metadata: one HTTP listener per Manager on <gateway>:<random port>; each
 // VM's network namespace has an iptables nat OUTPUT DNAT from
@@ -26,9 +26,8 @@
 // Host resources a Manager creates are recorded below /run/fatlab-vm; a later
 // NewManager removes those of managers whose process died without Close.
 //
-// Everything here needs root. Limits: Debian userland with Rocky identity
-// files, no systemd, no SELinux; the VM sees the live host filesystem as its
-// lower layer (do not apt-get install on the host while VMs run).
+// Everything here needs root. Limits (docs/lab.md, "The VMs"): the host's
+// kernel, a Debian userland with Rocky identity files, no SELinux.
 package vm
 
 import (
@@ -76,6 +75,9 @@ type Metadata struct {
 	PublicKeys           map[string]string // keypair name -> OpenSSH public key -> "public_keys"
 	UserData             []byte            // nil: user_data answers 404
 	ProjectID            string            // optional; "project_id" in meta_data.json
+	// ConfigDrive: the VM also finds this metadata on a config drive (read
+	// at each boot, as Nova writes the drive when it starts the instance).
+	ConfigDrive bool
 }
 
 // Manager owns the lab network, the metadata service, disks and machines.

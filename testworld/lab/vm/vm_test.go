@@ -525,7 +525,7 @@ func TestMetadataUserDataAnsibleInit(t *testing.T) {
 	mdA := &Metadata{UUID: newUUID(), Name: "meta-a", Hostname: "meta-a.novalocal",
 		Meta:       map[string]string{"ansible_init_disable": "True", "role": "a"},
 		PublicKeys: map[string]string{"testkey": l.pub}}
-	mdB := &Metadata{UUID: newUUID(), Name: "meta-b", Hostname: "meta-b",
+	mdB := &Metadata{UUID: newUUID(), Name: "meta-b", Hostname: "meta-b", ConfigDrive: true,
 		Meta:       map[string]string{"role": "b"},
 		PublicKeys: map[string]string{},
 		UserData:   []byte("#cloud-config\nssh_authorized_keys:\n  - " + udPub + "\n  - \"" + l.pub + "\"\nruncmd:\n  - [sh, -c, 'echo ran-by-cloud-init > /var/tmp/fatlab-runcmd']\n")}
@@ -588,6 +588,14 @@ func TestMetadataUserDataAnsibleInit(t *testing.T) {
 	}
 	if got := mustRun(t, cb, "hostname"); got != "meta-b" {
 		t.Errorf("B hostname %q", got)
+	}
+	// A found its data on the metadata service, B (config_drive) on the
+	// config drive, in cloud-init's local stage.
+	if got := mustRun(t, ca, "sudo -n cat /run/cloud-init/result.json"); !strings.Contains(got, "DataSourceOpenStack") {
+		t.Errorf("A data source: %s", got)
+	}
+	if got := mustRun(t, cb, "sudo -n cat /run/cloud-init/result.json; sudo -n cat /var/lib/cloud/seed/config_drive/openstack/latest/meta_data.json"); !strings.Contains(got, "DataSourceConfigDrive") || !strings.Contains(got, mdB.UUID) {
+		t.Errorf("B data source: %s", got)
 	}
 	// cloud-init ran user_data's runcmd (in its final stage: wait for it).
 	if got := mustRun(t, cb, "cloud-init status --wait >/dev/null; cat /var/tmp/fatlab-runcmd"); got != "ran-by-cloud-init" {

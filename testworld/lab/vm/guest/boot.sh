@@ -90,6 +90,17 @@ if [ -d "$boot/run" ]; then
 	cp -a "$boot/run/." "$m/run/"
 fi
 hostname localhost
+# A config drive: without block devices, its files go where cloud-init's
+# ConfigDrive data source looks first, its seed directory. Like a real
+# drive's, they are this boot's; a seed an image kept from its build (no
+# "cloud-init clean --seed") stays and misleads the next instance, as it
+# would on a cloud.
+if [ -d "$boot/config-drive" ]; then
+	seed=$m/var/lib/cloud/seed/config_drive
+	rm -rf "$seed"
+	mkdir -p "$seed"
+	cp -a "$boot/config-drive/." "$seed/"
+fi
 
 if [ ! -x "$m/usr/lib/systemd/systemd" ]; then
 	echo "fatlab-boot: no systemd on this disk" >&2
