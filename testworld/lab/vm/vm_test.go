@@ -591,10 +591,10 @@ func TestMetadataUserDataAnsibleInit(t *testing.T) {
 	}
 	// A found its data on the metadata service, B (config_drive) on the
 	// config drive, in cloud-init's local stage.
-	if got := mustRun(t, ca, "sudo -n cat /run/cloud-init/result.json"); !strings.Contains(got, "DataSourceOpenStack") {
+	if got := mustRun(t, ca, "cloud-init status --wait >/dev/null; sudo -n cat /run/cloud-init/result.json"); !strings.Contains(got, "DataSourceOpenStack") {
 		t.Errorf("A data source: %s", got)
 	}
-	if got := mustRun(t, cb, "sudo -n cat /run/cloud-init/result.json; sudo -n cat /var/lib/cloud/seed/config_drive/openstack/latest/meta_data.json"); !strings.Contains(got, "DataSourceConfigDrive") || !strings.Contains(got, mdB.UUID) {
+	if got := mustRun(t, cb, "cloud-init status --wait >/dev/null; sudo -n cat /run/cloud-init/result.json; sudo -n cat /var/lib/cloud/seed/config_drive/openstack/latest/meta_data.json"); !strings.Contains(got, "DataSourceConfigDrive") || !strings.Contains(got, mdB.UUID) {
 		t.Errorf("B data source: %s", got)
 	}
 	// cloud-init ran user_data's runcmd (in its final stage: wait for it).
