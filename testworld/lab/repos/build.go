@@ -12,6 +12,7 @@ package repos
 import (
 	"bytes"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,8 +28,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // builderVersion is part of the cache key: bump it whenever the way
@@ -615,39 +616,22 @@ func (a *artifact) scriptlets() string {
 }
 
 func versionScript(prog string, a *artifact) string {
-	return fmt.Sprintf(`#!/bin/sh
-# Lab stand-in for %[1]s from %[2]s-%[3]s.
-echo "%[1]s version %[4]s (lab stand-in, %[2]s-%[3]s)"
-`, prog, a.def.Name, a.evr, a.version())
+	return strings.NewReplacer("@PROG@", prog, "@PKG@", a.def.Name, "@EVR@", a.evr, "@VERSION@", a.version()).Replace(versionStandIn)
 }
 
 // grafanaCLIScript also fakes "grafana-cli [--pluginsDir D] plugins install ID [VERSION]".
 func grafanaCLIScript(a *artifact) string {
-	return fmt.Sprintf(`#!/bin/sh
-# Lab stand-in for grafana-cli from %[1]s-%[2]s.
-dir=/var/lib/grafana/plugins
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --pluginsDir) dir=$2; shift 2 ;;
-    --pluginsDir=*) dir=${1#--pluginsDir=}; shift ;;
-    --*) shift ;;
-    *) break ;;
-  esac
-done
-if [ "$1" = plugins ] && [ "$2" = install ] && [ -n "$3" ]; then
-  ver=${4:-latest}
-  mkdir -p "$dir/$3" || exit 1
-  printf '{"id":"%%s","info":{"version":"%%s"},"lab_stand_in":true}\n' "$3" "$ver" > "$dir/$3/plugin.json" || exit 1
-  echo "Downloaded and extracted $3 v$ver zip successfully to $dir/$3 (lab stand-in)"
-  exit 0
-fi
-if [ "$1" = plugins ] && [ "$2" = ls ]; then
-  for p in "$dir"/*/plugin.json; do [ -f "$p" ] && echo "$(basename "$(dirname "$p")")"; done
-  exit 0
-fi
-echo "grafana-cli version %[3]s (lab stand-in, %[1]s-%[2]s)"
-`, a.def.Name, a.evr, a.version())
+	return strings.NewReplacer("@PKG@", a.def.Name, "@EVR@", a.evr, "@VERSION@", a.version()).Replace(grafanaCLIStandIn)
 }
+
+// The stand-in programs the packages install; @NAME@ placeholders are
+// filled in per package. Files, so that shellcheck checks them.
+var (
+	//go:embed standins/version.sh
+	versionStandIn string
+	//go:embed standins/grafana-cli.sh
+	grafanaCLIStandIn string
+)
 
 const epelRepo = `[epel]
 name=Extra Packages for Enterprise Linux $releasever - $basearch

@@ -7,12 +7,17 @@ import (
 )
 
 // TestGuestScriptsShellcheck runs shellcheck over every shell script that
-// boots or runs in a VM. It fails, not skips, without shellcheck
-// (scripts/deps.sh installs it).
+// boots or runs in a VM: the boot scripts and the stand-in programs the
+// lab's packages and release tarballs install. It fails, not skips,
+// without shellcheck (scripts/deps.sh installs it).
 func TestGuestScriptsShellcheck(t *testing.T) {
-	scripts, err := filepath.Glob("guest/*.sh")
-	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no guest scripts found: %v", err)
+	var scripts []string
+	for _, pattern := range []string{"guest/*.sh", "../repos/standins/*.sh", "../releases/standins/*.sh"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil || len(m) == 0 {
+			t.Fatalf("no scripts match %s: %v", pattern, err)
+		}
+		scripts = append(scripts, m...)
 	}
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
