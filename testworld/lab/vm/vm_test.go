@@ -868,6 +868,9 @@ func TestCloseLeavesNothing(t *testing.T) {
 	if out, err := exec.Command("ss", "-Hltn", "src", l.m.MetadataAddr()).CombinedOutput(); err == nil && strings.TrimSpace(string(out)) != "" {
 		t.Errorf("metadata listener still open: %s", out)
 	}
+	if _, err := os.Stat(l.m.cgroupBase()); err == nil {
+		t.Errorf("cgroup %s left behind", l.m.cgroupBase())
+	}
 	if _, err := v1.Start(context.Background()), v1.Destroy(); err != ErrDestroyed && err != nil {
 		t.Errorf("Destroy after Close: %v", err)
 	}
