@@ -44,6 +44,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // NetworkOptions describe the lab's L2 network: a bridge on the host holding
@@ -268,6 +269,7 @@ func (m *Manager) Close() error {
 	if err := rmdirTree(m.cgroupBase()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
+	_ = syscall.Rmdir(filepath.Dir(m.cgroupBase())) // the shared parent, when no other manager uses it
 	if len(errs) == 0 {
 		m.reg.remove()
 	}
