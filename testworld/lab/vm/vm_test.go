@@ -654,7 +654,9 @@ func TestRebootAndPoweroff(t *testing.T) {
 	// ... and after "cloud-init clean --logs --seed" (the provisioner's
 	// cleanup) it forgets the instance: logs and state are gone, and the
 	// next boot is a first boot again, with new host keys.
-	mustRun(t, c2, "sudo -n cloud-init clean --logs --seed")
+	// (sshd is up before cloud-init's config and final stages end: wait,
+	// or they write their state and logs again after the clean.)
+	mustRun(t, c2, "cloud-init status --wait >/dev/null; sudo -n cloud-init clean --logs --seed")
 	if got := mustRun(t, c2, "sudo -n ls -A /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log 2>&1; true"); strings.Contains(got, "instances") || !strings.Contains(got, "cannot access '/var/log/cloud-init.log'") {
 		t.Errorf("after cloud-init clean: %s", got)
 	}
