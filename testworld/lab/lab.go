@@ -134,8 +134,14 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	o.Logf("lab: repositories ready in %s", time.Since(started).Round(time.Millisecond))
 
+	rootfs, err := vm.BuildRootFS(filepath.Join(o.CacheDir, "rootfs"), o.Logf)
+	if err != nil {
+		return l, fmt.Errorf("lab: building the VM userland: %w", err)
+	}
+	o.Logf("lab: VM userland %s ready", rootfs)
 	if l.VMs, err = vm.NewManager(vm.ManagerOptions{
 		StateDir: filepath.Join(o.Dir, "vms"),
+		RootFS:   rootfs,
 		Network:  o.Network,
 		Metadata: l.metadata,
 		Logf:     o.Logf,
@@ -238,7 +244,7 @@ func (l *Lab) metadata(fixedIP string) *vm.Metadata {
 	if md == nil {
 		return nil
 	}
-	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData}
+	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData, ConfigDrive: md.ConfigDrive}
 }
 
 // writeEnv writes clouds.yaml and the env file, both readable only by the

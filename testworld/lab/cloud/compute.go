@@ -1360,7 +1360,7 @@ func (nv *nova) metadataFor(fixedIP string) *Metadata {
 		if s.deleted || !nv.c.network.hasFixedIP(s.Ports, fixedIP) {
 			continue
 		}
-		md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}}
+		md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}, ConfigDrive: s.ConfigDrive}
 		for k, v := range s.Meta {
 			md.Meta[k] = v
 		}

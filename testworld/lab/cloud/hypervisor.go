@@ -64,6 +64,9 @@ type Metadata struct {
 	Meta       map[string]string `json:"meta"`
 	PublicKeys map[string]string `json:"public_keys"`
 	UserData   []byte            `json:"user_data,omitempty"`
+	// ConfigDrive: the server was created with config_drive = true, so the
+	// VM also gets this metadata on a config drive.
+	ConfigDrive bool `json:"config_drive,omitempty"`
 }
 
 // DiskImporter may be implemented by a Hypervisor to turn image data
