@@ -47,8 +47,9 @@ const (
 type Options struct {
 	// Dir holds all state: disks, the env file, clouds.yaml. Required.
 	Dir string
-	// CacheDir holds the built repositories and release tarballs, reused
-	// across starts; default Dir/cache.
+	// CacheDir holds the built repositories, release tarballs and the VM
+	// userland, reused across starts and shared by every lab on the
+	// machine (builds are locked); default DefaultCacheDir().
 	CacheDir string
 	// Network is the lab's L2 network; zero values get a free random one
 	// (tests), `make lab-up` passes fixed names.
@@ -104,7 +105,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		return nil, err
 	}
 	if o.CacheDir == "" {
-		o.CacheDir = filepath.Join(o.Dir, "cache")
+		o.CacheDir = DefaultCacheDir()
 	}
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
@@ -457,4 +458,15 @@ func (l *Lab) BinaryChecksums() map[string]string {
 		out[b.Name] = sums[b.Tarball()]
 	}
 	return out
+}
+
+// DefaultCacheDir is the user's cache directory's fatimage-lab: the test
+// packages, `make lab-up` and `make demo` share what it holds (the VM
+// userland alone takes minutes to build).
+func DefaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "fatimage-lab")
 }

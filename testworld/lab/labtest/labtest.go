@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,13 +27,7 @@ import (
 )
 
 // CacheDir is where tests keep built repositories between runs.
-func CacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "fatimage-lab")
-}
+func CacheDir() string { return lab.DefaultCacheDir() }
 
 var (
 	// unavailable is why the lab of this test binary did not start; Require
