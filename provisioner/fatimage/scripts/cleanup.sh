@@ -21,8 +21,14 @@ cleanup_nm_cloud_init() {
   rm -f /etc/NetworkManager/conf.d/99-cloud-init.conf
 }
 
+# sshd answers before cloud-init's last stages end: cleaning while they
+# still run would let them write their state and logs back into the image.
 cleanup_cloud_init() {
-  if command -v cloud-init >/dev/null 2>&1; then cloud-init clean --logs --seed; fi
+  command -v cloud-init >/dev/null 2>&1 || return 0
+  if ! cloud-init status --wait >/dev/null 2>&1; then
+    echo "WARNING: cloud-init finished with errors on the build VM ($(cloud-init status 2>/dev/null | tr '\n' ' '))"
+  fi
+  cloud-init clean --logs --seed
 }
 
 # journald is stopped first so it cannot write the files back
