@@ -129,7 +129,7 @@ func (b *Builder) finish(state multistep.StateBag, ui packersdk.Ui) (packersdk.A
 		Region:          region,
 		SourceImageID:   getString(state, "source_image_id"),
 		SourceImageName: getString(state, "source_image_name"),
-		BuilderIdValue:  BuilderID,
+		BuilderIDValue:  BuilderID,
 		imageClient:     cl.image,
 		StateData:       map[string]any{"generated_data": state.Get("generated_data")},
 	}, nil

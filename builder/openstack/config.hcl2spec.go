@@ -130,7 +130,7 @@ type FlatConfig struct {
 	VolumeSize                    *int              `mapstructure:"volume_size" cty:"volume_size" hcl:"volume_size"`
 	VolumeAvailabilityZone        *string           `mapstructure:"volume_availability_zone" cty:"volume_availability_zone" hcl:"volume_availability_zone"`
 	OpenstackProvider             *string           `mapstructure:"openstack_provider" cty:"openstack_provider" hcl:"openstack_provider"`
-	UseFloatingIp                 *bool             `mapstructure:"use_floating_ip" cty:"use_floating_ip" hcl:"use_floating_ip"`
+	UseFloatingIP                 *bool             `mapstructure:"use_floating_ip" cty:"use_floating_ip" hcl:"use_floating_ip"`
 	ImageCreationWait             *int              `mapstructure:"image_creation_wait" cty:"image_creation_wait" hcl:"image_creation_wait"`
 	ImageWaitTimeout              *string           `mapstructure:"image_wait_timeout" cty:"image_wait_timeout" hcl:"image_wait_timeout"`
 	StateTimeout                  *string           `mapstructure:"state_timeout" cty:"state_timeout" hcl:"state_timeout"`

@@ -45,27 +45,27 @@ func TestPrepareOfficialMeanings(t *testing.T) {
 				"volume_name, volume_type, volume_size, volume_availability_zone: ignored because use_blockstorage_volume is false"}},
 		{"floating_ip wins over floating_ip_network", with(baseRaw(), "floating_ip", "fip-id", "floating_ip_network", "public"),
 			func(t *testing.T, c *Config) {
-				if !c.UseFloatingIp || c.FloatingIP != "fip-id" {
-					t.Errorf("use_floating_ip %v floating_ip %q", c.UseFloatingIp, c.FloatingIP)
+				if !c.UseFloatingIP || c.FloatingIP != "fip-id" {
+					t.Errorf("use_floating_ip %v floating_ip %q", c.UseFloatingIP, c.FloatingIP)
 				}
 			},
 			[]string{`floating_ip_network: ignored, the given floating_ip "fip-id" is used`}},
 		{"reuse_ips alone", with(baseRaw(), "reuse_ips", true),
 			func(t *testing.T, c *Config) {
-				if !c.UseFloatingIp {
+				if !c.UseFloatingIP {
 					t.Error("reuse_ips does not use a floating IP")
 				}
 			}, nil},
 		{"use_floating_ip alone is a no-op", with(baseRaw(), "use_floating_ip", true),
 			func(t *testing.T, c *Config) {
-				if c.UseFloatingIp {
+				if c.UseFloatingIP {
 					t.Error("use_floating_ip alone asks for a floating IP; the official builder attaches none")
 				}
 			},
 			[]string{"use_floating_ip: deprecated and ignored (as by the official builder); set floating_ip_network, floating_ip or reuse_ips"}},
 		{"floating_ip_pool is floating_ip_network", with(baseRaw(), "floating_ip_pool", "public"),
 			func(t *testing.T, c *Config) {
-				if c.FloatingIPNetwork != "public" || !c.UseFloatingIp {
+				if c.FloatingIPNetwork != "public" || !c.UseFloatingIP {
 					t.Errorf("floating_ip_network %q", c.FloatingIPNetwork)
 				}
 			},

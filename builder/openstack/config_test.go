@@ -93,7 +93,9 @@ func TestPrepareBadConfigs(t *testing.T) {
 	long := strings.Repeat("x", 256)
 	dir := t.TempDir()
 	certOnly := filepath.Join(dir, "cert.pem")
-	os.WriteFile(certOnly, []byte("not a cert"), 0o600)
+	if err := os.WriteFile(certOnly, []byte("not a cert"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		raw  map[string]any
@@ -332,7 +334,9 @@ func TestPrepareCloudsYAML(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer tlsSrv.Close()
 	caPath := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(caPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600)
+	if err := os.WriteFile(caPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	path := writeCloudsYAML(t, `
 clouds:

@@ -116,7 +116,7 @@ func differingOptions(t *testing.T) map[string]bool {
 		t.Fatal("docs/builders/openstack.mdx has no section \"Differences from the official builder\"")
 	}
 	out := map[string]bool{}
-	row := regexp.MustCompile("(?m)^\\| ([^|]+) \\|")
+	row := regexp.MustCompile(`(?m)^\| ([^|]+) \|`)
 	name := regexp.MustCompile("`([a-z_.0-9]+)`")
 	for _, m := range row.FindAllStringSubmatch(table, -1) {
 		for _, n := range name.FindAllStringSubmatch(m[1], -1) {

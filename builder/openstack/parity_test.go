@@ -175,7 +175,9 @@ func TestStepCreateImageExtraWait(t *testing.T) {
 		t.Errorf("the step took %s, want at least the extra 1 s", waited)
 	}
 	cl := state.Get("clients").(*clients)
-	deleteImage(bg, cl, getString(state, "image_id"), time.Minute)
+	if err := deleteImage(bg, cl, getString(state, "image_id"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
 
 	c = l.config(t, "image_creation_wait", 3600)
 	state, ui = newState(t, c)
@@ -251,7 +253,7 @@ func TestStepGetPassword(t *testing.T) {
 				t.Fatal(err)
 			}
 			rsaPub := pk.(ssh.CryptoPublicKey).CryptoPublicKey().(*rsa.PublicKey)
-			enc, err := rsa.EncryptPKCS1v15(rand.Reader, rsaPub, []byte(password))
+			enc, err := rsa.EncryptPKCS1v15(rand.Reader, rsaPub, []byte(password)) //nolint:staticcheck // what cloudbase-init does: the guest this test plays
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,7 +116,7 @@ type RunConfig struct {
 	OpenstackProvider string `mapstructure:"openstack_provider"`
 	// Deprecated and ignored, as by the official builder: a floating IP is
 	// used when `floating_ip`, `floating_ip_network` or `reuse_ips` is set.
-	UseFloatingIp bool `mapstructure:"use_floating_ip"`
+	UseFloatingIP bool `mapstructure:"use_floating_ip"`
 	// Extra seconds to wait after the output image is active, as by the
 	// official builder (default 0: none). For clouds whose backends report
 	// `active` early.
@@ -313,10 +313,10 @@ func (c *RunConfig) prepareFloatingIP() {
 	if c.FloatingIP != "" && c.ReuseIPs {
 		c.warns = append(c.warns, fmt.Sprintf("reuse_ips: ignored, the given floating_ip %q is used", c.FloatingIP))
 	}
-	if c.UseFloatingIp && c.FloatingIP == "" && c.FloatingIPNetwork == "" && !c.ReuseIPs {
+	if c.UseFloatingIP && c.FloatingIP == "" && c.FloatingIPNetwork == "" && !c.ReuseIPs {
 		c.warns = append(c.warns, "use_floating_ip: deprecated and ignored (as by the official builder); set floating_ip_network, floating_ip or reuse_ips")
 	}
-	c.UseFloatingIp = c.FloatingIP != "" || c.FloatingIPNetwork != "" || c.ReuseIPs
+	c.UseFloatingIP = c.FloatingIP != "" || c.FloatingIPNetwork != "" || c.ReuseIPs
 }
 
 // checkMetadata applies the Nova and Glance limit of 255 characters per

@@ -39,14 +39,14 @@ func (s *StepCreateImage) Run(ctx context.Context, state multistep.StateBag) mul
 	if err != nil {
 		return halt(state, err)
 	}
-	ui.Message(fmt.Sprintf("Waiting for image %s (%s) to become active...", c.ImageName, imageID))
+	ui.Say(fmt.Sprintf("Waiting for image %s (%s) to become active...", c.ImageName, imageID))
 	if err := waitImage(ctx, cl, imageID, c.ImageWaitTimeout); err != nil {
 		return halt(state, err)
 	}
 	if c.ImageCreationWait > 0 {
 		// The official meaning: some backends say active before the data
 		// is settled. A plain delay, but Ctrl-C still ends it.
-		ui.Message(fmt.Sprintf("Waiting %d more seconds (image_creation_wait)...", c.ImageCreationWait))
+		ui.Say(fmt.Sprintf("Waiting %d more seconds (image_creation_wait)...", c.ImageCreationWait))
 		t := time.NewTimer(time.Duration(c.ImageCreationWait) * time.Second)
 		select {
 		case <-ctx.Done():

@@ -25,7 +25,7 @@ type StepFloatingIP struct {
 
 func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) multistep.StepAction {
 	c := state.Get("config").(*Config)
-	if !c.UseFloatingIp {
+	if !c.UseFloatingIP {
 		return multistep.ActionContinue
 	}
 	cl := state.Get("clients").(*clients)
@@ -88,7 +88,7 @@ func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) mult
 			return halt(state, fmt.Errorf("attaching floating IP to port %s: %w", port, err))
 		}
 	}
-	ui.Message(fmt.Sprintf("Floating IP %s is attached", fip.FloatingIP))
+	ui.Say(fmt.Sprintf("Floating IP %s is attached", fip.FloatingIP))
 	state.Put("floating_ip", fip.FloatingIP)
 	setGenerated(state, "FloatingIP", fip.FloatingIP)
 	return multistep.ActionContinue

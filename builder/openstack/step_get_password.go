@@ -55,7 +55,7 @@ func (s *StepGetPassword) Run(ctx context.Context, state multistep.StateBag) mul
 	}
 	packersdk.LogSecretFilter.Set(password)
 	c.Comm.WinRMPassword = password
-	ui.Message("Administrator password retrieved")
+	ui.Say("Administrator password retrieved")
 	return multistep.ActionContinue
 }
 

@@ -21,7 +21,7 @@ func (s *StepLoadFlavor) Run(ctx context.Context, state multistep.StateBag) mult
 	if err != nil {
 		return halt(state, err)
 	}
-	ui.Message(fmt.Sprintf("Flavor %s (%s): %d vCPU, %d MiB RAM, %d GiB disk", f.Name, f.ID, f.VCPUs, f.RAM, f.Disk))
+	ui.Say(fmt.Sprintf("Flavor %s (%s): %d vCPU, %d MiB RAM, %d GiB disk", f.Name, f.ID, f.VCPUs, f.RAM, f.Disk))
 	if err := checkZeroDiskFlavor(c, f); err != nil {
 		return halt(state, err)
 	}

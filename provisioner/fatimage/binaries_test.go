@@ -26,8 +26,12 @@ func makeTarball(t *testing.T, files map[string]string) []byte {
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
 	for name, content := range files {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(content))
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			panic(err)
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			panic(err)
+		}
 	}
 	tw.Close()
 	zw.Close()
@@ -149,8 +153,12 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 		{Name: "prometheus", Version: "3.5.3", SHA256: sha(good), Files: []string{"prometheus", "promtool"}, Destination: dest, Mode: "0755", URL: defaultBinaryURL},
 		{Name: "node_exporter", Version: "1.11.1", SHA256: sha(other), Files: []string{"node_exporter"}, Destination: dest, Mode: "0750", URL: defaultBinaryURL},
 	}
-	os.WriteFile(bins[0].tarball(work), good, 0o600)
-	os.WriteFile(bins[1].tarball(work), good, 0o600) // wrong content
+	if err := os.WriteFile(bins[0].tarball(work), good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bins[1].tarball(work), good, 0o600); err != nil { // wrong content
+		t.Fatal(err)
+	}
 	script := func() *vmScript {
 		sc := newScript("binaries")
 		verifyBinaries(sc, bins, work, "https://releases.example")
@@ -171,7 +179,9 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 	if _, err := os.Stat(dest); !os.IsNotExist(err) {
 		t.Fatalf("something was installed before the checks passed: %v", err)
 	}
-	os.WriteFile(bins[1].tarball(work), other, 0o600)
+	if err := os.WriteFile(bins[1].tarball(work), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, err = runLocal(t, work, script())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -192,8 +202,12 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 		t.Errorf("staging left behind: %v", left)
 	}
 	// again: same files are left alone
-	os.WriteFile(bins[0].tarball(work), good, 0o600)
-	os.WriteFile(bins[1].tarball(work), other, 0o600)
+	if err := os.WriteFile(bins[0].tarball(work), good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bins[1].tarball(work), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, err = runLocal(t, work, script())
 	if err != nil || strings.Count(out, "unchanged ") != 3 || strings.Contains(out, "installed ") {
 		t.Errorf("second install: %v\n%s", err, out)
@@ -208,7 +222,9 @@ type recordingComm struct {
 
 func (c *recordingComm) Upload(p string, r io.Reader, _ *os.FileInfo) error {
 	var b bytes.Buffer
-	b.ReadFrom(r)
+	if _, err := b.ReadFrom(r); err != nil {
+		return err
+	}
 	c.uploads[p] = b.Bytes()
 	return nil
 }

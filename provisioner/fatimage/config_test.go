@@ -61,7 +61,9 @@ func TestPrepareEnvCredentials(t *testing.T) {
 func TestPrepareValidation(t *testing.T) {
 	clearArkEnv(t)
 	src := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(src, []byte("x"), 0o644)
+	if err := os.WriteFile(src, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	repo := func(k string, v any) []any {
 		r := goodRepo()
 		if v == nil {

@@ -302,7 +302,7 @@ func (w *uiWriter) Write(b []byte) (int, error) {
 		line := string(w.buf[:i])
 		w.buf = w.buf[i+1:]
 		if !isTrace(line) {
-			w.ui.Message(w.redact(strings.TrimPrefix(strings.TrimRight(line, "\r"), causeMarker)))
+			w.ui.Message(w.redact(strings.TrimPrefix(strings.TrimRight(line, "\r"), causeMarker))) //nolint:staticcheck // output lines are sub-messages of the step's headline: Message indents them, Say would not
 		}
 	}
 	return len(b), nil

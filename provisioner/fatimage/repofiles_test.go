@@ -107,7 +107,9 @@ func TestDisableAllAWK(t *testing.T) {
 	dir := t.TempDir()
 	in := "[a]\nname=a\nenabled=1\nbaseurl=x\n\n[b]\nname=b\n  enabled = 1\n[c]\nenabled=0\n"
 	f := filepath.Join(dir, "x.repo")
-	os.WriteFile(f, []byte(in), 0o644)
+	if err := os.WriteFile(f, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command("sh", "-c", scriptBody("repofiles")+`awk "$disable_all_awk" "$1"`, "sh", f).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +128,9 @@ func TestOtherSectionsAWK(t *testing.T) {
 	image := "# Rocky\n[baseos]\nname=Rocky BaseOS\nmirrorlist=https://mirrors.rockylinux.org/x\nenabled=1\n\n[baseos-source]\nname=src\nenabled = 1\nmirrorlist=https://mirrors.rockylinux.org/y\n\n"
 	merge := func(existing string, off int) string {
 		f := filepath.Join(dir, "rocky.repo")
-		os.WriteFile(f, []byte(existing), 0o644)
+		if err := os.WriteFile(f, []byte(existing), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		out, err := exec.Command("sh", "-c", scriptBody("repofiles")+`awk -v keep="$2" -v off="$3" "$other_sections_awk" "$1"`, "sh", f, strings.Join(ours.Sections, " "), fmt.Sprint(off)).Output()
 		if err != nil {
 			t.Fatal(err)
@@ -149,16 +153,24 @@ func TestOtherSectionsAWK(t *testing.T) {
 // A directory source unpacks with the documented modes.
 func TestTarDir(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(src, "roles", "x"), 0o700)
-	os.WriteFile(filepath.Join(src, "site.yml"), []byte("a"), 0o600)
-	os.WriteFile(filepath.Join(src, "roles", "x", "run.sh"), []byte("b"), 0o700)
-	os.Symlink("site.yml", filepath.Join(src, "link.yml"))
+	for _, err := range []error{
+		os.MkdirAll(filepath.Join(src, "roles", "x"), 0o700),
+		os.WriteFile(filepath.Join(src, "site.yml"), []byte("a"), 0o600),
+		os.WriteFile(filepath.Join(src, "roles", "x", "run.sh"), []byte("b"), 0o700),
+		os.Symlink("site.yml", filepath.Join(src, "link.yml")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	data, err := tarDir(src, "0640")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tarball := filepath.Join(t.TempDir(), "t.tar")
-	os.WriteFile(tarball, data, 0o600)
+	if err := os.WriteFile(tarball, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("tar", "-xf", tarball, "-C", dst, "--no-same-owner").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
@@ -187,19 +199,22 @@ func TestFailingCommandAndTail(t *testing.T) {
 	}
 }
 
-type recUi struct {
+type recUI struct {
 	packersdk.Ui
 	msgs []string
 }
 
-func (r *recUi) Message(m string) { r.msgs = append(r.msgs, m) }
+func (r *recUI) Message(m string) { r.msgs = append(r.msgs, m) }
 
 func TestRedactAndHideTrace(t *testing.T) {
 	p := &state{cfg: &Config{RepoPassword: "s3cret"}}
-	ui := &recUi{}
+	ui := &recUI{}
 	w := &uiWriter{ui: ui, redact: p.redact}
-	w.Write([]byte("+fatimage: dnf -y install x\npassword: s3cret\npart"))
-	w.Write([]byte("ial line\n!fatimage: the cause\n"))
+	for _, chunk := range []string{"+fatimage: dnf -y install x\npassword: s3cret\npart", "ial line\n!fatimage: the cause\n"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if strings.Join(ui.msgs, "|") != "password: <sensitive>|partial line|the cause" {
 		t.Errorf("%q", ui.msgs)
 	}

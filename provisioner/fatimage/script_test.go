@@ -18,7 +18,9 @@ func runLocal(t *testing.T, workDir string, sc *vmScript) (string, error) {
 	if os.Geteuid() != 0 {
 		// unit tests run without root: install's owner flags are dropped
 		bin := t.TempDir()
-		os.WriteFile(filepath.Join(bin, "install"), []byte(installWithoutOwner), 0o755)
+		if err := os.WriteFile(filepath.Join(bin, "install"), []byte(installWithoutOwner), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 	}
 	out, err := cmd.CombinedOutput()
@@ -48,7 +50,9 @@ func runFaked(t *testing.T, sc *vmScript, fakes map[string]string) (string, []st
 		}
 	}
 	// a file a glob in an unquoted argument would expand to
-	os.WriteFile(filepath.Join(dir, "kernel-glob-trap"), nil, 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "kernel-glob-trap"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("sh", "-eu", "-c", sc.render(dir, "nobody"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))

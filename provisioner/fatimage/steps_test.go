@@ -45,8 +45,8 @@ func (c *scriptComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 		}
 	}
 	go func() {
-		io.WriteString(cmd.Stdout, out)
-		io.WriteString(cmd.Stderr, errOut)
+		_, _ = io.WriteString(cmd.Stdout, out) // a buffer: cannot fail
+		_, _ = io.WriteString(cmd.Stderr, errOut)
 		cmd.SetExited(0)
 	}()
 	return nil

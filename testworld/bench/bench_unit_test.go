@@ -81,8 +81,12 @@ func TestPlaybook(t *testing.T) {
 	needs.Tools(t, "/usr/bin/ansible-playbook")
 	dir := t.TempDir()
 	f := filepath.Join(dir, "fatimage.yml")
-	os.WriteFile(f, Playbook, 0o600)
-	os.WriteFile(filepath.Join(dir, "hosts"), []byte("[build]\nvm ansible_host=127.0.0.1\n"), 0o600)
+	if err := os.WriteFile(f, Playbook, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hosts"), []byte("[build]\nvm ansible_host=127.0.0.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("/usr/bin/ansible-playbook", "--syntax-check", "-i", filepath.Join(dir, "hosts"), f)
 	cmd.Env = append(os.Environ(), AnsibleEnv(dir)...)
 	if out, err := cmd.CombinedOutput(); err != nil {

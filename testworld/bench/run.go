@@ -50,7 +50,7 @@ func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec 
 	var out bytes.Buffer
 	ui := &packersdk.BasicUi{Writer: &lockedWriter{w: &out}, ErrorWriter: &lockedWriter{w: &out}}
 	start := time.Now()
-	var comm packersdk.Communicator = v.Comm(tb)
+	comm := packersdk.Communicator(v.Comm(tb))
 	if rec != nil {
 		comm = &recordingComm{Communicator: comm, rec: rec}
 	}

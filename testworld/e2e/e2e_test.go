@@ -490,7 +490,11 @@ func TestFatHostBinaries(t *testing.T) {
 	if err := theLab.SetReleasesReachableFromVMs(false); err != nil {
 		t.Fatal(err)
 	}
-	defer theLab.SetReleasesReachableFromVMs(true)
+	t.Cleanup(func() {
+		if err := theLab.SetReleasesReachableFromVMs(true); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
 
 	// the control: with the default binary_source = "vm" the build fails

@@ -21,7 +21,11 @@ func TestSitePulpBuild(t *testing.T) {
 	if err := theLab.SetArkReachableFromVMs(false); err != nil {
 		t.Fatal(err)
 	}
-	defer theLab.SetArkReachableFromVMs(true)
+	t.Cleanup(func() {
+		if err := theLab.SetArkReachableFromVMs(true); err != nil {
+			t.Error(err)
+		}
+	})
 
 	name := fmt.Sprintf("e2e-site-%d", time.Now().Unix())
 	r := build(t, []string{"site-pulp.pkr.hcl"}, "-var", "image_name="+name)

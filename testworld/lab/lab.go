@@ -428,7 +428,7 @@ func serveReachability(w http.ResponseWriter, r *http.Request, set func(bool) er
 	}
 	ok := get()
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(releasesControl{ReachableFromVMs: &ok}) //nolint:errcheck // client gone
+	json.NewEncoder(w).Encode(releasesControl{ReachableFromVMs: &ok})
 }
 
 // SnapshotRepos are the lab's snapshots taken at timestamp in the shape

@@ -57,7 +57,11 @@ func TestSitePulpAndArkControl(t *testing.T) {
 		}
 		return got.ReachableFromVMs
 	}
-	defer theLab.SetArkReachableFromVMs(true)
+	t.Cleanup(func() {
+		if err := theLab.SetArkReachableFromVMs(true); err != nil {
+			t.Error(err)
+		}
+	})
 	if put(false) || theLab.ArkReachableFromVMs() || !ruleInPlace() {
 		t.Fatal("Ark still reachable from VMs after PUT false")
 	}

@@ -60,11 +60,6 @@ func run(t *testing.T, comm packersdk.Communicator, command string) string {
 	return strings.TrimSpace(stdout.String())
 }
 
-// shQuote quotes s for POSIX sh.
-func shQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 func clearArkEnv(t *testing.T) {
 	t.Setenv("ARK_USERNAME", "")
 	t.Setenv("ARK_PASSWORD", "")
@@ -134,9 +129,15 @@ func TestProvisionLab(t *testing.T) {
 	}
 	// a directory source, like the ansible-init playbooks
 	tree := filepath.Join(dir, "playbooks")
-	os.MkdirAll(filepath.Join(tree, "roles", "compute_init"), 0o700)
-	os.WriteFile(filepath.Join(tree, "10-compute-init.yml"), []byte("- hosts: localhost\n"), 0o600)
-	os.WriteFile(filepath.Join(tree, "roles", "compute_init", "run.sh"), []byte("#!/bin/sh\n"), 0o700)
+	for _, err := range []error{
+		os.MkdirAll(filepath.Join(tree, "roles", "compute_init"), 0o700),
+		os.WriteFile(filepath.Join(tree, "10-compute-init.yml"), []byte("- hosts: localhost\n"), 0o600),
+		os.WriteFile(filepath.Join(tree, "roles", "compute_init", "run.sh"), []byte("#!/bin/sh\n"), 0o700),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	raw := func(manifest string) map[string]any {
 		return map[string]any{
 			"binaries":         labBinaries(),

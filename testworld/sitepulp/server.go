@@ -188,7 +188,7 @@ func detail(msg string) map[string]string { return map[string]string{"detail": m
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v) //nolint:errcheck // client gone
+	json.NewEncoder(w).Encode(v)
 }
 
 // newID is a random UUID (version 4) as pulpcore uses for primary keys.

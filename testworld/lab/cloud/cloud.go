@@ -210,7 +210,7 @@ func (c *Cloud) Start() error {
 	c.ln = ln
 	c.url = "http://" + ln.Addr().String()
 	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 30 * time.Second}
-	go c.srv.Serve(ln)
+	go func() { _ = c.srv.Serve(ln) }() // ends with ErrServerClosed at Close
 	c.logf("cloud: serving on %s", c.url)
 	return nil
 }
@@ -247,7 +247,9 @@ func (c *Cloud) Close() error {
 	c.wg.Wait()
 	defer c.image.removeFiles()
 	for _, m := range c.compute.takeMachines() {
-		m.Destroy()
+		if derr := m.Destroy(); derr != nil {
+			c.logf("cloud: Close: destroying a machine: %v", derr)
+		}
 	}
 	return err
 }

@@ -925,14 +925,14 @@ func (nv *nova) buildServer(s *server) {
 	if s.deleted {
 		nv.mu.Unlock()
 		if existingVolDisk == "" {
-			nv.c.o.Hypervisor.DeleteDisk(disk)
+			nv.c.deleteDisk(disk)
 		}
 		return
 	}
 	if s.bootVol == "" {
 		s.Disk = disk
 	} else if !nv.c.volume.attached(s.bootVol, disk, s.bootVolNew) && s.bootVolNew {
-		defer nv.c.o.Hypervisor.DeleteDisk(disk)
+		defer nv.c.deleteDisk(disk)
 	}
 	nv.mu.Unlock()
 	spec.Disk = disk
@@ -944,7 +944,9 @@ func (nv *nova) buildServer(s *server) {
 	nv.mu.Lock()
 	if s.deleted {
 		nv.mu.Unlock()
-		m.Destroy()
+		if err := m.Destroy(); err != nil {
+			nv.c.logf("cloud: Destroy %s: %v", s.ID, err)
+		}
 		return
 	}
 	s.machine = m
@@ -1042,16 +1044,16 @@ func (nv *nova) finishDelete(s *server) {
 	nv.mu.Unlock()
 	if m != nil {
 		for _, ip := range fips {
-			m.RemoveFloatingIP(ip)
+			if err := m.RemoveFloatingIP(ip); err != nil {
+				nv.c.logf("cloud: removing %s from %s: %v", ip, s.ID, err)
+			}
 		}
 		if err := m.Destroy(); err != nil {
 			nv.c.logf("cloud: Destroy %s: %v", s.ID, err)
 		}
 	}
 	for _, d := range disks {
-		if err := nv.c.o.Hypervisor.DeleteDisk(d); err != nil {
-			nv.c.logf("cloud: DeleteDisk %s: %v", d, err)
-		}
+		nv.c.deleteDisk(d)
 	}
 	nv.c.logf("cloud: server %s deleted", s.ID)
 }
@@ -1120,7 +1122,7 @@ func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 		var a struct {
 			Type string `json:"type"`
 		}
-		json.Unmarshal(arg, &a)
+		_ = json.Unmarshal(arg, &a) // a bad body leaves Type empty: refused below
 		hard := strings.EqualFold(a.Type, "HARD")
 		if !hard && !strings.EqualFold(a.Type, "SOFT") {
 			fail(w, svc, http.StatusBadRequest, "", "Invalid input for field/attribute type.")
@@ -1143,7 +1145,7 @@ func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 		var a struct {
 			Length any `json:"length"`
 		}
-		json.Unmarshal(arg, &a)
+		_ = json.Unmarshal(arg, &a) // optional: Nova ignores a bad length too
 		if s.machine == nil {
 			conflict("get console output")
 			return nil

@@ -148,8 +148,12 @@ func TestHTTPFaults(t *testing.T) {
 	body, _ := json.Marshal([]Fault{{Service: "compute", Path: "/flavors", Status: 500, Rate: 0.5}})
 	req, _ := http.NewRequest("PUT", l.c.URL()+"/_control/faults", bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 204 {
-		t.Fatalf("control: %v %v", resp, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("control: %v", resp.Status)
 	}
 	fails := 0
 	for i := 0; i < 40; i++ {
@@ -166,8 +170,11 @@ func TestHTTPFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st Status
-	json.NewDecoder(resp.Body).Decode(&st)
+	err = json.NewDecoder(resp.Body).Decode(&st)
 	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.Counts == nil {
 		t.Fatal("status")
 	}

@@ -55,7 +55,6 @@ type image struct {
 	Created, Updated            time.Time
 	Members                     map[string]*member
 	staged                      []byte
-	killNext                    bool
 	listable                    time.Time
 	file                        string // exported disk image (image_files.go)
 	VirtualSize                 int64
@@ -194,7 +193,7 @@ func (gl *glance) saveImageFromDisk(img *image, src string, done func()) {
 	defer gl.mu.Unlock()
 	if gl.images[img.ID] != img { // deleted meanwhile
 		if disk != "" {
-			gl.c.goAfter(0, func() { gl.c.o.Hypervisor.DeleteDisk(disk) })
+			gl.c.goAfter(0, func() { gl.c.deleteDisk(disk) })
 		}
 		return
 	}
@@ -207,7 +206,7 @@ func (gl *glance) saveImageFromDisk(img *image, src string, done func()) {
 	if gl.c.takeFault(FaultImageKilled, img.Name) != nil {
 		gl.c.logf("cloud: image %s killed (injected)", img.ID)
 		img.Status = "killed"
-		gl.c.goAfter(0, func() { gl.c.o.Hypervisor.DeleteDisk(disk) })
+		gl.c.goAfter(0, func() { gl.c.deleteDisk(disk) })
 		return
 	}
 	img.Disk = disk
@@ -736,9 +735,7 @@ func (gl *glance) serveOneImage(w http.ResponseWriter, r *http.Request, id strin
 			d := img.Disk
 			gl.mu.Unlock()
 			locked = false
-			if err := gl.c.o.Hypervisor.DeleteDisk(d); err != nil {
-				gl.c.logf("cloud: DeleteDisk %s: %v", d, err)
-			}
+			gl.c.deleteDisk(d)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case len(rest) == 0 && r.Method == http.MethodPatch:
@@ -1044,7 +1041,7 @@ func (gl *glance) ingest(r io.Reader, format string) (*ingested, error) {
 	var err error
 	if imp, ok := gl.c.o.Hypervisor.(DiskImporter); ok {
 		ing.disk, err = imp.ImportDisk(cr, format)
-		io.Copy(io.Discard, cr)
+		_, _ = io.Copy(io.Discard, cr) // drain what the importer left, for the checksum
 	} else {
 		ing.data, err = io.ReadAll(cr)
 	}
@@ -1072,7 +1069,7 @@ func (gl *glance) finishIngest(img *image, ing *ingested, err error) *httpErr {
 	drop := func() {
 		if ing != nil && ing.disk != "" {
 			d := ing.disk
-			gl.c.goAfter(0, func() { gl.c.o.Hypervisor.DeleteDisk(d) })
+			gl.c.goAfter(0, func() { gl.c.deleteDisk(d) })
 		}
 	}
 	if gl.images[img.ID] != img {

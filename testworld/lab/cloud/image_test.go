@@ -85,7 +85,9 @@ func TestImageAPI(t *testing.T) {
 			t.Fatalf("create: %+v", im)
 		}
 		ids = append(ids, im.ID)
-		uploadData(cl.image, im.ID, []byte(n))
+		if err := uploadData(cl.image, im.ID, []byte(n)); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(5 * time.Millisecond) // distinct created_at ordering is by time then id
 	}
 	// filters

@@ -44,7 +44,7 @@ func TestMicroversionsAndErrorShapes(t *testing.T) {
 	}
 	resp, body := do("GET", "/compute/v2.1/servers/nope", nil)
 	var nova map[string]map[string]any
-	if json.Unmarshal([]byte(body), &nova); resp.StatusCode != 404 || nova["itemNotFound"]["code"] != float64(404) {
+	if err := json.Unmarshal([]byte(body), &nova); err != nil || resp.StatusCode != 404 || nova["itemNotFound"]["code"] != float64(404) {
 		t.Fatalf("nova 404: %d %s", resp.StatusCode, body)
 	}
 	resp, body = do("GET", "/volume/v3/"+projectOf(t, l)+"/volumes/nope", nil)

@@ -266,14 +266,14 @@ func (nt *neutron) networkJSON(n *network, t *token) obj {
 }
 
 func (nt *neutron) subnetJSON(s *subnet, t *token) obj {
-	first, last := s.CIDR.Addr().Next(), s.CIDR.Addr()
+	first := s.CIDR.Addr().Next()
 	// last usable: broadcast - 1
 	bits := s.CIDR.Addr().BitLen() - s.CIDR.Bits()
 	b := s.CIDR.Addr().As4()
 	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 	n |= (1 << bits) - 1
 	n--
-	last = netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	last := netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 	return obj{"id": s.ID, "name": s.Name, "network_id": s.NetworkID, "cidr": s.CIDR.String(), "gateway_ip": s.Gateway.String(),
 		"ip_version": 4, "enable_dhcp": true, "dns_nameservers": []string{}, "host_routes": []obj{},
 		"allocation_pools": []obj{{"start": first.String(), "end": last.String()}}, "tenant_id": t.project.ID, "project_id": t.project.ID,

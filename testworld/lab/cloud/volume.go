@@ -467,7 +467,7 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 			var a struct {
 				Bootable any `json:"bootable"`
 			}
-			json.Unmarshal(arg, &a)
+			_ = json.Unmarshal(arg, &a) // a bad body leaves the zero value, refused or ignored below as Cinder does
 			v.Bootable = anyBool(a.Bootable)
 			w.WriteHeader(http.StatusOK)
 		case "os-reset_status", "os-force_delete":
@@ -484,7 +484,7 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 			var a struct {
 				Status string `json:"status"`
 			}
-			json.Unmarshal(arg, &a)
+			_ = json.Unmarshal(arg, &a) // a bad body leaves the zero value, refused or ignored below as Cinder does
 			if a.Status != "" {
 				v.Status = a.Status
 			}
@@ -493,7 +493,7 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 			var a struct {
 				NewSize any `json:"new_size"`
 			}
-			json.Unmarshal(arg, &a)
+			_ = json.Unmarshal(arg, &a) // a bad body leaves the zero value, refused or ignored below as Cinder does
 			n, ok := anyInt(a.NewSize)
 			if !ok || n <= v.Size || v.Status != "available" {
 				fail(w, svc, http.StatusBadRequest, "", "Invalid input received: New size for extend must be greater than current size.")
@@ -517,9 +517,7 @@ func (cn *cinder) startDelete(v *volume) {
 		delete(cn.volumes, v.ID)
 		cn.mu.Unlock()
 		if d != "" {
-			if err := cn.c.o.Hypervisor.DeleteDisk(d); err != nil {
-				cn.c.logf("cloud: DeleteDisk %s: %v", d, err)
-			}
+			cn.c.deleteDisk(d)
 		}
 	})
 }

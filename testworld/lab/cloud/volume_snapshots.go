@@ -86,7 +86,7 @@ func (cn *cinder) copyDisk(kind, id, src string, current func() bool, set func(d
 	defer cn.mu.Unlock()
 	if !current() {
 		if err == nil {
-			cn.c.goAfter(0, func() { cn.c.o.Hypervisor.DeleteDisk(disk) })
+			cn.c.goAfter(0, func() { cn.c.deleteDisk(disk) })
 		}
 		return "gone"
 	}
@@ -108,9 +108,7 @@ func (cn *cinder) dropLater(remove func() string) {
 		d := remove()
 		cn.mu.Unlock()
 		if d != "" {
-			if err := cn.c.o.Hypervisor.DeleteDisk(d); err != nil {
-				cn.c.logf("cloud: DeleteDisk %s: %v", d, err)
-			}
+			cn.c.deleteDisk(d)
 		}
 	})
 }

@@ -132,7 +132,7 @@ func (a *artifact) subst(s string) string {
 // recipeHash is the cache key.
 func recipeHash() string {
 	h := sha256.New()
-	json.NewEncoder(h).Encode(struct { //nolint:errcheck // hash writes do not fail
+	json.NewEncoder(h).Encode(struct {
 		V        string
 		Repos    []repoDef
 		Pkgs     []pkgDef

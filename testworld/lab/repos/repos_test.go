@@ -187,7 +187,9 @@ func TestSignaturesAndHostPaths(t *testing.T) {
 	r := built(t)
 	db := t.TempDir()
 	keyFile := filepath.Join(t.TempDir(), "key.asc")
-	os.WriteFile(keyFile, r.GPGPublicKey, 0o644)
+	if err := os.WriteFile(keyFile, r.GPGPublicKey, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run(t, nil, "rpm", "--dbpath", db, "--import", keyFile)
 	rpms, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(r.BaseImageRPMs[0])), "rpms", "*.rpm"))
 	if len(rpms) < 100 {

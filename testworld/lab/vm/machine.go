@@ -528,15 +528,15 @@ func (vm *Machine) handleExit(p *bootProc) {
 	}
 	vm.proc = nil
 	vm.mu.Unlock()
-	switch {
-	case p.signal == exitReboot:
+	switch p.signal {
+	case exitReboot:
 		vm.m.logf("vm %s: guest reboot", vm.spec.ID)
 		time.Sleep(guestRebootDelay)
 		if err := vm.boot(); err != nil {
 			vm.m.logf("vm %s: reboot failed: %v", vm.spec.ID, err)
 			vm.setState(PowerCrashed)
 		}
-	case p.signal == exitHalt:
+	case exitHalt:
 		vm.m.logf("vm %s: guest power off", vm.spec.ID)
 		vm.setState(PowerShutdown)
 	default:
