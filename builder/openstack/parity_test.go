@@ -204,8 +204,8 @@ type onMessage struct {
 	f      func()
 }
 
-func (u *onMessage) Message(m string) {
-	u.testUI.Message(m)
+func (u *onMessage) Say(m string) {
+	u.testUI.Say(m)
 	if strings.HasPrefix(m, u.prefix) {
 		u.f()
 	}
