@@ -11,25 +11,25 @@ import (
 
 // hardResetDuringDNF starts a fat build and hard-resets its VM (as a
 // hypervisor crash or `openstack server reboot --hard` would) while the
-// provisioner's dnf update runs.
+// provisioner's dnf transaction runs.
 func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 	t.Helper()
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("reset")
 	b := startBuild(t, "fat", nil, "-var", "image_name="+name)
-	// dnf prints this once it has resolved the update, before it
-	// downloads and installs
-	b.Proc.WaitFor(t, "Dependencies resolved.", 3*time.Minute)
+	// dnf shell prints this once it has resolved the transaction, before
+	// it downloads and installs
+	b.Proc.WaitFor(t, "Transaction Summary", 3*time.Minute)
 	// the server is ACTIVE: SetFaults resets it at once
 	theLab.Cloud.SetFaults(cloud.Fault{Kind: cloud.FaultServerHardReset, Name: "^" + name + "$", Times: 1})
 	waitHits(t, 0, 1, 10*time.Second)
 	reset := time.Now()
 	r := b.Proc.Wait(t, 5*time.Minute)
 	t.Logf("packer exited %d, %s after the reset was scheduled", r.ExitCode, time.Since(reset).Round(10*time.Millisecond))
-	// dnf was running: the output holds no step after the update
+	// dnf was running: the output holds no step after the transaction
 	out := r.Output()
-	if i := strings.Index(out, "fatimage: dnf update"); i < 0 || strings.Contains(out[i:], "fatimage: packages") {
-		t.Errorf("the reset did not land during dnf update:\n%s", out)
+	if i := strings.Index(out, "fatimage: packages: update"); i < 0 || strings.Contains(out[i:], "fatimage: cleanup") || strings.Contains(out[i:], "fatimage: a reboot is pending") {
+		t.Errorf("the reset did not land during the dnf transaction:\n%s", out)
 	}
 	return name, b, r
 }
@@ -39,7 +39,7 @@ func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 // behind.
 func TestHardResetDuringDNF(t *testing.T) {
 	name, b, r := hardResetDuringDNF(t)
-	requireFailedClean(t, r, name, "fatimage update: dnf -y", "update")
+	requireFailedClean(t, r, name, "fatimage packages: dnf -y", "shell")
 	auditBuild(t, b, r)
 }
 
@@ -47,7 +47,7 @@ func TestHardResetDuringDNF(t *testing.T) {
 // away rather than report the SDK's internal "disconnected" status.
 func TestHardResetErrorSaysDisconnected(t *testing.T) {
 	name, _, r := hardResetDuringDNF(t)
-	requireFailedClean(t, r, name, "fatimage update")
+	requireFailedClean(t, r, name, "fatimage packages")
 	if strings.Contains(r.Output(), "status 2300218") || !strings.Contains(strings.ToLower(r.Output()), "connection") {
 		t.Fatalf("the error does not say the connection to the VM was lost:\n%s", r.Output())
 	}
