@@ -44,13 +44,13 @@ func (c *bootComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 			c.log = append(c.log, "REBOOT")
 			c.boot++
 		case bytes.Contains(script, []byte("\nreboot_check\n")):
+			c.log = append(c.log, step)
 			out = "REBOOT-PENDING: kernel-core installed after the boot\n"
+		case step == "facts":
+			c.log = append(c.log, step)
+			out = "os=Rocky Linux 9.6\npackage_count=1\n--packages--\na-1\n"
 		default:
 			c.log = append(c.log, step)
-		}
-		switch {
-		case step == "facts":
-			out = "os=Rocky Linux 9.6\npackage_count=1\n--packages--\na-1\n"
 		}
 	}
 	go func() {
