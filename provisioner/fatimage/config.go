@@ -122,9 +122,15 @@ type Config struct {
 	EnableRepos []string `mapstructure:"enable_repos"`
 	// Run `dnf update`. Default true.
 	Update *bool `mapstructure:"update"`
-	// Packages excluded from the update. Default ["grafana","apptainer"].
+	// Installed packages kept at their version by the update (excluded
+	// from the transaction); one not installed yet is installed as the
+	// snapshot has it. Default ["grafana","apptainer"].
 	UpdateExclude []string `mapstructure:"update_exclude"`
-	// auto (reboot when needed), always or never. Default auto.
+	// auto, always or never. Default auto: reboot only when a reboot is
+	// pending (new kernel or core library, SELinux mode) and a later step
+	// needs the running kernel (DKMS/kmod, kernel-devel, OFED/DOCA/CUDA
+	// packages); otherwise the image boots the new kernel on first boot.
+	// always: reboot after the package transaction. never: do not reboot.
 	Reboot string `mapstructure:"reboot"`
 	// How long to wait for the VM to come back. Default 10m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
@@ -144,7 +150,7 @@ type Config struct {
 	RemovePackages []string `mapstructure:"remove_packages"`
 	// dnf install_weak_deps. Default false.
 	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
-	// Packages excluded from the install transaction.
+	// Packages excluded from the package transaction (update and install).
 	Exclude []string `mapstructure:"exclude"`
 	// Grafana plugins as "<id> <version>", installed with grafana-cli;
 	// added to those of `groups`.

@@ -54,9 +54,13 @@ type state struct {
 	loginUser string // the user SSH logs in as
 	seq       int    // numbers the scripts and bundles in workDir
 
-	dnfRuns      int  // dnf commands run so far
-	reboots      int  // reboots done so far
-	rebootNeeded bool // a step asked for a reboot
+	dnfRuns int // dnf commands run so far
+	reboots int // reboots done so far
+	// pending are the reasons for a reboot not done yet (a new kernel or
+	// core library, the SELinux mode); rebooted are those of the reboots
+	// done. image.json records both.
+	pending  []string
+	rebooted []string
 }
 
 // say shows a step's headline.

@@ -80,7 +80,7 @@ func TestScriptsParse(t *testing.T) {
 		t.Fatalf("no embedded scripts: %v", err)
 	}
 	used := map[string]bool{"prelude": true, "repofiles": true, "repos": true, "disable-repos": true, "binaries": true,
-		"selinux": true, "update": true, "reboot": true, "login-home": true, "users": true, "packages": true,
+		"selinux": true, "transaction": true, "reboot": true, "login-home": true, "users": true,
 		"grafana-plugins": true, "services": true, "files": true, "cleanup": true, "final": true, "facts": true, "image-json": true}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".sh")
@@ -109,48 +109,92 @@ func TestScriptQuotesValues(t *testing.T) {
 	}
 }
 
+// The package work is at most two dnf processes: the module streams, then
+// the update, installs and removals as one dnf shell transaction.
 func TestPackagesScript(t *testing.T) {
-	p := packagePlan{Modules: []string{"nodejs:22"}, Install: []string{"htop", "@Xfce"}, Remove: []string{"cockpit-ws", "absent"},
-		Exclude: []string{"kernel*"}, EnableRepos: []string{"crb", "grafana"}}
-	out, calls, err := runFaked(t, p.script(), map[string]string{"dnf": "", "rpm": `[ "$2" = cockpit-ws ]`})
+	p := packagePlan{Modules: []string{"nodejs:22"}, Update: true, Install: []string{"htop", "@Xfce", "grafana"}, Remove: []string{"cockpit-ws", "absent"},
+		Exclude: []string{"kernel*"}, KeepAsIs: []string{"grafana", "apptainer"}, EnableRepos: []string{"crb", "grafana"}}
+	// installed: cockpit-ws and grafana (rpm -qa prints it)
+	rpm := `case "$1 $2" in "-q cockpit-ws") exit 0 ;; "-qa grafana") echo grafana-9 ;; "-q --qf") ;; "-q "*) exit 1 ;; esac`
+	dnf := `if [ "$1" = -y ]; then for a; do case $a in */transaction.dnf) cat "$a" >> "$(dirname "$a")/shell-input" ;; esac; done; fi`
+	out, calls, err := runFaked(t, p.script(), map[string]string{"dnf": dnf, "rpm": rpm})
 	if err != nil {
 		t.Fatal(err, out)
 	}
 	opts := "dnf|-y|--setopt=max_parallel_downloads=10|--enablerepo=crb|--enablerepo=grafana|"
-	wantCalls(t, calls, []string{
-		opts + "module|enable|nodejs:22",
-		opts + "--setopt=install_weak_deps=false|install|--exclude=kernel*|htop|@Xfce",
-		"rpm|-q|cockpit-ws", "rpm|-q|absent",
-		"dnf|-y|remove|cockpit-ws",
-	})
-	// the trace lines name the commands for errors and the dnf count
-	if n := countDNF(out); n != 3 {
+	var dnfCalls []string
+	for _, c := range calls {
+		if strings.HasPrefix(c, "dnf|") {
+			dnfCalls = append(dnfCalls, c)
+		}
+	}
+	if len(dnfCalls) != 2 || dnfCalls[0] != opts+"module|enable|nodejs:22" ||
+		!strings.HasPrefix(dnfCalls[1], opts+"--setopt=install_weak_deps=false|--exclude=grafana|--exclude=kernel*|shell|") {
+		t.Errorf("dnf calls:\n%s", strings.Join(dnfCalls, "\n"))
+	}
+	// one transaction: the update, the installs (grafana, installed and
+	// kept as is, is not installed again), the removal of the installed one
+	if !strings.Contains(out, "dnf transaction:\n  upgrade\n  install htop @Xfce\n  remove cockpit-ws\n  run\n") {
+		t.Errorf("transaction:\n%s", out)
+	}
+	if n := countDNF(out); n != 2 {
 		t.Errorf("countDNF = %d:\n%s", n, out)
 	}
-	if (packagePlan{}).empty() != true || p.empty() {
+	if (packagePlan{}).empty() != true || p.empty() || (packagePlan{Update: true}).empty() {
 		t.Error("empty")
 	}
-	// nothing installed among those to remove: dnf is not run
-	_, calls, err = runFaked(t, packagePlan{Remove: []string{"a"}, WeakDeps: true}.script(), map[string]string{"dnf": "", "rpm": "exit 1"})
-	if err != nil {
-		t.Fatal(err)
+	// dnf shell exits 0 after a failed command: its Error line fails the
+	// step, and the dnf command is the failing one (for diagnoseDNF)
+	failing := `if [ "$1" = -y ]; then echo 'No match for argument: nope'; echo 'Error: Unable to find a match: nope'; fi`
+	out, _, err = runFaked(t, packagePlan{Install: []string{"nope"}}.script(), map[string]string{"dnf": failing, "rpm": "exit 1"})
+	if err == nil || !strings.HasPrefix(failingCommand(out), "dnf ") {
+		t.Errorf("a dnf shell error passed: %v\n%s", err, out)
 	}
-	wantCalls(t, calls, []string{"rpm|-q|a"})
+	// and its exit status fails it too
+	if _, _, err = runFaked(t, packagePlan{Update: true}.script(), map[string]string{"dnf": "exit 1", "rpm": "exit 1"}); err == nil {
+		t.Error("dnf's exit status 1 passed")
+	}
 }
 
-func TestUpdateScript(t *testing.T) {
-	sc := newScript("update").setList("DNF_ENABLE", nil).call("dnf_update", "grafana", "apptainer")
-	out, calls, err := runFaked(t, sc, map[string]string{"dnf": `[ "$1" != needs-restarting ] || exit 1`})
+// The reboot check asks rpm, not dnf: a core package installed after the
+// boot (/proc/1's time) leaves a reboot pending; older ones do not.
+func TestRebootCheck(t *testing.T) {
+	rpm := `case "$1 $2" in "-q --qf") echo "glibc 1000"; echo "kernel-core 99999999999"; echo "package dbus is not installed" ;; *) exit 1 ;; esac`
+	out, calls, err := runFaked(t, newScript("transaction").call("reboot_check"), map[string]string{"rpm": rpm})
 	if err != nil {
 		t.Fatal(err, out)
 	}
-	wantCalls(t, calls, []string{"dnf|-y|--setopt=max_parallel_downloads=10|update|--exclude=grafana|--exclude=apptainer", "dnf|needs-restarting|-r"})
-	if !strings.Contains(out, "REBOOT-NEEDED") {
-		t.Error(out)
+	if strings.TrimSpace(out) != "REBOOT-PENDING: kernel-core installed after the boot" {
+		t.Errorf("output %q", out)
 	}
-	// needs-restarting failing otherwise fails the step
-	if out, _, err := runFaked(t, sc, map[string]string{"dnf": `[ "$1" != needs-restarting ] || exit 3`}); err == nil || !strings.Contains(out, "dnf needs-restarting -r failed (3)") {
-		t.Errorf("%v %s", err, out)
+	for _, c := range calls {
+		if strings.HasPrefix(c, "dnf") {
+			t.Errorf("the check ran dnf: %s", c)
+		}
+	}
+}
+
+// Packages that need the running kernel split the plan: the update first,
+// then (after the reboot) the rest.
+func TestPlanNeedsRunningKernel(t *testing.T) {
+	for _, tc := range []struct {
+		install []string
+		want    bool
+	}{
+		{[]string{"htop", "slurm"}, false},
+		{[]string{"htop", "kernel-devel"}, true},
+		{[]string{"nvidia-driver-dkms"}, true},
+		{[]string{"kmod-lustre-client"}, true},
+		{[]string{"doca-ofed"}, true},
+	} {
+		p := packagePlan{Update: true, Install: tc.install}
+		if got := p.needsRunningKernel(); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.install, got, tc.want)
+		}
+	}
+	u, r := packagePlan{Update: true, Modules: []string{"m:1"}, Install: []string{"kmod-x"}, KeepAsIs: []string{"grafana"}}.split()
+	if !u.Update || len(u.Install)+len(u.Modules) != 0 || r.Update || len(r.Install) != 1 || len(r.Modules) != 1 {
+		t.Errorf("split: %+v %+v", u, r)
 	}
 }
 
@@ -175,13 +219,15 @@ func TestUsersScript(t *testing.T) {
 	}
 }
 
+// The repos step runs no dnf: the transaction's first command loads the
+// metadata.
 func TestReposScripts(t *testing.T) {
-	sc := newScript("repofiles", "repos").call("import_key", "/etc/pki/rpm-gpg/K").call("make_cache", "baseos", "epel")
+	sc := newScript("repofiles", "repos").call("import_key", "/etc/pki/rpm-gpg/K")
 	out, calls, err := runFaked(t, sc, map[string]string{"dnf": "", "rpm": ""})
 	if err != nil {
 		t.Fatal(err, out)
 	}
-	wantCalls(t, calls, []string{"rpm|--import|/etc/pki/rpm-gpg/K", "dnf|-y|makecache|--disablerepo=*|--enablerepo=baseos|--enablerepo=epel"})
+	wantCalls(t, calls, []string{"rpm|--import|/etc/pki/rpm-gpg/K"})
 	if got := enabledRepoIDs([]Repo{{RepoName: "baseos"}, {RepoName: "grafana", Enabled: new(bool)}}); strings.Join(got, ",") != "baseos" {
 		t.Error(got)
 	}
@@ -222,9 +268,20 @@ func TestCleanupScripts(t *testing.T) {
 	if r := final.render("/w", "u"); !strings.Contains(r, "cleanup_step 'ssh-host-keys'\ncleanup_step 'login-ssh-keys'\n") {
 		t.Error(r)
 	}
-	out, calls, err := runFaked(t, newScript("cleanup").call("cleanup_step", "dnf-clean"), map[string]string{"dnf": ""})
+	// dnf-clean empties the caches without dnf
+	root := t.TempDir()
+	for _, f := range []string{"etc/dnf/dnf.conf", "var/cache/dnf/baseos-1/repodata/repomd.xml", "var/cache/other/x.rpm", "var/cache/keep"} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(root, f), []byte("[main]\ncachedir = /var/cache/other\n"), 0o644)
+	}
+	out, calls, err := runFaked(t, newScript("cleanup").set("FATIMAGE_SYSROOT", root).call("cleanup_step", "dnf-clean"), map[string]string{"dnf": ""})
 	if err != nil || !strings.Contains(out, "cleanup: dnf-clean") {
 		t.Fatal(err, out)
 	}
-	wantCalls(t, calls, []string{"dnf|clean|all"})
+	wantCalls(t, calls, nil)
+	for dir, want := range map[string]int{"var/cache/dnf": 0, "var/cache/other": 0, "var/cache": 3} {
+		if e, _ := os.ReadDir(filepath.Join(root, dir)); len(e) != want {
+			t.Errorf("%s holds %d entries, want %d", dir, len(e), want)
+		}
+	}
 }

@@ -15,7 +15,7 @@ type cleanupStep struct {
 }
 
 var cleanupSteps = []cleanupStep{
-	{Name: "dnf-clean"},
+	{Name: "dnf-clean"}, // the name users skip it by; no dnf runs,
 	{Name: "resolv-conf"},
 	{Name: "nm-cloud-init"},
 	{Name: "cloud-init"},

@@ -40,6 +40,15 @@ type manifest struct {
 	Packages []string  `json:"packages"`
 	DNFRuns  int       `json:"dnf_runs"`
 	Reboots  int       `json:"reboots"`
+	Reboot   rebootLog `json:"reboot"`
+}
+
+// rebootLog says whether the build rebooted and why, and what would want
+// a reboot the build left to the image's first boot.
+type rebootLog struct {
+	Rebooted bool     `json:"rebooted"`
+	Why      []string `json:"why"`
+	Pending  []string `json:"pending_at_snapshot"`
 }
 
 // facts runs scripts/facts.sh and parses its output.
@@ -99,11 +108,20 @@ func stepImageJSON(ctx context.Context, s *state) error {
 		return err
 	}
 	if s.cfg.ManifestOutput != "" {
-		m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots}
+		m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots,
+			Reboot: rebootLog{Rebooted: s.reboots > 0, Why: orEmpty(s.rebooted), Pending: orEmpty(s.pending)}}
 		data, _ := json.MarshalIndent(m, "", "  ")
 		if err := os.WriteFile(s.cfg.ManifestOutput, append(data, '\n'), 0o644); err != nil {
 			return fmt.Errorf("manifest_output: %w", err)
 		}
 	}
 	return nil
+}
+
+// orEmpty is l, or an empty list (JSON [] rather than null).
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }

@@ -10,15 +10,23 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
-// stepReboot reboots as the reboot option says: always, or (auto) when an
-// earlier step asked for it.
+// stepReboot does what the reboot option says after the package
+// transaction: "always" reboots; "auto" leaves a pending reboot to the
+// first later step that needs the running kernel (runSteps), so a build
+// without one snapshots unrebooted; "never" only says what is pending.
 func stepReboot(ctx context.Context, s *state) error {
 	switch {
-	case s.cfg.Reboot == "always" || (s.cfg.Reboot == "auto" && s.rebootNeeded):
-		s.say("reboot")
+	case s.cfg.Reboot == "always":
+		s.say("reboot (reboot = \"always\")")
+		if len(s.pending) == 0 {
+			s.pending = []string{`reboot = "always"`}
+		}
 		return s.reboot(ctx)
-	case s.rebootNeeded:
-		s.say("a reboot is needed but reboot = \"never\"")
+	case len(s.pending) > 0:
+		s.say(fmt.Sprintf("a reboot is pending (%s); not done: %s", strings.Join(s.pending, "; "), map[string]string{
+			"auto":  "no later step needs the running kernel, the image boots into the new one",
+			"never": `reboot = "never"`,
+		}[s.cfg.Reboot]))
 	}
 	return nil
 }
@@ -64,6 +72,8 @@ func (s *state) reboot(ctx context.Context) error {
 		}
 	}
 	s.reboots++
+	s.rebooted = appendUnique(s.rebooted, s.pending...)
+	s.pending = nil
 	s.say("the VM is back")
 	return s.makeWorkDir(ctx)
 }

@@ -43,12 +43,10 @@ func stepRepos(ctx context.Context, s *state) error {
 	if *c.ReplaceRepos && len(repoFiles) > 0 {
 		sc.call("disable_other_repos", repoFileNames(repoFiles)...)
 	}
-	// Load the new repositories' metadata now: wrong credentials or a
-	// missing snapshot fail here, before any package work, and the
-	// update and install reuse the cache.
-	if ids := enabledRepoIDs(c.repos); len(ids) > 0 {
-		sc.call("make_cache", ids...)
-	}
+	// No metadata load here (a dnf process more): the package
+	// transaction's first dnf command loads it before any package work, so
+	// wrong credentials or a missing snapshot still fail the build early,
+	// with an error naming repo_username and repo_password.
 	if sc.empty() {
 		return nil
 	}

@@ -11,6 +11,8 @@ func changesSELinux(s *state) bool { return s.cfg.SELinux != "unchanged" }
 func stepSELinux(ctx context.Context, s *state) error {
 	s.say("SELinux " + s.cfg.SELinux)
 	out, err := s.runScript(ctx, newScript("selinux").set("SELINUX_MODE", s.cfg.SELinux))
-	s.rebootNeeded = s.rebootNeeded || strings.Contains(out, "REBOOT-NEEDED")
+	if strings.Contains(out, "REBOOT-NEEDED") {
+		s.pending = appendUnique(s.pending, "SELinux mode set to "+s.cfg.SELinux)
+	}
 	return err
 }

@@ -1,6 +1,10 @@
 package fatimage
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // step is one named stage of a run. Adding a step means one entry in
 // steps and one step_<name>.go file holding its functions; a step that
@@ -15,6 +19,12 @@ type step struct {
 	when func(*state) bool
 	// run does the step; it says its own headline (s.say).
 	run func(context.Context, *state) error
+	// needsKernel: the step builds or loads code for the running kernel
+	// (DKMS, kmods, kernel-devel, OFED/DOCA/CUDA drivers). With reboot =
+	// "auto", a reboot still pending is done before it; no other step
+	// reboots, so a build without such steps snapshots unrebooted and the
+	// image boots its new kernel on first boot.
+	needsKernel bool
 }
 
 // steps is a run, in order.
@@ -25,11 +35,16 @@ var steps = []step{
 	// bad checksum fails the build in seconds, not after the update.
 	{name: "binaries-fetch", when: hasBinaries, run: stepFetchBinaries},
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
-	{name: "update", when: func(s *state) bool { return *s.cfg.Update }, run: stepUpdate},
-	{name: "reboot", run: stepReboot},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
+	// Users before packages: their fixed UIDs must exist before a
+	// package's scriptlet creates the same user with another.
 	{name: "users", when: func(s *state) bool { return len(s.cfg.users) > 0 }, run: stepUsers},
-	{name: "packages", when: func(s *state) bool { return !s.cfg.packagePlan().empty() }, run: stepPackages},
+	// The update, installs and removals: one dnf transaction (the update
+	// alone when the packages need the running kernel: they follow the
+	// reboot, in "kernel-packages").
+	{name: "packages", when: func(s *state) bool { return !s.cfg.packagePlan().empty() }, run: stepTransaction},
+	{name: "reboot", run: stepReboot},
+	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
@@ -48,6 +63,12 @@ func runSteps(ctx context.Context, table []step, s *state) error {
 			continue
 		}
 		s.step = st.name
+		if st.needsKernel && s.cfg.Reboot == "auto" && len(s.pending) > 0 {
+			s.say(fmt.Sprintf("reboot: step %s needs the running kernel (%s)", st.name, strings.Join(s.pending, "; ")))
+			if err := s.reboot(ctx); err != nil {
+				return err
+			}
+		}
 		if err := st.run(ctx, s); err != nil {
 			return err
 		}

@@ -37,8 +37,8 @@ func (c *scriptComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 		c.mu.Lock()
 		c.steps = append(c.steps, step)
 		c.mu.Unlock()
-		if bytes.Contains(script, []byte("\ndnf_update ")) {
-			errOut = "+fatimage: dnf -y update\n+fatimage: dnf needs-restarting -r\n"
+		if bytes.Contains(script, []byte("\nrun_transaction\n")) {
+			errOut = "+fatimage: dnf -y shell /w/transaction.dnf\n"
 		}
 		if step == "facts" {
 			out = "os=Rocky Linux 9.6\npackage_count=2\n--packages--\na-1\nb-2\n"
@@ -70,11 +70,11 @@ func TestProvisionRunsTheStepTable(t *testing.T) {
 		if err := p.Provision(context.Background(), ui, comm, nil); err != nil {
 			t.Fatal(err)
 		}
-		want := "update login-home packages cleanup disable-repos facts image-json final"
+		want := "login-home packages cleanup disable-repos facts image-json final"
 		if got := strings.Join(comm.steps, " "); got != want {
 			t.Errorf("run %d: scripts %q, want %q", run, got, want)
 		}
-		if !strings.Contains(out.String(), "fatimage: done: 2 dnf command(s), 0 reboot(s)") {
+		if !strings.Contains(out.String(), "fatimage: done: 1 dnf command(s), 0 reboot(s)") {
 			t.Errorf("run %d output:\n%s", run, out.String())
 		}
 	}

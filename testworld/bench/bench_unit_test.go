@@ -74,14 +74,20 @@ func TestTableAndMedian(t *testing.T) {
 }
 
 func TestPlaybook(t *testing.T) {
+	for name, pb := range map[string][]byte{"fatimage.yml": Playbook, "expert.yml": ExpertPlaybook} {
+		t.Run(name, func(t *testing.T) { checkPlaybook(t, pb) })
+	}
+}
+
+func checkPlaybook(t *testing.T, pb []byte) {
 	var plays []map[string]any
-	if err := yaml.Unmarshal(Playbook, &plays); err != nil || len(plays) != 1 {
+	if err := yaml.Unmarshal(pb, &plays); err != nil || len(plays) != 1 {
 		t.Fatalf("%v (%d plays)", err, len(plays))
 	}
 	needs.Tools(t, "/usr/bin/ansible-playbook")
 	dir := t.TempDir()
 	f := filepath.Join(dir, "fatimage.yml")
-	if err := os.WriteFile(f, Playbook, 0o600); err != nil {
+	if err := os.WriteFile(f, pb, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "hosts"), []byte("[build]\nvm ansible_host=127.0.0.1\n"), 0o600); err != nil {

@@ -64,8 +64,9 @@ func TestInterruptEachStep(t *testing.T) {
 				return []cloud.Fault{{Kind: cloud.FaultSSHDelay, Name: "^" + name + "$", Delay: time.Minute}}
 			}},
 		{step: "StepProvision/shell", waitFor: "fault-provision-marker", args: []string{"-var", "sleep=120"}},
-		// dnf's first line after resolving the update: dnf is running
-		{step: "StepProvision/fatimage-dnf", waitFor: "Dependencies resolved.", tmpl: "fat"},
+		// dnf shell prints the resolved transaction's summary, then
+		// downloads and installs: dnf is running
+		{step: "StepProvision/fatimage-dnf", waitFor: "Transaction Summary", tmpl: "fat"},
 		{step: "StepStopServer", waitFor: "Stopping server",
 			faults: latency(cloud.SvcCompute, "POST", action)},
 		{step: "StepCreateImage/create", waitFor: "Creating image", hits: 2, // os-stop, then createImage

@@ -94,7 +94,7 @@ func TestWrongArkPassword(t *testing.T) {
 	labtest.Require(t)
 	name, b, r := wrongArkPassword(t, "data-source")
 	out := r.Output()
-	if strings.Contains(out, "fatimage: dnf update") || strings.Contains(out, "Creating server") {
+	if strings.Contains(out, "fatimage: packages") || strings.Contains(out, "Creating server") {
 		t.Errorf("the build went on past the data source:\n%s", out)
 	}
 	requireFailedClean(t, r, name, "no usable snapshot", "answered 403 Forbidden")
@@ -110,7 +110,7 @@ func TestWrongRepoPassword(t *testing.T) {
 	name, b, r := wrongArkPassword(t, "provisioner")
 	requireFailedClean(t, r, name, "Status code: 403")
 	auditBuild(t, b, r)
-	t.Logf("reached dnf update: %v", strings.Contains(r.Output(), "fatimage: dnf update"))
+	t.Logf("reached the package transaction: %v", strings.Contains(r.Output(), "fatimage: packages"))
 }
 
 // TestWrongArkPasswordNamesCredentials wants both failures to name the
@@ -122,8 +122,8 @@ func TestWrongArkPasswordNamesCredentials(t *testing.T) {
 			name, _, r := wrongArkPassword(t, where)
 			requireFailedClean(t, r, name)
 			low := strings.ToLower(r.Output())
-			if strings.Contains(low, "fatimage: dnf update") || !(strings.Contains(low, "password") || strings.Contains(low, "credential")) {
-				t.Fatalf("want a credential error before dnf update:\n%s", lastLines(r.Output(), 12))
+			if strings.Contains(low, "transaction summary") || !(strings.Contains(low, "password") || strings.Contains(low, "credential")) {
+				t.Fatalf("want a credential error before any package work:\n%s", lastLines(r.Output(), 12))
 			}
 		})
 	}

@@ -13,18 +13,18 @@ import (
 
 // hardResetDuringDNF starts a fat build and hard-resets its VM (as a
 // hypervisor crash or `openstack server reboot --hard` would) while the
-// provisioner's dnf update runs.
+// provisioner's dnf transaction runs.
 func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 	t.Helper()
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("reset")
 	b := startBuild(t, "fat", nil, "-var", "image_name="+name)
-	// dnf prints this once it has resolved the update, before it
-	// downloads and installs
-	b.Proc.WaitFor(t, "Dependencies resolved.", 3*time.Minute)
+	// dnf shell prints this once it has resolved the transaction, before
+	// it downloads and installs
+	b.Proc.WaitFor(t, "Transaction Summary", 3*time.Minute)
 	// Freeze the VM's dnf from the host (SIGSTOP), so it is provably
-	// still running, mid-update, when the reset comes.
-	dnf := vmProcess(t, 30*time.Second, "dnf", "update")
+	// still running, mid-transaction, when the reset comes.
+	dnf := vmProcess(t, 30*time.Second, "dnf", "shell")
 	if err := syscall.Kill(dnf, syscall.SIGSTOP); err != nil {
 		t.Fatalf("stopping the VM's dnf (pid %d): %v", dnf, err)
 	}
@@ -36,10 +36,10 @@ func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 	reset := time.Now()
 	r := b.Proc.Wait(t, 5*time.Minute)
 	t.Logf("packer exited %d, %s after the reset was scheduled", r.ExitCode, time.Since(reset).Round(10*time.Millisecond))
-	// dnf never finished: neither its "Complete!" nor a later step
+	// dnf never finished: no step after the transaction
 	out := r.Output()
-	if i := strings.Index(out, "fatimage: dnf update"); i < 0 || strings.Contains(out[i:], "Complete!") || strings.Contains(out[i:], "fatimage: packages") {
-		t.Errorf("the reset did not land during dnf update:\n%s", out)
+	if i := strings.Index(out, "fatimage: packages: update"); i < 0 || strings.Contains(out[i:], "Complete!") || strings.Contains(out[i:], "fatimage: cleanup") || strings.Contains(out[i:], "fatimage: a reboot is pending") {
+		t.Errorf("the reset did not land during the dnf transaction:\n%s", out)
 	}
 	return name, b, r
 }
@@ -50,7 +50,7 @@ func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 func TestHardResetDuringDNF(t *testing.T) {
 	labtest.Require(t)
 	name, b, r := hardResetDuringDNF(t)
-	requireFailedClean(t, r, name, "fatimage update: dnf -y", "update")
+	requireFailedClean(t, r, name, "fatimage packages: dnf -y", "shell")
 	auditBuild(t, b, r)
 }
 
@@ -59,7 +59,7 @@ func TestHardResetDuringDNF(t *testing.T) {
 func TestHardResetErrorSaysDisconnected(t *testing.T) {
 	labtest.Require(t)
 	name, _, r := hardResetDuringDNF(t)
-	requireFailedClean(t, r, name, "fatimage update")
+	requireFailedClean(t, r, name, "fatimage packages")
 	if strings.Contains(r.Output(), "status 2300218") || !strings.Contains(strings.ToLower(r.Output()), "connection") {
 		t.Fatalf("the error does not say the connection to the VM was lost:\n%s", r.Output())
 	}
