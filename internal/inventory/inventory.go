@@ -27,12 +27,14 @@ type Inventory struct {
 	hosts map[string][]string
 	// defined holds every group named by a section header or as a child.
 	defined map[string]bool
+	// sections holds the groups with a section header.
+	sections map[string]bool
 }
 
 // New is an empty inventory (only `all` and `ungrouped` exist, as in Ansible).
 func New() *Inventory {
 	return &Inventory{children: map[string][]string{}, hosts: map[string][]string{},
-		defined: map[string]bool{"all": true, "ungrouped": true}}
+		defined: map[string]bool{"all": true, "ungrouped": true}, sections: map[string]bool{"all": true, "ungrouped": true}}
 }
 
 // rejected are the file endings Ansible's INVENTORY_IGNORE_EXTS skips in
@@ -115,6 +117,7 @@ func (inv *Inventory) loadFile(path string) error {
 			}
 			if kind != "vars" {
 				inv.defined[group] = true
+				inv.sections[group] = true
 			}
 			continue
 		}
@@ -236,3 +239,7 @@ func (inv *Inventory) HostGroups(host string, direct ...string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// HasSection reports whether some file gives the group a section header
+// of its own (as opposed to naming it only as a child).
+func (inv *Inventory) HasSection(g string) bool { return inv.sections[g] }

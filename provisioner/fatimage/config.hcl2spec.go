@@ -65,6 +65,8 @@ type FlatConfig struct {
 	RebootTimeout       *string             `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
 	SELinux             *string             `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
 	Groups              []string            `mapstructure:"groups" cty:"groups" hcl:"groups"`
+	Inventory           []string            `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
+	InventoryGroups     *string             `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
 	Packages            []string            `mapstructure:"packages" cty:"packages" hcl:"packages"`
 	ModuleStreams       []string            `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
 	RemovePackages      []string            `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
@@ -120,6 +122,8 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"reboot_timeout":             &hcldec.AttrSpec{Name: "reboot_timeout", Type: cty.String, Required: false},
 		"selinux":                    &hcldec.AttrSpec{Name: "selinux", Type: cty.String, Required: false},
 		"groups":                     &hcldec.AttrSpec{Name: "groups", Type: cty.List(cty.String), Required: false},
+		"inventory":                  &hcldec.AttrSpec{Name: "inventory", Type: cty.List(cty.String), Required: false},
+		"inventory_groups":           &hcldec.AttrSpec{Name: "inventory_groups", Type: cty.String, Required: false},
 		"packages":                   &hcldec.AttrSpec{Name: "packages", Type: cty.List(cty.String), Required: false},
 		"module_streams":             &hcldec.AttrSpec{Name: "module_streams", Type: cty.List(cty.String), Required: false},
 		"remove_packages":            &hcldec.AttrSpec{Name: "remove_packages", Type: cty.List(cty.String), Required: false},
