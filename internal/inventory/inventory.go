@@ -162,7 +162,7 @@ func (inv *Inventory) checkCycles() error {
 	visit = func(g string, path []string) error {
 		switch state[g] {
 		case visiting:
-			return fmt.Errorf("inventory: groups form a loop: %s", strings.Join(append(path, g), " -> "))
+			return fmt.Errorf("groups form a loop: %s", strings.Join(append(path, g), " -> "))
 		case done:
 			return nil
 		}

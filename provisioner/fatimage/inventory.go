@@ -87,7 +87,7 @@ func (c *Config) inventoryBuiltins() (builtins, hostGroups []string, errs []erro
 			if !slices.Contains(direct, g) {
 				field = "inventory"
 			}
-			errs = append(errs, fmt.Errorf("%s: unknown group %q: did you mean %q? (a group with no built-in content must not look like one that has)", field, g, s))
+			errs = append(errs, fmt.Errorf("%s: unknown group %q: did you mean %q?", field, g, s))
 		}
 	}
 	return builtins, hostGroups, errs

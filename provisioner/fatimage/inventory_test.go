@@ -96,7 +96,7 @@ func TestInventoryTypos(t *testing.T) {
 			`inventory: unknown group "contrl": did you mean "control"?`},
 		{"groups typo", map[string]any{"groups": []string{"grafanna"}},
 			`groups[0]: unknown group "grafanna": did you mean "grafana"?`},
-		{"loop", map[string]any{"inventory": []string{loop}}, "inventory[0]: inventory: groups form a loop: a -> b -> a"},
+		{"loop", map[string]any{"inventory": []string{loop}}, "inventory[0]: groups form a loop: a -> b -> a"},
 		{"missing", map[string]any{"inventory": []string{filepath.Join(dir, "nope")}}, "inventory[0]: stat "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
