@@ -394,6 +394,7 @@ func requireNoSecrets(t *testing.T, root string) {
 type fatManifest struct {
 	Image struct {
 		OS, Kernel    string
+		OSName        string            `json:"os_name"`
 		PackageCount  int               `json:"package_count"`
 		PackageDigest string            `json:"package_digest"`
 		Snapshots     map[string]string `json:"snapshots"`
@@ -488,9 +489,25 @@ func TestFatBuild(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.Run(t, `printf '{"image": %s}' "$(cat /var/lib/image/image.json)"`)), &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Image.OS != "Rocky Linux 9.6 (Blue Onyx)" || info.Image.PackageDigest != man.Image.PackageDigest || info.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp ||
+	if info.Image.OS != "Rocky 9.6" || info.Image.OSName != "Rocky Linux 9.6 (Blue Onyx)" || info.Image.PackageDigest != man.Image.PackageDigest || info.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp ||
 		info.Image.Binaries["prometheus"].Version != "3.5.3" || info.Image.Binaries["prometheus"].SHA256 == "" {
 		t.Errorf("image.json %+v", info.Image)
+	}
+	// the appliance's keys, with its value rules: build is the VM's
+	// nodename (the instance name), versions of absent packages are "-"
+	var keys map[string]any
+	if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"build": name, "os": "Rocky 9.6", "slurm-ohpc": "23.11.10", "ofed": "-", "doca": "-", "cuda": "-", "kernel": info.Image.Kernel} {
+		if keys[k] != v {
+			t.Errorf("image.json %s = %v, want %q", k, keys[k], v)
+		}
+	}
+	for _, k := range []string{"branch", "commit"} {
+		if v, _ := keys[k].(string); v == "" {
+			t.Errorf("image.json %s missing: %v", k, keys)
+		}
 	}
 	stop() // before the extra build's leak check
 
