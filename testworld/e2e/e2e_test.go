@@ -248,7 +248,12 @@ func TestApplianceExample(t *testing.T) {
 		}
 	}
 	imageManifest := filepath.Join(dir, "image-manifest.json")
-	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest},
+	// The fat build takes its groups from the checked-in appliance
+	// inventory layout (common → site → environment) with
+	// inventory_groups = "fatimage", as an appliance site would.
+	envs, _ := filepath.Abs("../appliance/environments")
+	inv := fmt.Sprintf(`inventory=["%s/common/inventory","%s/site/inventory","%s/fatsite/inventory"]`, envs, envs, envs)
+	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
 		append(vars, example)...)...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
@@ -260,12 +265,19 @@ func TestApplianceExample(t *testing.T) {
 	// image.json names the data source's snapshot set
 	var im struct {
 		Image struct {
-			SnapshotID string `json:"snapshot_id"`
+			SnapshotID      string   `json:"snapshot_id"`
+			InventoryGroups []string `json:"inventory_groups"`
 		} `json:"image"`
 		Packages []string `json:"packages"`
 	}
 	if data, err := os.ReadFile(imageManifest); err != nil || json.Unmarshal(data, &im) != nil || im.Image.SnapshotID != fat.CustomData["snapshot_id"] || im.Image.SnapshotID == "" {
 		t.Errorf("image manifest snapshot_id %q, data source %q (%v)", im.Image.SnapshotID, fat.CustomData["snapshot_id"], err)
+	}
+	// the host's groups as Ansible resolves them, the environment's own included
+	for _, g := range []string{"builder", "fatimage", "grafana", "openondemand_desktop", "site_monitoring"} {
+		if !slices.Contains(im.Image.InventoryGroups, g) {
+			t.Errorf("image.json inventory_groups lacks %s: %v", g, im.Image.InventoryGroups)
+		}
 	}
 	// the whole fatimage group: module streams chose nodejs 22 and ruby
 	// 3.3 over the plain 16 and 3.0, @Xfce brought its packages
