@@ -116,6 +116,10 @@ type Config struct {
 	RepoPassword string `mapstructure:"repo_password"`
 	// GPG keys to write and import.
 	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
+	// Import the image's own distribution key
+	// (/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-<major>, already in the image)
+	// when `repos` are set, as the appliance does. Default true.
+	ImportOSKey *bool `mapstructure:"import_os_key"`
 	// Disable every other section of every other .repo file. Default true.
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
@@ -290,6 +294,7 @@ func (c *Config) Prepare(raws ...any) error {
 		c.RepoUsername, c.RepoPassword = "", ""
 	}
 	boolDefault(&c.ReplaceRepos, true)
+	boolDefault(&c.ImportOSKey, true)
 	boolDefault(&c.Update, true)
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)

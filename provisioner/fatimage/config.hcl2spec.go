@@ -57,6 +57,7 @@ type FlatConfig struct {
 	RepoUsername        *string             `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
 	RepoPassword        *string             `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
 	GPGKeys             []FlatGPGKey        `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	ImportOSKey         *bool               `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
 	ReplaceRepos        *bool               `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
 	EnableRepos         []string            `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
 	Update              *bool               `mapstructure:"update" cty:"update" hcl:"update"`
@@ -114,6 +115,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"repo_username":              &hcldec.AttrSpec{Name: "repo_username", Type: cty.String, Required: false},
 		"repo_password":              &hcldec.AttrSpec{Name: "repo_password", Type: cty.String, Required: false},
 		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"import_os_key":              &hcldec.AttrSpec{Name: "import_os_key", Type: cty.Bool, Required: false},
 		"replace_repos":              &hcldec.AttrSpec{Name: "replace_repos", Type: cty.Bool, Required: false},
 		"enable_repos":               &hcldec.AttrSpec{Name: "enable_repos", Type: cty.List(cty.String), Required: false},
 		"update":                     &hcldec.AttrSpec{Name: "update", Type: cty.Bool, Required: false},

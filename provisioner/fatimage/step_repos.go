@@ -33,7 +33,7 @@ func stepRepos(ctx context.Context, s *state) error {
 	if err := s.stage(sc, files...); err != nil {
 		return err
 	}
-	if len(c.repos) > 0 {
+	if len(c.repos) > 0 && *c.ImportOSKey {
 		sc.call("import_os_key")
 	}
 	for i, k := range c.GPGKeys {
