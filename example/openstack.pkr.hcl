@@ -83,8 +83,12 @@ build {
   sources = ["source.fatimage-openstack.openhpc"]
 
   provisioner "fatimage" {
-    repos  = data.fatimage-ark.rocky.repos
-    groups = local.groups
+    repos = data.fatimage-ark.rocky.repos
+    # With an appliance checkout's inventory the build host's groups are
+    # resolved from it; without one, inventory_groups name built-in sets.
+    groups           = length(var.inventory) > 0 ? [] : local.groups
+    inventory        = var.inventory
+    inventory_groups = length(var.inventory) > 0 ? var.inventory_groups : ""
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {

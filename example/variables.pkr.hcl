@@ -133,6 +133,12 @@ variable "inventory_groups" {
   description = "Comma-separated inventory groups, as the appliance's build takes them."
 }
 
+variable "inventory" {
+  type        = list(string)
+  default     = []
+  description = "An appliance environment's inventory paths, common then site then environment (e.g. [\"../ansible-slurm-appliance/environments/common/inventory\", ...]); empty: inventory_groups name built-in sets."
+}
+
 variable "os_version" {
   type    = string
   default = "9.6"
@@ -163,7 +169,7 @@ variable "timestamps_file" {
 
 variable "gpg_keys" {
   type        = map(string)
-  default     = { "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9" = "" }
+  default     = {}
   description = "Key path in the image => local armored key file (\"\" when the image already has it)."
 }
 

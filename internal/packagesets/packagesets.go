@@ -172,3 +172,10 @@ func Merged(groups []Group) Set {
 	}
 	return r
 }
+
+// IsExpansion reports whether name stands for other groups (fatimage,
+// control, ...) rather than having a set of its own.
+func IsExpansion(name string) bool {
+	_, ok := builtin.Expands[name]
+	return ok
+}

@@ -116,6 +116,10 @@ type Config struct {
 	RepoPassword string `mapstructure:"repo_password"`
 	// GPG keys to write and import.
 	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
+	// Import the image's own distribution key
+	// (/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-<major>, already in the image)
+	// when `repos` are set, as the appliance does. Default true.
+	ImportOSKey *bool `mapstructure:"import_os_key"`
 	// Disable every other section of every other .repo file. Default true.
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
@@ -141,6 +145,20 @@ type Config struct {
 	// module streams, binaries, fixed-ID users, services to leave
 	// disabled. See the package sets table below.
 	Groups []string `mapstructure:"groups"`
+	// Paths of an appliance environment's inventory: `groups` files or
+	// inventory directories (their INI files), in the appliance's order
+	// common → site → environment, e.g.
+	// ["environments/common/inventory", "environments/site/inventory",
+	// "environments/mysite/inventory"]. The build host is put in
+	// `builder` and `inventory_groups` and resolved through `[x:children]`
+	// as Ansible does; the built-in sets of the groups it ends up in are
+	// installed, added to those of `groups`. See docs/appliance-contract.md.
+	Inventory []string `mapstructure:"inventory"`
+	// The build's inventory groups, comma-separated as the appliance's
+	// Packer variable `inventory_groups` takes them (e.g. "fatimage" or
+	// "doca,cuda"). Used with `inventory`; without it the host is in
+	// these groups and `builder` only.
+	InventoryGroups string `mapstructure:"inventory_groups"`
 	// Extra packages installed in the same transaction.
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
@@ -195,9 +213,13 @@ type Config struct {
 	RemoteFolder string `mapstructure:"remote_folder"`
 
 	// Resolved by Prepare: groups merged with the explicit options.
-	sets     *resolved
-	users    []User
-	binaries []Binary
+	// hostGroups are the inventory groups of the build host (nil without
+	// inventory); setNames the built-in groups installed.
+	hostGroups []string
+	setNames   []string
+	sets       *resolved
+	users      []User
+	binaries   []Binary
 
 	ctx interpolate.Context
 }
@@ -278,6 +300,7 @@ func (c *Config) Prepare(raws ...any) error {
 		c.RepoUsername, c.RepoPassword = "", ""
 	}
 	boolDefault(&c.ReplaceRepos, true)
+	boolDefault(&c.ImportOSKey, true)
 	boolDefault(&c.Update, true)
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
@@ -307,10 +330,21 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.RemoteFolder == "" {
 		c.RemoteFolder = "/var/tmp"
 	}
-	c.sets, c.users, c.binaries = nil, nil, nil
-	sets, setsErr := resolveGroups(c.Groups)
+	c.sets, c.users, c.binaries, c.hostGroups = nil, nil, nil, nil
+	c.setNames = slices.Clone(c.Groups)
+	typos := suggestGroup(c.Groups)
+	resolveErrs = append(resolveErrs, typos...)
+	if len(c.Inventory) > 0 || c.InventoryGroups != "" {
+		builtins, hostGroups, invErrs := c.inventoryBuiltins()
+		resolveErrs = append(resolveErrs, invErrs...)
+		c.hostGroups = hostGroups
+		c.setNames = appendUnique(c.setNames, builtins...)
+	}
+	sets, setsErr := resolveGroups(c.setNames)
 	if setsErr != nil {
-		resolveErrs = append(resolveErrs, setsErr)
+		if len(typos) == 0 { // else the "did you mean" already names the cause
+			resolveErrs = append(resolveErrs, setsErr)
+		}
 	} else {
 		c.sets = sets
 		c.users = mergeUsers(sets.users, c.Users)

@@ -12,21 +12,36 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 )
 
-// imageInfo is /var/lib/image/image.json.
+// imageInfo is /var/lib/image/image.json: every key the appliance's
+// cleanup.yml writes (branch .. slurm-ohpc, with its value rules; see
+// applianceKeys) plus ours.
 type imageInfo struct {
-	OS            string                 `json:"os"`
-	OSID          string                 `json:"os_id"`
-	OSVersion     string                 `json:"os_version"`
-	Kernel        string                 `json:"kernel"`
-	Snapshots     map[string]string      `json:"snapshots"`
-	SnapshotID    string                 `json:"snapshot_id,omitempty"`
-	PackageCount  int                    `json:"package_count"`
-	PackageDigest string                 `json:"package_digest"`
-	Groups        []string               `json:"groups,omitempty"`
-	Binaries      map[string]imageBinary `json:"binaries,omitempty"`
-	BuildStarted  string                 `json:"build_started"`
-	BuildFinished string                 `json:"build_finished"`
-	Builder       string                 `json:"builder"`
+	Branch    string `json:"branch"`
+	Build     string `json:"build"`
+	Commit    string `json:"commit"`
+	CUDA      string `json:"cuda"`
+	DOCA      string `json:"doca"`
+	OFED      string `json:"ofed"`
+	SlurmOHPC string `json:"slurm-ohpc"`
+	// OS is the appliance's "<distribution> <version>", e.g. "Rocky 9.6";
+	// OSName is /etc/os-release's PRETTY_NAME.
+	OS            string            `json:"os"`
+	OSName        string            `json:"os_name"`
+	OSID          string            `json:"os_id"`
+	OSVersion     string            `json:"os_version"`
+	Kernel        string            `json:"kernel"`
+	Snapshots     map[string]string `json:"snapshots"`
+	SnapshotID    string            `json:"snapshot_id,omitempty"`
+	PackageCount  int               `json:"package_count"`
+	PackageDigest string            `json:"package_digest"`
+	Groups        []string          `json:"groups,omitempty"`
+	// InventoryGroups are the build host's groups when `inventory` or
+	// `inventory_groups` is set.
+	InventoryGroups []string               `json:"inventory_groups,omitempty"`
+	Binaries        map[string]imageBinary `json:"binaries,omitempty"`
+	BuildStarted    string                 `json:"build_started"`
+	BuildFinished   string                 `json:"build_finished"`
+	Builder         string                 `json:"builder"`
 }
 
 type imageBinary struct {
@@ -76,11 +91,12 @@ func stepImageJSON(ctx context.Context, s *state) error {
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(f["package_count"]))
 	info := imageInfo{
-		OS: f["os"], OSID: f["os_id"], OSVersion: f["os_version"], Kernel: f["kernel"],
+		OSName: f["os"], OSID: f["os_id"], OSVersion: f["os_version"], Kernel: f["kernel"],
 		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
-		Groups: s.cfg.Groups, BuildStarted: s.started.Format(time.RFC3339),
+		Groups: s.cfg.setNames, InventoryGroups: s.cfg.hostGroups, BuildStarted: s.started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
 	}
+	applianceKeys(&info, f, hostGitDir(s.cfg))
 	for _, b := range s.cfg.binaries {
 		if info.Binaries == nil {
 			info.Binaries = map[string]imageBinary{}
@@ -99,9 +115,12 @@ func stepImageJSON(ctx context.Context, s *state) error {
 	if len(refs) > 0 {
 		info.SnapshotID = pulp.SnapshotID(refs) // the data source's snapshot_id for the same repos
 	}
-	data, _ := json.MarshalIndent(info, "", "  ")
+	data, err := niceJSON(info)
+	if err != nil {
+		return err
+	}
 	sc := newScript("image-json")
-	if err := s.stage(sc, staged{"image.json", append(data, '\n')}); err != nil {
+	if err := s.stage(sc, staged{"image.json", data}); err != nil {
 		return err
 	}
 	if _, err := s.runScript(ctx, sc.call("install_image_json")); err != nil {

@@ -33,6 +33,9 @@ func stepRepos(ctx context.Context, s *state) error {
 	if err := s.stage(sc, files...); err != nil {
 		return err
 	}
+	if len(c.repos) > 0 && *c.ImportOSKey {
+		sc.call("import_os_key")
+	}
 	for i, k := range c.GPGKeys {
 		if k.Key != "" {
 			sc.call("install_key", s.inWorkDir(keyFile(i)), k.Path)

@@ -436,6 +436,18 @@ var cases = []tcase{
 		want: []string{`files[0]: destination "etc/x" must be absolute`}},
 	{name: "prov unknown group", component: provC, hcl: prov("groups", `["compute", "nosuch"]`),
 		want: []string{`groups: unknown group "nosuch" (known groups: `}},
+	{name: "prov groups typo", component: provC, hcl: prov("groups", `["compute", "grafanna"]`),
+		want: []string{`groups[1]: unknown group "grafanna": did you mean "grafana"?`}},
+	{name: "prov inventory_groups typo", component: provC, hcl: prov("inventory", `["`+applianceEnv+`/common/inventory"]`, "inventory_groups", `"fatimge"`),
+		want: []string{`inventory_groups: unknown group "fatimge": did you mean "fatimage"?`}},
+	{name: "prov inventory child typo", component: provC, hcl: prov("inventory", `["@DIR@/groups"]`),
+		files: map[string]string{"groups": "[grafana:children]\ncontrl\n"},
+		want:  []string{`inventory: unknown group "contrl": did you mean "control"?`}},
+	{name: "prov inventory loop", component: provC, hcl: prov("inventory", `["@DIR@/groups"]`),
+		files: map[string]string{"groups": "[a:children]\nb\n[b:children]\na\n"},
+		want:  []string{"inventory[0]: groups form a loop: a -> b -> a"}},
+	{name: "prov inventory missing", component: provC, hcl: prov("inventory", `["@DIR@/nope"]`),
+		want: []string{"inventory[0]: stat @DIR@/nope: no such file or directory"}},
 	{name: "prov unknown cleanup step", component: provC, hcl: prov("skip_cleanup_steps", `["everything"]`),
 		want: []string{`skip_cleanup_steps[0]: unknown step "everything" (known: `}},
 	{name: "prov grafana_plugins without version", component: provC, hcl: prov("grafana_plugins", `["grafana-opensearch-datasource"]`),
@@ -479,6 +491,16 @@ var cases = []tcase{
 		want: []string{`Inappropriate value for attribute "groups": list of string required.`}},
 }
 
+// applianceEnv is the checked-in appliance inventory layout's
+// environments directory, absolute (templates run in a temporary dir).
+var applianceEnv = func() string {
+	d, err := filepath.Abs("../appliance/environments")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
 // valid are control templates `packer validate` must accept, with the same
 // environment and no network call either.
 var valid = []tcase{
@@ -499,6 +521,11 @@ var valid = []tcase{
 			blk("binaries", "name", `"node_exporter"`, "version", `"1.11.1"`, "sha256", `"`+sha+`"`),
 			"groups", `["control"]`, "binary_source", `"host"`, "grafana_plugins", `["grafana-opensearch-datasource 2.8.1"]`,
 			"module_streams", `["nodejs:22"]`, "login_home", `"/var/lib/rocky"`, "skip_cleanup_steps", `[]`)},
+	// The checked-in appliance layout, layered as the appliance layers it,
+	// with a site group of its own passed silently.
+	{name: "valid provisioner with an appliance inventory", component: provC,
+		hcl: prov("inventory", `["`+applianceEnv+`/common/inventory", "`+applianceEnv+`/site/inventory", "`+applianceEnv+`/fatsite/inventory"]`,
+			"inventory_groups", `"fatimage,site_only"`)},
 	// All three together, as users write them: the provisioner takes the
 	// data source's (unknown, as it is not executed) repos.
 	{name: "valid all three", component: "all",

@@ -239,7 +239,12 @@ func TestApplianceExample(t *testing.T) {
 		}
 	}
 	imageManifest := filepath.Join(dir, "image-manifest.json")
-	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest},
+	// The fat build takes its groups from the checked-in appliance
+	// inventory layout (common → site → environment) with
+	// inventory_groups = "fatimage", as an appliance site would.
+	envs, _ := filepath.Abs("../appliance/environments")
+	inv := fmt.Sprintf(`inventory=["%s/common/inventory","%s/site/inventory","%s/fatsite/inventory"]`, envs, envs, envs)
+	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
 		append(vars, example)...)...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
@@ -251,12 +256,19 @@ func TestApplianceExample(t *testing.T) {
 	// image.json names the data source's snapshot set
 	var im struct {
 		Image struct {
-			SnapshotID string `json:"snapshot_id"`
+			SnapshotID      string   `json:"snapshot_id"`
+			InventoryGroups []string `json:"inventory_groups"`
 		} `json:"image"`
 		Packages []string `json:"packages"`
 	}
 	if data, err := os.ReadFile(imageManifest); err != nil || json.Unmarshal(data, &im) != nil || im.Image.SnapshotID != fat.CustomData["snapshot_id"] || im.Image.SnapshotID == "" {
 		t.Errorf("image manifest snapshot_id %q, data source %q (%v)", im.Image.SnapshotID, fat.CustomData["snapshot_id"], err)
+	}
+	// the host's groups as Ansible resolves them, the environment's own included
+	for _, g := range []string{"builder", "fatimage", "grafana", "openondemand_desktop", "site_monitoring"} {
+		if !slices.Contains(im.Image.InventoryGroups, g) {
+			t.Errorf("image.json inventory_groups lacks %s: %v", g, im.Image.InventoryGroups)
+		}
 	}
 	// the whole fatimage group: module streams chose nodejs 22 and ruby
 	// 3.3 over the plain 16 and 3.0, @Xfce brought its packages
@@ -346,6 +358,7 @@ func standInSums(t *testing.T) map[string]string {
 type fatManifest struct {
 	Image struct {
 		OS, Kernel    string
+		OSName        string            `json:"os_name"`
 		PackageCount  int               `json:"package_count"`
 		PackageDigest string            `json:"package_digest"`
 		Snapshots     map[string]string `json:"snapshots"`
@@ -455,9 +468,25 @@ func TestFatBuild(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.Run(t, `printf '{"image": %s}' "$(cat /var/lib/image/image.json)"`)), &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Image.OS != "Rocky Linux 9.6 (Blue Onyx)" || info.Image.PackageDigest != man.Image.PackageDigest || info.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp ||
+	if info.Image.OS != "Rocky 9.6" || info.Image.OSName != "Rocky Linux 9.6 (Blue Onyx)" || info.Image.PackageDigest != man.Image.PackageDigest || info.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp ||
 		info.Image.Binaries["prometheus"].Version != "3.5.3" || info.Image.Binaries["prometheus"].SHA256 == "" {
 		t.Errorf("image.json %+v", info.Image)
+	}
+	// the appliance's keys, with its value rules: build is the VM's
+	// nodename (the instance name), versions of absent packages are "-"
+	var keys map[string]any
+	if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"build": name, "os": "Rocky 9.6", "slurm-ohpc": "23.11.10", "ofed": "-", "doca": "-", "cuda": "-", "kernel": info.Image.Kernel} {
+		if keys[k] != v {
+			t.Errorf("image.json %s = %v, want %q", k, keys[k], v)
+		}
+	}
+	for _, k := range []string{"branch", "commit"} {
+		if v, _ := keys[k].(string); v == "" {
+			t.Errorf("image.json %s missing: %v", k, keys)
+		}
 	}
 	stop() // before the extra build's leak check
 
