@@ -54,7 +54,7 @@ func (c *bootComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 		}
 	}
 	go func() {
-		io.WriteString(cmd.Stdout, out)
+		_, _ = io.WriteString(cmd.Stdout, out) // a buffer: cannot fail
 		cmd.SetExited(0)
 	}()
 	return nil

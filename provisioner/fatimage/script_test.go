@@ -271,8 +271,12 @@ func TestCleanupScripts(t *testing.T) {
 	// dnf-clean empties the caches without dnf
 	root := t.TempDir()
 	for _, f := range []string{"etc/dnf/dnf.conf", "var/cache/dnf/baseos-1/repodata/repomd.xml", "var/cache/other/x.rpm", "var/cache/keep"} {
-		os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755)
-		os.WriteFile(filepath.Join(root, f), []byte("[main]\ncachedir = /var/cache/other\n"), 0o644)
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte("[main]\ncachedir = /var/cache/other\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, calls, err := runFaked(t, newScript("cleanup").set("FATIMAGE_SYSROOT", root).call("cleanup_step", "dnf-clean"), map[string]string{"dnf": ""})
 	if err != nil || !strings.Contains(out, "cleanup: dnf-clean") {

@@ -17,7 +17,7 @@ if [ "$1" = plugins ] && [ "$2" = install ] && [ -n "$3" ]; then
   exit 0
 fi
 if [ "$1" = plugins ] && [ "$2" = ls ]; then
-  for p in "$dir"/*/plugin.json; do [ -f "$p" ] && echo "$(basename "$(dirname "$p")")"; done
+  for p in "$dir"/*/plugin.json; do [ -f "$p" ] && basename "$(dirname "$p")"; done
   exit 0
 fi
 echo "grafana-cli version @VERSION@ (lab stand-in, @PKG@-@EVR@)"
