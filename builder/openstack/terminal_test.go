@@ -5,6 +5,6 @@ import "errors"
 // isTerminal reports whether err came from a resource's error state. Only
 // tests ask: the builder itself stops on any wait error.
 func isTerminal(err error) bool {
-	var t *errTerminal
+	var t *terminalError
 	return errors.As(err, &t)
 }

@@ -68,14 +68,14 @@ func pollDelay(prev, elapsed, expected time.Duration) time.Duration {
 	return max(min(d, limit), pollInitial)
 }
 
-// errTerminal marks a state a resource will never leave (server ERROR,
+// terminalError marks a state a resource will never leave (server ERROR,
 // volume error, image killed): waiting on is pointless.
-type errTerminal struct{ msg string }
+type terminalError struct{ msg string }
 
-func (e *errTerminal) Error() string { return e.msg }
+func (e *terminalError) Error() string { return e.msg }
 
 func terminal(format string, args ...any) error {
-	return &errTerminal{msg: fmt.Sprintf(format, args...)}
+	return &terminalError{msg: fmt.Sprintf(format, args...)}
 }
 
 // waitFor polls until check reports done, check fails, the timeout passes
