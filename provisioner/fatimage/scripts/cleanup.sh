@@ -30,11 +30,17 @@ cleanup_nm_cloud_init() {
 
 # sshd answers before cloud-init's last stages end: cleaning while they
 # still run would let them write their state and logs back into the image.
+# Only a cloud-init that is running is waited for (bounded): after a clean
+# (a second provisioner run) it does not run again until the next boot.
 cleanup_cloud_init() {
   command -v cloud-init >/dev/null 2>&1 || return 0
-  if ! cloud-init status --wait >/dev/null 2>&1; then
-    echo "WARNING: cloud-init finished with errors on the build VM ($(cloud-init status 2>/dev/null | tr '\n' ' '))"
-  fi
+  case "$(cloud-init status 2>/dev/null)" in
+    *running*)
+      if ! timeout 600 cloud-init status --wait >/dev/null 2>&1; then
+        echo "WARNING: cloud-init did not finish cleanly on the build VM ($(cloud-init status 2>/dev/null | tr '\n' ' '))"
+      fi
+      ;;
+  esac
   cloud-init clean --logs --seed
 }
 
