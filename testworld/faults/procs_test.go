@@ -45,6 +45,7 @@ func vmProcess(t *testing.T, timeout time.Duration, args ...string) int {
 			pid, _ := strconv.Atoi(filepath.Base(d))
 			found = append(found, pid)
 		}
+		found = outermost(found)
 		switch {
 		case len(found) == 1:
 			return found[0]
@@ -55,6 +56,33 @@ func vmProcess(t *testing.T, timeout time.Duration, args ...string) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// outermost drops the processes whose parent is also in pids: a forked
+// child (dnf's Python forks keep its argv) is not another dnf.
+func outermost(pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		if !slices.Contains(pids, parentOf(pid)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parentOf is the parent pid from /proc/<pid>/stat (0 if it is gone).
+func parentOf(pid int) int {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, so split after ")"
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 func containsAll(argv, words []string) bool {
