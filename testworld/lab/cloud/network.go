@@ -442,8 +442,9 @@ func (nt *neutron) serveNetworks(w http.ResponseWriter, r *http.Request, segs []
 	}
 	out := []obj{}
 	for _, n := range []*network{nt.labNet, nt.publicNet} {
+		// router:external and shared are booleans (any case); the rest
+		// compare exactly through filterOK
 		ext := boolStr(n.External)
-		f := map[string]string{"id": n.ID, "name": n.Name, "router:external": ext, "status": "ACTIVE", "shared": ext, "admin_state_up": "True"}
 		q := r.URL.Query()
 		if v := q.Get("router:external"); v != "" && !strings.EqualFold(v, ext) {
 			continue
@@ -451,10 +452,7 @@ func (nt *neutron) serveNetworks(w http.ResponseWriter, r *http.Request, segs []
 		if v := q.Get("shared"); v != "" && !strings.EqualFold(v, ext) {
 			continue
 		}
-		delete(f, "router:external")
-		delete(f, "shared")
-		delete(f, "admin_state_up")
-		if filterOK(r, f) {
+		if filterOK(r, map[string]string{"id": n.ID, "name": n.Name, "status": "ACTIVE"}) {
 			out = append(out, nt.networkJSON(n, t))
 		}
 	}
