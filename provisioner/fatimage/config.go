@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -177,6 +177,15 @@ type Config struct {
 	// a content-addressed cache under PACKER_CACHE_DIR, verifies it and
 	// uploads it, for VMs without internet access).
 	BinarySource string `mapstructure:"binary_source"`
+	// Git repositories checked out at a pinned tag or commit (see Git
+	// checkouts below).
+	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
+	// Files and tar archives fetched by URL and checked against their
+	// sha256 (see Downloads below).
+	Downloads []Download `mapstructure:"downloads"`
+	// Who fetches `git_checkouts` and `downloads`: `vm` or `host` (the
+	// plugin fetches into its cache and uploads). Default `binary_source`.
+	ContentSource string `mapstructure:"content_source"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
@@ -528,7 +537,7 @@ func (c *Config) validate() []error {
 	if !path.IsAbs(c.RemoteFolder) {
 		add("remote_folder: %q must be absolute", c.RemoteFolder)
 	}
-	return errs
+	return append(errs, c.validateContent()...)
 }
 
 // credentialsLeftWarning is what to say when the run leaves repository

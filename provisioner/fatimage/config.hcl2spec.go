@@ -83,6 +83,9 @@ type FlatConfig struct {
 	DefaultBinaries     *bool               `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
 	ReleaseBaseURL      *string             `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
 	BinarySource        *string             `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
+	GitCheckouts        []FlatGitCheckout   `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads           []FlatDownload      `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	ContentSource       *string             `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
 	ManifestOutput      *string             `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	ExecuteCommand      *string             `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder        *string             `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
@@ -138,9 +141,47 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"default_binaries":           &hcldec.AttrSpec{Name: "default_binaries", Type: cty.Bool, Required: false},
 		"release_base_url":           &hcldec.AttrSpec{Name: "release_base_url", Type: cty.String, Required: false},
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
+		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatDownload is an auto-generated flat version of Download.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatDownload struct {
+	URL             *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
+	SHA256          *string `mapstructure:"sha256" required:"true" cty:"sha256" hcl:"sha256"`
+	Destination     *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Extract         *bool   `mapstructure:"extract" cty:"extract" hcl:"extract"`
+	StripComponents *int    `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
+	Owner           *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
+	Mode            *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
+}
+
+// FlatMapstructure returns a new FlatDownload.
+// FlatDownload is an auto-generated flat version of Download.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*Download) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatDownload)
+}
+
+// HCL2Spec returns the hcl spec of a Download.
+// This spec is used by HCL to read the fields of Download.
+// The decoded values from this spec will then be applied to a FlatDownload.
+func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"url":              &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"sha256":           &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"destination":      &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"extract":          &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
+		"strip_components": &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
+		"owner":            &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+		"mode":             &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -195,6 +236,39 @@ func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"path": &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"key":  &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatGitCheckout is an auto-generated flat version of GitCheckout.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatGitCheckout struct {
+	Repo        *string `mapstructure:"repo" required:"true" cty:"repo" hcl:"repo"`
+	Tag         *string `mapstructure:"tag" cty:"tag" hcl:"tag"`
+	Commit      *string `mapstructure:"commit" cty:"commit" hcl:"commit"`
+	Branch      *string `mapstructure:"branch" cty:"branch" hcl:"branch"`
+	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
+}
+
+// FlatMapstructure returns a new FlatGitCheckout.
+// FlatGitCheckout is an auto-generated flat version of GitCheckout.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*GitCheckout) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatGitCheckout)
+}
+
+// HCL2Spec returns the hcl spec of a GitCheckout.
+// This spec is used by HCL to read the fields of GitCheckout.
+// The decoded values from this spec will then be applied to a FlatGitCheckout.
+func (*FlatGitCheckout) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"repo":        &hcldec.AttrSpec{Name: "repo", Type: cty.String, Required: false},
+		"tag":         &hcldec.AttrSpec{Name: "tag", Type: cty.String, Required: false},
+		"commit":      &hcldec.AttrSpec{Name: "commit", Type: cty.String, Required: false},
+		"branch":      &hcldec.AttrSpec{Name: "branch", Type: cty.String, Required: false},
+		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 	}
 	return s
 }

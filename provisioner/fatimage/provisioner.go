@@ -27,6 +27,7 @@ type Provisioner struct {
 	dnfRuns   int
 	reboots   int
 	seq       int
+	content   contentState
 }
 
 var _ packersdk.Provisioner = (*Provisioner)(nil)
@@ -83,6 +84,9 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 			ui.Say(fmt.Sprintf("fatimage: WARNING: repository %s: %s", r.Name, r.Warning))
 		}
 	}
+	for _, w := range c.contentWarnings() {
+		ui.Say("fatimage: WARNING: " + w)
+	}
 	if err := p.stepRepos(ctx); err != nil {
 		return err
 	}
@@ -93,6 +97,11 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 		if err := p.stepFetchBinaries(ctx); err != nil {
 			return err
 		}
+	}
+
+	// so is every other URL-based content (git checkouts, downloads)
+	if err := p.stepFetchContent(ctx); err != nil {
+		return err
 	}
 
 	rebootNeeded := false
@@ -159,6 +168,12 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 	if len(c.binaries) > 0 {
 		ui.Say("fatimage: installing binaries")
 		if _, err := p.runScript(ctx, "binaries", scriptInstallBinaries(c.binaries, p.workDir)); err != nil {
+			return err
+		}
+	}
+	if c.hasContent() {
+		ui.Say("fatimage: content (git checkouts, downloads)")
+		if err := p.stepInstallContent(ctx); err != nil {
 			return err
 		}
 	}

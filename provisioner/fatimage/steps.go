@@ -138,6 +138,7 @@ type imageInfo struct {
 	PackageDigest string                 `json:"package_digest"`
 	Groups        []string               `json:"groups,omitempty"`
 	Binaries      map[string]imageBinary `json:"binaries,omitempty"`
+	Content       *imageContent          `json:"content,omitempty"`
 	BuildStarted  string                 `json:"build_started"`
 	BuildFinished string                 `json:"build_finished"`
 	Builder       string                 `json:"builder"`
@@ -183,6 +184,7 @@ func (p *Provisioner) stepImageJSON(ctx context.Context, started time.Time) erro
 		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
 		Groups: p.config.Groups, BuildStarted: started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
+		Content: p.imageContentRecord(),
 	}
 	for _, b := range p.config.binaries {
 		if info.Binaries == nil {
