@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -186,6 +186,17 @@ type Config struct {
 	// Who fetches `git_checkouts` and `downloads`: `vm` or `host` (the
 	// plugin fetches into its cache and uploads). Default `binary_source`.
 	ContentSource string `mapstructure:"content_source"`
+	// systemd units and drop-ins, left enabled, disabled or masked, never
+	// started (see System settings below).
+	SystemdUnits []SystemdUnit `mapstructure:"systemd_units"`
+	// sysctl drop-ins in /etc/sysctl.d.
+	Sysctls []Sysctl `mapstructure:"sysctl"`
+	// Kernel modules kept from loading, in /etc/modprobe.d.
+	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
+	// tmpfiles.d drop-ins in /etc/tmpfiles.d.
+	Tmpfiles []ConfigFile `mapstructure:"tmpfiles"`
+	// PAM limits drop-ins in /etc/security/limits.d.
+	Limits []ConfigFile `mapstructure:"limits"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.

@@ -26,6 +26,7 @@ type contentState struct {
 type imageContent struct {
 	Git       map[string]imageGit      `json:"git,omitempty"`       // by destination
 	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
+	System    *imageSystem             `json:"system,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -117,10 +118,10 @@ func (p *Provisioner) stepInstallContent(ctx context.Context) error {
 // imageContentRecord is image.json's `content`, nil without content.
 func (p *Provisioner) imageContentRecord() *imageContent {
 	c := &p.config
-	if !c.hasContent() {
+	if !c.hasContent() && !c.hasSystem() {
 		return nil
 	}
-	r := &imageContent{}
+	r := &imageContent{System: p.imageSystemRecord()}
 	for i, g := range c.GitCheckouts {
 		if r.Git == nil {
 			r.Git = map[string]imageGit{}
@@ -181,6 +182,7 @@ func (c *Config) validateContent() []error {
 	errs := validateContentSource(c.ContentSource)
 	errs = append(errs, validateGitCheckouts(c.GitCheckouts)...)
 	errs = append(errs, validateDownloads(c.Downloads)...)
+	errs = append(errs, validateSystem(c)...)
 	return append(errs, validateDestinations(c)...)
 }
 
@@ -218,4 +220,16 @@ type imageGit struct {
 type imageDownload struct {
 	URL    string `json:"url"`
 	SHA256 string `json:"sha256"`
+}
+
+// systemFile is one file a system setting writes.
+type systemFile struct {
+	Path    string
+	Content string
+}
+
+// imageSystem is the system settings' record in image.json.
+type imageSystem struct {
+	Units map[string]string `json:"units,omitempty"` // name -> state
+	Files []string          `json:"files,omitempty"`
 }

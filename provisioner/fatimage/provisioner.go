@@ -177,6 +177,12 @@ func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packe
 			return err
 		}
 	}
+	if c.hasSystem() {
+		ui.Say("fatimage: system settings")
+		if err := p.stepSystem(ctx); err != nil {
+			return err
+		}
+	}
 	if len(c.Files) > 0 {
 		ui.Say("fatimage: files")
 		if err := p.stepFiles(ctx); err != nil {

@@ -339,6 +339,7 @@ unitfile() {
 	return 1
 }
 say() { [ -n "$quiet" ] || echo "$@"; }
+masked() { [ "$(readlink "$etc/$1")" = /dev/null ]; }
 need_root() {
 	if [ "$(id -u)" != 0 ]; then
 		echo "$1: Interactive authentication required." >&2
@@ -365,6 +366,10 @@ enable|disable)
 	names=()
 	for u in "${units[@]}"; do
 		u=$(unit "$u")
+		if [ "$verb" = enable ] && masked "$u"; then
+			echo "Failed to enable unit: Unit file $u is masked." >&2
+			exit 1
+		fi
 		if ! unitfile "$u" >/dev/null; then
 			echo "Failed to $verb unit: Unit file $u does not exist." >&2
 			exit 1
@@ -414,11 +419,34 @@ start|stop|restart|try-restart|reload|reload-or-restart|condrestart|force-reload
 		esac
 	done
 	exit 0 ;;
+mask|unmask)
+	# As systemd: masking links the unit to /dev/null in /etc (refused
+	# when a unit file of that name is there) and drops it from the wants.
+	need_units
+	need_root "Failed to $verb unit"
+	for u in "${units[@]}"; do
+		u=$(unit "$u")
+		if [ "$verb" = mask ]; then
+			masked "$u" && continue
+			if [ -e "$etc/$u" ] || [ -L "$etc/$u" ]; then
+				echo "Failed to mask unit: File $etc/$u already exists." >&2
+				exit 1
+			fi
+			ln -s /dev/null "$etc/$u"
+			rm -f "$wants/$u"
+			[ -n "$quiet" ] || echo "Created symlink $etc/$u → /dev/null." >&2
+		elif masked "$u"; then
+			rm -f "$etc/$u"
+			[ -n "$quiet" ] || echo "Removed \"$etc/$u\"." >&2
+		fi
+	done
+	exit 0 ;;
 is-enabled)
 	need_units
 	rc=1
 	for u in "${units[@]}"; do
 		u=$(unit "$u")
+		if masked "$u"; then say masked; continue; fi
 		if ! unitfile "$u" >/dev/null; then
 			echo "Failed to get unit file state for $u: No such file or directory" >&2
 			continue
@@ -484,7 +512,7 @@ list-unit-files)
 	[ -n "$out" ] || exit 1
 	printf '%s' "$out" | sort -u
 	exit 0 ;;
-*) exit 0 ;; # daemon-reload, reset-failed, mask, preset, show, ...: no-ops
+*) exit 0 ;; # daemon-reload, reset-failed, preset, show, ...: no-ops
 esac
 `
 
