@@ -102,6 +102,19 @@ build {
         destination = files.value
       }
     }
+    # mitigations.yml: these modules never load, on every build
+    modprobe_blacklist {
+      name    = "appliance"
+      modules = ["esp4", "esp6", "rxrpc", "ip6_tunnel", "act_pedit", "openvswitch"]
+    }
+    # roles/opensearch: the container needs a larger mmap count
+    dynamic "sysctl" {
+      for_each = contains(local.groups, "opensearch") || contains(local.groups, "fatimage") ? ["opensearch"] : []
+      content {
+        name     = "90-${sysctl.value}"
+        settings = { "vm.max_map_count" = "262144" }
+      }
+    }
     manifest_output = var.image_manifest_path
   }
 

@@ -2,6 +2,10 @@
 # Helpers shared by the content kinds' scripts; sourced (as text) into a
 # step's script after the prelude that defines fatimage_run.
 
+# Steps run under the work dir's umask 077; what lands in the image
+# (directories made on the way included) must be readable as usual.
+umask 022
+
 # fatimage_verify <what> <sha256> <file>: fails naming what when the
 # file's sha256 differs.
 fatimage_verify() {

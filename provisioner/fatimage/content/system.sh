@@ -2,6 +2,10 @@
 # System settings: files written (root 0644) only when they differ, units
 # left enabled, disabled or masked, never started.
 
+# Steps run under the work dir's umask 077; what lands in the image
+# (directories made on the way included) must be readable as usual.
+umask 022
+
 # fatimage_put <staged> <path>: returns 1 when the file changed.
 fatimage_put() {
 	if cmp -s "$1" "$2" && [ "$(stat -c %U:%G:%a "$2")" = root:root:644 ]; then
@@ -18,6 +22,10 @@ fatimage_put() {
 # fatimage_unit_state <unit> <enabled|disabled|masked>
 fatimage_unit_state() {
 	now=$(systemctl is-enabled "$1" 2>/dev/null) || true
+	if [ -z "$now" ] && [ "$2" = disabled ]; then
+		echo "unchanged $1 (no unit file, so not enabled)"
+		return 0
+	fi
 	if [ "$now" = "$2" ]; then
 		echo "unchanged $1 ($2)"
 		return 0
