@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -175,6 +176,30 @@ func validOwner(o string) bool {
 	}
 	u, g, hasGroup := strings.Cut(o, ":")
 	return reName.MatchString(u) && (!hasGroup || reName.MatchString(g))
+}
+
+// itemErrs collects the errors of one list item, each prefixed with
+// "<field>[i]: ".
+func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
+	return func(f string, a ...any) {
+		*errs = append(*errs, fmt.Errorf("%s[%d]: "+f, append([]any{field, i}, a...)...))
+	}
+}
+
+// checkHTTPURL reports what is wrong with an item's http(s) URL field,
+// "" when nothing.
+func checkHTTPURL(field, s string) string {
+	if s == "" {
+		return field + " is required"
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
+	}
+	if u.User != nil {
+		return field + " must not carry credentials in the URL"
+	}
+	return ""
 }
 
 // validateContent checks every content kind.

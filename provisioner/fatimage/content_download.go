@@ -8,7 +8,6 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"path"
 	"strings"
 )
@@ -56,13 +55,9 @@ func (d Download) mode() string {
 func validateDownloads(ds []Download) []error {
 	var errs []error
 	for i, d := range ds {
-		add := func(f string, a ...any) {
-			errs = append(errs, fmt.Errorf("downloads[%d]: "+f, append([]any{i}, a...)...))
-		}
-		if d.URL == "" {
-			add("url is required")
-		} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("url %q must be an http(s) URL", d.URL)
+		add := itemErrs(&errs, "downloads", i)
+		if msg := checkHTTPURL("url", d.URL); msg != "" {
+			add("%s", msg)
 		}
 		if d.SHA256 == "" {
 			add("sha256 is required: the download is checked before anything is installed")

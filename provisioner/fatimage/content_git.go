@@ -8,7 +8,6 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -77,15 +76,9 @@ func validRefName(s string) bool {
 func validateGitCheckouts(gs []GitCheckout) []error {
 	var errs []error
 	for i, g := range gs {
-		add := func(f string, a ...any) {
-			errs = append(errs, fmt.Errorf("git_checkouts[%d]: "+f, append([]any{i}, a...)...))
-		}
-		if g.Repo == "" {
-			add("repo is required")
-		} else if u, err := url.Parse(g.Repo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("repo %q must be an http(s) URL", g.Repo)
-		} else if u.User != nil {
-			add("repo must not carry credentials in the URL")
+		add := itemErrs(&errs, "git_checkouts", i)
+		if msg := checkHTTPURL("repo", g.Repo); msg != "" {
+			add("%s", msg)
 		}
 		n := 0
 		for _, s := range []string{g.Tag, g.Branch} {

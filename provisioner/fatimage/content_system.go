@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -166,24 +167,14 @@ func systemFiles(c *Config) []systemFile {
 		if u.Content != "" {
 			out = append(out, systemFile{path.Join("/etc/systemd/system", u.Name), withNewline(u.Content)})
 		}
-		keys := make([]string, 0, len(u.DropIns))
-		for k := range u.DropIns {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(u.DropIns) {
 			out = append(out, systemFile{path.Join("/etc/systemd/system", u.Name+".d", k+".conf"), withNewline(u.DropIns[k])})
 		}
 	}
 	for _, s := range c.Sysctls {
-		keys := make([]string, 0, len(s.Settings))
-		for k := range s.Settings {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		var b strings.Builder
 		b.WriteString("# written by packer-plugin-fatimage\n")
-		for _, k := range keys {
+		for _, k := range sortedKeys(s.Settings) {
 			fmt.Fprintf(&b, "%s = %s\n", k, s.Settings[k])
 		}
 		out = append(out, systemFile{path.Join("/etc/sysctl.d", s.Name+".conf"), b.String()})
@@ -203,6 +194,10 @@ func systemFiles(c *Config) []systemFile {
 		out = append(out, systemFile{path.Join("/etc/security/limits.d", f.Name+".conf"), withNewline(f.Content)})
 	}
 	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func withNewline(s string) string {

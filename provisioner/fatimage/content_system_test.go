@@ -8,12 +8,7 @@ import (
 )
 
 func TestSystemValidation(t *testing.T) {
-	clearArkEnv(t)
-	for _, tc := range []struct {
-		name string
-		raw  map[string]any
-		want string
-	}{
+	runPrepareCases(t, []prepareCase{
 		{"ok", map[string]any{
 			"systemd_units":      []map[string]any{{"name": "mysql.service", "content": "[Unit]\n", "drop_ins": map[string]string{"slurm_app": "# x"}}, {"name": "firewalld.service", "state": "masked"}},
 			"sysctl":             []map[string]any{{"name": "90-opensearch", "settings": map[string]string{"vm.max_map_count": "262144"}}},
@@ -35,21 +30,7 @@ func TestSystemValidation(t *testing.T) {
 		{"modprobe empty", map[string]any{"modprobe_blacklist": []map[string]any{{"name": "a"}}}, "modprobe_blacklist[0]: modules must not be empty"},
 		{"tmpfiles empty", map[string]any{"tmpfiles": []map[string]any{{"name": "a", "content": " "}}}, "tmpfiles[0]: content must not be empty"},
 		{"limits name", map[string]any{"limits": []map[string]any{{"name": "/etc/x", "content": "x"}}}, `limits[0]: name "/etc/x" must be a plain file name without .conf`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var p Provisioner
-			err := p.Prepare(tc.raw)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("want valid, got %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("want %q, got %v", tc.want, err)
-			}
-		})
-	}
+	})
 }
 
 func TestSystemFiles(t *testing.T) {

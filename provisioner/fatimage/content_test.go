@@ -16,12 +16,7 @@ const (
 // TestContentValidation: every validation message of the content kinds,
 // at Prepare, each naming the field and the cause.
 func TestContentValidation(t *testing.T) {
-	clearArkEnv(t)
-	for _, tc := range []struct {
-		name string
-		raw  map[string]any
-		want string // "" = valid
-	}{
+	runPrepareCases(t, []prepareCase{
 		{"git ok", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://github.com/a/b.git", "tag": "v3.0", "destination": "/opt/b"}}}, ""},
 		{"git tag+commit ok", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a/b.git", "tag": "v3.0", "commit": goodCommit, "destination": "/opt/b"}}}, ""},
 		{"git no repo", map[string]any{"git_checkouts": []map[string]any{{"tag": "v1", "destination": "/opt/b"}}}, "git_checkouts[0]: repo is required"},
@@ -49,7 +44,20 @@ func TestContentValidation(t *testing.T) {
 			"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1", "destination": "/opt/x"}},
 			"downloads":     []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/opt/x"}}}, "downloads[0]: destination /opt/x is also git_checkouts[0]'s"},
 		{"content_source", map[string]any{"content_source": "cloud"}, `content_source: "cloud" is not one of vm, host`},
-	} {
+	})
+}
+
+// prepareCase is a configuration and the error it must give ("" = valid).
+type prepareCase struct {
+	name string
+	raw  map[string]any
+	want string
+}
+
+func runPrepareCases(t *testing.T, cases []prepareCase) {
+	t.Helper()
+	clearArkEnv(t)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var p Provisioner
 			err := p.Prepare(tc.raw)
