@@ -197,6 +197,9 @@ type Config struct {
 	Tmpfiles []ConfigFile `mapstructure:"tmpfiles"`
 	// PAM limits drop-ins in /etc/security/limits.d.
 	Limits []ConfigFile `mapstructure:"limits"`
+	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
+	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
+	KernelArgs []string `mapstructure:"kernel_args"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.

@@ -91,6 +91,7 @@ type FlatConfig struct {
 	ModprobeBlacklists  []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
 	Tmpfiles            []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
 	Limits              []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs          []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
 	ManifestOutput      *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	ExecuteCommand      *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder        *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
@@ -154,6 +155,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*FlatModprobeBlacklist)(nil).HCL2Spec())},
 		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},

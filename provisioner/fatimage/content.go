@@ -255,6 +255,7 @@ type systemFile struct {
 
 // imageSystem is the system settings' record in image.json.
 type imageSystem struct {
-	Units map[string]string `json:"units,omitempty"` // name -> state
-	Files []string          `json:"files,omitempty"`
+	Units      map[string]string `json:"units,omitempty"` // name -> state
+	Files      []string          `json:"files,omitempty"`
+	KernelArgs []string          `json:"kernel_args,omitempty"`
 }

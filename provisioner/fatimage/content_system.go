@@ -59,11 +59,15 @@ type ConfigFile struct {
 //go:embed content/system.sh
 var contentSystemSh string
 
+//go:embed content/kernel.sh
+var contentKernelSh string
+
 var (
 	reUnit     = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+\.(service|socket|timer|target|path|mount|slice)$`)
 	reConfName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@-]*$`)
 	reSysctl   = regexp.MustCompile(`^[a-z0-9_][a-z0-9_./*-]*$`)
 	reModule   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	reKernArg  = regexp.MustCompile(`^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/@+=-]+)?$`)
 )
 
 func (u SystemdUnit) state() string {
@@ -75,7 +79,7 @@ func (u SystemdUnit) state() string {
 
 // hasSystem reports whether any system setting is configured.
 func (c *Config) hasSystem() bool {
-	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits) > 0
+	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits)+len(c.KernelArgs) > 0
 }
 
 func validateSystem(c *Config) []error {
@@ -157,6 +161,11 @@ func validateSystem(c *Config) []error {
 		}
 		names(f.field, n)
 	}
+	for i, a := range c.KernelArgs {
+		if !reKernArg.MatchString(a) {
+			add("kernel_args[%d]: %q must be one argument like rd.auto=1 (no spaces or quotes)", i, a)
+		}
+	}
 	return errs
 }
 
@@ -234,6 +243,14 @@ func (p *Provisioner) stepSystem(ctx context.Context) error {
 	for _, u := range c.SystemdUnits {
 		fmt.Fprintf(&b, "fatimage_unit_state %s %s\n", shQuote(u.Name), shQuote(u.state()))
 	}
+	if len(c.KernelArgs) > 0 {
+		b.WriteString(contentKernelSh)
+		b.WriteString("fatimage_kernel_args")
+		for _, a := range c.KernelArgs {
+			b.WriteString(" " + shQuote(a))
+		}
+		b.WriteString("\n")
+	}
 	_, err = p.runScript(ctx, "system", unpack+b.String())
 	return err
 }
@@ -253,5 +270,6 @@ func (p *Provisioner) imageSystemRecord() *imageSystem {
 	for _, f := range systemFiles(c) {
 		r.Files = append(r.Files, f.Path)
 	}
+	r.KernelArgs = c.KernelArgs
 	return r
 }

@@ -29,7 +29,10 @@ func TestSystemValidation(t *testing.T) {
 		{"modprobe module", map[string]any{"modprobe_blacklist": []map[string]any{{"name": "a", "modules": []string{"esp4 /bin/true"}}}}, `modprobe_blacklist[0]: "esp4 /bin/true" is not a kernel module name`},
 		{"modprobe empty", map[string]any{"modprobe_blacklist": []map[string]any{{"name": "a"}}}, "modprobe_blacklist[0]: modules must not be empty"},
 		{"tmpfiles empty", map[string]any{"tmpfiles": []map[string]any{{"name": "a", "content": " "}}}, "tmpfiles[0]: content must not be empty"},
-		{"limits name", map[string]any{"limits": []map[string]any{{"name": "/etc/x", "content": "x"}}}, `limits[0]: name "/etc/x" must be a plain file name without .conf`},
+		{"kernel arg spaces", map[string]any{"kernel_args": []string{"rd.auto=1 quiet"}}, `kernel_args[0]: "rd.auto=1 quiet" must be one argument like rd.auto=1 (no spaces or quotes)`},
+		{"kernel arg quote", map[string]any{"kernel_args": []string{`a="b"`}}, `kernel_args[0]: "a=\"b\"" must be one argument`},
+		{"kernel arg ok", map[string]any{"kernel_args": []string{"rd.auto=1", "crashkernel=1G-4G:192M,4G-64G:256M"}}, ""},
+				{"limits name", map[string]any{"limits": []map[string]any{{"name": "/etc/x", "content": "x"}}}, `limits[0]: name "/etc/x" must be a plain file name without .conf`},
 	})
 }
 

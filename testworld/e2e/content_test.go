@@ -54,8 +54,9 @@ type contentImageJSON struct {
 			SHA256 string `json:"sha256"`
 		} `json:"downloads"`
 		System struct {
-			Units map[string]string `json:"units"`
-			Files []string          `json:"files"`
+			Units      map[string]string `json:"units"`
+			Files      []string          `json:"files"`
+			KernelArgs []string          `json:"kernel_args"`
 		} `json:"system"`
 	} `json:"content"`
 }
@@ -89,8 +90,8 @@ func TestContentKinds(t *testing.T) {
 			// the second run left everything as the first put it
 			second := out[strings.LastIndex(out, "fatimage: content (git checkouts, downloads)"):]
 			second = second[:strings.Index(second, "fatimage: cleanup")]
-			// 3 git checkouts, 2 downloads, 7 system files and 3 unit states
-			if n := strings.Count(second, "unchanged "); n != 15 || strings.Contains(second, "installed /") ||
+			// 3 git checkouts, 2 downloads, 7 system files, 3 unit states, kernel args
+			if n := strings.Count(second, "unchanged "); n != 16 || strings.Contains(second, "grub2-mkconfig") || strings.Contains(second, "installed /") ||
 				strings.Contains(second, "wrote /") || strings.Contains(second, "daemon-reload") {
 				t.Errorf("the second run changed content (%d unchanged):\n%s", n, second)
 			}
@@ -115,10 +116,11 @@ func TestContentKinds(t *testing.T) {
 			}
 			got = c.Run(t, "systemctl is-enabled mysql.service filebeat.service firewalld.service || true; readlink /etc/systemd/system/firewalld.service; "+
 				"cat /etc/systemd/system/mysql.service.d/slurm_app.conf /etc/sysctl.d/90-opensearch.conf /etc/modprobe.d/appliance.conf "+
-				"/etc/tmpfiles.d/podman.conf /etc/security/limits.d/custom.conf; stat -c %a /etc/systemd/system/mysql.service.d")
+				"/etc/tmpfiles.d/podman.conf /etc/security/limits.d/custom.conf; stat -c %a /etc/systemd/system/mysql.service.d; "+
+				"grubby --info=ALL | grep -c '^args=.* rd.auto=1'; grep -c '^GRUB_CMDLINE_LINUX=.* rd.auto=1\"$' /etc/default/grub; grep -c 'kernelopts=.* rd.auto=1' /boot/grub2/grub.cfg")
 			for _, w := range []string{"disabled\nenabled\nmasked\n/dev/null\n# appliance state directory drop-in\n", "vm.max_map_count = 262144\n",
 				"install esp4 /bin/false\ninstall esp6 /bin/false\ninstall rxrpc /bin/false\ninstall ip6_tunnel /bin/false\ninstall act_pedit /bin/false\ninstall openvswitch /bin/false\n",
-				"d /run/podman 0755 podman podman -\npodman soft nofile 65536\n755"} {
+				"d /run/podman 0755 podman podman -\npodman soft nofile 65536\n755\n1\n1\n1"} {
 				if !strings.Contains(got, w) {
 					t.Errorf("system settings in the image lack %q:\n%s", w, got)
 				}
@@ -130,7 +132,8 @@ func TestContentKinds(t *testing.T) {
 			g := info.Content.Git
 			if g["/opt/slurm-tools-src"].Commit != pin || g["/opt/slurm-tools-src"].Ref != "v3.0" || g["/var/www/ood/apps/sys/jupyter"].Commit != jupyter ||
 				g["/var/www/ood/apps/sys/jupyter"].Ref != "master" || info.Content.Downloads["/etc/fatimage-e2e/sha256sums.txt"].SHA256 != fileSum ||
-				len(info.Content.Downloads) != 2 || len(g) != 3 || info.Content.System.Units["firewalld.service"] != "masked" || len(info.Content.System.Files) != 7 {
+				len(info.Content.Downloads) != 2 || len(g) != 3 || info.Content.System.Units["firewalld.service"] != "masked" || len(info.Content.System.Files) != 7 ||
+				strings.Join(info.Content.System.KernelArgs, " ") != "rd.auto=1" {
 				t.Errorf("image.json content %+v", info.Content)
 			}
 			stop()

@@ -86,6 +86,7 @@ build {
       name    = "custom"
       content = "podman soft nofile 65536"
     }
+    kernel_args = ["rd.auto=1"]
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }
@@ -151,6 +152,7 @@ build {
       name    = "custom"
       content = "podman soft nofile 65536"
     }
+    kernel_args = ["rd.auto=1"]
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }

@@ -110,6 +110,7 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		}
 	}
 	files = append(files, imageFile{"usr/lib/systemd/system/sshd.service", 0o644, sshdUnit})
+	files = append(files, bootloaderFiles()...)
 	if err := writeSystemAccounts(upper); err != nil {
 		return "", err
 	}
