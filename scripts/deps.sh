@@ -10,6 +10,7 @@ packages=(
   iproute2 iptables procps                          # the lab's network namespaces and bridge
   python3-openstackclient                           # the official CLI, checked against the cloud double
   ansible-core python3-requests python3-bs4         # make bench: the playbook and the Python listing comparison
+  python3-venv python3-pip                          # the lab VMs' venvs and pip; the plugin's host-side pip download
 )
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }
 missing=()

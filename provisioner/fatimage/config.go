@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -183,8 +183,12 @@ type Config struct {
 	// Files and tar archives fetched by URL and checked against their
 	// sha256 (see Downloads below).
 	Downloads []Download `mapstructure:"downloads"`
-	// Who fetches `git_checkouts` and `downloads`: `vm` or `host` (the
-	// plugin fetches into its cache and uploads). Default `binary_source`.
+	// Python virtual environments (or system interpreters) with pinned
+	// requirements installed by pip (see Python environments below).
+	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
+	// Who fetches `git_checkouts`, `downloads` and `python_envs`' packages:
+	// `vm` or `host` (the plugin fetches and uploads). Default
+	// `binary_source`.
 	ContentSource string `mapstructure:"content_source"`
 	// systemd units and drop-ins, left enabled, disabled or masked, never
 	// started (see System settings below).

@@ -85,6 +85,7 @@ type FlatConfig struct {
 	BinarySource        *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
 	GitCheckouts        []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads           []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	PythonEnvs          []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	ContentSource       *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
 	SystemdUnits        []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
 	Sysctls             []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
@@ -149,6 +150,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
 		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
 		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
@@ -331,6 +333,43 @@ func (*FlatModprobeBlacklist) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
 		"modules": &hcldec.AttrSpec{Name: "modules", Type: cty.List(cty.String), Required: false},
+	}
+	return s
+}
+
+// FlatPythonEnv is an auto-generated flat version of PythonEnv.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatPythonEnv struct {
+	Path             *string  `mapstructure:"path" cty:"path" hcl:"path"`
+	Interpreter      *string  `mapstructure:"interpreter" cty:"interpreter" hcl:"interpreter"`
+	Requirements     []string `mapstructure:"requirements" cty:"requirements" hcl:"requirements"`
+	RequirementsFile *string  `mapstructure:"requirements_file" cty:"requirements_file" hcl:"requirements_file"`
+	IndexURL         *string  `mapstructure:"index_url" cty:"index_url" hcl:"index_url"`
+	ExtraIndexURL    *string  `mapstructure:"extra_index_url" cty:"extra_index_url" hcl:"extra_index_url"`
+	System           *bool    `mapstructure:"system" cty:"system" hcl:"system"`
+	Owner            *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
+}
+
+// FlatMapstructure returns a new FlatPythonEnv.
+// FlatPythonEnv is an auto-generated flat version of PythonEnv.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*PythonEnv) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatPythonEnv)
+}
+
+// HCL2Spec returns the hcl spec of a PythonEnv.
+// This spec is used by HCL to read the fields of PythonEnv.
+// The decoded values from this spec will then be applied to a FlatPythonEnv.
+func (*FlatPythonEnv) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"path":              &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
+		"interpreter":       &hcldec.AttrSpec{Name: "interpreter", Type: cty.String, Required: false},
+		"requirements":      &hcldec.AttrSpec{Name: "requirements", Type: cty.List(cty.String), Required: false},
+		"requirements_file": &hcldec.AttrSpec{Name: "requirements_file", Type: cty.String, Required: false},
+		"index_url":         &hcldec.AttrSpec{Name: "index_url", Type: cty.String, Required: false},
+		"extra_index_url":   &hcldec.AttrSpec{Name: "extra_index_url", Type: cty.String, Required: false},
+		"system":            &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
+		"owner":             &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -27,6 +27,7 @@ type contentState struct {
 type imageContent struct {
 	Git       map[string]imageGit      `json:"git,omitempty"`       // by destination
 	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
+	Python    map[string][]string      `json:"python,omitempty"`    // venv path or interpreter -> pins
 	System    *imageSystem             `json:"system,omitempty"`
 }
 
@@ -49,7 +50,7 @@ func validateContentSource(s string) []error {
 
 // hasContent reports whether any content kind is configured.
 func (c *Config) hasContent() bool {
-	return len(c.GitCheckouts)+len(c.Downloads) > 0
+	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs) > 0
 }
 
 // contentWarnings are said at the start of a run.
@@ -87,6 +88,9 @@ func (p *Provisioner) stepFetchContent(ctx context.Context) error {
 	if err := p.fetchGit(ctx, &s); err != nil {
 		return err
 	}
+	if err := p.fetchPython(ctx, &s); err != nil {
+		return err
+	}
 	out, err := p.runScript(ctx, "content-fetch", s.String())
 	if err != nil {
 		return err
@@ -112,6 +116,8 @@ func (p *Provisioner) stepInstallContent(ctx context.Context) error {
 	s.WriteString(contentDownloadSh)
 	s.WriteString(scriptInstallDownloads(c.Downloads, p.workDir))
 	s.WriteString(scriptInstallGit(c.GitCheckouts, p.content.gitCommits, p.workDir))
+	s.WriteString(contentPythonSh)
+	s.WriteString(scriptInstallPython(c, p.workDir))
 	_, err := p.runScript(ctx, "content", s.String())
 	return err
 }
@@ -133,6 +139,16 @@ func (p *Provisioner) imageContentRecord() *imageContent {
 		}
 		r.Git[g.Destination] = imageGit{Repo: g.Repo, Ref: g.ref(), Commit: commit}
 	}
+	for _, e := range c.PythonEnvs {
+		if r.Python == nil {
+			r.Python = map[string][]string{}
+		}
+		lines, _ := e.requirementLines()
+		for i, l := range lines {
+			lines[i] = strings.Fields(l)[0] // the pin, without hashes
+		}
+		r.Python[e.label()] = lines
+	}
 	for _, d := range c.Downloads {
 		if r.Downloads == nil {
 			r.Downloads = map[string]imageDownload{}
@@ -152,6 +168,10 @@ func contentOwners(c *Config) [][3]string {
 	for i, d := range c.Downloads {
 		u, grp := splitOwner(d.Owner)
 		out = append(out, [3]string{fmt.Sprintf("downloads[%d]", i), u, grp})
+	}
+	for i, e := range c.PythonEnvs {
+		u, grp := splitOwner(e.Owner)
+		out = append(out, [3]string{fmt.Sprintf("python_envs[%d]", i), u, grp})
 	}
 	return out
 }
@@ -207,6 +227,7 @@ func (c *Config) validateContent() []error {
 	errs := validateContentSource(c.ContentSource)
 	errs = append(errs, validateGitCheckouts(c.GitCheckouts)...)
 	errs = append(errs, validateDownloads(c.Downloads)...)
+	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
 	errs = append(errs, validateSystem(c)...)
 	return append(errs, validateDestinations(c)...)
 }
@@ -230,6 +251,11 @@ func validateDestinations(c *Config) []error {
 	}
 	for i, d := range c.Downloads {
 		claim(fmt.Sprintf("downloads[%d]", i), d.Destination)
+	}
+	for i, e := range c.PythonEnvs {
+		if !e.System {
+			claim(fmt.Sprintf("python_envs[%d]", i), e.Path)
+		}
 	}
 	return errs
 }

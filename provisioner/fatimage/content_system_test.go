@@ -32,7 +32,7 @@ func TestSystemValidation(t *testing.T) {
 		{"kernel arg spaces", map[string]any{"kernel_args": []string{"rd.auto=1 quiet"}}, `kernel_args[0]: "rd.auto=1 quiet" must be one argument like rd.auto=1 (no spaces or quotes)`},
 		{"kernel arg quote", map[string]any{"kernel_args": []string{`a="b"`}}, `kernel_args[0]: "a=\"b\"" must be one argument`},
 		{"kernel arg ok", map[string]any{"kernel_args": []string{"rd.auto=1", "crashkernel=1G-4G:192M,4G-64G:256M"}}, ""},
-				{"limits name", map[string]any{"limits": []map[string]any{{"name": "/etc/x", "content": "x"}}}, `limits[0]: name "/etc/x" must be a plain file name without .conf`},
+		{"limits name", map[string]any{"limits": []map[string]any{{"name": "/etc/x", "content": "x"}}}, `limits[0]: name "/etc/x" must be a plain file name without .conf`},
 	})
 }
 

@@ -62,6 +62,9 @@ func TestGitServerFromVM(t *testing.T) {
 		t.Fatalf("host GET info/refs: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	if !servers["pypi"].ReachableFromVMs || !strings.HasPrefix(theLab.Env["LAB_PYPI_URL"], servers["pypi"].URL+"/simple") {
+		t.Fatalf("pypi in servers %+v, LAB_PYPI_URL %s", servers["pypi"], theLab.Env["LAB_PYPI_URL"])
+	}
 	if err := theLab.SetServerReachableFromVMs("nope", false); err == nil || !strings.Contains(err.Error(), `no content server "nope"`) {
 		t.Fatalf("unknown server: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/gitserver"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/releases"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
@@ -69,11 +70,12 @@ type Lab struct {
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
-	// LAB_SSH_USER, LAB_GIT_URL, plus LAB_CONTROL_URL for lab-status and
+	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, plus LAB_CONTROL_URL for lab-status and
 	// faults.
 	Env map[string]string
 
-	Git *gitserver.Server
+	Git  *gitserver.Server
+	PyPI *pypi.Server
 
 	fwMu    sync.Mutex
 	blocked map[string]bool // content servers whose host REJECT rule (SetServerReachableFromVMs) is in place
@@ -140,6 +142,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.Git, err = gitserver.Start(gitserver.Options{Addr: net.JoinHostPort(gateway, "0"), Dir: filepath.Join(o.CacheDir, "git"), Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the git server: %w", err)
 	}
+	if l.PyPI, err = pypi.Start(pypi.Options{Addr: net.JoinHostPort(gateway, "0"), Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: starting the package index: %w", err)
+	}
 
 	if l.Cloud, err = cloud.New(cloud.Options{
 		Hypervisor: hypervisor{l.VMs},
@@ -152,7 +157,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		FloatingCIDR:    o.Network.FloatingCIDR,
 		FloatingGateway: firstHost(o.Network.FloatingCIDR),
 		Logf:            o.Logf,
-		Control:         map[string]http.Handler{"releases": http.HandlerFunc(l.serveControl), "git": http.HandlerFunc(l.serveControl), "servers": http.HandlerFunc(l.serveControl)},
+		Control:         map[string]http.Handler{"releases": http.HandlerFunc(l.serveControl), "git": http.HandlerFunc(l.serveControl), "pypi": http.HandlerFunc(l.serveControl), "servers": http.HandlerFunc(l.serveControl)},
 	}); err != nil {
 		return l, fmt.Errorf("lab: creating the cloud: %w", err)
 	}
@@ -244,7 +249,8 @@ func (l *Lab) writeEnv() error {
 		"ARK_PASSWORD":          l.ArkPassword,
 		"LAB_RELEASES_URL":      l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
 		"LAB_SSH_USER":          SSHUser,
-		"LAB_GIT_URL":           l.Git.URL(), // <url>/<owner>/<name>.git
+		"LAB_GIT_URL":           l.Git.URL(),       // <url>/<owner>/<name>.git
+		"LAB_PYPI_URL":          l.PyPI.IndexURL(), // pip --index-url
 		"LAB_CONTROL_URL":       l.Cloud.URL() + "/_control",
 		"LAB_PULP_CONTROL_URL":  l.Pulp.URL() + "/_control",
 		"LAB_BASE_IMAGE":        BaseImageName,
@@ -275,6 +281,9 @@ func (l *Lab) Close() error {
 	}
 	if l.Git != nil {
 		errs = append(errs, l.Git.Close())
+	}
+	if l.PyPI != nil {
+		errs = append(errs, l.PyPI.Close())
 	}
 	if l.Dir != "" {
 		os.Remove(filepath.Join(l.Dir, "env"))

@@ -24,6 +24,9 @@ func (l *Lab) contentServers() map[string]string {
 	if l.Git != nil {
 		out["git"] = l.Git.URL()
 	}
+	if l.PyPI != nil {
+		out["pypi"] = l.PyPI.URL()
+	}
 	return out
 }
 
