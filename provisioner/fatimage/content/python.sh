@@ -2,7 +2,8 @@
 # Python environments: a venv created with the given interpreter (or the
 # interpreter itself with system = true), requirements installed with pip
 # from the index (vm) or only from wheels the plugin uploaded (host).
-# pip checks --hash pins itself (--require-hashes when the file has any).
+# pip checks --hash pins itself (--require-hashes when the file has any)
+# and keeps no cache in the image.
 
 # fatimage_pip <what> <interpreter> <venv or ""> <requirements> <index> <extra index> <wheel dir or ""> <owner> <group>
 fatimage_pip() {
@@ -18,7 +19,7 @@ fatimage_pip() {
 	fi
 	"$py" -m pip --version >/dev/null 2>&1 || { echo "$1: pip is not available for $py (package python3-pip)" >&2; return 1; }
 	before=$("$py" -m pip freeze --all 2>/dev/null | sort)
-	set -- "$@" --no-input --disable-pip-version-check
+	set -- "$@" --no-input --disable-pip-version-check --no-cache-dir
 	if [ -n "$7" ]; then
 		set -- "$@" --no-index --find-links "$7"
 	else

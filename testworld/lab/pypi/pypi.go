@@ -74,9 +74,9 @@ type Options struct {
 
 // Server serves the index.
 type Server struct {
-	files     map[string][]byte            // "/packages/<wheel>" -> content
-	projects  map[string][]string          // normalized name -> wheel names
-	sums      map[string]string            // wheel name -> sha256
+	files     map[string][]byte   // "/packages/<wheel>" -> content
+	projects  map[string][]string // normalized name -> wheel names
+	sums      map[string]string   // wheel name -> sha256
 	dists     []Dist
 	available atomic.Bool
 	requests  atomic.Int64
