@@ -8,6 +8,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -219,6 +220,12 @@ func (p *Provisioner) downloadWheels(ctx context.Context, what string, e PythonE
 		"--dest", filepath.Join(dir, "wheels"), "--index-url", e.indexURL(), "-r", reqFile}
 	if e.ExtraIndexURL != "" {
 		args = append(args, "--extra-index-url", e.ExtraIndexURL)
+	}
+	// pip ignores a plain-http index unless its host is trusted (as on the VM)
+	for _, u := range []string{e.indexURL(), e.ExtraIndexURL} {
+		if pu, err := url.Parse(u); err == nil && pu.Scheme == "http" {
+			args = append(args, "--trusted-host", pu.Host)
+		}
 	}
 	p.ui.Say(fmt.Sprintf("fatimage: %s: pip download on the host from %s", what, e.indexURL()))
 	cmd := exec.CommandContext(ctx, "python3", args...)

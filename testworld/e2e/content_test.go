@@ -35,12 +35,32 @@ func contentVars(t *testing.T) (vars []string, fileSum string) {
 	sum := sha256.Sum256(data)
 	fileSum = hex.EncodeToString(sum[:])
 	return []string{
+		"-var", "python_requirements=" + pythonRequirements(""),
 		"-var", "slurm_tools_commit=" + theLab.Git.Commit("stackhpc/slurm-openstack-tools", "v3.0"),
 		"-var", "archive_url=" + theLab.Releases.TarballURL(b),
 		"-var", "archive_sha256=" + theLab.Releases.Checksums()[b.Tarball()],
 		"-var", "file_url=" + theLab.Releases.ChecksumsURL(b),
 		"-var", "file_sha256=" + fileSum,
 	}, fileSum
+}
+
+// pythonRequirements pins jupyterlab 4.6.1, notebook 7.6.0 and
+// jupyter_server 2.20.0 with the hashes of the lab's wheels, as an HCL
+// list; a non-empty badHash replaces jupyterlab's.
+func pythonRequirements(badHash string) string {
+	want := map[string]string{"jupyterlab": "4.6.1", "notebook": "7.6.0", "jupyter_server": "2.20.0"}
+	var lines []string
+	for _, d := range theLab.PyPI.Dists() {
+		if want[d.Name] != d.Version {
+			continue
+		}
+		sum := theLab.PyPI.WheelSHA256(d)
+		if d.Name == "jupyterlab" && badHash != "" {
+			sum = badHash
+		}
+		lines = append(lines, fmt.Sprintf("%q", d.Name+"=="+d.Version+" --hash=sha256:"+sum))
+	}
+	return "[" + strings.Join(lines, ", ") + "]"
 }
 
 // contentImageJSON is the part of image.json the content kinds write.
@@ -53,6 +73,7 @@ type contentImageJSON struct {
 			URL    string `json:"url"`
 			SHA256 string `json:"sha256"`
 		} `json:"downloads"`
+		Python map[string][]string `json:"python"`
 		System struct {
 			Units      map[string]string `json:"units"`
 			Files      []string          `json:"files"`
@@ -90,8 +111,8 @@ func TestContentKinds(t *testing.T) {
 			// the second run left everything as the first put it
 			second := out[strings.LastIndex(out, "fatimage: content (git checkouts, downloads)"):]
 			second = second[:strings.Index(second, "fatimage: cleanup")]
-			// 3 git checkouts, 2 downloads, 7 system files, 3 unit states, kernel args
-			if n := strings.Count(second, "unchanged "); n != 16 || strings.Contains(second, "grub2-mkconfig") || strings.Contains(second, "installed /") ||
+			// 3 git checkouts, 2 downloads, a venv, 7 system files, 3 unit states, kernel args
+			if n := strings.Count(second, "unchanged "); n != 17 || strings.Contains(second, "grub2-mkconfig") || strings.Contains(second, "installed /") ||
 				strings.Contains(second, "wrote /") || strings.Contains(second, "daemon-reload") {
 				t.Errorf("the second run changed content (%d unchanged):\n%s", n, second)
 			}
@@ -117,13 +138,17 @@ func TestContentKinds(t *testing.T) {
 			got = c.Run(t, "systemctl is-enabled mysql.service filebeat.service firewalld.service || true; readlink /etc/systemd/system/firewalld.service; "+
 				"cat /etc/systemd/system/mysql.service.d/slurm_app.conf /etc/sysctl.d/90-opensearch.conf /etc/modprobe.d/appliance.conf "+
 				"/etc/tmpfiles.d/podman.conf /etc/security/limits.d/custom.conf; stat -c %a /etc/systemd/system/mysql.service.d; "+
-				"grubby --info=ALL | grep -c '^args=.* rd.auto=1'; grep -c '^GRUB_CMDLINE_LINUX=.* rd.auto=1\"$' /etc/default/grub; grep -c 'kernelopts=.* rd.auto=1' /boot/grub2/grub.cfg")
+				"sudo grubby --info=ALL | grep -c '^args=.* rd.auto=1'; grep -c '^GRUB_CMDLINE_LINUX=.* rd.auto=1\"$' /etc/default/grub; grep -c 'kernelopts=.* rd.auto=1' /boot/grub2/grub.cfg")
 			for _, w := range []string{"disabled\nenabled\nmasked\n/dev/null\n# appliance state directory drop-in\n", "vm.max_map_count = 262144\n",
 				"install esp4 /bin/false\ninstall esp6 /bin/false\ninstall rxrpc /bin/false\ninstall ip6_tunnel /bin/false\ninstall act_pedit /bin/false\ninstall openvswitch /bin/false\n",
 				"d /run/podman 0755 podman podman -\npodman soft nofile 65536\n755\n1\n1\n1"} {
 				if !strings.Contains(got, w) {
 					t.Errorf("system settings in the image lack %q:\n%s", w, got)
 				}
+			}
+			// the venv imports its packages at the pins, as any user
+			if got := c.Run(t, "stat -c %U:%G /opt/jupyter-venv; /opt/jupyter-venv/bin/python -c 'import jupyterlab, notebook, jupyter_server; print(jupyterlab.__version__, notebook.__version__, jupyter_server.__version__)'"); got != "podman:podman\n4.6.1 7.6.0 2.20.0" {
+				t.Errorf("the venv: %s", got)
 			}
 			var info contentImageJSON
 			if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &info); err != nil {
@@ -133,7 +158,7 @@ func TestContentKinds(t *testing.T) {
 			if g["/opt/slurm-tools-src"].Commit != pin || g["/opt/slurm-tools-src"].Ref != "v3.0" || g["/var/www/ood/apps/sys/jupyter"].Commit != jupyter ||
 				g["/var/www/ood/apps/sys/jupyter"].Ref != "master" || info.Content.Downloads["/etc/fatimage-e2e/sha256sums.txt"].SHA256 != fileSum ||
 				len(info.Content.Downloads) != 2 || len(g) != 3 || info.Content.System.Units["firewalld.service"] != "masked" || len(info.Content.System.Files) != 7 ||
-				strings.Join(info.Content.System.KernelArgs, " ") != "rd.auto=1" {
+				strings.Join(info.Content.System.KernelArgs, " ") != "rd.auto=1" || len(info.Content.Python["/opt/jupyter-venv"]) != 3 {
 				t.Errorf("image.json content %+v", info.Content)
 			}
 			stop()
@@ -159,6 +184,8 @@ func TestContentWrongPins(t *testing.T) {
 			regexp.MustCompile(`downloads\[0\] \(http://[^)]+\): sha256 of the download is [0-9a-f]{64}, want 2{64}; nothing installed`)},
 		{"download-host", "host", "archive_sha256=" + strings.Repeat("2", 64),
 			regexp.MustCompile(`downloads\[0\]: sha256 of http://\S+ is [0-9a-f]{64}, want 2{64}; nothing installed`)},
+		{"python-host", "host", "python_requirements=" + pythonRequirements(strings.Repeat("3", 64)),
+			regexp.MustCompile(`python_envs\[0\]: pip download on the host: exit status 1; nothing installed(.|\n)*THESE PACKAGES DO NOT MATCH THE HASHES`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("PACKER_CACHE_DIR", t.TempDir())

@@ -25,6 +25,13 @@ fatimage_pip() {
 	else
 		set -- "$@" --index-url "$5"
 		[ -z "$6" ] || set -- "$@" --extra-index-url "$6"
+		# pip ignores a plain-http index unless its host is trusted; the
+		# template chose it (hash pins still protect the content)
+		for u in "$5" "$6"; do
+			case "$u" in
+			http://*) h=${u#http://}; set -- "$@" --trusted-host "${h%%/*}" ;;
+			esac
+		done
 	fi
 	what=$1 venv=$3 req=$4 owner=$8 group=$9
 	shift 9

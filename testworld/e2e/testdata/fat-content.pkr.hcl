@@ -1,6 +1,7 @@
 # Content kinds end to end (with fat-common.pkr.hcl): git checkouts from
-# the lab's git server and downloads from its release server, by the VM
-# or (content_source = "host") by the plugin, and system settings; the
+# the lab's git server, downloads from its release server, a venv from
+# its Python index, by the VM or (content_source = "host") by the plugin,
+# and system settings; the
 # provisioner runs twice
 # and the second run must change nothing.
 variable "content_source" {
@@ -16,6 +17,16 @@ variable "git_url" {
 # the commit v3.0 of slurm-openstack-tools must be at
 variable "slurm_tools_commit" {
   type = string
+}
+
+variable "pypi_url" {
+  type    = string
+  default = env("LAB_PYPI_URL")
+}
+
+# pinned with hashes, from the lab's index
+variable "python_requirements" {
+  type = list(string)
 }
 
 variable "archive_url" {
@@ -87,6 +98,12 @@ build {
       content = "podman soft nofile 65536"
     }
     kernel_args = ["rd.auto=1"]
+    python_envs {
+      path         = "/opt/jupyter-venv"
+      requirements = var.python_requirements
+      index_url    = var.pypi_url
+      owner        = "podman"
+    }
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }
@@ -153,6 +170,12 @@ build {
       content = "podman soft nofile 65536"
     }
     kernel_args = ["rd.auto=1"]
+    python_envs {
+      path         = "/opt/jupyter-venv"
+      requirements = var.python_requirements
+      index_url    = var.pypi_url
+      owner        = "podman"
+    }
     gpg_keys {
       path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
     }
