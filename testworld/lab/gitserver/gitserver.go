@@ -13,18 +13,15 @@ package gitserver
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
 )
 
 // Repo is one served repository.
@@ -59,13 +56,10 @@ type Options struct {
 
 // Server serves the repositories.
 type Server struct {
-	dir       string
-	repos     []Repo
-	commits   map[string]string // "owner/name@ref" -> commit id
-	available atomic.Bool
-	requests  atomic.Int64
-	ln        net.Listener
-	srv       *http.Server
+	*labhttp.Server
+	dir     string
+	repos   []Repo
+	commits map[string]string // "owner/name@ref" -> commit id
 }
 
 // buildVersion names the layout of the built repositories; a change
@@ -93,32 +87,14 @@ func Start(o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.available.Store(true)
-	addr := o.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	if s.ln, err = net.Listen("tcp", addr); err != nil {
-		return nil, fmt.Errorf("gitserver: listen: %w", err)
-	}
 	backend := &cgi.Handler{
 		Path: git,
 		Args: []string{"http-backend"},
 		Env:  []string{"GIT_PROJECT_ROOT=" + s.dir, "GIT_HTTP_EXPORT_ALL=1"},
 	}
-	s.srv = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.requests.Add(1)
-			if !s.available.Load() {
-				http.Error(w, "503 Service Unavailable (lab: git server switched off)", http.StatusServiceUnavailable)
-				return
-			}
-			backend.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0),
+	if s.Server, err = labhttp.Start("git server", o.Addr, backend); err != nil {
+		return nil, err
 	}
-	go s.srv.Serve(s.ln) //nolint:errcheck // ErrServerClosed on Close
 	o.Logf("gitserver: serving %d repositories at %s", len(s.repos), s.URL())
 	return s, nil
 }
@@ -226,9 +202,6 @@ func (s *Server) create(git string, r Repo, bare string) error {
 	return os.Rename(tmp, bare)
 }
 
-// URL is the base URL: repositories are at URL()/owner/name.git.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
-
 // RepoURL is the clone URL of "owner/name".
 func (s *Server) RepoURL(path string) string { return s.URL() + "/" + path + ".git" }
 
@@ -238,18 +211,3 @@ func (s *Server) Commit(path, ref string) string { return s.commits[path+"@"+ref
 
 // Repos returns the served repositories.
 func (s *Server) Repos() []Repo { return slices.Clone(s.repos) }
-
-// Requests is how many requests the server answered.
-func (s *Server) Requests() int64 { return s.requests.Load() }
-
-// SetAvailable(false) answers every request 503.
-func (s *Server) SetAvailable(ok bool) { s.available.Store(ok) }
-
-// Close stops the server.
-func (s *Server) Close() error {
-	err := s.srv.Close()
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
-}

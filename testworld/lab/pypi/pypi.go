@@ -13,19 +13,17 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"html"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
 )
 
 // Dist is one released distribution.
@@ -74,14 +72,11 @@ type Options struct {
 
 // Server serves the index.
 type Server struct {
-	files     map[string][]byte   // "/packages/<wheel>" -> content
-	projects  map[string][]string // normalized name -> wheel names
-	sums      map[string]string   // wheel name -> sha256
-	dists     []Dist
-	available atomic.Bool
-	requests  atomic.Int64
-	ln        net.Listener
-	srv       *http.Server
+	*labhttp.Server
+	files    map[string][]byte   // "/packages/<wheel>" -> content
+	projects map[string][]string // normalized name -> wheel names
+	sums     map[string]string   // wheel name -> sha256
+	dists    []Dist
 }
 
 // mtime is the fixed time of every zip entry.
@@ -107,17 +102,10 @@ func Start(o Options) (*Server, error) {
 		n := Normalize(d.Name)
 		s.projects[n] = append(s.projects[n], d.Wheel())
 	}
-	s.available.Store(true)
-	addr := o.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
 	var err error
-	if s.ln, err = net.Listen("tcp", addr); err != nil {
-		return nil, fmt.Errorf("pypi: listen: %w", err)
+	if s.Server, err = labhttp.Start("package index", o.Addr, http.HandlerFunc(s.serve)); err != nil {
+		return nil, err
 	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go s.srv.Serve(s.ln) //nolint:errcheck // ErrServerClosed on Close
 	o.Logf("pypi: serving %d wheels at %s", len(o.Dists), s.IndexURL())
 	return s, nil
 }
@@ -163,10 +151,7 @@ func BuildWheel(d Dist) ([]byte, error) {
 }
 
 // IndexURL is pip's --index-url: URL()/simple.
-func (s *Server) IndexURL() string { return "http://" + s.ln.Addr().String() + "/simple" }
-
-// URL is the base URL.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+func (s *Server) IndexURL() string { return s.URL() + "/simple" }
 
 // WheelSHA256 is the sha256 of d's wheel ("" if not served).
 func (s *Server) WheelSHA256(d Dist) string { return s.sums[d.Wheel()] }
@@ -174,28 +159,9 @@ func (s *Server) WheelSHA256(d Dist) string { return s.sums[d.Wheel()] }
 // Dists are the served distributions.
 func (s *Server) Dists() []Dist { return slices.Clone(s.dists) }
 
-// Requests is how many requests the server answered.
-func (s *Server) Requests() int64 { return s.requests.Load() }
-
-// SetAvailable(false) answers every request 503.
-func (s *Server) SetAvailable(ok bool) { s.available.Store(ok) }
-
-// Close stops the server.
-func (s *Server) Close() error {
-	err := s.srv.Close()
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
-}
-
-// ServeHTTP serves /simple/, /simple/<project>/ and /packages/<wheel>.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
+// serve answers /simple/, /simple/<project>/ and /packages/<wheel>.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case !s.available.Load():
-		http.Error(w, "503 Service Unavailable (lab: index switched off)", http.StatusServiceUnavailable)
-		return
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		http.Error(w, "405 Method Not Allowed", http.StatusMethodNotAllowed)
 		return
