@@ -44,13 +44,20 @@ source "fatimage-openstack" "openhpc" {
   use_blockstorage_volume = var.use_blockstorage_volume
   volume_type             = var.volume_type
   volume_size             = var.volume_size
+  volume_name             = local.image_name
   metadata                = var.metadata
   instance_metadata = {
     ansible_init_disable = "true"
   }
   networks            = var.networks
   floating_ip_network = var.floating_ip_network
+  floating_ip         = var.floating_ip
   security_groups     = var.security_groups
+  user_data = var.ssh_debug_public_key == null ? null : <<-EOT
+    #cloud-config
+    ssh_authorized_keys:
+    - ${var.ssh_debug_public_key}
+  EOT
 
   # Input image:
   source_image      = var.source_image
@@ -81,8 +88,12 @@ build {
   sources = ["source.fatimage-openstack.openhpc"]
 
   provisioner "fatimage" {
-    repos  = data.fatimage-ark.rocky.repos
-    groups = local.groups
+    repos = data.fatimage-ark.rocky.repos
+    # With an appliance checkout's inventory the build host's groups are
+    # resolved from it; without one, inventory_groups name built-in sets.
+    groups           = length(var.inventory) > 0 ? [] : local.groups
+    inventory        = var.inventory
+    inventory_groups = length(var.inventory) > 0 ? var.inventory_groups : ""
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {

@@ -61,9 +61,21 @@ variable "ssh_bastion_private_key_file" {
   default = null
 }
 
+variable "ssh_debug_public_key" {
+  type        = string
+  default     = null
+  description = "An additional public key to inject for the default user (through cloud-init user data)."
+}
+
 variable "floating_ip_network" {
   type    = string
   default = null
+}
+
+variable "floating_ip" {
+  type        = string
+  default     = null
+  description = "ID (or address) of an existing floating IP to attach; floating_ip_network is then not needed."
 }
 
 variable "manifest_output_path" {
@@ -83,12 +95,18 @@ variable "volume_type" {
 
 variable "volume_size" {
   type    = number
-  default = 15
+  default = 20
+}
+
+variable "volume_name" {
+  type        = string
+  default     = null
+  description = "Declared as the appliance declares it; its source block names the volume after the image."
 }
 
 variable "image_disk_format" {
   type    = string
-  default = "qcow2"
+  default = "raw"
 }
 
 variable "metadata" {
@@ -113,6 +131,12 @@ variable "inventory_groups" {
   type        = string
   default     = "fatimage"
   description = "Comma-separated inventory groups, as the appliance's build takes them."
+}
+
+variable "inventory" {
+  type        = list(string)
+  default     = []
+  description = "An appliance environment's inventory paths, common then site then environment (e.g. [\"../ansible-slurm-appliance/environments/common/inventory\", ...]); empty: inventory_groups name built-in sets."
 }
 
 variable "os_version" {
@@ -145,7 +169,7 @@ variable "timestamps_file" {
 
 variable "gpg_keys" {
   type        = map(string)
-  default     = { "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9" = "" }
+  default     = {}
   description = "Key path in the image => local armored key file (\"\" when the image already has it)."
 }
 

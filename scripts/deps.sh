@@ -6,11 +6,15 @@ packages=(
   git make ca-certificates curl zip unzip           # build, release archives
   rpm createrepo-c dnf python3-dnf dnf-plugins-core # the lab's RPM repositories and the VMs' dnf
   gnupg                                             # signing the lab repositories
-  openssh-server openssh-client sudo                # the lab VMs' sshd, login user, sudo
+  openssh-server openssh-client sudo                # sshd for the SSH tests on the host, ssh into the lab VMs
   iproute2 iptables procps                          # the lab's network namespaces and bridge
+  mmdebstrap                                        # the lab VMs' own Debian userland
+  shellcheck                                        # checks the lab's VM scripts (go test ./testworld/lab/vm)
   python3-openstackclient                           # the official CLI, checked against the cloud double
+  e2fsprogs qemu-utils                              # the lab's Glance: disk images (mkfs.ext4 -d, qemu-img convert)
   ansible-core python3-requests python3-bs4         # make bench: the playbook and the Python listing comparison
   python3-venv python3-pip                          # the lab VMs' venvs and pip; the plugin's host-side pip download
+  shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
 )
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }
 missing=()

@@ -18,20 +18,22 @@ import (
 // talks to the network: credentials are checked in the first build step, so
 // `packer validate` works without a cloud.
 type AccessConfig struct {
-	// The username to connect to OpenStack with. Defaults to `OS_USERNAME`.
+	// The username to connect to OpenStack with. Defaults to `SDK_USERNAME`,
+	// then `OS_USERNAME`.
 	Username string `mapstructure:"username"`
 	// The user ID to connect to OpenStack with. Defaults to `OS_USERID`.
 	UserID string `mapstructure:"user_id"`
-	// The password of the user. Defaults to `OS_PASSWORD`.
+	// The password of the user. Defaults to `SDK_PASSWORD`, then
+	// `OS_PASSWORD`.
 	Password string `mapstructure:"password"`
-	// The URL of the Keystone endpoint. Defaults to `OS_AUTH_URL`. Required
-	// unless `cloud` is set.
+	// The URL of the Keystone endpoint. Defaults to `SDK_PROVIDER` (when a
+	// URL), then `OS_AUTH_URL`. Required unless `cloud` is set.
 	IdentityEndpoint string `mapstructure:"identity_endpoint"`
 	// The project (tenant) ID to build in. Defaults to `OS_PROJECT_ID`, then
 	// `OS_TENANT_ID`.
 	TenantID string `mapstructure:"tenant_id"`
-	// The project (tenant) name to build in. Defaults to `OS_PROJECT_NAME`,
-	// then `OS_TENANT_NAME`.
+	// The project (tenant) name to build in. Defaults to `SDK_PROJECT`,
+	// `SDK_TENANT_NAME`, `OS_PROJECT_NAME`, then `OS_TENANT_NAME`.
 	TenantName string `mapstructure:"tenant_name"`
 	// The domain ID of the user and project. Defaults to `OS_DOMAIN_ID`,
 	// then `OS_USER_DOMAIN_ID`, then `OS_PROJECT_DOMAIN_ID`.
@@ -43,8 +45,8 @@ type AccessConfig struct {
 	// Skip TLS certificate verification of the OpenStack APIs. Only for
 	// testing.
 	Insecure bool `mapstructure:"insecure"`
-	// The region to build in. Defaults to `OS_REGION_NAME`, or the cloud's
-	// `region_name`.
+	// The region to build in. Defaults to `SDK_REGION`, then
+	// `OS_REGION_NAME`, or the cloud's `region_name`.
 	Region string `mapstructure:"region"`
 	// The endpoint interface to use: `public` (the default), `internal` or
 	// `admin` (the `...URL` spellings are accepted too). Defaults to
@@ -114,6 +116,7 @@ func setDefault(field *string, envs ...string) {
 // checks them. It reads local files only.
 func (c *AccessConfig) Prepare() []error {
 	var errs []error
+	c.legacyEnv()
 	setDefault(&c.Cloud, "OS_CLOUD")
 	setDefault(&c.EndpointType, "OS_INTERFACE", "OS_ENDPOINT_TYPE")
 	if _, ok := validEndpointTypes[c.EndpointType]; !ok {
@@ -184,6 +187,21 @@ func (c *AccessConfig) Prepare() []error {
 	c.finishAuthOpts()
 	c.endpointOpts = gophercloud.EndpointOpts{Region: c.Region, Availability: validEndpointTypes[c.EndpointType]}
 	return nil
+}
+
+// legacyEnv reads the SDK_* variables of the official builder's first
+// releases, which it still honours ahead of OS_* and clouds.yaml:
+// SDK_USERNAME, SDK_PASSWORD, SDK_REGION, SDK_PROJECT (or SDK_TENANT_NAME)
+// and SDK_PROVIDER, the Keystone URL (other values named a provider and
+// are ignored).
+func (c *AccessConfig) legacyEnv() {
+	setDefault(&c.Username, "SDK_USERNAME")
+	setDefault(&c.Password, "SDK_PASSWORD")
+	setDefault(&c.Region, "SDK_REGION")
+	setDefault(&c.TenantName, "SDK_PROJECT", "SDK_TENANT_NAME")
+	if p := os.Getenv("SDK_PROVIDER"); c.IdentityEndpoint == "" && (strings.HasPrefix(p, "https://") || strings.HasPrefix(p, "http://")) {
+		c.IdentityEndpoint = p
+	}
 }
 
 // finishAuthOpts applies what every credential type shares.
@@ -282,4 +300,16 @@ func buildTLS(insecure bool, caFile, certFile, keyFile string) (*tls.Config, err
 // endpointName is the human name of the interface in use, for messages.
 func (c *AccessConfig) endpointName() string {
 	return strings.TrimSuffix(string(c.endpointOpts.Availability), "URL")
+}
+
+// secrets are the credentials given or resolved (from the environment or
+// clouds.yaml): what must never be printed.
+func (c *AccessConfig) secrets() []string {
+	var out []string
+	for _, s := range []string{c.Password, c.Token, c.ApplicationCredentialSecret, c.authOpts.Password, c.authOpts.TokenID, c.authOpts.ApplicationCredentialSecret} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

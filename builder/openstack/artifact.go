@@ -17,18 +17,18 @@ type Artifact struct {
 	Region          string
 	SourceImageID   string
 	SourceImageName string
-	BuilderIdValue  string
+	BuilderIDValue  string
 	// StateData carries generated data for post-processors.
 	StateData map[string]any
 
 	imageClient *gophercloud.ServiceClient
 }
 
-func (a *Artifact) BuilderId() string { return a.BuilderIdValue }
+func (a *Artifact) BuilderId() string { return a.BuilderIDValue } //nolint:revive // packersdk.Artifact names it
 
 func (*Artifact) Files() []string { return nil }
 
-func (a *Artifact) Id() string { return a.ImageID }
+func (a *Artifact) Id() string { return a.ImageID } //nolint:revive // packersdk.Artifact names it
 
 func (a *Artifact) String() string {
 	return fmt.Sprintf("An image was created: %s (%s) in region %q", a.ImageName, a.ImageID, a.Region)

@@ -207,6 +207,7 @@ func TestBuildThroughThrottling(t *testing.T) {
 	}
 	l := newLab(t, nil)
 	l.c.SetFaults(cloud.Fault{Kind: cloud.FaultHTTP, Status: 503, RetryAfter: 1, Rate: 0.2})
+	before := l.c.Calls()
 	_, art, ui, err := build(t, context.Background(), l, nil, "floating_ip_network", "public")
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, ui.errors())
@@ -214,17 +215,42 @@ func TestBuildThroughThrottling(t *testing.T) {
 	if art.Id() == "" {
 		t.Error("no image")
 	}
+	hits := l.c.FaultHits()
 	l.c.SetFaults()
+	calls := 0
+	for svc, n := range l.c.Calls() {
+		calls += n - before[svc]
+	}
+	// The build must have gone through throttling, not around it; with
+	// ~48 calls at 20% none is hit with p ~ 2e-5.
+	if hits[0] == 0 {
+		t.Errorf("no 503 was injected in %d calls", calls)
+	}
+	t.Logf("%d calls, %d answered 503", calls, hits[0])
 	l.assertEmpty(t)
 }
 
 // Tokens expiring mid-build are renewed.
 func TestBuildReauthenticates(t *testing.T) {
-	l := newLab(t, func(o *cloud.Options) { o.TokenTTL = 500 * time.Millisecond })
-	hook := &packersdk.MockHook{RunFunc: func(context.Context) error { time.Sleep(time.Second); return nil }}
+	const ttl = 500 * time.Millisecond
+	l := newLab(t, func(o *cloud.Options) { o.TokenTTL = ttl })
+	var atHook int
+	// The provisioning hook outlasts the token: the steps after it
+	// (stopping the server, the snapshot, the cleanup) need a new one.
+	hook := &packersdk.MockHook{RunFunc: func(context.Context) error {
+		atHook = l.c.Calls()["identity"]
+		time.Sleep(2 * ttl) // the token's lifetime passing is the point, not a wait for an event
+		return nil
+	}}
 	_, _, ui, err := build(t, context.Background(), l, hook)
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, ui.errors())
+	}
+	if atHook == 0 {
+		t.Fatal("the provisioning hook did not run")
+	}
+	if after := l.c.Calls()["identity"]; after <= atHook {
+		t.Errorf("no identity call after the token expired (%d before the hook, %d at the end): the builder did not re-authenticate", atHook, after)
 	}
 	l.assertEmpty(t)
 }

@@ -60,6 +60,7 @@ func (b *Builder) steps() []multistep.Step {
 		&StepDiscoverNetwork{},
 		&StepCreateVolume{},
 		&StepRunServer{},
+		&StepGetPassword{},
 		&StepFloatingIP{},
 		&communicator.StepConnect{
 			Config:    &c.Comm,
@@ -128,7 +129,7 @@ func (b *Builder) finish(state multistep.StateBag, ui packersdk.Ui) (packersdk.A
 		Region:          region,
 		SourceImageID:   getString(state, "source_image_id"),
 		SourceImageName: getString(state, "source_image_name"),
-		BuilderIdValue:  BuilderID,
+		BuilderIDValue:  BuilderID,
 		imageClient:     cl.image,
 		StateData:       map[string]any{"generated_data": state.Get("generated_data")},
 	}, nil

@@ -11,9 +11,13 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 )
 
-// commHost returns the address to connect to: ssh_host if set, else the
-// floating IP (unless ssh_interface names a network), else an address of
-// the server on the ssh_interface network, honouring ssh_ip_version.
+// commHost returns the address to connect to, in the official builder's
+// order: ssh_host if set; an address on the ssh_interface network when
+// that is set; the floating IP; the server's AccessIPv4; an address on any
+// network. ssh_ip_version is honoured throughout. An IPv6 address is
+// returned bare: the SDK brackets it when it joins host and port (the
+// official builder's "[addr]" becomes "[[addr]]:22" there and never
+// connects).
 func commHost(c *Config) func(multistep.StateBag) (string, error) {
 	return func(state multistep.StateBag) (string, error) {
 		if h := c.Comm.Host(); h != "" {
@@ -29,8 +33,18 @@ func commHost(c *Config) func(multistep.StateBag) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("getting the server's addresses: %w", err)
 		}
-		return pickAddress(srv.Addresses, c.SSHInterface, c.SSHIPVersion)
+		return serverAddress(srv, c.SSHInterface, c.SSHIPVersion)
 	}
+}
+
+// serverAddress chooses among a server's own addresses: those on the
+// ssh_interface network if set, else AccessIPv4 (what a provider such as
+// RackConnect says to use), else any network's.
+func serverAddress(srv *servers.Server, iface, ipVersion string) (string, error) {
+	if iface == "" && srv.AccessIPv4 != "" && ipVersionOK(srv.AccessIPv4, ipVersion) {
+		return srv.AccessIPv4, nil
+	}
+	return pickAddress(srv.Addresses, iface, ipVersion)
 }
 
 // pickAddress chooses among Nova's addresses (network name -> list of

@@ -46,6 +46,11 @@ func (c *Config) Prepare(raws ...any) ([]string, error) {
 	c.buildID = uuid.TimeOrderedUUID()
 	c.RunConfig.buildName = "packer_" + c.buildID
 	if c.InstanceName == "" {
+		// As the official builder: the build VM's name, and so its
+		// hostname, is the image's; sweeps find build VMs by it.
+		c.InstanceName = c.ImageName
+	}
+	if c.InstanceName == "" {
 		c.InstanceName = c.RunConfig.buildName
 	}
 	if c.VolumeName == "" && c.UseBlockStorageVolume {
@@ -56,13 +61,15 @@ func (c *Config) Prepare(raws ...any) ([]string, error) {
 	errs = packer.MultiErrorAppend(errs, c.AccessConfig.Prepare()...)
 	errs = packer.MultiErrorAppend(errs, c.ImageConfig.Prepare(c.UseBlockStorageVolume)...)
 	errs = packer.MultiErrorAppend(errs, c.RunConfig.Prepare(&c.ctx)...)
+	// Registered even when the configuration is invalid: the errors may
+	// be logged next to the values.
+	if s := c.secrets(); len(s) > 0 {
+		packer.LogSecretFilter.Set(s...)
+	}
 	if errs != nil && len(errs.Errors) > 0 {
 		return nil, errs
 	}
-	var warns []string
-	if c.FloatingIPPool != "" {
-		warns = append(warns, "floating_ip_pool is deprecated: use floating_ip_network")
-	}
+	warns := append(append([]string(nil), c.ImageConfig.warns...), c.RunConfig.warns...)
 	if c.OpenstackProvider != "" {
 		warns = append(warns, fmt.Sprintf("openstack_provider = %q is accepted for compatibility and ignored", c.OpenstackProvider))
 	}

@@ -130,8 +130,9 @@ type FlatConfig struct {
 	VolumeSize                    *int              `mapstructure:"volume_size" cty:"volume_size" hcl:"volume_size"`
 	VolumeAvailabilityZone        *string           `mapstructure:"volume_availability_zone" cty:"volume_availability_zone" hcl:"volume_availability_zone"`
 	OpenstackProvider             *string           `mapstructure:"openstack_provider" cty:"openstack_provider" hcl:"openstack_provider"`
-	UseFloatingIp                 *bool             `mapstructure:"use_floating_ip" cty:"use_floating_ip" hcl:"use_floating_ip"`
-	ImageCreationWait             *string           `mapstructure:"image_creation_wait" cty:"image_creation_wait" hcl:"image_creation_wait"`
+	UseFloatingIP                 *bool             `mapstructure:"use_floating_ip" cty:"use_floating_ip" hcl:"use_floating_ip"`
+	ImageCreationWait             *int              `mapstructure:"image_creation_wait" cty:"image_creation_wait" hcl:"image_creation_wait"`
+	ImageWaitTimeout              *string           `mapstructure:"image_wait_timeout" cty:"image_wait_timeout" hcl:"image_wait_timeout"`
 	StateTimeout                  *string           `mapstructure:"state_timeout" cty:"state_timeout" hcl:"state_timeout"`
 }
 
@@ -268,7 +269,8 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"volume_availability_zone":         &hcldec.AttrSpec{Name: "volume_availability_zone", Type: cty.String, Required: false},
 		"openstack_provider":               &hcldec.AttrSpec{Name: "openstack_provider", Type: cty.String, Required: false},
 		"use_floating_ip":                  &hcldec.AttrSpec{Name: "use_floating_ip", Type: cty.Bool, Required: false},
-		"image_creation_wait":              &hcldec.AttrSpec{Name: "image_creation_wait", Type: cty.String, Required: false},
+		"image_creation_wait":              &hcldec.AttrSpec{Name: "image_creation_wait", Type: cty.Number, Required: false},
+		"image_wait_timeout":               &hcldec.AttrSpec{Name: "image_wait_timeout", Type: cty.String, Required: false},
 		"state_timeout":                    &hcldec.AttrSpec{Name: "state_timeout", Type: cty.String, Required: false},
 	}
 	return s

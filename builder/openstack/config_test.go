@@ -20,7 +20,7 @@ import (
 func clearOSEnv(t *testing.T) {
 	t.Helper()
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OS_") {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OS_") || strings.HasPrefix(k, "SDK_") {
 			t.Setenv(k, "")
 			os.Unsetenv(k)
 		}
@@ -31,7 +31,7 @@ func baseRaw() map[string]any {
 	return map[string]any{
 		"identity_endpoint": "http://127.0.0.1:9/v3",
 		"username":          "builder",
-		"password":          "secret",
+		"password":          "secret-b7",
 		"tenant_name":       "project",
 		"domain_name":       "Default",
 		"image_name":        "rocky-fat",
@@ -93,7 +93,9 @@ func TestPrepareBadConfigs(t *testing.T) {
 	long := strings.Repeat("x", 256)
 	dir := t.TempDir()
 	certOnly := filepath.Join(dir, "cert.pem")
-	os.WriteFile(certOnly, []byte("not a cert"), 0o600)
+	if err := os.WriteFile(certOnly, []byte("not a cert"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		raw  map[string]any
@@ -109,16 +111,6 @@ func TestPrepareBadConfigs(t *testing.T) {
 			`source_image_filter.filters.name: "openhpc-[RL9-*" is not a valid pattern: syntax error in pattern`},
 		{"filter visibility", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"visibility": "all"}}),
 			`source_image_filter.filters.visibility: "all" is not one of public, private, shared, community`},
-		{"external format without url", with(baseRaw(), "external_source_image_format", "raw"),
-			"external_source_image_format: only valid with external_source_image_url"},
-		{"floating ip and network", with(baseRaw(), "floating_ip", "1.2.3.4", "floating_ip_network", "public"),
-			"floating_ip: cannot be combined with floating_ip_network"},
-		{"pool and network", with(baseRaw(), "floating_ip_pool", "a", "floating_ip_network", "b"),
-			"floating_ip_pool: deprecated alias of floating_ip_network; set only floating_ip_network"},
-		{"reuse without network", with(baseRaw(), "reuse_ips", true),
-			"reuse_ips: needs floating_ip_network or use_floating_ip = true"},
-		{"disk format without volume", with(baseRaw(), "image_disk_format", "raw"),
-			"image_disk_format: needs use_blockstorage_volume = true"},
 		{"bad disk format", with(baseRaw(), "image_disk_format", "zip", "use_blockstorage_volume", true),
 			`image_disk_format: "zip" is not one of ami, ari, aki, vhd, vhdx, vmdk, raw, qcow2, vdi, ploop, iso`},
 		{"ssh ip version", with(baseRaw(), "ssh_ip_version", "5"),
@@ -147,16 +139,20 @@ func TestPrepareBadConfigs(t *testing.T) {
 			"image_min_disk: must be >= 0, got -1"},
 		{"volume size", with(baseRaw(), "use_blockstorage_volume", true, "volume_size", -5),
 			"volume_size: must be >= 0, got -5"},
-		{"volume option without volume", with(baseRaw(), "volume_size", 20),
-			"volume_size: needs use_blockstorage_volume = true"},
 		{"user data twice", with(baseRaw(), "user_data", "#cloud-config", "user_data_file", certOnly),
 			"user_data: cannot be combined with user_data_file"},
 		{"user data file missing", with(baseRaw(), "user_data_file", filepath.Join(dir, "nope")),
 			"user_data_file: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
 		{"state timeout negative", with(baseRaw(), "state_timeout", "-1s"),
 			"state_timeout: must be > 0, got -1s"},
-		{"image creation wait negative", with(baseRaw(), "image_creation_wait", "-1m"),
-			"image_creation_wait: must be > 0, got -1m0s"},
+		{"image creation wait negative", with(baseRaw(), "image_creation_wait", -5),
+			"image_creation_wait: a number of extra seconds to wait after the image is active, must be >= 0, got -5 (the bound on the wait is image_wait_timeout)"},
+		{"image wait timeout negative", with(baseRaw(), "image_wait_timeout", "-1m"),
+			"image_wait_timeout: must be > 0, got -1m0s"},
+		{"winrm password with ed25519 key", with(baseRaw(), "communicator", "winrm", "winrm_username", "Administrator", "temporary_key_pair_type", "ed25519"),
+			`temporary_key_pair_type: "ed25519" cannot decrypt the Windows password Nova keeps; use rsa or set winrm_password`},
+		{"winrm password with keypair and no key", with(baseRaw(), "communicator", "winrm", "winrm_username", "Administrator", "ssh_keypair_name", "win"),
+			"ssh_keypair_name: with the winrm communicator and no winrm_password, ssh_private_key_file is needed to decrypt the administrator password"},
 		{"keypair without key", with(baseRaw(), "ssh_keypair_name", "mykey"),
 			"ssh_keypair_name: needs ssh_private_key_file or ssh_agent_auth = true"},
 		{"no flavor", with(baseRaw(), "flavor", nil),
@@ -254,14 +250,17 @@ func TestPrepareDefaults(t *testing.T) {
 	if c.StateTimeout != 10*time.Minute {
 		t.Errorf("state_timeout = %s, want 10m", c.StateTimeout)
 	}
-	if c.ImageCreationWait != time.Hour {
-		t.Errorf("image_creation_wait = %s, want 1h", c.ImageCreationWait)
+	if c.ImageWaitTimeout != time.Hour || c.ImageCreationWait != 0 {
+		t.Errorf("image_wait_timeout = %s, image_creation_wait = %d, want 1h and 0", c.ImageWaitTimeout, c.ImageCreationWait)
 	}
-	if !strings.HasPrefix(c.InstanceName, "packer_") || !strings.Contains(c.InstanceName, c.buildID) {
-		t.Errorf("instance_name = %q, want packer_<build id %s>", c.InstanceName, c.buildID)
+	if c.InstanceName != "rocky-fat" {
+		t.Errorf("instance_name = %q, want the image name", c.InstanceName)
 	}
-	if c.Comm.SSHTemporaryKeyPairName != c.InstanceName {
-		t.Errorf("temporary key pair name = %q, want %q", c.Comm.SSHTemporaryKeyPairName, c.InstanceName)
+	if c.Comm.SSHTemporaryKeyPairName != "packer_"+c.buildID {
+		t.Errorf("temporary key pair name = %q, want packer_<build id %s>", c.Comm.SSHTemporaryKeyPairName, c.buildID)
+	}
+	if c.ImageMetadata["image_type"] != "image" {
+		t.Errorf("metadata = %v, want the official default image_type = image", c.ImageMetadata)
 	}
 	if c.VolumeName != "rocky-fat" {
 		t.Errorf("volume_name = %q, want the image name", c.VolumeName)
@@ -282,8 +281,8 @@ func TestPrepareDefaults(t *testing.T) {
 	if len(c.SkipInheritedProperties) != 0 {
 		t.Errorf("skip_inherited_properties = %q, want empty as set", c.SkipInheritedProperties)
 	}
-	if c.StateTimeout != 25*time.Minute || c.ImageCreationWait != time.Hour {
-		t.Errorf("state_timeout %s image_creation_wait %s", c.StateTimeout, c.ImageCreationWait)
+	if c.StateTimeout != 25*time.Minute || c.ImageWaitTimeout != time.Hour {
+		t.Errorf("state_timeout %s image_wait_timeout %s", c.StateTimeout, c.ImageWaitTimeout)
 	}
 }
 
@@ -335,7 +334,9 @@ func TestPrepareCloudsYAML(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer tlsSrv.Close()
 	caPath := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(caPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600)
+	if err := os.WriteFile(caPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	path := writeCloudsYAML(t, `
 clouds:

@@ -19,7 +19,10 @@ type ImageConfig struct {
 	// The name of the output image. Required.
 	ImageName string `mapstructure:"image_name" required:"true"`
 	// Glance properties set on the output image (as by the official
-	// builder).
+	// builder). `image_type = "image"` is added unless set here or in
+	// `image_properties`. With `use_blockstorage_volume` they are set on
+	// the boot volume (`os-set_image_metadata`) before it is uploaded, so
+	// Cinder copies them into the image.
 	ImageMetadata map[string]string `mapstructure:"metadata"`
 	// More Glance properties set on the output image after it is active;
 	// they win over `metadata` and inherited properties.
@@ -28,17 +31,21 @@ type ImageConfig struct {
 	// Defaults to `["signature_verified"]`; set `[]` to keep everything
 	// the base image passed on.
 	SkipInheritedProperties []string `mapstructure:"skip_inherited_properties"`
-	// `public`, `private`, `shared` or `community`. Defaults to the cloud's
-	// default (normally `private`).
+	// `public`, `private`, `shared` or `community`, in any case. Defaults
+	// to the cloud's default (normally `private`).
 	ImageVisibility string `mapstructure:"image_visibility"`
 	// Project IDs the image is shared with (needs `image_visibility =
 	// "shared"` or the cloud's default).
 	ImageMembers []string `mapstructure:"image_members"`
-	// Accept the membership on behalf of each member project (needs
-	// credentials allowed to act for them).
+	// Accept the membership on behalf of each member project. Glance lets
+	// only the member project (or an admin) accept: the build tries its
+	// own token, then one re-scoped to the member project, which works
+	// when the credentials have a role there; otherwise the build fails
+	// saying so.
 	ImageAutoAcceptMembers bool `mapstructure:"image_auto_accept_members"`
 	// The disk format of an image uploaded from a volume, for example
-	// `raw` or `qcow2`. Only with `use_blockstorage_volume`.
+	// `raw` or `qcow2`. Ignored, with a warning, without
+	// `use_blockstorage_volume`.
 	ImageDiskFormat string `mapstructure:"image_disk_format"`
 	// Tags set on the output image.
 	ImageTags []string `mapstructure:"image_tags"`
@@ -48,6 +55,8 @@ type ImageConfig struct {
 	ImageProtected bool `mapstructure:"image_protected"`
 	// Build and provision but create no image.
 	SkipCreateImage bool `mapstructure:"skip_create_image"`
+
+	warns []string
 }
 
 var validDiskFormats = []string{"ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "ploop", "iso"}
@@ -57,8 +66,10 @@ func (c *ImageConfig) Prepare(useVolume bool) []error {
 	if c.ImageName == "" && !c.SkipCreateImage {
 		errs = append(errs, errors.New("image_name: required"))
 	}
-	if v := c.ImageVisibility; v != "" && !oneOf(v, "public", "private", "shared", "community") {
-		errs = append(errs, fmt.Errorf("image_visibility: %q is not one of public, private, shared, community", v))
+	if v := strings.ToLower(c.ImageVisibility); oneOf(v, "public", "private", "shared", "community") {
+		c.ImageVisibility = v
+	} else if v != "" {
+		errs = append(errs, fmt.Errorf("image_visibility: %q is not one of public, private, shared, community", c.ImageVisibility))
 	}
 	if len(c.ImageMembers) > 0 && c.ImageVisibility != "" && c.ImageVisibility != "shared" {
 		errs = append(errs, fmt.Errorf("image_members: needs image_visibility = \"shared\", got %q", c.ImageVisibility))
@@ -68,7 +79,10 @@ func (c *ImageConfig) Prepare(useVolume bool) []error {
 	}
 	if c.ImageDiskFormat != "" {
 		if !useVolume {
-			errs = append(errs, errors.New("image_disk_format: needs use_blockstorage_volume = true"))
+			// The appliance's template always sets it; the official
+			// builder refuses it here, which makes that template fail.
+			c.warns = append(c.warns, fmt.Sprintf("image_disk_format: %q ignored because use_blockstorage_volume is false (a snapshot keeps the server disk's format)", c.ImageDiskFormat))
+			c.ImageDiskFormat = ""
 		} else if !oneOf(c.ImageDiskFormat, validDiskFormats...) {
 			errs = append(errs, fmt.Errorf("image_disk_format: %q is not one of %s", c.ImageDiskFormat, strings.Join(validDiskFormats, ", ")))
 		}
@@ -88,6 +102,14 @@ func (c *ImageConfig) Prepare(useVolume bool) []error {
 		if oneOf(k, reservedImageAttrs...) {
 			errs = append(errs, fmt.Errorf("image_properties: %q is an image attribute, not a property; use its own option", k))
 		}
+	}
+	if _, set := c.ImageProperties["image_type"]; !set && c.ImageMetadata["image_type"] == "" {
+		// The official builder's default: Nova's snapshot marker, also on
+		// volume uploads.
+		if c.ImageMetadata == nil {
+			c.ImageMetadata = map[string]string{}
+		}
+		c.ImageMetadata["image_type"] = "image"
 	}
 	errs = append(errs, checkMetadata("metadata", c.ImageMetadata)...)
 	errs = append(errs, checkMetadata("image_properties", c.ImageProperties)...)

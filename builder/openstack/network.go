@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 )
 
@@ -30,22 +29,4 @@ func findNetwork(ctx context.Context, cl *clients, field, ref string) (string, e
 		return all[0].ID, nil
 	}
 	return "", fmt.Errorf("%s: %d networks are named %q; give the ID", field, len(all), ref)
-}
-
-// findExternalNetwork returns the only external network, for
-// use_floating_ip without floating_ip_network.
-func findExternalNetwork(ctx context.Context, cl *clients) (string, error) {
-	yes := true
-	pages, err := networks.List(cl.network, external.ListOptsExt{ListOptsBuilder: networks.ListOpts{}, External: &yes}).AllPages(ctx)
-	if err != nil {
-		return "", fmt.Errorf("use_floating_ip: listing external networks: %w", err)
-	}
-	all, err := networks.ExtractNetworks(pages)
-	if err != nil {
-		return "", fmt.Errorf("use_floating_ip: listing external networks: %w", err)
-	}
-	if len(all) != 1 {
-		return "", fmt.Errorf("use_floating_ip: found %d external networks; set floating_ip_network", len(all))
-	}
-	return all[0].ID, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/packer-plugin-sdk/communicator"
@@ -53,7 +54,8 @@ type RunConfig struct {
 	// Wait for RackConnect to finish setting the server up.
 	RackconnectWait bool `mapstructure:"rackconnect_wait"`
 	// A network (ID or name) to allocate a temporary floating IP from; it is
-	// released at the end of the build. Excludes `floating_ip`.
+	// released at the end of the build. Ignored, with a warning, when
+	// `floating_ip` is set too (as by the official builder).
 	FloatingIPNetwork string `mapstructure:"floating_ip_network"`
 	// The network (ID or name) of the server port the floating IP is
 	// attached to, for servers on several networks. Defaults to the first
@@ -62,14 +64,17 @@ type RunConfig struct {
 	// An existing floating IP, by ID or by address, to attach to the
 	// server. It is detached, not released, at the end.
 	FloatingIP string `mapstructure:"floating_ip"`
-	// Use a free floating IP of the project on `floating_ip_network` before
-	// allocating a new one. A reused IP is detached, not released.
+	// Use a free (`DOWN`, unattached) floating IP of the project instead of
+	// allocating one, restricted to `floating_ip_network` when that is set.
+	// The build fails when none is free. A reused IP is detached, not
+	// released. `floating_ip` wins over it.
 	ReuseIPs bool `mapstructure:"reuse_ips"`
 	// Security group names for the server.
 	SecurityGroups []string `mapstructure:"security_groups"`
-	// Network IDs to attach the server to.
+	// Network IDs to attach the server to, after `ports`.
 	Networks []string `mapstructure:"networks"`
-	// Existing port IDs to attach the server to.
+	// Existing port IDs to attach the server to; they become its first
+	// NICs, before `networks`.
 	Ports []string `mapstructure:"ports"`
 	// When no `networks` or `ports` are set, attach the server to a
 	// network having a subnet inside one of these CIDRs.
@@ -78,7 +83,9 @@ type RunConfig struct {
 	UserData string `mapstructure:"user_data"`
 	// A file whose contents are the server's user data.
 	UserDataFile string `mapstructure:"user_data_file"`
-	// The server's name. Defaults to `packer_<build uuid>`.
+	// The server's name, which cloud-init also makes its hostname. Defaults
+	// to `image_name` (or `packer_<build uuid>` with `skip_create_image`
+	// and no `image_name`).
 	InstanceName string `mapstructure:"instance_name"`
 	// Nova metadata of the build server. `ansible_init_disable = "true"` is
 	// always added unless set here, so StackHPC images do not run
@@ -92,7 +99,9 @@ type RunConfig struct {
 	// Deprecated: use `floating_ip_network`.
 	FloatingIPPool string `mapstructure:"floating_ip_pool" undocumented:"true"`
 	// Boot from a Cinder volume made from the base image; the image is then
-	// uploaded from the volume.
+	// uploaded from the volume. When false, `volume_name`, `volume_type`,
+	// `volume_size`, `volume_availability_zone` and `image_disk_format` are
+	// ignored with a warning.
 	UseBlockStorageVolume bool `mapstructure:"use_blockstorage_volume"`
 	// The boot volume's name. Defaults to `image_name`.
 	VolumeName string `mapstructure:"volume_name"`
@@ -105,13 +114,18 @@ type RunConfig struct {
 	VolumeAvailabilityZone string `mapstructure:"volume_availability_zone"`
 	// Accepted for compatibility; unused.
 	OpenstackProvider string `mapstructure:"openstack_provider"`
-	// Connect through a floating IP. Set implicitly by
-	// `floating_ip_network` or `floating_ip`.
-	UseFloatingIp bool `mapstructure:"use_floating_ip"`
-	// How long to wait for the output image to become active. Defaults to
-	// the larger of 1h and `state_timeout`: saving large images is slow.
-	// This is a bound, never a fixed sleep.
-	ImageCreationWait time.Duration `mapstructure:"image_creation_wait"`
+	// Deprecated and ignored, as by the official builder: a floating IP is
+	// used when `floating_ip`, `floating_ip_network` or `reuse_ips` is set.
+	UseFloatingIP bool `mapstructure:"use_floating_ip"`
+	// Extra seconds to wait after the output image is active, as by the
+	// official builder (default 0: none). For clouds whose backends report
+	// `active` early.
+	ImageCreationWait int `mapstructure:"image_creation_wait"`
+	// How long the output image (and an imported external source image) may
+	// take to become active, for example `2h`. Defaults to the larger of
+	// `1h` and `state_timeout`: saving large images is slow. A bound, never
+	// a fixed sleep; the wait ends at once if Glance kills the image.
+	ImageWaitTimeout time.Duration `mapstructure:"image_wait_timeout"`
 	// How long each wait for a server, volume or floating IP state may
 	// take, for example `15m`. Defaults to `10m`. A wait ends at once when
 	// the resource reports an error.
@@ -119,6 +133,8 @@ type RunConfig struct {
 
 	userData  []byte
 	buildName string // packer_<uuid>, set by Config.Prepare
+	// warns are the compatibility warnings of Prepare.
+	warns []string
 }
 
 // ImageFilter chooses the base image by its attributes.
@@ -157,13 +173,17 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	} else if c.StateTimeout < 0 {
 		errs = append(errs, fmt.Errorf("state_timeout: must be > 0, got %s", c.StateTimeout))
 	}
-	if c.ImageCreationWait == 0 {
-		c.ImageCreationWait = max(time.Hour, c.StateTimeout)
-	} else if c.ImageCreationWait < 0 {
-		errs = append(errs, fmt.Errorf("image_creation_wait: must be > 0, got %s", c.ImageCreationWait))
+	if c.ImageWaitTimeout == 0 {
+		c.ImageWaitTimeout = max(time.Hour, c.StateTimeout)
+	} else if c.ImageWaitTimeout < 0 {
+		errs = append(errs, fmt.Errorf("image_wait_timeout: must be > 0, got %s", c.ImageWaitTimeout))
+	}
+	if c.ImageCreationWait < 0 {
+		errs = append(errs, fmt.Errorf("image_creation_wait: a number of extra seconds to wait after the image is active, must be >= 0, got %d (the bound on the wait is image_wait_timeout)", c.ImageCreationWait))
 	}
 
-	if c.Comm.Type == "ssh" || c.Comm.Type == "" {
+	switch {
+	case c.Comm.Type == "ssh" || c.Comm.Type == "":
 		if c.Comm.SSHKeyPairName != "" && c.Comm.SSHPrivateKeyFile == "" && !c.Comm.SSHAgentAuth {
 			errs = append(errs, errors.New("ssh_keypair_name: needs ssh_private_key_file or ssh_agent_auth = true"))
 		}
@@ -172,6 +192,19 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 			// ssh_clear_authorized_keys looks for) carry the build id.
 			c.Comm.SSHTemporaryKeyPairName = c.buildName
 		}
+	case c.needsWinRMPassword():
+		// Nova hands out the administrator password encrypted with the
+		// server's keypair, which must therefore be RSA.
+		if c.Comm.SSHKeyPairName != "" && c.Comm.SSHPrivateKeyFile == "" {
+			errs = append(errs, errors.New("ssh_keypair_name: with the winrm communicator and no winrm_password, ssh_private_key_file is needed to decrypt the administrator password"))
+		}
+		if c.Comm.SSHTemporaryKeyPairName == "" {
+			c.Comm.SSHTemporaryKeyPairName = c.buildName
+		}
+		if t := c.Comm.SSHTemporaryKeyPairType; t != "" && t != "rsa" {
+			errs = append(errs, fmt.Errorf("temporary_key_pair_type: %q cannot decrypt the Windows password Nova keeps; use rsa or set winrm_password", t))
+		}
+		c.Comm.SSHTemporaryKeyPairType = "rsa"
 	}
 	errs = append(errs, c.Comm.Prepare(ctx)...)
 
@@ -184,11 +217,11 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	if sources != 1 {
 		errs = append(errs, fmt.Errorf("source_image: exactly one of source_image, source_image_name, external_source_image_url, source_image_filter is required, got %d", sources))
 	}
-	if c.ExternalSourceImageURL != "" && c.ExternalSourceImageFormat == "" {
-		c.ExternalSourceImageFormat = "qcow2"
-	}
 	if c.ExternalSourceImageURL == "" && (c.ExternalSourceImageFormat != "" || len(c.ExternalSourceImageProperties) > 0) {
-		errs = append(errs, errors.New("external_source_image_format: only valid with external_source_image_url"))
+		c.warns = append(c.warns, "external_source_image_format, external_source_image_properties: ignored without external_source_image_url")
+	}
+	if c.ExternalSourceImageFormat == "" {
+		c.ExternalSourceImageFormat = "qcow2"
 	}
 	if _, err := path.Match(c.SourceImageFilters.Filters.Name, ""); err != nil {
 		errs = append(errs, fmt.Errorf("source_image_filter.filters.name: %q is not a valid pattern: %v", c.SourceImageFilters.Filters.Name, err))
@@ -200,22 +233,7 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	if c.Flavor == "" {
 		errs = append(errs, errors.New("flavor: required"))
 	}
-	if c.FloatingIPPool != "" {
-		if c.FloatingIPNetwork == "" {
-			c.FloatingIPNetwork = c.FloatingIPPool
-		} else {
-			errs = append(errs, errors.New("floating_ip_pool: deprecated alias of floating_ip_network; set only floating_ip_network"))
-		}
-	}
-	if c.FloatingIP != "" && c.FloatingIPNetwork != "" {
-		errs = append(errs, errors.New("floating_ip: cannot be combined with floating_ip_network"))
-	}
-	if c.ReuseIPs && c.FloatingIPNetwork == "" && !c.UseFloatingIp {
-		errs = append(errs, errors.New("reuse_ips: needs floating_ip_network or use_floating_ip = true"))
-	}
-	if c.FloatingIP != "" || c.FloatingIPNetwork != "" {
-		c.UseFloatingIp = true
-	}
+	c.prepareFloatingIP()
 	switch c.SSHIPVersion {
 	case "", "4", "6":
 	default:
@@ -250,19 +268,55 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		errs = append(errs, fmt.Errorf("volume_size: must be >= 0, got %d", c.VolumeSize))
 	}
 	if !c.UseBlockStorageVolume {
+		// The official builder ignores them, and the appliance's template
+		// always sets volume_name and volume_size.
+		var ignored []string
 		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"volume_name", c.VolumeName != ""}, {"volume_type", c.VolumeType != ""}, {"volume_size", c.VolumeSize != 0}, {"volume_availability_zone", c.VolumeAvailabilityZone != ""}} {
+			name  string
+			set   bool
+			reset func()
+		}{
+			{"volume_name", c.VolumeName != "", func() { c.VolumeName = "" }},
+			{"volume_type", c.VolumeType != "", func() { c.VolumeType = "" }},
+			{"volume_size", c.VolumeSize != 0, func() { c.VolumeSize = 0 }},
+			{"volume_availability_zone", c.VolumeAvailabilityZone != "", func() { c.VolumeAvailabilityZone = "" }},
+		} {
 			if f.set {
-				errs = append(errs, fmt.Errorf("%s: needs use_blockstorage_volume = true", f.name))
+				ignored = append(ignored, f.name)
+				f.reset()
 			}
 		}
-	}
-	if c.VolumeAvailabilityZone == "" {
+		if len(ignored) > 0 {
+			c.warns = append(c.warns, fmt.Sprintf("%s: ignored because use_blockstorage_volume is false", strings.Join(ignored, ", ")))
+		}
+	} else if c.VolumeAvailabilityZone == "" {
 		c.VolumeAvailabilityZone = c.AvailabilityZone
 	}
 	return errs
+}
+
+// prepareFloatingIP resolves the floating IP options as the official
+// builder does: floating_ip wins over reuse_ips, which wins over
+// allocating from floating_ip_network; use_floating_ip alone does nothing.
+func (c *RunConfig) prepareFloatingIP() {
+	if c.FloatingIPPool != "" {
+		if c.FloatingIPNetwork == "" {
+			c.FloatingIPNetwork = c.FloatingIPPool
+			c.warns = append(c.warns, "floating_ip_pool: deprecated, use floating_ip_network")
+		} else {
+			c.warns = append(c.warns, fmt.Sprintf("floating_ip_pool: ignored, floating_ip_network = %q is used", c.FloatingIPNetwork))
+		}
+	}
+	if c.FloatingIP != "" && c.FloatingIPNetwork != "" {
+		c.warns = append(c.warns, fmt.Sprintf("floating_ip_network: ignored, the given floating_ip %q is used", c.FloatingIP))
+	}
+	if c.FloatingIP != "" && c.ReuseIPs {
+		c.warns = append(c.warns, fmt.Sprintf("reuse_ips: ignored, the given floating_ip %q is used", c.FloatingIP))
+	}
+	if c.UseFloatingIP && c.FloatingIP == "" && c.FloatingIPNetwork == "" && !c.ReuseIPs {
+		c.warns = append(c.warns, "use_floating_ip: deprecated and ignored (as by the official builder); set floating_ip_network, floating_ip or reuse_ips")
+	}
+	c.UseFloatingIP = c.FloatingIP != "" || c.FloatingIPNetwork != "" || c.ReuseIPs
 }
 
 // checkMetadata applies the Nova and Glance limit of 255 characters per
@@ -287,4 +341,11 @@ func oneOf(v string, allowed ...string) bool {
 		}
 	}
 	return false
+}
+
+// needsWinRMPassword reports whether the WinRM password is to be fetched
+// from Nova (os-server-password), as the official builder does when
+// winrm_password is not set.
+func (c *RunConfig) needsWinRMPassword() bool {
+	return c.Comm.Type == "winrm" && c.Comm.WinRMPassword == ""
 }

@@ -72,7 +72,7 @@ func (g *sshGuest) serve(conn net.Conn, cfg *ssh.ServerConfig) {
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
-			nc.Reject(ssh.UnknownChannelType, "only sessions")
+			_ = nc.Reject(ssh.UnknownChannelType, "only sessions") // the client sees the refusal
 			continue
 		}
 		ch, creqs, err := nc.Accept()
@@ -83,16 +83,19 @@ func (g *sshGuest) serve(conn net.Conn, cfg *ssh.ServerConfig) {
 			defer ch.Close()
 			for req := range creqs {
 				if req.Type != "exec" {
-					req.Reply(true, nil)
+					_ = req.Reply(true, nil) // a closed channel ends the loop
 					continue
 				}
 				var p struct{ Command string }
-				ssh.Unmarshal(req.Payload, &p)
+				if err := ssh.Unmarshal(req.Payload, &p); err != nil {
+					_ = req.Reply(false, nil)
+					return
+				}
 				g.mu.Lock()
 				g.cmds = append(g.cmds, p.Command)
 				g.mu.Unlock()
-				req.Reply(true, nil)
-				ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
+				_ = req.Reply(true, nil)
+				_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0})) // a client that left reads no status
 				return
 			}
 		}()

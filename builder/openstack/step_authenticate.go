@@ -39,7 +39,14 @@ func (s *StepAuthenticate) Run(ctx context.Context, state multistep.StateBag) mu
 	c := state.Get("config").(*Config)
 	ui := state.Get("ui").(packersdk.Ui)
 	ui.Say(fmt.Sprintf("Authenticating to %s...", c.authOpts.IdentityEndpoint))
-	cl, err := newClients(ctx, &c.AccessConfig, c.UseBlockStorageVolume, nil)
+	var base http.RoundTripper
+	if c.PackerDebug {
+		// -debug: every request, as the official builder prints them.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = c.tlsConfig
+		base = &debugTransport{ui: ui, base: t, secrets: c.secrets()}
+	}
+	cl, err := newClients(ctx, &c.AccessConfig, c.UseBlockStorageVolume, base)
 	if err != nil {
 		return halt(state, err)
 	}

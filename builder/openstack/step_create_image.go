@@ -3,6 +3,7 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
@@ -38,9 +39,21 @@ func (s *StepCreateImage) Run(ctx context.Context, state multistep.StateBag) mul
 	if err != nil {
 		return halt(state, err)
 	}
-	ui.Message(fmt.Sprintf("Waiting for image %s (%s) to become active...", c.ImageName, imageID))
-	if err := waitImage(ctx, cl, imageID, c.ImageCreationWait); err != nil {
+	ui.Say(fmt.Sprintf("Waiting for image %s (%s) to become active...", c.ImageName, imageID))
+	if err := waitImage(ctx, cl, imageID, c.ImageWaitTimeout); err != nil {
 		return halt(state, err)
+	}
+	if c.ImageCreationWait > 0 {
+		// The official meaning: some backends say active before the data
+		// is settled. A plain delay, but Ctrl-C still ends it.
+		ui.Say(fmt.Sprintf("Waiting %d more seconds (image_creation_wait)...", c.ImageCreationWait))
+		t := time.NewTimer(time.Duration(c.ImageCreationWait) * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return halt(state, fmt.Errorf("image_creation_wait: %w", ctx.Err()))
+		case <-t.C:
+		}
 	}
 	state.Put("image_id", imageID)
 	setGenerated(state, "ImageID", imageID)
@@ -76,6 +89,17 @@ func (s *StepCreateImage) fromVolume(ctx context.Context, state multistep.StateB
 	state.Put("server_deleted", true)
 	if err := waitVolume(ctx, cl, volID, c.StateTimeout, "available"); err != nil {
 		return "", err
+	}
+	if len(c.ImageMetadata) > 0 {
+		// As the official builder: Cinder copies a volume's image
+		// metadata into the image it uploads, so the image has its
+		// properties from the start. StepUpdateImage checks them after.
+		ui.Say(fmt.Sprintf("Setting image metadata on volume %s...", volID))
+		if err := volumes.SetImageMetadata(ctx, cl.volume, volID, volumes.ImageMetadataOpts{Metadata: c.ImageMetadata}).ExtractErr(); err != nil {
+			// Not fatal: the properties are patched onto the image
+			// through Glance once it is active.
+			ui.Error(fmt.Sprintf("Warning: setting image metadata on volume %s: %s; it is set on the image after the upload instead", volID, err))
+		}
 	}
 	format := c.ImageDiskFormat
 	if format == "" {

@@ -33,7 +33,7 @@ func (s *StepCreateVolume) Run(ctx context.Context, state multistep.StateBag) mu
 		ImageID:          state.Get("source_image_id").(string),
 		VolumeType:       c.VolumeType,
 		AvailabilityZone: c.VolumeAvailabilityZone,
-		Metadata:         map[string]string{BuildIDKey: c.buildID},
+		Metadata:         volumeMetadata(c),
 	}, nil).Extract()
 	if err != nil {
 		return halt(state, fmt.Errorf("creating boot volume %s: %w", c.VolumeName, err))
@@ -82,4 +82,15 @@ func (s *StepCreateVolume) Cleanup(state multistep.StateBag) {
 	}
 	trackerOf(state).Done("volume", s.created)
 	s.created = ""
+}
+
+// volumeMetadata is the boot volume's metadata: the image metadata, as the
+// official builder sets it, and the build id.
+func volumeMetadata(c *Config) map[string]string {
+	m := map[string]string{}
+	for k, v := range c.ImageMetadata {
+		m[k] = v
+	}
+	m[BuildIDKey] = c.buildID
+	return m
 }

@@ -30,7 +30,7 @@ func (s *StepDiscoverNetwork) Run(ctx context.Context, state multistep.StateBag)
 	if err != nil {
 		return halt(state, err)
 	}
-	ui.Message(fmt.Sprintf("Using network %s", id))
+	ui.Say(fmt.Sprintf("Using network %s", id))
 	state.Put("networks", []string{id})
 	return multistep.ActionContinue
 }

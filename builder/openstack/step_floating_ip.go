@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -12,9 +13,10 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
-// StepFloatingIP attaches a floating IP to the server: an existing one
-// (floating_ip, by ID or address), a free one of the project (reuse_ips)
-// or a new one from floating_ip_network. Cleanup releases what it
+// StepFloatingIP attaches a floating IP to the server, in the official
+// builder's order of preference: an existing one (floating_ip, by ID or
+// address), a free one of the project (reuse_ips) or a new one from
+// floating_ip_network. Cleanup releases what it
 // allocated and detaches what it borrowed.
 type StepFloatingIP struct {
 	allocated string // released on cleanup
@@ -23,7 +25,7 @@ type StepFloatingIP struct {
 
 func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) multistep.StepAction {
 	c := state.Get("config").(*Config)
-	if !c.UseFloatingIp {
+	if !c.UseFloatingIP {
 		return multistep.ActionContinue
 	}
 	cl := state.Get("clients").(*clients)
@@ -48,40 +50,36 @@ func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) mult
 			return halt(state, err)
 		}
 		s.borrowed = fip.ID
-	default:
+	case c.ReuseIPs:
 		var netID string
 		if c.FloatingIPNetwork != "" {
-			netID, err = findNetwork(ctx, cl, "floating_ip_network", c.FloatingIPNetwork)
-		} else {
-			netID, err = findExternalNetwork(ctx, cl)
+			if netID, err = findNetwork(ctx, cl, "floating_ip_network", c.FloatingIPNetwork); err != nil {
+				return halt(state, err)
+			}
 		}
+		if fip, err = freeFloatingIP(ctx, cl, netID); err != nil {
+			return halt(state, err)
+		}
+		ui.Say(fmt.Sprintf("Reusing the free floating IP %s (reuse_ips)", fip.FloatingIP))
+		s.borrowed = fip.ID
+	default:
+		netID, err := findNetwork(ctx, cl, "floating_ip_network", c.FloatingIPNetwork)
 		if err != nil {
 			return halt(state, err)
 		}
-		if c.ReuseIPs {
-			fip, err = freeFloatingIP(ctx, cl, netID)
-			if err != nil {
-				return halt(state, err)
-			}
-			if fip != nil {
-				s.borrowed = fip.ID
-			}
+		ui.Say("Allocating a floating IP...")
+		cctx, cancel := createCtx(ctx)
+		fip, err = floatingips.Create(cctx, cl.network, floatingips.CreateOpts{
+			FloatingNetworkID: netID,
+			PortID:            port,
+			Description:       fipDescription(c),
+		}).Extract()
+		cancel()
+		if err != nil {
+			return halt(state, fmt.Errorf("floating_ip_network: allocating a floating IP on %s: %w", netID, err))
 		}
-		if fip == nil {
-			ui.Say("Allocating a floating IP...")
-			cctx, cancel := createCtx(ctx)
-			fip, err = floatingips.Create(cctx, cl.network, floatingips.CreateOpts{
-				FloatingNetworkID: netID,
-				PortID:            port,
-				Description:       fipDescription(c),
-			}).Extract()
-			cancel()
-			if err != nil {
-				return halt(state, fmt.Errorf("floating_ip_network: allocating a floating IP on %s: %w", netID, err))
-			}
-			s.allocated = fip.ID
-			trackerOf(state).Add("floating IP", fip.ID, fip.FloatingIP)
-		}
+		s.allocated = fip.ID
+		trackerOf(state).Add("floating IP", fip.ID, fip.FloatingIP)
 	}
 	if fip.PortID != port {
 		ui.Say(fmt.Sprintf("Attaching floating IP %s to port %s...", fip.FloatingIP, port))
@@ -90,7 +88,7 @@ func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) mult
 			return halt(state, fmt.Errorf("attaching floating IP to port %s: %w", port, err))
 		}
 	}
-	ui.Message(fmt.Sprintf("Floating IP %s is attached", fip.FloatingIP))
+	ui.Say(fmt.Sprintf("Floating IP %s is attached", fip.FloatingIP))
 	state.Put("floating_ip", fip.FloatingIP)
 	setGenerated(state, "FloatingIP", fip.FloatingIP)
 	return multistep.ActionContinue
@@ -164,9 +162,11 @@ func findFloatingIP(ctx context.Context, cl *clients, ref string) (*floatingips.
 	return fip, nil
 }
 
-// freeFloatingIP returns an unattached floating IP on netID, or nil.
+// freeFloatingIP returns a floating IP of the project that is DOWN and on
+// no port, on netID when that is set, as the official builder's reuse_ips
+// does (it fails when there is none, never allocating one).
 func freeFloatingIP(ctx context.Context, cl *clients, netID string) (*floatingips.FloatingIP, error) {
-	pages, err := floatingips.List(cl.network, floatingips.ListOpts{FloatingNetworkID: netID}).AllPages(ctx)
+	pages, err := floatingips.List(cl.network, floatingips.ListOpts{FloatingNetworkID: netID, Status: "DOWN"}).AllPages(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reuse_ips: listing floating IPs: %w", err)
 	}
@@ -179,7 +179,10 @@ func freeFloatingIP(ctx context.Context, cl *clients, netID string) (*floatingip
 			return &f, nil
 		}
 	}
-	return nil, nil
+	if netID != "" {
+		return nil, fmt.Errorf("reuse_ips: the project has no free (DOWN, unattached) floating IP on network %s", netID)
+	}
+	return nil, errors.New("reuse_ips: the project has no free (DOWN, unattached) floating IP")
 }
 
 func (s *StepFloatingIP) Cleanup(state multistep.StateBag) {

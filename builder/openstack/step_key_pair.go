@@ -21,7 +21,7 @@ func (s *StepKeyPair) Run(ctx context.Context, state multistep.StateBag) multist
 	ui := state.Get("ui").(packersdk.Ui)
 	comm := &c.Comm
 	switch {
-	case comm.Type != "ssh":
+	case comm.Type != "ssh" && !c.needsWinRMPassword():
 		return multistep.ActionContinue
 	case comm.SSHKeyPairName != "":
 		ui.Say(fmt.Sprintf("Using the existing keypair %s", comm.SSHKeyPairName))

@@ -21,7 +21,10 @@ func (s *StepLoadFlavor) Run(ctx context.Context, state multistep.StateBag) mult
 	if err != nil {
 		return halt(state, err)
 	}
-	ui.Message(fmt.Sprintf("Flavor %s (%s): %d vCPU, %d MiB RAM, %d GiB disk", f.Name, f.ID, f.VCPUs, f.RAM, f.Disk))
+	ui.Say(fmt.Sprintf("Flavor %s (%s): %d vCPU, %d MiB RAM, %d GiB disk", f.Name, f.ID, f.VCPUs, f.RAM, f.Disk))
+	if err := checkZeroDiskFlavor(c, f); err != nil {
+		return halt(state, err)
+	}
 	state.Put("flavor_id", f.ID)
 	state.Put("flavor_disk", f.Disk)
 	return multistep.ActionContinue

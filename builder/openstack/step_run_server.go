@@ -25,14 +25,16 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	for k, v := range c.InstanceMetadata {
 		meta[k] = v
 	}
+	// Ports first, then networks, as the official builder: the first NIC
+	// is the guest's primary interface (eth0, default route).
 	var nets []servers.Network
+	for _, p := range c.Ports {
+		nets = append(nets, servers.Network{Port: p})
+	}
 	if ids, ok := state.Get("networks").([]string); ok {
 		for _, id := range ids {
 			nets = append(nets, servers.Network{UUID: id})
 		}
-	}
-	for _, p := range c.Ports {
-		nets = append(nets, servers.Network{Port: p})
 	}
 	opts := servers.CreateOpts{
 		Name:             c.InstanceName,
@@ -78,13 +80,13 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	state.Put("instance_id", srv.ID) // read by the provision hook data
 	setGenerated(state, "ServerID", srv.ID)
 
-	ui.Message(fmt.Sprintf("Waiting for server %s to become ACTIVE...", srv.ID))
+	ui.Say(fmt.Sprintf("Waiting for server %s to become ACTIVE...", srv.ID))
 	srv, err = waitServer(ctx, cl, srv.ID, "ACTIVE", c.StateTimeout)
 	if err != nil {
 		return halt(state, err)
 	}
 	if c.RackconnectWait {
-		ui.Message("Waiting for RackConnect automation...")
+		ui.Say("Waiting for RackConnect automation...")
 		err := waitFor(ctx, fmt.Sprintf("RackConnect to deploy server %s", srv.ID), c.StateTimeout, func(ctx context.Context) (string, bool, error) {
 			got, err := servers.Get(ctx, cl.compute, srv.ID).Extract()
 			if err != nil {
@@ -101,7 +103,7 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 		}
 	}
 	state.Put("server", srv)
-	ui.Message(fmt.Sprintf("Server %s is ACTIVE", srv.ID))
+	ui.Say(fmt.Sprintf("Server %s is ACTIVE", srv.ID))
 	return multistep.ActionContinue
 }
 

@@ -169,7 +169,7 @@ func (s *StepSourceImage) importImage(ctx context.Context, state multistep.State
 	if err != nil {
 		return nil, fmt.Errorf("external_source_image_url: importing into image %s: %w", img.ID, err)
 	}
-	if err := waitImage(ctx, cl, img.ID, c.ImageCreationWait); err != nil {
+	if err := waitImage(ctx, cl, img.ID, c.ImageWaitTimeout); err != nil {
 		return nil, fmt.Errorf("external_source_image_url: %w", err)
 	}
 	return images.Get(ctx, cl.image, img.ID).Extract()

@@ -13,14 +13,16 @@ import (
 
 // StepSSHKey reads ssh_private_key_file or makes a temporary key pair for
 // the build. The temporary key is ed25519 unless temporary_key_pair_type
-// says otherwise: fast to make and accepted by every supported image.
+// says otherwise: fast to make and accepted by every supported image. With
+// WinRM and no winrm_password it is RSA (set by Prepare): Nova encrypts
+// the Windows password with it.
 type StepSSHKey struct{}
 
 func (s *StepSSHKey) Run(ctx context.Context, state multistep.StateBag) multistep.StepAction {
 	c := state.Get("config").(*Config)
 	ui := state.Get("ui").(packersdk.Ui)
 	comm := &c.Comm
-	if comm.Type != "ssh" {
+	if comm.Type != "ssh" && !c.needsWinRMPassword() {
 		return multistep.ActionContinue
 	}
 	if comm.SSHPrivateKeyFile != "" {

@@ -36,7 +36,7 @@ func (s *StepStopServer) Run(ctx context.Context, state multistep.StateBag) mult
 	if _, err := waitServer(ctx, cl, id, "SHUTOFF", c.StateTimeout); err != nil {
 		return halt(state, err)
 	}
-	ui.Message(fmt.Sprintf("Server %s is SHUTOFF", id))
+	ui.Say(fmt.Sprintf("Server %s is SHUTOFF", id))
 	return multistep.ActionContinue
 }
 

@@ -46,9 +46,17 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 		ui.Say(fmt.Sprintf("Deleting leftover %s %s of this build...", kind, id))
 	}
 	mine := func(m map[string]string) bool { return m[BuildIDKey] == c.buildID }
+	// A list that fails means leftovers may go unseen: say so, naming
+	// what could not be checked, rather than pass silently.
+	listFailed := func(kind string, err error) {
+		ui.Error(fmt.Sprintf("Warning: could not list %ss to sweep leftovers of build %s: %s; check for %ss with %s = %s by hand", kind, c.buildID, err, kind, BuildIDKey, c.buildID))
+	}
 
-	if pages, err := servers.List(cl.compute, servers.ListOpts{}).AllPages(ctx); err == nil {
-		all, _ := servers.ExtractServers(pages)
+	if pages, err := servers.List(cl.compute, servers.ListOpts{}).AllPages(ctx); err != nil {
+		listFailed("server", err)
+	} else if all, err := servers.ExtractServers(pages); err != nil {
+		listFailed("server", err)
+	} else {
 		for _, srv := range all {
 			if mine(srv.Metadata) {
 				say("server", srv.ID)
@@ -60,8 +68,11 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 		}
 	}
 	if cl.network != nil {
-		if pages, err := floatingips.List(cl.network, floatingips.ListOpts{}).AllPages(ctx); err == nil {
-			all, _ := floatingips.ExtractFloatingIPs(pages)
+		if pages, err := floatingips.List(cl.network, floatingips.ListOpts{}).AllPages(ctx); err != nil {
+			listFailed("floating IP", err)
+		} else if all, err := floatingips.ExtractFloatingIPs(pages); err != nil {
+			listFailed("floating IP", err)
+		} else {
 			for _, f := range all {
 				if f.Description == fipDescription(c) {
 					say("floating IP", f.FloatingIP)
@@ -74,8 +85,11 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 		}
 	}
 	if cl.volume != nil {
-		if pages, err := volumes.List(cl.volume, volumes.ListOpts{}).AllPages(ctx); err == nil {
-			all, _ := volumes.ExtractVolumes(pages)
+		if pages, err := volumes.List(cl.volume, volumes.ListOpts{}).AllPages(ctx); err != nil {
+			listFailed("volume", err)
+		} else if all, err := volumes.ExtractVolumes(pages); err != nil {
+			listFailed("volume", err)
+		} else {
 			for _, v := range all {
 				if mine(v.Metadata) {
 					say("volume", v.ID)
@@ -90,7 +104,9 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 	// Only a name this build made up: a given temporary_key_pair_name may
 	// belong to someone else.
 	if name := c.Comm.SSHTemporaryKeyPairName; name != "" && strings.Contains(name, c.buildID) {
-		if _, err := keypairs.Get(ctx, cl.compute, name, nil).Extract(); err == nil {
+		if _, err := keypairs.Get(ctx, cl.compute, name, nil).Extract(); err != nil && !isNotFound(err) {
+			listFailed("keypair", err)
+		} else if err == nil {
 			say("keypair", name)
 			if err := keypairs.Delete(ctx, cl.compute, name, nil).ExtractErr(); err != nil && !isNotFound(err) {
 				warn("keypair", name, err)
@@ -104,9 +120,14 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 		}
 		pages, err := images.List(cl.image, images.ListOpts{Name: name}).AllPages(ctx)
 		if err != nil {
+			listFailed("image", err)
 			continue
 		}
-		all, _ := images.ExtractImages(pages)
+		all, err := images.ExtractImages(pages)
+		if err != nil {
+			listFailed("image", err)
+			continue
+		}
 		for _, img := range all {
 			if img.ID == keep || fmt.Sprint(img.Properties[BuildIDKey]) != c.buildID {
 				continue

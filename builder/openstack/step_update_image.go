@@ -45,7 +45,7 @@ func (s *StepUpdateImage) Run(ctx context.Context, state multistep.StateBag) mul
 			return halt(state, fmt.Errorf("image_members: adding %s: %w", m, err))
 		}
 		if c.ImageAutoAcceptMembers {
-			if _, err := members.Update(ctx, cl.image, id, m, members.UpdateOpts{Status: "accepted"}).Extract(); err != nil {
+			if err := acceptMembership(ctx, &c.AccessConfig, cl, id, m); err != nil {
 				return halt(state, fmt.Errorf("image_auto_accept_members: accepting for %s: %w", m, err))
 			}
 		}

@@ -86,10 +86,13 @@ func TestWaitFor(t *testing.T) {
 	})
 	t.Run("polling backs off", func(t *testing.T) {
 		var at []time.Time
-		waitFor(bg, "x", 600*time.Millisecond, func(context.Context) (string, bool, error) {
+		err := waitFor(bg, "x", 600*time.Millisecond, func(context.Context) (string, bool, error) {
 			at = append(at, time.Now())
 			return "", false, nil
 		})
+		if err == nil {
+			t.Fatal("a wait that never ends did not time out")
+		}
 		if len(at) < 4 {
 			t.Fatalf("only %d polls", len(at))
 		}
@@ -162,10 +165,12 @@ func TestStepLoadFlavor(t *testing.T) {
 
 func TestStepSourceImage(t *testing.T) {
 	l := newLab(t, nil)
-	older, _ := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "9"}})
-	time.Sleep(1100 * time.Millisecond) // created_at has one-second resolution
+	// created_at has one-second resolution: the older one is a minute old
+	older, _ := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "9"}, CreatedAt: time.Now().Add(-time.Minute)})
 	newer, _ := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "9"}})
-	l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "8"}})
+	if _, err := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "8"}}); err != nil {
+		t.Fatal(err)
+	}
 	filter := func(mostRecent bool, props map[string]string) map[string]any {
 		return map[string]any{"filters": map[string]any{"name": "rocky-fat", "tags": []string{"fat"}, "properties": props}, "most_recent": mostRecent}
 	}
@@ -423,7 +428,9 @@ func TestStepSweepDeletesUnrecorded(t *testing.T) {
 			t.Errorf("failed=%v: artifact image lookup: %v", fail, err)
 		}
 		if !fail {
-			deleteImage(bg, cl, artifact, time.Minute)
+			if err := deleteImage(bg, cl, artifact, time.Minute); err != nil {
+				t.Error(err)
+			}
 		}
 		l.assertEmpty(t)
 		if ui.errors() != "" && !fail {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // latestTimestampsPy does what the appliance's latest_timestamps.py does,
@@ -59,7 +61,7 @@ func BenchmarkResolve60ReposVsPython(b *testing.B) {
 	const repos, latency = 60, 50 * time.Millisecond
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import requests, bs4").Run(); err != nil {
-		b.Skipf("%s lacks requests or bs4 (scripts/deps.sh installs python3-requests python3-bs4): %v", py, err)
+		needs.Unavailable(b, fmt.Sprintf("%s lacks requests or bs4 (scripts/deps.sh installs python3-requests python3-bs4): %v", py, err))
 	}
 	s := pulpfake.New(pulpfake.Options{Latency: latency})
 	var blocks []map[string]interface{}

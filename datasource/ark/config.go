@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,RepoConfig,DatasourceOutput,Repo
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,RepoConfig,SitePulpConfig,DatasourceOutput,Repo
 //go:generate packer-sdc struct-markdown
 
 package ark
@@ -72,6 +72,10 @@ type Config struct {
 	// latest before a cut-off), one answering 403 or 404 is passed over for
 	// the next older one, with a warning naming it. Defaults to true.
 	Verify *bool `mapstructure:"verify"`
+	// A site's own Pulp to mirror the chosen snapshots into before the
+	// build, for sites whose build VMs cannot reach Ark. The outputs then
+	// point at the site Pulp. See `site_pulp` below.
+	SitePulp *SitePulpConfig `mapstructure:"site_pulp"`
 
 	mode     pulp.Mode
 	notAfter time.Time
@@ -97,6 +101,103 @@ type RepoConfig struct {
 	ContentURL string `mapstructure:"content_url"`
 	// Snapshot timestamp, used by `mode = "pinned"`.
 	Timestamp string `mapstructure:"timestamp"`
+}
+
+// SitePulpConfig is the `site_pulp` block: a site's own Pulp (pulpcore 3
+// with pulp_rpm) that the chosen snapshots are synced into.
+type SitePulpConfig struct {
+	// Base URL of the site Pulp's REST API, the part before
+	// `/pulp/api/v3/`, for example `http://pulp.site:8080`.
+	URL string `mapstructure:"url" required:"true"`
+	// API user name. Defaults to the `SITE_PULP_USERNAME` environment
+	// variable.
+	Username string `mapstructure:"username"`
+	// API password. Sensitive: it never appears in logs, errors or
+	// outputs. Defaults to the `SITE_PULP_PASSWORD` environment variable.
+	Password string `mapstructure:"password"`
+	// Base URL of the site Pulp's content app, which the outputs' baseurls
+	// point at. Defaults to `<url>/pulp/content`.
+	ContentURL string `mapstructure:"content_url"`
+	// Download policy of the remotes made: `on_demand` (the default; the
+	// site fetches packages from Ark when first asked for them) or
+	// `immediate` (the sync downloads every package).
+	Policy string `mapstructure:"policy"`
+	// PEM file of extra CA certificates trusted for the site Pulp.
+	CAFile string `mapstructure:"ca_file"`
+	// Skip TLS certificate verification of the site Pulp. Only for testing.
+	InsecureSkipVerify bool `mapstructure:"insecure_skip_verify"`
+	// Time limit for each HTTP request to the site Pulp, such as `30s`
+	// (the default). Timed-out requests are retried with backoff.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// How long one Pulp task (a sync, a publication) may run, such as
+	// `1h` (the default). A task still running then is cancelled and the
+	// build fails.
+	TaskTimeout time.Duration `mapstructure:"task_timeout"`
+}
+
+// Site Pulp defaults.
+const (
+	DefaultSitePolicy      = "on_demand"
+	DefaultSiteTaskTimeout = time.Hour
+)
+
+// prepare fills the defaults and reports every problem through add. It
+// makes no network call.
+func (s *SitePulpConfig) prepare(add func(string, ...any)) {
+	if s.Username == "" {
+		s.Username = os.Getenv("SITE_PULP_USERNAME")
+	}
+	if s.Password == "" {
+		s.Password = os.Getenv("SITE_PULP_PASSWORD")
+	}
+	if s.Password != "" {
+		packer.LogSecretFilter.Set(s.Password)
+	}
+	if s.Policy == "" {
+		s.Policy = DefaultSitePolicy
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.TaskTimeout == 0 {
+		s.TaskTimeout = DefaultSiteTaskTimeout
+	}
+	if s.URL == "" {
+		add("site_pulp.url: required, the site Pulp's API base such as \"http://pulp.site:8080\"")
+	} else if err := checkContentURL(s.URL); err != nil {
+		add("site_pulp.url: %v", err)
+	} else if strings.Contains(s.URL, "/pulp/api") {
+		add("site_pulp.url: %q must be the base before /pulp/api/v3/, for example %q", s.URL, s.URL[:strings.Index(s.URL, "/pulp/api")])
+	} else if s.ContentURL == "" {
+		s.ContentURL = strings.TrimSuffix(s.URL, "/") + "/pulp/content"
+	}
+	if s.ContentURL != "" {
+		if err := checkContentURL(s.ContentURL); err != nil {
+			add("site_pulp.content_url: %v", err)
+		}
+	}
+	if s.Username == "" || s.Password == "" {
+		add("site_pulp.username/site_pulp.password: the site Pulp's API needs credentials; set username and password in site_pulp (or SITE_PULP_USERNAME and SITE_PULP_PASSWORD)")
+	}
+	if s.Policy != "on_demand" && s.Policy != "immediate" {
+		add("site_pulp.policy: %q is not one of \"on_demand\", \"immediate\"", s.Policy)
+	}
+	checkConnection(add, "site_pulp.", s.Timeout, s.CAFile)
+	if s.TaskTimeout < 0 {
+		add("site_pulp.task_timeout: must be positive, got %s", s.TaskTimeout)
+	}
+}
+
+// checkConnection checks the settings every server's block shares.
+func checkConnection(add func(string, ...any), prefix string, timeout time.Duration, caFile string) {
+	if timeout < 0 {
+		add("%stimeout: must be positive, got %s", prefix, timeout)
+	}
+	if caFile != "" {
+		if _, err := os.Stat(caFile); err != nil {
+			add("%sca_file: %v", prefix, err)
+		}
+	}
 }
 
 // Prepare checks the whole configuration, collecting every problem, and
@@ -133,16 +234,9 @@ func (c *Config) Prepare() error {
 	if err := checkContentURL(c.ContentURL); err != nil {
 		add("content_url: %v", err)
 	}
-	if c.Timeout < 0 {
-		add("timeout: must be positive, got %s", c.Timeout)
-	}
+	checkConnection(add, "", c.Timeout, c.CAFile)
 	if c.Concurrency < 0 {
 		add("concurrency: must be at least 1, got %d", c.Concurrency)
-	}
-	if c.CAFile != "" {
-		if _, err := os.Stat(c.CAFile); err != nil {
-			add("ca_file: %v", err)
-		}
 	}
 	if c.OSVersion == "" {
 		add(`os_version: required, for example "9.6"`)
@@ -169,6 +263,10 @@ func (c *Config) Prepare() error {
 		}
 	default:
 		add("mode: %q is not one of %s", c.Mode, strings.Join(quoteAll(pulp.Modes), ", "))
+	}
+
+	if c.SitePulp != nil {
+		c.SitePulp.prepare(add)
 	}
 
 	if c.TimestampsFile != "" {

@@ -10,21 +10,22 @@ import (
 // FlatConfig is an auto-generated flat version of Config.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatConfig struct {
-	ContentURL         *string          `mapstructure:"content_url" cty:"content_url" hcl:"content_url"`
-	Username           *string          `mapstructure:"username" cty:"username" hcl:"username"`
-	Password           *string          `mapstructure:"password" cty:"password" hcl:"password"`
-	CAFile             *string          `mapstructure:"ca_file" cty:"ca_file" hcl:"ca_file"`
-	InsecureSkipVerify *bool            `mapstructure:"insecure_skip_verify" cty:"insecure_skip_verify" hcl:"insecure_skip_verify"`
-	Timeout            *string          `mapstructure:"timeout" cty:"timeout" hcl:"timeout"`
-	Concurrency        *int             `mapstructure:"concurrency" cty:"concurrency" hcl:"concurrency"`
-	OSVersion          *string          `mapstructure:"os_version" required:"true" cty:"os_version" hcl:"os_version"`
-	TimestampsFile     *string          `mapstructure:"timestamps_file" cty:"timestamps_file" hcl:"timestamps_file"`
-	Repos              []FlatRepoConfig `mapstructure:"repo" cty:"repo" hcl:"repo"`
-	Only               []string         `mapstructure:"only" cty:"only" hcl:"only"`
-	Skip               []string         `mapstructure:"skip" cty:"skip" hcl:"skip"`
-	Mode               *string          `mapstructure:"mode" cty:"mode" hcl:"mode"`
-	NotAfter           *string          `mapstructure:"not_after" cty:"not_after" hcl:"not_after"`
-	Verify             *bool            `mapstructure:"verify" cty:"verify" hcl:"verify"`
+	ContentURL         *string             `mapstructure:"content_url" cty:"content_url" hcl:"content_url"`
+	Username           *string             `mapstructure:"username" cty:"username" hcl:"username"`
+	Password           *string             `mapstructure:"password" cty:"password" hcl:"password"`
+	CAFile             *string             `mapstructure:"ca_file" cty:"ca_file" hcl:"ca_file"`
+	InsecureSkipVerify *bool               `mapstructure:"insecure_skip_verify" cty:"insecure_skip_verify" hcl:"insecure_skip_verify"`
+	Timeout            *string             `mapstructure:"timeout" cty:"timeout" hcl:"timeout"`
+	Concurrency        *int                `mapstructure:"concurrency" cty:"concurrency" hcl:"concurrency"`
+	OSVersion          *string             `mapstructure:"os_version" required:"true" cty:"os_version" hcl:"os_version"`
+	TimestampsFile     *string             `mapstructure:"timestamps_file" cty:"timestamps_file" hcl:"timestamps_file"`
+	Repos              []FlatRepoConfig    `mapstructure:"repo" cty:"repo" hcl:"repo"`
+	Only               []string            `mapstructure:"only" cty:"only" hcl:"only"`
+	Skip               []string            `mapstructure:"skip" cty:"skip" hcl:"skip"`
+	Mode               *string             `mapstructure:"mode" cty:"mode" hcl:"mode"`
+	NotAfter           *string             `mapstructure:"not_after" cty:"not_after" hcl:"not_after"`
+	Verify             *bool               `mapstructure:"verify" cty:"verify" hcl:"verify"`
+	SitePulp           *FlatSitePulpConfig `mapstructure:"site_pulp" cty:"site_pulp" hcl:"site_pulp"`
 }
 
 // FlatMapstructure returns a new FlatConfig.
@@ -54,6 +55,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"mode":                 &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 		"not_after":            &hcldec.AttrSpec{Name: "not_after", Type: cty.String, Required: false},
 		"verify":               &hcldec.AttrSpec{Name: "verify", Type: cty.Bool, Required: false},
+		"site_pulp":            &hcldec.BlockSpec{TypeName: "site_pulp", Nested: hcldec.ObjectSpec((*FlatSitePulpConfig)(nil).HCL2Spec())},
 	}
 	return s
 }
@@ -65,6 +67,7 @@ type FlatDatasourceOutput struct {
 	Timestamps     map[string]string `mapstructure:"timestamps" cty:"timestamps" hcl:"timestamps"`
 	SnapshotID     *string           `mapstructure:"snapshot_id" cty:"snapshot_id" hcl:"snapshot_id"`
 	TimestampsYAML *string           `mapstructure:"timestamps_yaml" cty:"timestamps_yaml" hcl:"timestamps_yaml"`
+	Synced         map[string]string `mapstructure:"synced" cty:"synced" hcl:"synced"`
 }
 
 // FlatMapstructure returns a new FlatDatasourceOutput.
@@ -83,6 +86,7 @@ func (*FlatDatasourceOutput) HCL2Spec() map[string]hcldec.Spec {
 		"timestamps":      &hcldec.AttrSpec{Name: "timestamps", Type: cty.Map(cty.String), Required: false},
 		"snapshot_id":     &hcldec.AttrSpec{Name: "snapshot_id", Type: cty.String, Required: false},
 		"timestamps_yaml": &hcldec.AttrSpec{Name: "timestamps_yaml", Type: cty.String, Required: false},
+		"synced":          &hcldec.AttrSpec{Name: "synced", Type: cty.Map(cty.String), Required: false},
 	}
 	return s
 }
@@ -90,14 +94,16 @@ func (*FlatDatasourceOutput) HCL2Spec() map[string]hcldec.Spec {
 // FlatRepo is an auto-generated flat version of Repo.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatRepo struct {
-	Name      *string `mapstructure:"name" cty:"name" hcl:"name"`
-	RepoFile  *string `mapstructure:"repo_file" cty:"repo_file" hcl:"repo_file"`
-	RepoName  *string `mapstructure:"repo_name" cty:"repo_name" hcl:"repo_name"`
-	BaseURL   *string `mapstructure:"baseurl" cty:"baseurl" hcl:"baseurl"`
-	Path      *string `mapstructure:"path" cty:"path" hcl:"path"`
-	Timestamp *string `mapstructure:"timestamp" cty:"timestamp" hcl:"timestamp"`
-	GPGCheck  *bool   `mapstructure:"gpgcheck" cty:"gpgcheck" hcl:"gpgcheck"`
-	Warning   *string `mapstructure:"warning" cty:"warning" hcl:"warning"`
+	Name        *string `mapstructure:"name" cty:"name" hcl:"name"`
+	RepoFile    *string `mapstructure:"repo_file" cty:"repo_file" hcl:"repo_file"`
+	RepoName    *string `mapstructure:"repo_name" cty:"repo_name" hcl:"repo_name"`
+	BaseURL     *string `mapstructure:"baseurl" cty:"baseurl" hcl:"baseurl"`
+	Path        *string `mapstructure:"path" cty:"path" hcl:"path"`
+	Timestamp   *string `mapstructure:"timestamp" cty:"timestamp" hcl:"timestamp"`
+	GPGCheck    *bool   `mapstructure:"gpgcheck" cty:"gpgcheck" hcl:"gpgcheck"`
+	Warning     *string `mapstructure:"warning" cty:"warning" hcl:"warning"`
+	SitePulp    *string `mapstructure:"site_pulp" cty:"site_pulp" hcl:"site_pulp"`
+	Credentials *string `mapstructure:"credentials" cty:"credentials" hcl:"credentials"`
 }
 
 // FlatMapstructure returns a new FlatRepo.
@@ -112,14 +118,16 @@ func (*Repo) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
 // The decoded values from this spec will then be applied to a FlatRepo.
 func (*FlatRepo) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"name":      &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"repo_file": &hcldec.AttrSpec{Name: "repo_file", Type: cty.String, Required: false},
-		"repo_name": &hcldec.AttrSpec{Name: "repo_name", Type: cty.String, Required: false},
-		"baseurl":   &hcldec.AttrSpec{Name: "baseurl", Type: cty.String, Required: false},
-		"path":      &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"timestamp": &hcldec.AttrSpec{Name: "timestamp", Type: cty.String, Required: false},
-		"gpgcheck":  &hcldec.AttrSpec{Name: "gpgcheck", Type: cty.Bool, Required: false},
-		"warning":   &hcldec.AttrSpec{Name: "warning", Type: cty.String, Required: false},
+		"name":        &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"repo_file":   &hcldec.AttrSpec{Name: "repo_file", Type: cty.String, Required: false},
+		"repo_name":   &hcldec.AttrSpec{Name: "repo_name", Type: cty.String, Required: false},
+		"baseurl":     &hcldec.AttrSpec{Name: "baseurl", Type: cty.String, Required: false},
+		"path":        &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
+		"timestamp":   &hcldec.AttrSpec{Name: "timestamp", Type: cty.String, Required: false},
+		"gpgcheck":    &hcldec.AttrSpec{Name: "gpgcheck", Type: cty.Bool, Required: false},
+		"warning":     &hcldec.AttrSpec{Name: "warning", Type: cty.String, Required: false},
+		"site_pulp":   &hcldec.AttrSpec{Name: "site_pulp", Type: cty.String, Required: false},
+		"credentials": &hcldec.AttrSpec{Name: "credentials", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -155,6 +163,45 @@ func (*FlatRepoConfig) HCL2Spec() map[string]hcldec.Spec {
 		"gpgcheck":    &hcldec.AttrSpec{Name: "gpgcheck", Type: cty.Bool, Required: false},
 		"content_url": &hcldec.AttrSpec{Name: "content_url", Type: cty.String, Required: false},
 		"timestamp":   &hcldec.AttrSpec{Name: "timestamp", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatSitePulpConfig is an auto-generated flat version of SitePulpConfig.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatSitePulpConfig struct {
+	URL                *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
+	Username           *string `mapstructure:"username" cty:"username" hcl:"username"`
+	Password           *string `mapstructure:"password" cty:"password" hcl:"password"`
+	ContentURL         *string `mapstructure:"content_url" cty:"content_url" hcl:"content_url"`
+	Policy             *string `mapstructure:"policy" cty:"policy" hcl:"policy"`
+	CAFile             *string `mapstructure:"ca_file" cty:"ca_file" hcl:"ca_file"`
+	InsecureSkipVerify *bool   `mapstructure:"insecure_skip_verify" cty:"insecure_skip_verify" hcl:"insecure_skip_verify"`
+	Timeout            *string `mapstructure:"timeout" cty:"timeout" hcl:"timeout"`
+	TaskTimeout        *string `mapstructure:"task_timeout" cty:"task_timeout" hcl:"task_timeout"`
+}
+
+// FlatMapstructure returns a new FlatSitePulpConfig.
+// FlatSitePulpConfig is an auto-generated flat version of SitePulpConfig.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*SitePulpConfig) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatSitePulpConfig)
+}
+
+// HCL2Spec returns the hcl spec of a SitePulpConfig.
+// This spec is used by HCL to read the fields of SitePulpConfig.
+// The decoded values from this spec will then be applied to a FlatSitePulpConfig.
+func (*FlatSitePulpConfig) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"url":                  &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"username":             &hcldec.AttrSpec{Name: "username", Type: cty.String, Required: false},
+		"password":             &hcldec.AttrSpec{Name: "password", Type: cty.String, Required: false},
+		"content_url":          &hcldec.AttrSpec{Name: "content_url", Type: cty.String, Required: false},
+		"policy":               &hcldec.AttrSpec{Name: "policy", Type: cty.String, Required: false},
+		"ca_file":              &hcldec.AttrSpec{Name: "ca_file", Type: cty.String, Required: false},
+		"insecure_skip_verify": &hcldec.AttrSpec{Name: "insecure_skip_verify", Type: cty.Bool, Required: false},
+		"timeout":              &hcldec.AttrSpec{Name: "timeout", Type: cty.String, Required: false},
+		"task_timeout":         &hcldec.AttrSpec{Name: "task_timeout", Type: cty.String, Required: false},
 	}
 	return s
 }

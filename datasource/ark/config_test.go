@@ -36,9 +36,13 @@ func TestConfigureRejectsBadInput(t *testing.T) {
 	t.Setenv("ARK_PASSWORD", "p")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
-	os.WriteFile(bad, []byte("dnf_repos_default:\n  baseos: [\n"), 0o600)
+	if err := os.WriteFile(bad, []byte("dnf_repos_default:\n  baseos: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	badTS := filepath.Join(dir, "badts.yml")
-	os.WriteFile(badTS, []byte("dnf_repos_default:\n  baseos:\n    '9.6':\n      pulp_path: p\n      repo_file: rocky\n      pulp_timestamp: 2025-01-01\n"), 0o600)
+	if err := os.WriteFile(badTS, []byte("dnf_repos_default:\n  baseos:\n    '9.6':\n      pulp_path: p\n      repo_file: rocky\n      pulp_timestamp: 2025-01-01\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	file := map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture}
 	with := func(base map[string]interface{}, kv ...interface{}) map[string]interface{} {
 		m := map[string]interface{}{}

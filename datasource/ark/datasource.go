@@ -40,6 +40,10 @@ type DatasourceOutput struct {
 	// `dnf_repo_timestamps.yml` format with the resolved timestamps, for
 	// every OS version it holds, so a pipeline can write its pins back.
 	TimestampsYAML string `mapstructure:"timestamps_yaml"`
+	// With `site_pulp`: repository name to `created` (the site Pulp had to
+	// sync, publish or distribute something for its snapshot) or `reused`
+	// (a distribution already served it). Empty without `site_pulp`.
+	Synced map[string]string `mapstructure:"synced"`
 }
 
 // Repo is one resolved repository.
@@ -62,6 +66,14 @@ type Repo struct {
 	// content guard); empty when the newest was usable. The fatimage
 	// provisioner shows it, since Packer gives data sources no output.
 	Warning string `mapstructure:"warning"`
+	// With `site_pulp`: `created` or `reused`, as in `synced`. The
+	// fatimage provisioner prints a summary of these.
+	SitePulp string `mapstructure:"site_pulp"`
+	// `none` when the baseurl needs no credentials (a site Pulp whose
+	// content is not guarded), so the fatimage provisioner writes none
+	// for this repository; empty otherwise, and the provisioner uses its
+	// `repo_username` and `repo_password`.
+	Credentials string `mapstructure:"credentials"`
 }
 
 // ConfigSpec implements packer.Datasource.
@@ -126,6 +138,13 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 	}
 	wg.Wait()
 
+	var site []*pulp.SiteResult
+	if c.SitePulp != nil && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		if site, err = syncSite(ctx, c, results); err != nil {
+			return DatasourceOutput{}, err
+		}
+	}
+
 	var merr *packer.MultiError
 	out := DatasourceOutput{Timestamps: map[string]string{}}
 	for i, t := range c.plan {
@@ -148,7 +167,7 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 		if repoName == "" {
 			repoName = e.Repo
 		}
-		out.Repos = append(out.Repos, Repo{
+		repo := Repo{
 			Name:      e.Repo,
 			RepoFile:  e.RepoFile,
 			RepoName:  repoName,
@@ -157,7 +176,19 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 			Timestamp: e.PulpTimestamp,
 			GPGCheck:  e.GPGCheck == nil || *e.GPGCheck,
 			Warning:   warning,
-		})
+		}
+		if site != nil && site[i] != nil {
+			repo.BaseURL = site[i].BaseURL
+			repo.SitePulp = syncWord(site[i].Created)
+			if !site[i].Guarded {
+				repo.Credentials = "none"
+			}
+			if out.Synced == nil {
+				out.Synced = map[string]string{}
+			}
+			out.Synced[e.Repo] = repo.SitePulp
+		}
+		out.Repos = append(out.Repos, repo)
 		out.Timestamps[e.Repo] = e.PulpTimestamp
 	}
 	if merr != nil {

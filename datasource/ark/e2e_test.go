@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
 )
 
 func TestMain(m *testing.M) {

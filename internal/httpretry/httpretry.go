@@ -98,13 +98,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp != nil {
 			// Drain a little so the connection can be reused.
 			_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		if cancel != nil {
 			cancel()
 		}
 		delay := backoff.Linear()
-		delay = delay/2 + rand.N(delay/2+1) // jitter so concurrent clients spread out
+		delay = delay/2 + rand.N(delay/2+1) //nolint:gosec // jitter so concurrent clients spread out, not a secret
 		if wait > 0 {
 			delay = min(wait, orDefault(t.MaxRetryAfter, DefaultMaxRetryAfter))
 		}
@@ -214,7 +214,7 @@ func (t *Transport) logf(format string, args ...any) {
 		t.Logf(format, args...)
 		return
 	}
-	log.Printf("[DEBUG] "+format, args...)
+	log.Printf("[DEBUG] "+format, args...) //nolint:gosec // our own request lines, for PACKER_LOG; credentials never reach them
 }
 
 func orDefault[T comparable](v, def T) T {

@@ -121,7 +121,7 @@ func TestAttemptTimeoutRetriesAHang(t *testing.T) {
 			}
 			return
 		}
-		io.WriteString(w, "late but fine")
+		_, _ = io.WriteString(w, "late but fine")
 	}))
 	defer srv.Close()
 	defer close(release)
@@ -142,7 +142,10 @@ func TestCancelStopsTheBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &http.Client{Transport: &Transport{Logf: func(string, ...any) { cancel() }}}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	_, err := c.Do(req)
+	resp, err := c.Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
 	if err == nil || !strings.Contains(err.Error(), "context canceled") || n.Load() != 1 {
 		t.Fatalf("got %v after %d requests", err, n.Load())
 	}
@@ -154,7 +157,11 @@ func TestConnectionRefusedIsNotRetried(t *testing.T) {
 	srv.Close()
 	var retries int
 	c := &http.Client{Transport: &Transport{Initial: time.Millisecond, Logf: func(string, ...any) { retries++ }}}
-	if _, err := c.Get(url); err == nil || retries != 0 {
+	resp, err := c.Get(url)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil || retries != 0 {
 		t.Fatalf("err %v, %d retries", err, retries)
 	}
 }

@@ -43,6 +43,16 @@ type Client struct {
 
 // NewClient builds a Client. It reads CAFile but makes no network call.
 func NewClient(o ClientOptions) (*Client, error) {
+	hc, err := newHTTPClient(o, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{http: hc, username: o.Username, password: o.Password}, nil
+}
+
+// newHTTPClient is the retrying, TLS-configured client both the content
+// Client and the API client use; retryStatus nil retries 429 and every 5xx.
+func newHTTPClient(o ClientOptions, retryStatus func(int) bool) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(o.MaxConns, 2)
 	if o.CAFile != "" || o.InsecureSkipVerify {
@@ -63,18 +73,15 @@ func NewClient(o ClientOptions) (*Client, error) {
 		}
 		tr.TLSClientConfig = tlsConf
 	}
-	return &Client{
-		http: &http.Client{
-			Transport: &httpretry.Transport{
-				Base:           tr,
-				Attempts:       o.Attempts,
-				AttemptTimeout: o.Timeout,
-				Logf:           o.Logf,
-			},
-			CheckRedirect: dropAuthOffHost,
+	return &http.Client{
+		Transport: &httpretry.Transport{
+			Base:           tr,
+			Attempts:       o.Attempts,
+			AttemptTimeout: o.Timeout,
+			RetryStatus:    retryStatus,
+			Logf:           o.Logf,
 		},
-		username: o.Username,
-		password: o.Password,
+		CheckRedirect: dropAuthOffHost,
 	}, nil
 }
 

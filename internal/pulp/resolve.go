@@ -45,7 +45,7 @@ type Result struct {
 }
 
 // credentialsHint ends errors caused by refused credentials.
-const credentialsHint = "the server refused these credentials: check username and password (or ARK_USERNAME and ARK_PASSWORD)"
+const credentialsHint = "the server refused these credentials: check username and password (or ARK_USERNAME and ARK_PASSWORD)" //nolint:gosec // a message naming the variables, not a credential
 
 // Resolve chooses a snapshot for q.
 func (c *Client) Resolve(ctx context.Context, q Query) (Result, error) {

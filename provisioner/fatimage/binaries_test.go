@@ -11,13 +11,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 func makeTarball(t *testing.T, files map[string]string) []byte {
@@ -25,8 +26,12 @@ func makeTarball(t *testing.T, files map[string]string) []byte {
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
 	for name, content := range files {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(content))
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			panic(err)
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			panic(err)
+		}
 	}
 	tw.Close()
 	zw.Close()
@@ -139,33 +144,45 @@ func TestBinariesValidation(t *testing.T) {
 	}
 }
 
-// runLocal runs a provisioner script with the real sh, tar and sha256sum.
-func runLocal(t *testing.T, workDir, script string) (string, error) {
-	t.Helper()
-	cmd := exec.Command("sh", "-eu", "-c", scriptPrelude(workDir, "nobody")+script)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
 func TestVerifyAndInstallScripts(t *testing.T) {
+	needs.Root(t, "installing binaries owned by root (install -o root)")
 	work, dest := t.TempDir(), filepath.Join(t.TempDir(), "bin")
 	good := makeTarball(t, map[string]string{"prometheus-3.5.3.linux-amd64/prometheus": "P", "prometheus-3.5.3.linux-amd64/promtool": "T", "prometheus-3.5.3.linux-amd64/LICENSE": "L"})
 	other := makeTarball(t, map[string]string{"node_exporter-1.11.1.linux-amd64/node_exporter": "N"})
 	bins := []Binary{
-		{Name: "prometheus", Version: "3.5.3", SHA256: sha(good), Files: []string{"prometheus", "promtool"}, Destination: dest, Mode: "0755"},
-		{Name: "node_exporter", Version: "1.11.1", SHA256: sha(other), Files: []string{"node_exporter"}, Destination: dest, Mode: "0750"},
+		{Name: "prometheus", Version: "3.5.3", SHA256: sha(good), Files: []string{"prometheus", "promtool"}, Destination: dest, Mode: "0755", URL: defaultBinaryURL},
+		{Name: "node_exporter", Version: "1.11.1", SHA256: sha(other), Files: []string{"node_exporter"}, Destination: dest, Mode: "0750", URL: defaultBinaryURL},
 	}
-	os.WriteFile(bins[0].tarball(work), good, 0o600)
-	os.WriteFile(bins[1].tarball(work), good, 0o600) // wrong content
-	out, err := runLocal(t, work, scriptVerifyBinaries(bins, work)+scriptInstallBinaries(bins, work))
-	if err == nil || !strings.Contains(out, "node_exporter 1.11.1: sha256 mismatch") || !strings.Contains(out, "checksum mismatch; nothing installed") {
+	if err := os.WriteFile(bins[0].tarball(work), good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bins[1].tarball(work), good, 0o600); err != nil { // wrong content
+		t.Fatal(err)
+	}
+	script := func() *vmScript {
+		sc := newScript("binaries")
+		verifyBinaries(sc, bins, work, "https://releases.example")
+		installBinaries(sc, bins, work)
+		return sc
+	}
+	out, err := runLocal(t, work, script())
+	if err == nil || !strings.Contains(out, "checksum mismatch; nothing installed") {
 		t.Fatalf("mismatch not caught: %v\n%s", err, out)
+	}
+	// the error's headline is the mismatch, with both sums and the URL
+	e := (&state{cfg: &Config{}}).commandError("binaries-fetch", "sudo -n sh -eu x.sh", 1, out)
+	want := "binaries: node_exporter 1.11.1: sha256 mismatch: want " + sha(other) + ", got " + sha(good) +
+		" (https://releases.example/node_exporter/releases/download/v1.11.1/node_exporter-1.11.1.linux-amd64.tar.gz)"
+	if first, _, _ := strings.Cut(e.Error(), "\n"); first != want {
+		t.Errorf("headline %q\nwant     %q", first, want)
 	}
 	if _, err := os.Stat(dest); !os.IsNotExist(err) {
 		t.Fatalf("something was installed before the checks passed: %v", err)
 	}
-	os.WriteFile(bins[1].tarball(work), other, 0o600)
-	out, err = runLocal(t, work, scriptVerifyBinaries(bins, work)+scriptInstallBinaries(bins, work))
+	if err := os.WriteFile(bins[1].tarball(work), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runLocal(t, work, script())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -185,9 +202,13 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 		t.Errorf("staging left behind: %v", left)
 	}
 	// again: same files are left alone
-	os.WriteFile(bins[0].tarball(work), good, 0o600)
-	os.WriteFile(bins[1].tarball(work), other, 0o600)
-	out, err = runLocal(t, work, scriptVerifyBinaries(bins, work)+scriptInstallBinaries(bins, work))
+	if err := os.WriteFile(bins[0].tarball(work), good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bins[1].tarball(work), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runLocal(t, work, script())
 	if err != nil || strings.Count(out, "unchanged ") != 3 || strings.Contains(out, "installed ") {
 		t.Errorf("second install: %v\n%s", err, out)
 	}
@@ -201,7 +222,9 @@ type recordingComm struct {
 
 func (c *recordingComm) Upload(p string, r io.Reader, _ *os.FileInfo) error {
 	var b bytes.Buffer
-	b.ReadFrom(r)
+	if _, err := b.ReadFrom(r); err != nil {
+		return err
+	}
 	c.uploads[p] = b.Bytes()
 	return nil
 }
@@ -216,7 +239,7 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	}))
 	defer srv.Close()
 	comm := &recordingComm{uploads: map[string][]byte{}}
-	p := &Provisioner{ui: packersdk.TestUi(t), comm: comm}
+	p := &state{cfg: &Config{}, ui: packersdk.TestUi(t), comm: comm}
 	b := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: sha(tgz)}
 	for i := 0; i < 2; i++ {
 		if err := p.uploadFromCache(context.Background(), b, srv.URL+"/x.tar.gz", "/w/bin.tar.gz"); err != nil {
@@ -237,7 +260,7 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	bad := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: strings.Repeat("0", 64)}
 	comm.uploads = map[string][]byte{}
 	err := p.uploadFromCache(context.Background(), bad, srv.URL+"/x.tar.gz", "/w/bad.tar.gz")
-	if err == nil || !strings.Contains(err.Error(), "sha256 of "+srv.URL+"/x.tar.gz is "+sha(tgz)) || len(comm.uploads) != 0 {
+	if err == nil || err.Error() != "binaries: node_exporter 1.11.1: sha256 mismatch: want "+strings.Repeat("0", 64)+", got "+sha(tgz)+" ("+srv.URL+"/x.tar.gz); nothing installed" || len(comm.uploads) != 0 {
 		t.Errorf("bad checksum: %v, uploads %d", err, len(comm.uploads))
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

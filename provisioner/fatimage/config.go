@@ -6,11 +6,8 @@ package fatimage
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path"
-	"regexp"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/mitchellh/mapstructure"
@@ -19,8 +16,6 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
-
-	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 )
 
 // Repo is one repository to write into /etc/yum.repos.d; the `repos`
@@ -49,6 +44,13 @@ type Repo struct {
 	// The data source's note that newer snapshots were passed over;
 	// shown in the build output.
 	Warning string `mapstructure:"warning"`
+	// The data source's `site_pulp` outcome (`created` or `reused`);
+	// summarised in the build output.
+	SitePulp string `mapstructure:"site_pulp"`
+	// `none`: write no credentials for this repository even when
+	// repo_username/repo_password are set (the data source says so for a
+	// site Pulp that serves without them).
+	Credentials string `mapstructure:"credentials"`
 	// Any other key of a `repos` element is written as an extra
 	// `key = value` line of the section (e.g. `sslverify = "0"`).
 	Options map[string]string `mapstructure:",remain"`
@@ -66,19 +68,19 @@ type GPGKey struct {
 // Entries named like a built-in user (slurm, prometheus, grafana,
 // ansible-init, podman) replace it.
 type User struct {
-	Name string `mapstructure:"name" required:"true" yaml:"-"`
-	UID  int    `mapstructure:"uid" required:"true" yaml:"uid"`
+	Name string `mapstructure:"name" required:"true"`
+	UID  int    `mapstructure:"uid" required:"true"`
 	// Primary group, created with GID when missing. Empty: useradd's default.
-	Group string `mapstructure:"group" yaml:"group"`
-	GID   int    `mapstructure:"gid" yaml:"gid"`
+	Group string `mapstructure:"group"`
+	GID   int    `mapstructure:"gid"`
 	// Home directory. Default useradd's.
-	Home string `mapstructure:"home" yaml:"home"`
+	Home string `mapstructure:"home"`
 	// Login shell. Default useradd's.
-	Shell string `mapstructure:"shell" yaml:"shell"`
+	Shell string `mapstructure:"shell"`
 	// A system account (useradd -r).
-	System bool `mapstructure:"system" yaml:"system"`
+	System bool `mapstructure:"system"`
 	// Create the home directory.
-	CreateHome bool `mapstructure:"create_home" yaml:"create_home"`
+	CreateHome bool `mapstructure:"create_home"`
 }
 
 // File is a local file or directory copied into the image.
@@ -114,15 +116,25 @@ type Config struct {
 	RepoPassword string `mapstructure:"repo_password"`
 	// GPG keys to write and import.
 	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
+	// Import the image's own distribution key
+	// (/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-<major>, already in the image)
+	// when `repos` are set, as the appliance does. Default true.
+	ImportOSKey *bool `mapstructure:"import_os_key"`
 	// Disable every other section of every other .repo file. Default true.
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
 	EnableRepos []string `mapstructure:"enable_repos"`
 	// Run `dnf update`. Default true.
 	Update *bool `mapstructure:"update"`
-	// Packages excluded from the update. Default ["grafana","apptainer"].
+	// Installed packages kept at their version by the update (excluded
+	// from the transaction); one not installed yet is installed as the
+	// snapshot has it. Default ["grafana","apptainer"].
 	UpdateExclude []string `mapstructure:"update_exclude"`
-	// auto (reboot when needed), always or never. Default auto.
+	// auto, always or never. Default auto: reboot only when a reboot is
+	// pending (new kernel or core library, SELinux mode) and a later step
+	// needs the running kernel (DKMS/kmod, kernel-devel, OFED/DOCA/CUDA
+	// packages); otherwise the image boots the new kernel on first boot.
+	// always: reboot after the package transaction. never: do not reboot.
 	Reboot string `mapstructure:"reboot"`
 	// How long to wait for the VM to come back. Default 10m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
@@ -133,6 +145,20 @@ type Config struct {
 	// module streams, binaries, fixed-ID users, services to leave
 	// disabled. See the package sets table below.
 	Groups []string `mapstructure:"groups"`
+	// Paths of an appliance environment's inventory: `groups` files or
+	// inventory directories (their INI files), in the appliance's order
+	// common → site → environment, e.g.
+	// ["environments/common/inventory", "environments/site/inventory",
+	// "environments/mysite/inventory"]. The build host is put in
+	// `builder` and `inventory_groups` and resolved through `[x:children]`
+	// as Ansible does; the built-in sets of the groups it ends up in are
+	// installed, added to those of `groups`. See docs/appliance-contract.md.
+	Inventory []string `mapstructure:"inventory"`
+	// The build's inventory groups, comma-separated as the appliance's
+	// Packer variable `inventory_groups` takes them (e.g. "fatimage" or
+	// "doca,cuda"). Used with `inventory`; without it the host is in
+	// these groups and `builder` only.
+	InventoryGroups string `mapstructure:"inventory_groups"`
 	// Extra packages installed in the same transaction.
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
@@ -142,7 +168,7 @@ type Config struct {
 	RemovePackages []string `mapstructure:"remove_packages"`
 	// dnf install_weak_deps. Default false.
 	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
-	// Packages excluded from the install transaction.
+	// Packages excluded from the package transaction (update and install).
 	Exclude []string `mapstructure:"exclude"`
 	// Grafana plugins as "<id> <version>", installed with grafana-cli;
 	// added to those of `groups`.
@@ -214,23 +240,16 @@ type Config struct {
 	RemoteFolder string `mapstructure:"remote_folder"`
 
 	// Resolved by Prepare: groups merged with the explicit options.
-	sets     *resolved
-	users    []User
-	binaries []Binary
+	// hostGroups are the inventory groups of the build host (nil without
+	// inventory); setNames the built-in groups installed.
+	hostGroups []string
+	setNames   []string
+	sets       *resolved
+	users      []User
+	binaries   []Binary
 
 	ctx interpolate.Context
 }
-
-var (
-	reName     = regexp.MustCompile(`^[a-z_][a-z0-9_-]*\$?$`)
-	reRepoFile = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	reSection  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-	reOptKey   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-	reMode     = regexp.MustCompile(`^0?[0-7]{3,4}$`)
-	rePkg      = regexp.MustCompile(`^@?[A-Za-z0-9_.+:*-][A-Za-z0-9_.+:*/ -]*$`)
-	// grafana-cli plugin ids and versions
-	reGrafanaPlugin = regexp.MustCompile(`^[a-z0-9][a-z0-9-]* [0-9][0-9A-Za-z.+-]*$`)
-)
 
 // mergeUsers returns builtin with the configured users replacing those of
 // the same name, then the other configured users.
@@ -301,7 +320,14 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.RepoPassword == "" {
 		c.RepoPassword = os.Getenv("ARK_PASSWORD")
 	}
+	// Repositories the data source marked credentials = "none" (a site
+	// Pulp serving without a guard) need no password; when all are so
+	// marked, none is taken to the VM at all, not even ARK_PASSWORD.
+	if len(c.repos) > 0 && !slices.ContainsFunc(c.repos, func(r Repo) bool { return r.Credentials != "none" }) {
+		c.RepoUsername, c.RepoPassword = "", ""
+	}
 	boolDefault(&c.ReplaceRepos, true)
+	boolDefault(&c.ImportOSKey, true)
 	boolDefault(&c.Update, true)
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
@@ -331,10 +357,21 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.RemoteFolder == "" {
 		c.RemoteFolder = "/var/tmp"
 	}
-	c.sets, c.users, c.binaries = nil, nil, nil
-	sets, setsErr := builtinSets.resolve(c.Groups)
+	c.sets, c.users, c.binaries, c.hostGroups = nil, nil, nil, nil
+	c.setNames = slices.Clone(c.Groups)
+	typos := suggestGroup(c.Groups)
+	resolveErrs = append(resolveErrs, typos...)
+	if len(c.Inventory) > 0 || c.InventoryGroups != "" {
+		builtins, hostGroups, invErrs := c.inventoryBuiltins()
+		resolveErrs = append(resolveErrs, invErrs...)
+		c.hostGroups = hostGroups
+		c.setNames = appendUnique(c.setNames, builtins...)
+	}
+	sets, setsErr := resolveGroups(c.setNames)
 	if setsErr != nil {
-		resolveErrs = append(resolveErrs, setsErr)
+		if len(typos) == 0 { // else the "did you mean" already names the cause
+			resolveErrs = append(resolveErrs, setsErr)
+		}
 	} else {
 		c.sets = sets
 		c.users = mergeUsers(sets.users, c.Users)
@@ -342,7 +379,7 @@ func (c *Config) Prepare(raws ...any) error {
 		if *c.DefaultBinaries {
 			builtin = sets.binaries
 		}
-		c.binaries = mergeBinaries(builtin, c.Binaries, builtinSets.Binaries)
+		c.binaries = mergeBinaries(builtin, c.Binaries)
 	}
 	for i := range c.repos {
 		boolDefault(&c.repos[i].Enabled, true)
@@ -357,206 +394,30 @@ func (c *Config) Prepare(raws ...any) error {
 	return nil
 }
 
+// validators check the configuration, one concern each (validate_*.go);
+// each returns every problem it finds, naming the field.
+var validators = []func(*Config) []error{
+	(*Config).validateRepos,
+	(*Config).validateSystem,
+	(*Config).validatePackages,
+	(*Config).validateUsers,
+	(*Config).validateFiles,
+	(*Config).validateBinaries,
+	(*Config).validateContent,
+}
+
 func (c *Config) validate() []error {
 	var errs []error
-	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
-
-	if len(c.repos) > 0 {
-		if c.RepoUsername != "" && c.RepoPassword == "" {
-			add("repo_password: must be set when repo_username is set (or set ARK_PASSWORD)")
-		}
-		if c.RepoPassword != "" && c.RepoUsername == "" {
-			add("repo_username: must be set when repo_password is set (or set ARK_USERNAME)")
-		}
+	for _, v := range validators {
+		errs = append(errs, v(c)...)
 	}
-	for i, r := range c.repos {
-		if pulp.NeedsCredentials(r.BaseURL) && (c.RepoUsername == "" || c.RepoPassword == "") {
-			add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, r.BaseURL)
-			break
-		}
-	}
-	sections := map[string]bool{}
-	for i, r := range c.repos {
-		if r.BaseURL == "" {
-			add("repos[%d]: baseurl is required", i)
-		} else if !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") && !strings.HasPrefix(r.BaseURL, "file://") {
-			add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, r.BaseURL)
-		}
-		if !reRepoFile.MatchString(r.RepoFile) {
-			add("repos[%d]: repo_file %q must be a plain file name without .repo (letters, digits, . _ -)", i, r.RepoFile)
-		}
-		if !reSection.MatchString(r.RepoName) {
-			add("repos[%d]: repo_name %q must be a non-empty section name (letters, digits, . _ : -)", i, r.RepoName)
-		}
-		if k := r.RepoFile + "\x00" + r.RepoName; sections[k] {
-			add("repos[%d]: duplicate section [%s] in %s.repo", i, r.RepoName, r.RepoFile)
-		} else {
-			sections[k] = true
-		}
-		if r.Priority < 0 || r.Priority > 99 {
-			add("repos[%d]: priority %d must be between 1 and 99", i, r.Priority)
-		}
-		for k, v := range r.Options {
-			if !reOptKey.MatchString(k) || isReservedKey(k) {
-				add("repos[%d]: options key %q is not allowed", i, k)
-			}
-			if strings.ContainsAny(v, "\n\r") {
-				add("repos[%d]: options value for %q must be one line", i, k)
-			}
-		}
-		for _, s := range []string{r.BaseURL, r.Name} {
-			if strings.ContainsAny(s, "\n\r") {
-				add("repos[%d]: values must be one line", i)
-			}
-		}
-	}
-	if strings.ContainsAny(c.RepoUsername+c.RepoPassword, "\n\r") {
-		add("repo_username/repo_password: must be one line")
-	}
-	for i, k := range c.GPGKeys {
-		if !path.IsAbs(k.Path) || path.Clean(k.Path) != k.Path {
-			add("gpg_keys[%d]: path %q must be an absolute, clean path", i, k.Path)
-		}
-		if k.Key != "" && !strings.Contains(k.Key, "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
-			add("gpg_keys[%d]: key must be an armored PGP public key block", i)
-		}
-	}
-	switch c.Reboot {
-	case "auto", "always", "never":
-	default:
-		add("reboot: %q is not one of auto, always, never", c.Reboot)
-	}
-	if c.RebootTimeout < 0 {
-		add("reboot_timeout: must be positive, got %s", c.RebootTimeout)
-	}
-	switch c.SELinux {
-	case "disabled", "permissive", "unchanged":
-	default:
-		add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
-	}
-	checkPkgs := func(field string, l []string) {
-		for i, p := range l {
-			if !rePkg.MatchString(p) || strings.HasPrefix(p, "-") {
-				add("%s[%d]: %q is not a valid package name or spec", field, i, p)
-			}
-		}
-	}
-	checkPkgs("packages", c.Packages)
-	checkPkgs("remove_packages", c.RemovePackages)
-	checkPkgs("exclude", c.Exclude)
-	for i, m := range c.ModuleStreams {
-		if !regexp.MustCompile(`^[A-Za-z0-9_.+-]+(:[A-Za-z0-9_.+-]+)?(/[A-Za-z0-9_.+-]+)?$`).MatchString(m) {
-			add("module_streams[%d]: %q must be name:stream", i, m)
-		}
-	}
-	checkPkgs("update_exclude", c.UpdateExclude)
-	for i, r := range c.EnableRepos {
-		if !reSection.MatchString(r) {
-			add("enable_repos[%d]: %q is not a valid repo id", i, r)
-		}
-	}
-	// Duplicates among the configured users, then every field and id
-	// clash over the merged list (configured users replace built-ins).
-	confIdx, users := map[string]int{}, map[string]bool{}
-	for i, u := range c.Users {
-		if users[u.Name] {
-			add("users[%d]: duplicate user %q", i, u.Name)
-		}
-		users[u.Name] = true
-		confIdx[u.Name] = i
-	}
-	uids, groups := map[int]string{}, map[string]int{}
-	for _, u := range c.users {
-		label := fmt.Sprintf("built-in user %q", u.Name)
-		if i, ok := confIdx[u.Name]; ok {
-			label = fmt.Sprintf("users[%d]", i)
-		}
-		if !reName.MatchString(u.Name) || len(u.Name) > 32 {
-			add("%s: name %q is not a valid user name", label, u.Name)
-		}
-		if u.UID == 0 {
-			add("%s: uid is required (a fixed id between 1 and 65533)", label)
-		} else if u.UID < 0 || u.UID > 65533 {
-			add("%s: uid %d must be between 1 and 65533", label, u.UID)
-		} else if o, ok := uids[u.UID]; ok && o != u.Name {
-			add("%s: uid %d already used by %q", label, u.UID, o)
-		} else {
-			uids[u.UID] = u.Name
-		}
-		if u.Group != "" && !reName.MatchString(u.Group) {
-			add("%s: group %q is not a valid group name", label, u.Group)
-		}
-		if u.GID != 0 && u.Group == "" {
-			add("%s: gid needs group", label)
-		}
-		if u.Group != "" && (u.GID < 0 || u.GID > 65533) {
-			add("%s: gid %d must be between 1 and 65533", label, u.GID)
-		}
-		if u.Group != "" && u.GID > 0 {
-			if g, ok := groups[u.Group]; ok && g != u.GID {
-				add("%s: group %q given two gids (%d, %d)", label, u.Group, g, u.GID)
-			}
-			groups[u.Group] = u.GID
-		}
-		if u.Home != "" && !path.IsAbs(u.Home) {
-			add("%s: home %q must be absolute", label, u.Home)
-		}
-		if u.Shell != "" && !path.IsAbs(u.Shell) {
-			add("%s: shell %q must be absolute", label, u.Shell)
-		}
-	}
-	for i, f := range c.Files {
-		if f.Source == "" {
-			add("files[%d]: source is required", i)
-		} else if _, err := os.Stat(f.Source); err != nil {
-			add("files[%d]: source: %v", i, err)
-		}
-		if !path.IsAbs(f.Destination) {
-			add("files[%d]: destination %q must be absolute", i, f.Destination)
-		}
-		if f.Mode != "" && !reMode.MatchString(f.Mode) {
-			add("files[%d]: mode %q must be octal like 0644", i, f.Mode)
-		}
-		if f.Owner != "" && !regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`).MatchString(f.Owner) {
-			add("files[%d]: owner %q must be user or user:group", i, f.Owner)
-		}
-	}
-	for i, s := range c.SkipCleanupSteps {
-		if _, ok := cleanupStepByName(s); !ok {
-			add("skip_cleanup_steps[%d]: unknown step %q (known: %s)", i, s, strings.Join(cleanupStepNames(), ", "))
-		}
-	}
-	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
-	} else {
-		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
-	}
-	switch c.BinarySource {
-	case "vm", "host":
-	default:
-		add("binary_source: %q is not one of vm, host", c.BinarySource)
-	}
-	for i, gp := range c.GrafanaPlugins {
-		if !reGrafanaPlugin.MatchString(gp) {
-			add("grafana_plugins[%d]: %q must be \"<plugin id> <version>\"", i, gp)
-		}
-	}
-	for i, s := range c.DisableServices {
-		if !reSection.MatchString(s) {
-			add("disable_services[%d]: %q is not a valid unit name", i, s)
-		}
-	}
-	if c.LoginHome != "" && (!path.IsAbs(c.LoginHome) || path.Clean(c.LoginHome) != c.LoginHome || c.LoginHome == "/") {
-		add("login_home: %q must be an absolute, clean path other than /", c.LoginHome)
-	}
-	if !strings.Contains(c.ExecuteCommand, "{{.Path}}") {
-		add("execute_command: must contain {{.Path}}")
-	}
-	if !path.IsAbs(c.RemoteFolder) {
-		add("remote_folder: %q must be absolute", c.RemoteFolder)
-	}
-	return append(errs, c.validateContent()...)
+	return errs
 }
+
+// problems collects validation errors.
+type problems []error
+
+func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
 
 // credentialsLeftWarning is what to say when the run leaves repository
 // credentials on the VM (disable_repos = false): fine before another
@@ -571,8 +432,22 @@ func (c *Config) credentialsLeftWarning() string {
 
 func isReservedKey(k string) bool {
 	switch k {
-	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes":
+	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes", "site_pulp", "credentials":
 		return true
 	}
 	return false
+}
+
+// repoIDs are the repositories enabled for the build: the enabled
+// sections of repos and enable_repos.
+func (c *Config) repoIDs() []string {
+	return appendUnique(enabledRepoIDs(c.repos), c.EnableRepos...)
+}
+
+// groupSets is what the groups resolved to (nothing before Prepare).
+func (c *Config) groupSets() *resolved {
+	if c.sets == nil {
+		return &resolved{}
+	}
+	return c.sets
 }

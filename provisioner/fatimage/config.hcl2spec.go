@@ -10,13 +10,13 @@ import (
 // FlatBinary is an auto-generated flat version of Binary.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatBinary struct {
-	Name        *string  `mapstructure:"name" required:"true" yaml:"-" cty:"name" hcl:"name"`
-	Version     *string  `mapstructure:"version" yaml:"version" cty:"version" hcl:"version"`
-	SHA256      *string  `mapstructure:"sha256" yaml:"sha256" cty:"sha256" hcl:"sha256"`
-	URL         *string  `mapstructure:"url" yaml:"url" cty:"url" hcl:"url"`
-	Files       []string `mapstructure:"files" yaml:"files" cty:"files" hcl:"files"`
-	Destination *string  `mapstructure:"destination" yaml:"destination" cty:"destination" hcl:"destination"`
-	Mode        *string  `mapstructure:"mode" yaml:"mode" cty:"mode" hcl:"mode"`
+	Name        *string  `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	Version     *string  `mapstructure:"version" cty:"version" hcl:"version"`
+	SHA256      *string  `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
+	URL         *string  `mapstructure:"url" cty:"url" hcl:"url"`
+	Files       []string `mapstructure:"files" cty:"files" hcl:"files"`
+	Destination *string  `mapstructure:"destination" cty:"destination" hcl:"destination"`
+	Mode        *string  `mapstructure:"mode" cty:"mode" hcl:"mode"`
 }
 
 // FlatMapstructure returns a new FlatBinary.
@@ -57,6 +57,7 @@ type FlatConfig struct {
 	RepoUsername        *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
 	RepoPassword        *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
 	GPGKeys             []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	ImportOSKey         *bool                   `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
 	ReplaceRepos        *bool                   `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
 	EnableRepos         []string                `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
 	Update              *bool                   `mapstructure:"update" cty:"update" hcl:"update"`
@@ -65,6 +66,8 @@ type FlatConfig struct {
 	RebootTimeout       *string                 `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
 	SELinux             *string                 `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
 	Groups              []string                `mapstructure:"groups" cty:"groups" hcl:"groups"`
+	Inventory           []string                `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
+	InventoryGroups     *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
 	Packages            []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
 	ModuleStreams       []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
 	RemovePackages      []string                `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
@@ -122,6 +125,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"repo_username":              &hcldec.AttrSpec{Name: "repo_username", Type: cty.String, Required: false},
 		"repo_password":              &hcldec.AttrSpec{Name: "repo_password", Type: cty.String, Required: false},
 		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"import_os_key":              &hcldec.AttrSpec{Name: "import_os_key", Type: cty.Bool, Required: false},
 		"replace_repos":              &hcldec.AttrSpec{Name: "replace_repos", Type: cty.Bool, Required: false},
 		"enable_repos":               &hcldec.AttrSpec{Name: "enable_repos", Type: cty.List(cty.String), Required: false},
 		"update":                     &hcldec.AttrSpec{Name: "update", Type: cty.Bool, Required: false},
@@ -130,6 +134,8 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"reboot_timeout":             &hcldec.AttrSpec{Name: "reboot_timeout", Type: cty.String, Required: false},
 		"selinux":                    &hcldec.AttrSpec{Name: "selinux", Type: cty.String, Required: false},
 		"groups":                     &hcldec.AttrSpec{Name: "groups", Type: cty.List(cty.String), Required: false},
+		"inventory":                  &hcldec.AttrSpec{Name: "inventory", Type: cty.List(cty.String), Required: false},
+		"inventory_groups":           &hcldec.AttrSpec{Name: "inventory_groups", Type: cty.String, Required: false},
 		"packages":                   &hcldec.AttrSpec{Name: "packages", Type: cty.List(cty.String), Required: false},
 		"module_streams":             &hcldec.AttrSpec{Name: "module_streams", Type: cty.List(cty.String), Required: false},
 		"remove_packages":            &hcldec.AttrSpec{Name: "remove_packages", Type: cty.List(cty.String), Required: false},
@@ -431,14 +437,14 @@ func (*FlatSystemdUnit) HCL2Spec() map[string]hcldec.Spec {
 // FlatUser is an auto-generated flat version of User.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatUser struct {
-	Name       *string `mapstructure:"name" required:"true" yaml:"-" cty:"name" hcl:"name"`
-	UID        *int    `mapstructure:"uid" required:"true" yaml:"uid" cty:"uid" hcl:"uid"`
-	Group      *string `mapstructure:"group" yaml:"group" cty:"group" hcl:"group"`
-	GID        *int    `mapstructure:"gid" yaml:"gid" cty:"gid" hcl:"gid"`
-	Home       *string `mapstructure:"home" yaml:"home" cty:"home" hcl:"home"`
-	Shell      *string `mapstructure:"shell" yaml:"shell" cty:"shell" hcl:"shell"`
-	System     *bool   `mapstructure:"system" yaml:"system" cty:"system" hcl:"system"`
-	CreateHome *bool   `mapstructure:"create_home" yaml:"create_home" cty:"create_home" hcl:"create_home"`
+	Name       *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	UID        *int    `mapstructure:"uid" required:"true" cty:"uid" hcl:"uid"`
+	Group      *string `mapstructure:"group" cty:"group" hcl:"group"`
+	GID        *int    `mapstructure:"gid" cty:"gid" hcl:"gid"`
+	Home       *string `mapstructure:"home" cty:"home" hcl:"home"`
+	Shell      *string `mapstructure:"shell" cty:"shell" hcl:"shell"`
+	System     *bool   `mapstructure:"system" cty:"system" hcl:"system"`
+	CreateHome *bool   `mapstructure:"create_home" cty:"create_home" hcl:"create_home"`
 }
 
 // FlatMapstructure returns a new FlatUser.

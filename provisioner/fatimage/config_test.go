@@ -61,7 +61,9 @@ func TestPrepareEnvCredentials(t *testing.T) {
 func TestPrepareValidation(t *testing.T) {
 	clearArkEnv(t)
 	src := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(src, []byte("x"), 0o644)
+	if err := os.WriteFile(src, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	repo := func(k string, v any) []any {
 		r := goodRepo()
 		if v == nil {
@@ -135,7 +137,7 @@ func TestPrepareValidation(t *testing.T) {
 }
 
 func TestGroupsResolve(t *testing.T) {
-	r, err := builtinSets.resolve([]string{"control", "compute"})
+	r, err := resolveGroups([]string{"control", "compute"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestGroupsResolve(t *testing.T) {
 	// control brings grafana: its repo, plugin, user and service
 	if !slices.Contains(r.Packages, "grafana") || strings.Join(r.EnableRepos, ",") != "grafana" ||
 		strings.Join(r.GrafanaPlugins, ",") != "grafana-opensearch-datasource 2.8.1" || !slices.Contains(r.Services, "grafana-server") {
-		t.Errorf("grafana %+v", r.GroupSet)
+		t.Errorf("grafana %+v", r.Set)
 	}
 	var users []string
 	for _, u := range r.users {
@@ -161,7 +163,7 @@ func TestGroupsResolve(t *testing.T) {
 	if got := strings.Join(users, ","); got != "slurm:202::0,prometheus:981:prometheus:976,grafana:984:grafana:979" {
 		t.Errorf("users %s", got)
 	}
-	fat, err := builtinSets.resolve([]string{"fatimage"})
+	fat, err := resolveGroups([]string{"fatimage"})
 	if err != nil || strings.Join(fat.Modules, ",") != "nodejs:22,ruby:3.3" {
 		t.Errorf("modules %v %v", fat.Modules, err)
 	}
@@ -174,7 +176,7 @@ func TestGroupsResolve(t *testing.T) {
 		t.Errorf("fatimage users %v services %v", fat.users, fat.Services)
 	}
 	// an extra build's feature group brings only its own packages
-	nfs, _ := builtinSets.resolve([]string{"nfs"})
+	nfs, _ := resolveGroups([]string{"nfs"})
 	if strings.Join(nfs.Packages, ",") != "nfs-utils" || len(nfs.users)+len(nfs.binaries)+len(nfs.Remove) != 0 {
 		t.Errorf("nfs %+v", nfs)
 	}
@@ -297,17 +299,6 @@ func TestExampleBody(t *testing.T) {
 	c := p.config
 	if len(c.repos) != 2 || len(c.Users) != 2 || len(c.binaries) != 3 || c.RebootTimeout != 15*time.Minute || c.binaries[2].Files[1] != "amtool" {
 		t.Errorf("config %+v", c)
-	}
-}
-
-// The provisioner's docs show the package sets as shipped.
-func TestDocsShowPackageSets(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "provisioners", "fatimage.mdx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(doc), "```yaml\n"+string(packageSetsYAML)+"```") {
-		t.Error("docs/provisioners/fatimage.mdx does not show package_sets.yaml as it is; copy it in")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"net/url"
 	"strings"
 )
 
@@ -40,14 +39,6 @@ func (c *Config) contentSource() string {
 	return c.BinarySource
 }
 
-func validateContentSource(s string) []error {
-	switch s {
-	case "", "vm", "host":
-		return nil
-	}
-	return []error{fmt.Errorf("content_source: %q is not one of vm, host", s)}
-}
-
 // hasContent reports whether any content kind is configured.
 func (c *Config) hasContent() bool {
 	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs) > 0
@@ -60,16 +51,17 @@ func (c *Config) contentWarnings() []string {
 
 // stepFetchContent stages and verifies every URL-based content item in
 // the work dir, and checks owners that this run does not create exist.
-func (p *Provisioner) stepFetchContent(ctx context.Context) error {
-	c := &p.config
-	if !c.hasContent() {
-		return nil
+func stepFetchContent(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("content: fetching and verifying (content_source = " + c.contentSource() + ")")
+	for _, w := range c.contentWarnings() {
+		s.say("WARNING: " + w)
 	}
-	p.content = contentState{}
-	var s strings.Builder
-	s.WriteString(contentCommonSh)
-	s.WriteString(contentGitSh)
-	s.WriteString(contentDownloadSh)
+	s.content = contentState{}
+	var sb strings.Builder
+	sb.WriteString(contentCommonSh)
+	sb.WriteString(contentGitSh)
+	sb.WriteString(contentDownloadSh)
 	created := map[string]bool{}
 	for _, u := range c.users {
 		created[u.Name] = true
@@ -79,24 +71,24 @@ func (p *Provisioner) stepFetchContent(ctx context.Context) error {
 	}
 	for _, o := range contentOwners(c) {
 		if !created[o[1]] {
-			fmt.Fprintf(&s, "fatimage_check_owner %s %s %s\n", shQuote(o[0]), shQuote(o[1]), shQuote(o[2]))
+			fmt.Fprintf(&sb, "fatimage_check_owner %s %s %s\n", shQuote(o[0]), shQuote(o[1]), shQuote(o[2]))
 		}
 	}
-	if err := p.fetchDownloads(ctx, &s); err != nil {
+	if err := s.fetchDownloads(ctx, &sb); err != nil {
 		return err
 	}
-	if err := p.fetchGit(ctx, &s); err != nil {
+	if err := s.fetchGit(ctx, &sb); err != nil {
 		return err
 	}
-	if err := p.fetchPython(ctx, &s); err != nil {
+	if err := s.fetchPython(ctx, &sb); err != nil {
 		return err
 	}
-	out, err := p.runScript(ctx, "content-fetch", s.String())
+	out, err := s.runScript(ctx, rawScript(sb.String()))
 	if err != nil {
 		return err
 	}
-	p.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
-	for i, commit := range p.content.gitCommits {
+	s.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
+	for i, commit := range s.content.gitCommits {
 		if commit == "" {
 			return fmt.Errorf("git_checkouts[%d]: the fetch did not report a commit", i)
 		}
@@ -105,37 +97,53 @@ func (p *Provisioner) stepFetchContent(ctx context.Context) error {
 }
 
 // stepInstallContent puts the verified content in place.
-func (p *Provisioner) stepInstallContent(ctx context.Context) error {
-	c := &p.config
-	if !c.hasContent() {
-		return nil
-	}
-	var s strings.Builder
-	s.WriteString(contentCommonSh)
-	s.WriteString(contentGitSh)
-	s.WriteString(contentDownloadSh)
-	s.WriteString(scriptInstallDownloads(c.Downloads, p.workDir))
-	s.WriteString(scriptInstallGit(c.GitCheckouts, p.content.gitCommits, p.workDir))
-	s.WriteString(contentPythonSh)
-	s.WriteString(scriptInstallPython(c, p.workDir))
-	_, err := p.runScript(ctx, "content", s.String())
+func stepInstallContent(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("content (git checkouts, downloads, python envs)")
+	var sb strings.Builder
+	sb.WriteString(contentCommonSh)
+	sb.WriteString(contentGitSh)
+	sb.WriteString(contentDownloadSh)
+	sb.WriteString(scriptInstallDownloads(c.Downloads, s.workDir))
+	sb.WriteString(scriptInstallGit(c.GitCheckouts, s.content.gitCommits, s.workDir))
+	sb.WriteString(contentPythonSh)
+	sb.WriteString(scriptInstallPython(c, s.workDir))
+	_, err := s.runScript(ctx, rawScript(sb.String()))
 	return err
 }
 
+// rawScript is a script of the content kinds: their bodies
+// (content/*.sh) and the calls Go wrote for them, arguments quoted with
+// shQuote, run after the prelude like every step's script.
+func rawScript(text string) *vmScript {
+	sc := newScript()
+	sc.calls.WriteString(text)
+	return sc
+}
+
+// stageText stages files and returns the script line unpacking them.
+func (s *state) stageText(files ...staged) (string, error) {
+	sc := newScript()
+	if err := s.stage(sc, files...); err != nil {
+		return "", err
+	}
+	return sc.calls.String(), nil
+}
+
 // imageContentRecord is image.json's `content`, nil without content.
-func (p *Provisioner) imageContentRecord() *imageContent {
-	c := &p.config
+func (s *state) imageContentRecord() *imageContent {
+	c := s.cfg
 	if !c.hasContent() && !c.hasSystem() {
 		return nil
 	}
-	r := &imageContent{System: p.imageSystemRecord()}
+	r := &imageContent{System: s.imageSystemRecord()}
 	for i, g := range c.GitCheckouts {
 		if r.Git == nil {
 			r.Git = map[string]imageGit{}
 		}
 		commit := ""
-		if i < len(p.content.gitCommits) {
-			commit = p.content.gitCommits[i]
+		if i < len(s.content.gitCommits) {
+			commit = s.content.gitCommits[i]
 		}
 		r.Git[g.Destination] = imageGit{Repo: g.Repo, Ref: g.ref(), Commit: commit}
 	}
@@ -187,77 +195,6 @@ func splitOwner(o string) (string, string) {
 		g = u
 	}
 	return u, g
-}
-
-// validOwner reports whether o is "", "user" or "user:group".
-func validOwner(o string) bool {
-	if o == "" {
-		return true
-	}
-	u, g, hasGroup := strings.Cut(o, ":")
-	return reName.MatchString(u) && (!hasGroup || reName.MatchString(g))
-}
-
-// itemErrs collects the errors of one list item, each prefixed with
-// "<field>[i]: ".
-func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
-	return func(f string, a ...any) {
-		*errs = append(*errs, fmt.Errorf("%s[%d]: "+f, append([]any{field, i}, a...)...))
-	}
-}
-
-// checkHTTPURL reports what is wrong with an item's http(s) URL field,
-// "" when nothing.
-func checkHTTPURL(field, s string) string {
-	if s == "" {
-		return field + " is required"
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
-	}
-	if u.User != nil {
-		return field + " must not carry credentials in the URL"
-	}
-	return ""
-}
-
-// validateContent checks every content kind.
-func (c *Config) validateContent() []error {
-	errs := validateContentSource(c.ContentSource)
-	errs = append(errs, validateGitCheckouts(c.GitCheckouts)...)
-	errs = append(errs, validateDownloads(c.Downloads)...)
-	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
-	errs = append(errs, validateSystem(c)...)
-	return append(errs, validateDestinations(c)...)
-}
-
-// validateDestinations refuses two items writing the same path.
-func validateDestinations(c *Config) []error {
-	var errs []error
-	seen := map[string]string{}
-	claim := func(what, dst string) {
-		if dst == "" {
-			return
-		}
-		if o, ok := seen[dst]; ok {
-			errs = append(errs, fmt.Errorf("%s: destination %s is also %s's", what, dst, o))
-			return
-		}
-		seen[dst] = what
-	}
-	for i, g := range c.GitCheckouts {
-		claim(fmt.Sprintf("git_checkouts[%d]", i), g.Destination)
-	}
-	for i, d := range c.Downloads {
-		claim(fmt.Sprintf("downloads[%d]", i), d.Destination)
-	}
-	for i, e := range c.PythonEnvs {
-		if !e.System {
-			claim(fmt.Sprintf("python_envs[%d]", i), e.Path)
-		}
-	}
-	return errs
 }
 
 // imageGit is a checkout in image.json.

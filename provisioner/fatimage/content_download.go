@@ -88,21 +88,21 @@ func validateDownloads(ds []Download) []error {
 
 // fetchDownloads adds to s the VM's downloads (vm) or uploads the files
 // from the host cache (host), then the sha256 check of every file.
-func (p *Provisioner) fetchDownloads(ctx context.Context, s *strings.Builder) error {
-	c := &p.config
+func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
+	c := s.cfg
 	for i, d := range c.Downloads {
 		what := fmt.Sprintf("downloads[%d]", i)
-		dst := d.staged(p.workDir, i)
+		dst := d.staged(s.workDir, i)
 		if c.contentSource() == "host" {
-			if err := p.uploadCached(ctx, what, d.SHA256, d.URL, dst); err != nil {
+			if err := s.uploadCached(ctx, what, d.SHA256, d.URL, dst); err != nil {
 				return err
 			}
 			continue
 		}
-		fmt.Fprintf(s, "fatimage_fetch %s %s %s\n", shQuote(what), shQuote(d.URL), shQuote(dst))
+		fmt.Fprintf(sb, "fatimage_fetch %s %s %s\n", shQuote(what), shQuote(d.URL), shQuote(dst))
 	}
 	for i, d := range c.Downloads {
-		fmt.Fprintf(s, "fatimage_verify %s %s %s\n", shQuote(fmt.Sprintf("downloads[%d] (%s)", i, d.URL)), shQuote(strings.ToLower(d.SHA256)), shQuote(d.staged(p.workDir, i)))
+		fmt.Fprintf(sb, "fatimage_verify %s %s %s\n", shQuote(fmt.Sprintf("downloads[%d] (%s)", i, d.URL)), shQuote(strings.ToLower(d.SHA256)), shQuote(d.staged(s.workDir, i)))
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 // uploadCached makes sure the file with that sha256 is in the host cache
 // (named by its sha256, so a cached file is known good), then uploads it
 // to dst. what names the content in messages, e.g. "downloads[0]".
-func (p *Provisioner) uploadCached(ctx context.Context, what, sum, u, dst string) error {
+func (s *state) uploadCached(ctx context.Context, what, sum, u, dst string) error {
 	dir, err := binaryCacheDir()
 	if err != nil {
 		return fmt.Errorf("%s: cache: %w", what, err)
@@ -31,8 +31,8 @@ func (p *Provisioner) uploadCached(ctx context.Context, what, sum, u, dst string
 	}
 	cached := filepath.Join(dir, strings.ToLower(sum))
 	if _, err := os.Stat(cached); err == nil {
-		p.ui.Say(fmt.Sprintf("fatimage: %s from the cache (%s)", strings.TrimPrefix(what, "binaries: "), cached))
-	} else if err := p.downloadVerified(ctx, what, sum, u, dir, cached); err != nil {
+		s.ui.Say(fmt.Sprintf("fatimage: %s from the cache (%s)", strings.TrimPrefix(what, "binaries: "), cached))
+	} else if err := s.downloadVerified(ctx, what, sum, u, dir, cached); err != nil {
 		return err
 	}
 	f, err := os.Open(cached)
@@ -44,9 +44,9 @@ func (p *Provisioner) uploadCached(ctx context.Context, what, sum, u, dst string
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	body := p.ui.TrackProgress("upload "+path.Base(u), 0, st.Size(), f)
+	body := s.ui.TrackProgress("upload "+path.Base(u), 0, st.Size(), f)
 	defer body.Close()
-	if err := p.comm.Upload(dst, body, nil); err != nil {
+	if err := s.comm.Upload(dst, body, nil); err != nil {
 		return fmt.Errorf("%s: uploading: %w", what, err)
 	}
 	return nil
@@ -54,8 +54,8 @@ func (p *Provisioner) uploadCached(ctx context.Context, what, sum, u, dst string
 
 // downloadVerified fetches u into the cache dir, checks the sha256 and
 // only then renames it to its content address.
-func (p *Provisioner) downloadVerified(ctx context.Context, what, sum, u, dir, cached string) error {
-	p.ui.Say(fmt.Sprintf("fatimage: downloading %s", u))
+func (s *state) downloadVerified(ctx context.Context, what, sum, u, dir, cached string) error {
+	s.ui.Say(fmt.Sprintf("fatimage: downloading %s", u))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -74,14 +74,14 @@ func (p *Provisioner) downloadVerified(ctx context.Context, what, sum, u, dir, c
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	body := p.ui.TrackProgress(path.Base(u), 0, resp.ContentLength, resp.Body)
+	body := s.ui.TrackProgress(path.Base(u), 0, resp.ContentLength, resp.Body)
 	defer body.Close()
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(tmp, h), body); err != nil {
 		return fmt.Errorf("%s: reading %s: %w", what, u, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, sum) {
-		return fmt.Errorf("%s: sha256 of %s is %s, want %s; nothing installed", what, u, got, sum)
+		return fmt.Errorf("%s: sha256 mismatch: want %s, got %s (%s); nothing installed", what, strings.ToLower(sum), got, u)
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("%s: cache: %w", what, err)

@@ -129,20 +129,20 @@ func gitStaging(workDir string, i int) string { return path.Join(workDir, fmt.Sp
 
 // fetchGit adds the fetch and check of every checkout to s: from the
 // repository (vm) or from a bundle the plugin made and uploaded (host).
-func (p *Provisioner) fetchGit(ctx context.Context, s *strings.Builder) error {
-	c := &p.config
+func (s *state) fetchGit(ctx context.Context, sb *strings.Builder) error {
+	c := s.cfg
 	for i, g := range c.GitCheckouts {
 		what := fmt.Sprintf("git_checkouts[%d]", i)
 		src := g.Repo
 		if c.contentSource() == "host" {
-			src = path.Join(p.workDir, fmt.Sprintf("git-%d.bundle", i))
-			if err := p.uploadGitBundle(ctx, what, g, src); err != nil {
+			src = path.Join(s.workDir, fmt.Sprintf("git-%d.bundle", i))
+			if err := s.uploadGitBundle(ctx, what, g, src); err != nil {
 				return err
 			}
 		}
-		fmt.Fprintf(s, "fatimage_git_fetch %s %s %s %s %s\n", shQuote(what), shQuote(src), shQuote(g.rev()), shQuote(g.Commit), shQuote(gitStaging(p.workDir, i)))
+		fmt.Fprintf(sb, "fatimage_git_fetch %s %s %s %s %s\n", shQuote(what), shQuote(src), shQuote(g.rev()), shQuote(g.Commit), shQuote(gitStaging(s.workDir, i)))
 		if src != g.Repo {
-			fmt.Fprintf(s, "rm -f %s\n", shQuote(src))
+			fmt.Fprintf(sb, "rm -f %s\n", shQuote(src))
 		}
 	}
 	return nil
@@ -177,7 +177,7 @@ func scriptInstallGit(gs []GitCheckout, commits []string, workDir string) string
 // uploadGitBundle mirrors the repository into the host cache (one mirror
 // per URL, updated on each use), checks the pin there so a wrong one
 // fails before anything is uploaded, and uploads a bundle of it to dst.
-func (p *Provisioner) uploadGitBundle(ctx context.Context, what string, g GitCheckout, dst string) error {
+func (s *state) uploadGitBundle(ctx context.Context, what string, g GitCheckout, dst string) error {
 	root, err := binaryCacheDir()
 	if err != nil {
 		return fmt.Errorf("%s: cache: %w", what, err)
@@ -194,7 +194,7 @@ func (p *Provisioner) uploadGitBundle(ctx context.Context, what string, g GitChe
 		return strings.TrimSpace(string(out)), nil
 	}
 	if _, err := os.Stat(mirror); err != nil {
-		p.ui.Say(fmt.Sprintf("fatimage: cloning %s on the host", g.Repo))
+		s.ui.Say(fmt.Sprintf("fatimage: cloning %s on the host", g.Repo))
 		if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
 			return fmt.Errorf("%s: cache: %w", what, err)
 		}
@@ -207,7 +207,7 @@ func (p *Provisioner) uploadGitBundle(ctx context.Context, what string, g GitChe
 			return fmt.Errorf("%s: cache: %w", what, err)
 		}
 	} else {
-		p.ui.Say(fmt.Sprintf("fatimage: updating the host's mirror of %s", g.Repo))
+		s.ui.Say(fmt.Sprintf("fatimage: updating the host's mirror of %s", g.Repo))
 		if _, err := gitCmd("-C", mirror, "remote", "update", "--prune"); err != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ func (p *Provisioner) uploadGitBundle(ctx context.Context, what string, g GitChe
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
-	if err := p.comm.Upload(dst, f, nil); err != nil {
+	if err := s.comm.Upload(dst, f, nil); err != nil {
 		return fmt.Errorf("%s: uploading the bundle: %w", what, err)
 	}
 	return nil

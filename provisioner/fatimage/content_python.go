@@ -174,8 +174,8 @@ func pythonWheels(workDir string, i int) string {
 // fetchPython stages the requirements files and, with content_source =
 // "host", the wheels pip downloads on the host (hashes checked there),
 // uploaded as one archive; the VM's pip then installs only from them.
-func (p *Provisioner) fetchPython(ctx context.Context, s *strings.Builder) error {
-	c := &p.config
+func (s *state) fetchPython(ctx context.Context, sb *strings.Builder) error {
+	c := s.cfg
 	var files []staged
 	for i, e := range c.PythonEnvs {
 		what := fmt.Sprintf("python_envs[%d]", i)
@@ -184,29 +184,29 @@ func (p *Provisioner) fetchPython(ctx context.Context, s *strings.Builder) error
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		req := strings.Join(lines, "\n") + "\n"
-		files = append(files, staged{path.Base(pythonReq(p.workDir, i)), []byte(req)})
+		files = append(files, staged{path.Base(pythonReq(s.workDir, i)), []byte(req)})
 		if c.contentSource() != "host" {
 			continue
 		}
-		wheels, err := p.downloadWheels(ctx, what, e, req)
+		wheels, err := s.downloadWheels(ctx, what, e, req)
 		if err != nil {
 			return err
 		}
 		for _, w := range wheels {
-			files = append(files, staged{path.Base(pythonWheels(p.workDir, i)) + "/" + w.Name, w.Data})
+			files = append(files, staged{path.Base(pythonWheels(s.workDir, i)) + "/" + w.Name, w.Data})
 		}
 	}
-	unpack, err := p.stage(files...)
+	unpack, err := s.stageText(files...)
 	if err != nil {
 		return fmt.Errorf("python_envs: %w", err)
 	}
-	s.WriteString(unpack)
+	sb.WriteString(unpack)
 	return nil
 }
 
 // downloadWheels runs pip download on the host (wheels only, so nothing
 // is built) into a temporary directory.
-func (p *Provisioner) downloadWheels(ctx context.Context, what string, e PythonEnv, req string) ([]staged, error) {
+func (s *state) downloadWheels(ctx context.Context, what string, e PythonEnv, req string) ([]staged, error) {
 	dir, err := os.MkdirTemp("", "fatimage-wheels-")
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (p *Provisioner) downloadWheels(ctx context.Context, what string, e PythonE
 			args = append(args, "--trusted-host", pu.Host)
 		}
 	}
-	p.ui.Say(fmt.Sprintf("fatimage: %s: pip download on the host from %s", what, e.indexURL()))
+	s.ui.Say(fmt.Sprintf("fatimage: %s: pip download on the host from %s", what, e.indexURL()))
 	cmd := exec.CommandContext(ctx, "python3", args...)
 	cmd.Env = append(os.Environ(), "PIP_CONFIG_FILE=/dev/null")
 	if out, err := cmd.CombinedOutput(); err != nil {

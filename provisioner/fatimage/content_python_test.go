@@ -65,7 +65,7 @@ func TestPythonScript(t *testing.T) {
 		os.WriteFile(pythonReq(work, 0), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 	}
 	write()
-	out, err := runLocal(t, work, contentPythonSh+scriptInstallPython(c, work))
+	out, err := runLocal(t, work, rawScript(contentPythonSh+scriptInstallPython(c, work)))
 	if err == nil || !strings.Contains(out, "python_envs[0]: pip install failed") || !strings.Contains(out, "HASHES") {
 		t.Fatalf("a wrong hash was accepted: %v\n%s", err, out)
 	}
@@ -76,7 +76,7 @@ func TestPythonScript(t *testing.T) {
 	}
 	for round, want := range []string{"installed python packages into " + venv, "unchanged " + venv} {
 		write()
-		out, err := runLocal(t, work, contentPythonSh+scriptInstallPython(c, work))
+		out, err := runLocal(t, work, rawScript(contentPythonSh+scriptInstallPython(c, work)))
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}

@@ -82,7 +82,7 @@ func (c *Config) hasSystem() bool {
 	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits)+len(c.KernelArgs) > 0
 }
 
-func validateSystem(c *Config) []error {
+func validateSystemSettings(c *Config) []error {
 	var errs []error
 	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	units := map[string]bool{}
@@ -218,11 +218,9 @@ func withNewline(s string) string {
 
 // stepSystem writes the system settings' files (staged as one upload),
 // reloads systemd when a unit changed and sets each unit's state.
-func (p *Provisioner) stepSystem(ctx context.Context) error {
-	c := &p.config
-	if !c.hasSystem() {
-		return nil
-	}
+func stepSystem(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("system settings")
 	files := systemFiles(c)
 	var st []staged
 	var b strings.Builder
@@ -231,9 +229,9 @@ func (p *Provisioner) stepSystem(ctx context.Context) error {
 	for i, f := range files {
 		name := fmt.Sprintf("system-%d", i)
 		st = append(st, staged{name, []byte(f.Content)})
-		fmt.Fprintf(&b, "fatimage_put %s %s || changed=1\n", shQuote(path.Join(p.workDir, name)), shQuote(f.Path))
+		fmt.Fprintf(&b, "fatimage_put %s %s || changed=1\n", shQuote(path.Join(s.workDir, name)), shQuote(f.Path))
 	}
-	unpack, err := p.stage(st...)
+	unpack, err := s.stageText(st...)
 	if err != nil {
 		return fmt.Errorf("system settings: %w", err)
 	}
@@ -251,12 +249,12 @@ func (p *Provisioner) stepSystem(ctx context.Context) error {
 		}
 		b.WriteString("\n")
 	}
-	_, err = p.runScript(ctx, "system", unpack+b.String())
+	_, err = s.runScript(ctx, rawScript(unpack+b.String()))
 	return err
 }
 
-func (p *Provisioner) imageSystemRecord() *imageSystem {
-	c := &p.config
+func (s *state) imageSystemRecord() *imageSystem {
+	c := s.cfg
 	if !c.hasSystem() {
 		return nil
 	}

@@ -125,7 +125,7 @@ func TestGitScripts(t *testing.T) {
 	work, dest := t.TempDir(), filepath.Join(t.TempDir(), "opt", "b")
 	g := GitCheckout{Repo: "https://example.invalid/a/b.git", Tag: "v1", Commit: strings.Repeat("0", 40), Destination: dest}
 	fetch := func(g GitCheckout) (string, error) {
-		return runLocal(t, work, contentCommonSh+contentGitSh+
+		return runLocalRaw(t, work, contentCommonSh+contentGitSh+
 			"fatimage_git_fetch 'git_checkouts[0]' "+shQuote(repo)+" "+shQuote(g.rev())+" "+shQuote(g.Commit)+" "+shQuote(gitStaging(work, 0))+"\n")
 	}
 	out, err := fetch(g)
@@ -143,7 +143,7 @@ func TestGitScripts(t *testing.T) {
 	}
 	me := "root"
 	install := func() string {
-		out, err := runLocal(t, work, contentCommonSh+contentGitSh+strings.ReplaceAll(scriptInstallGit([]GitCheckout{g}, commits, work), "'root'", shQuote(me)))
+		out, err := runLocalRaw(t, work, contentCommonSh+contentGitSh+strings.ReplaceAll(scriptInstallGit([]GitCheckout{g}, commits, work), "'root'", shQuote(me)))
 		if err != nil {
 			t.Fatalf("install: %v\n%s", err, out)
 		}
@@ -199,7 +199,7 @@ func TestDownloadScripts(t *testing.T) {
 		return b.String()
 	}
 	stage([]byte("not the archive"))
-	out, err := runLocal(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
+	out, err := runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
 	if err == nil || !strings.Contains(out, "sha256 of the download is "+sha([]byte("not the archive"))+", want "+sha(tgz)+"; nothing installed") {
 		t.Fatalf("bad sha256: %v\n%s", err, out)
 	}
@@ -208,7 +208,7 @@ func TestDownloadScripts(t *testing.T) {
 	}
 	for round := 0; round < 2; round++ {
 		stage(tgz)
-		out, err = runLocal(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
+		out, err = runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
 		if err != nil {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}
@@ -229,4 +229,10 @@ func TestDownloadScripts(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
 		t.Fatalf("staging left: %v", left)
 	}
+}
+
+// runLocalRaw is runLocal for a content kind's script text.
+func runLocalRaw(t *testing.T, workDir, text string) (string, error) {
+	t.Helper()
+	return runLocal(t, workDir, rawScript(text))
 }

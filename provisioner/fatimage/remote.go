@@ -19,19 +19,19 @@ import (
 
 // Running scripts and staging files on the VM: one SSH session per step.
 
-func (p *Provisioner) makeWorkDir(ctx context.Context) error {
-	if p.workDir == "" {
+func (s *state) makeWorkDir(ctx context.Context) error {
+	if s.workDir == "" {
 		var b [6]byte
 		rand.Read(b[:])
-		p.workDir = path.Join(p.config.RemoteFolder, "fatimage-"+hex.EncodeToString(b[:]))
+		s.workDir = path.Join(s.cfg.RemoteFolder, "fatimage-"+hex.EncodeToString(b[:]))
 	}
 	// private to the login user: uploaded files may carry credentials
-	_, err := p.runPlain(ctx, "umask 077 && mkdir -p "+shQuote(p.workDir)+" && chmod 0700 "+shQuote(p.workDir))
+	_, err := s.runPlain(ctx, "umask 077 && mkdir -p "+shQuote(s.workDir)+" && chmod 0700 "+shQuote(s.workDir))
 	return err
 }
 
-func (p *Provisioner) upload(dst string, content []byte) error {
-	return p.comm.Upload(dst, bytes.NewReader(content), nil)
+func (s *state) upload(dst string, content []byte) error {
+	return s.comm.Upload(dst, bytes.NewReader(content), nil)
 }
 
 // staged is a file put into the work dir for a step's script.
@@ -41,49 +41,51 @@ type staged struct {
 }
 
 // stage uploads files into the work dir as one tar archive (one SSH
-// session however many files) and returns the script lines unpacking it;
-// they are 0600, like everything in the private work dir.
-func (p *Provisioner) stage(files ...staged) (string, error) {
+// session however many files) and adds the call unpacking it to sc; they
+// are 0600, like everything in the private work dir.
+func (s *state) stage(sc *vmScript, files ...staged) error {
 	if len(files) == 0 {
-		return "", nil
+		return nil
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {
 		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o600, Size: int64(len(f.Data)), Typeflag: tar.TypeReg}); err != nil {
-			return "", err
+			return err
 		}
 		if _, err := tw.Write(f.Data); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return "", err
+		return err
 	}
-	p.seq++
-	bundle := path.Join(p.workDir, fmt.Sprintf("%02d-files.tar", p.seq))
-	if err := p.upload(bundle, buf.Bytes()); err != nil {
-		return "", fmt.Errorf("uploading %s: %w", files[0].Name, err)
+	s.seq++
+	bundle := path.Join(s.workDir, fmt.Sprintf("%02d-files.tar", s.seq))
+	if err := s.upload(bundle, buf.Bytes()); err != nil {
+		return fmt.Errorf("uploading %s: %w", files[0].Name, err)
 	}
-	return fmt.Sprintf("tar -xf %s -C \"$FATIMAGE_WORKDIR\" --no-same-owner && rm -f %s\n", shQuote(bundle), shQuote(bundle)), nil
+	sc.call("unpack_bundle", bundle)
+	return nil
 }
 
-// tailBuffer keeps everything written, for the tail on failure.
-type tailBuffer struct {
+// syncBuffer is a bytes.Buffer the stdout and stderr copiers of one
+// session can write at once.
+type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.Write(b)
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
 }
 
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.String()
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func tail(s string, n int) string {
@@ -94,47 +96,44 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// errCmd is a remote command that failed.
-type errCmd struct {
+// cmdError is a remote command that failed. Its first lines are the
+// causes when they are known (from the script or from dnf's output).
+type cmdError struct {
 	Step, Command string
 	Status        int
+	Causes        []string
 	Tail          string
 }
 
-func (e *errCmd) Error() string {
+func (e *cmdError) Error() string {
+	var b strings.Builder
+	for _, c := range e.Causes {
+		b.WriteString(c + "\n")
+	}
 	what := fmt.Sprintf("exited with status %d", e.Status)
 	if e.Status == packersdk.CmdDisconnect {
 		what = "was cut off: the SSH connection to the VM was lost (it rebooted, was reset or stopped)"
 	}
-	msg := fmt.Sprintf("fatimage %s: %s %s; last output:\n%s", e.Step, e.Command, what, e.Tail)
-	if refusedCredentials(e.Tail) {
-		msg += "\nthe repository refused the credentials: check repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)"
-	}
-	return msg
-}
-
-// refusedCredentials reports whether dnf output shows a repository
-// answering 401 or 403.
-func refusedCredentials(out string) bool {
-	return strings.Contains(out, "Status code: 401") || strings.Contains(out, "Status code: 403")
+	fmt.Fprintf(&b, "fatimage %s: %s %s; last output:\n%s", e.Step, e.Command, what, e.Tail)
+	return b.String()
 }
 
 // run starts command and waits, returning stdout; stderr and stdout both
-// feed the failure tail.
-func (p *Provisioner) run(ctx context.Context, step, command string, stream bool) (string, error) {
-	return p.runShown(ctx, step, command, command, stream)
+// feed the error.
+func (s *state) run(ctx context.Context, step, command string, stream bool) (string, error) {
+	return s.runShown(ctx, step, command, command, stream)
 }
 
 // runShown is run naming the command as shown in errors.
-func (p *Provisioner) runShown(ctx context.Context, step, command, shown string, stream bool) (string, error) {
-	var stdout, both tailBuffer
+func (s *state) runShown(ctx context.Context, step, command, shown string, stream bool) (string, error) {
+	var stdout, both syncBuffer
 	var outW, errW io.Writer = io.MultiWriter(&stdout, &both), &both
-	if stream && p.ui != nil {
-		outW = io.MultiWriter(outW, &uiWriter{ui: p.ui, redact: p.redact})
-		errW = io.MultiWriter(errW, &uiWriter{ui: p.ui, redact: p.redact})
+	if stream && s.ui != nil {
+		outW = io.MultiWriter(outW, &uiWriter{ui: s.ui, redact: s.redact})
+		errW = io.MultiWriter(errW, &uiWriter{ui: s.ui, redact: s.redact})
 	}
 	cmd := &packersdk.RemoteCmd{Command: command, Stdout: outW, Stderr: errW}
-	if err := p.comm.Start(ctx, cmd); err != nil {
+	if err := s.comm.Start(ctx, cmd); err != nil {
 		return "", fmt.Errorf("fatimage %s: starting %q: %w", step, shown, err)
 	}
 	done := make(chan int, 1)
@@ -145,41 +144,57 @@ func (p *Provisioner) runShown(ctx context.Context, step, command, shown string,
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
-	p.dnfRuns += countDNF(both.String())
+	s.dnfRuns += countDNF(both.String())
 	if status != 0 {
-		all := p.redact(both.String())
-		e := &errCmd{Step: step, Command: shown, Status: status, Tail: tail(all, 20)}
-		if failing := failingCommand(all); failing != "" {
-			e.Command = failing
-		}
-		return stdout.String(), e
+		return stdout.String(), s.commandError(step, shown, status, s.redact(both.String()))
 	}
 	return stdout.String(), nil
 }
 
-func (p *Provisioner) runPlain(ctx context.Context, command string) (string, error) {
-	return p.run(ctx, "command", command, false)
+// commandError explains a failed command from its output: the causes a
+// script gave, else what dnf's output says, else the last command the
+// script traced.
+func (s *state) commandError(step, shown string, status int, out string) *cmdError {
+	e := &cmdError{Step: step, Command: shown, Status: status, Tail: tail(out, 20), Causes: scriptCauses(out)}
+	if len(e.Causes) > 0 {
+		e.Tail = tail(withoutCauses(out), 20) // they head the error
+		return e
+	}
+	if failing := failingCommand(out); failing != "" {
+		e.Command = failing
+		if strings.HasPrefix(failing, "dnf ") {
+			e.Causes = diagnoseDNF(out, s.cfg.repoIDs())
+			e.Tail = tail(dnfShownOutput(out), 20)
+		}
+	}
+	return e
 }
 
-// runScript uploads script into the work dir and runs it with
-// execute_command. Failures name the failing command inside the script.
-func (p *Provisioner) runScript(ctx context.Context, step, script string) (string, error) {
-	return p.runScriptMode(ctx, step, script, true)
+func (s *state) runPlain(ctx context.Context, command string) (string, error) {
+	return s.run(ctx, "command", command, false)
 }
 
-func (p *Provisioner) runScriptQuiet(ctx context.Context, step, script string) (string, error) {
-	return p.runScriptMode(ctx, step, script, false)
+// runScript uploads the script into the work dir and runs it with
+// execute_command, its output streamed to the ui. The running step names
+// the script and its errors.
+func (s *state) runScript(ctx context.Context, sc *vmScript) (string, error) {
+	return s.runScriptMode(ctx, s.step, sc, true)
+}
+
+// runScriptQuiet is runScript without streaming, the script named step.
+func (s *state) runScriptQuiet(ctx context.Context, step string, sc *vmScript) (string, error) {
+	return s.runScriptMode(ctx, step, sc, false)
 }
 
 // inlineScriptMax is the largest script sent inside the command itself;
 // larger ones are uploaded first (a second SSH session).
 const inlineScriptMax = 64 << 10
 
-func (p *Provisioner) runScriptMode(ctx context.Context, step, script string, stream bool) (string, error) {
-	p.seq++
-	remote := path.Join(p.workDir, fmt.Sprintf("%02d-%s.sh", p.seq, step))
-	full := scriptPrelude(p.workDir, p.loginUser) + script
-	cmd, err := p.executeCommand(remote)
+func (s *state) runScriptMode(ctx context.Context, step string, sc *vmScript, stream bool) (string, error) {
+	s.seq++
+	remote := path.Join(s.workDir, fmt.Sprintf("%02d-%s.sh", s.seq, step))
+	full := sc.render(s.workDir, s.loginUser)
+	cmd, err := s.executeCommand(remote)
 	if err != nil {
 		return "", err
 	}
@@ -189,63 +204,85 @@ func (p *Provisioner) runScriptMode(ctx context.Context, step, script string, st
 	if len(full) <= inlineScriptMax {
 		remoteCmd = fmt.Sprintf("umask 077 && printf %%s %s | base64 -d > %s && %s",
 			base64.StdEncoding.EncodeToString([]byte(full)), shQuote(remote), cmd)
-	} else if err := p.upload(remote, []byte(full)); err != nil {
+	} else if err := s.upload(remote, []byte(full)); err != nil {
 		return "", fmt.Errorf("fatimage %s: uploading script: %w", step, err)
 	}
-	return p.runShown(ctx, step, remoteCmd, cmd, stream)
+	return s.runShown(ctx, step, remoteCmd, cmd, stream)
 }
 
-// scriptPrelude sets the environment and defines fatimage_run, which
-// prints a marker line with the command to stderr before running it so a
-// failure can name the failing command.
-func scriptPrelude(workDir, loginUser string) string {
-	return fmt.Sprintf("export LC_ALL=C\nexport FATIMAGE_WORKDIR=%s FATIMAGE_LOGIN_USER=%s\nfatimage_run() { printf '+fatimage: %%s\\n' \"$*\" >&2; \"$@\"; }\n", shQuote(workDir), shQuote(loginUser))
-}
+// Marker lines of the scripts on stderr (see scripts/prelude.sh); nested
+// xtrace levels repeat the leading +.
+const (
+	traceMarker = "fatimage: "  // after one or more +: a command about to run
+	causeMarker = "!fatimage: " // the cause of the failure that follows
+)
 
 // failingCommand returns the last traced command in out.
 func failingCommand(out string) string {
 	lines := strings.Split(out, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if isTrace(lines[i]) {
-			return strings.TrimPrefix(strings.TrimLeft(lines[i], "+"), "fatimage: ")
+			return strings.TrimPrefix(strings.TrimLeft(lines[i], "+"), traceMarker)
 		}
 	}
 	return ""
 }
 
+// scriptCauses returns the causes a script printed.
+func scriptCauses(out string) []string {
+	var causes []string
+	for _, l := range strings.Split(out, "\n") {
+		if c, ok := strings.CutPrefix(strings.TrimRight(l, "\r"), causeMarker); ok {
+			causes = append(causes, c)
+		}
+	}
+	return causes
+}
+
+// withoutCauses is out without its cause lines.
+func withoutCauses(out string) string {
+	var kept []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, causeMarker) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
 // redact hides the repository password in remote output (dnf prints it
 // when it dumps a repository's configuration).
-func (p *Provisioner) redact(s string) string {
-	if pw := p.config.RepoPassword; pw != "" {
-		s = strings.ReplaceAll(s, pw, "<sensitive>")
+func (s *state) redact(out string) string {
+	if pw := s.cfg.RepoPassword; pw != "" {
+		out = strings.ReplaceAll(out, pw, "<sensitive>")
 	}
-	return s
+	return out
 }
 
 // countDNF counts the dnf commands a script ran, from their markers.
 func countDNF(out string) int {
 	n := 0
 	for _, l := range strings.Split(out, "\n") {
-		if isTrace(l) && strings.HasPrefix(strings.TrimPrefix(strings.TrimLeft(l, "+"), "fatimage: "), "dnf ") {
+		if isTrace(l) && strings.HasPrefix(strings.TrimPrefix(strings.TrimLeft(l, "+"), traceMarker), "dnf ") {
 			n++
 		}
 	}
 	return n
 }
 
-// isTrace reports whether line is an xtrace line of our scripts (nested
-// levels repeat the leading +).
+// isTrace reports whether line is a trace line of our scripts.
 func isTrace(line string) bool {
-	return strings.HasPrefix(line, "+") && strings.HasPrefix(strings.TrimLeft(line, "+"), "fatimage: ")
+	return strings.HasPrefix(line, "+") && strings.HasPrefix(strings.TrimLeft(line, "+"), traceMarker)
 }
 
-func (p *Provisioner) executeCommand(remote string) (string, error) {
-	ictx := p.config.ctx
+func (s *state) executeCommand(remote string) (string, error) {
+	ictx := s.cfg.ctx
 	ictx.Data = map[string]string{"Path": remote}
-	return interpolate.Render(p.config.ExecuteCommand, &ictx)
+	return interpolate.Render(s.cfg.ExecuteCommand, &ictx)
 }
 
-// uiWriter writes whole lines to the ui, hiding trace lines.
+// uiWriter writes whole lines to the ui, hiding trace lines and showing
+// cause lines without their marker.
 type uiWriter struct {
 	ui     packersdk.Ui
 	redact func(string) string
@@ -265,8 +302,11 @@ func (w *uiWriter) Write(b []byte) (int, error) {
 		line := string(w.buf[:i])
 		w.buf = w.buf[i+1:]
 		if !isTrace(line) {
-			w.ui.Message(w.redact(strings.TrimRight(line, "\r")))
+			w.ui.Message(w.redact(strings.TrimPrefix(strings.TrimRight(line, "\r"), causeMarker))) //nolint:staticcheck // output lines are sub-messages of the step's headline: Message indents them, Say would not
 		}
 	}
 	return len(b), nil
 }
+
+// inWorkDir is the path of name in the run's work dir.
+func (s *state) inWorkDir(name string) string { return path.Join(s.workDir, name) }

@@ -109,7 +109,7 @@ func (n *network) env(dir string) []string {
 		"OS_CLOUD=", "OS_CLIENT_CONFIG_FILE=" + filepath.Join(dir, "no-clouds.yaml"),
 		"OS_TOKEN=", "OS_AUTH_TOKEN=", "OS_INTERFACE=", "OS_ENDPOINT_TYPE=", "OS_CACERT=", "OS_CERT=", "OS_KEY=",
 		"OS_APPLICATION_CREDENTIAL_ID=", "OS_APPLICATION_CREDENTIAL_NAME=", "OS_APPLICATION_CREDENTIAL_SECRET=",
-		"ARK_USERNAME=", "ARK_PASSWORD=",
+		"ARK_USERNAME=", "ARK_PASSWORD=", "SITE_PULP_USERNAME=", "SITE_PULP_PASSWORD=",
 		"PACKER_CACHE_DIR=" + filepath.Join(dir, "cache"),
 		"PACKER_LOG=",
 	}
@@ -329,6 +329,16 @@ var cases = []tcase{
 		want: []string{`repo "baseos" (9.6): mode is "pinned" but no timestamp is given`}},
 	{name: "ds repo content_url with query", component: dsC, hcl: ds("\n  repo {\n    name = \"baseos\"\n    path = \"rocky/9.6/BaseOS/x86_64/os\"\n    content_url = \"@REC@/pulp/content?x=1\"\n  }\n"),
 		want: []string{`repo[0].content_url: "@REC@/pulp/content?x=1" must not have a query or fragment`}},
+	{name: "ds site_pulp url missing", component: dsC, hcl: ds("\n  site_pulp {\n    username = \"u\"\n    password = \"Site-Pw-x\"\n  }\n"),
+		want: []string{`site_pulp.url: required, the site Pulp's API base such as "http://pulp.site:8080"`}},
+	{name: "ds site_pulp url is the API path", component: dsC, hcl: ds("\n  site_pulp {\n    url = \"@REC@/pulp/api/v3/\"\n    username = \"u\"\n    password = \"Site-Pw-x\"\n  }\n"),
+		want: []string{`site_pulp.url: "@REC@/pulp/api/v3/" must be the base before /pulp/api/v3/, for example "@REC@"`}},
+	{name: "ds site_pulp without credentials", component: dsC, hcl: ds("\n  site_pulp {\n    url = \"@REC@\"\n  }\n"),
+		want: []string{"site_pulp.username/site_pulp.password: the site Pulp's API needs credentials; set username and password in site_pulp (or SITE_PULP_USERNAME and SITE_PULP_PASSWORD)"}},
+	{name: "ds site_pulp policy unknown", component: dsC, hcl: ds("\n  site_pulp {\n    url = \"@REC@\"\n    username = \"u\"\n    password = \"Site-Pw-x\"\n    policy = \"lazy\"\n  }\n"),
+		want: []string{`site_pulp.policy: "lazy" is not one of "on_demand", "immediate"`}},
+	{name: "ds site_pulp task_timeout negative", component: dsC, hcl: ds("\n  site_pulp {\n    url = \"@REC@\"\n    username = \"u\"\n    password = \"Site-Pw-x\"\n    task_timeout = \"-1m\"\n  }\n"),
+		want: []string{"site_pulp.task_timeout: must be positive, got -1m0s"}},
 
 	// The fatimage-openstack builder.
 	{name: "builder flavor missing", component: srcC, hcl: src("flavor", "-"),
@@ -345,22 +355,22 @@ var cases = []tcase{
 		want: []string{"ssh_keypair_name: needs ssh_private_key_file or ssh_agent_auth = true"}},
 	{name: "builder ssh_ip_version", component: srcC, hcl: src("ssh_ip_version", `"5"`),
 		want: []string{`ssh_ip_version: "5" must be 4 or 6`}},
-	{name: "builder volume_size without volume", component: srcC, hcl: src("volume_size", "20"),
-		want: []string{"volume_size: needs use_blockstorage_volume = true"}},
 	{name: "builder volume_size negative", component: srcC, hcl: src("use_blockstorage_volume", "true", "volume_size", "-5"),
 		want: []string{"volume_size: must be >= 0, got -5"}},
 	{name: "builder image_visibility", component: srcC, hcl: src("image_visibility", `"everyone"`),
 		want: []string{`image_visibility: "everyone" is not one of public, private, shared, community`}},
 	{name: "builder image_members not shared", component: srcC, hcl: src("image_visibility", `"private"`, "image_members", `["p1"]`),
 		want: []string{`image_members: needs image_visibility = "shared", got "private"`}},
-	{name: "builder floating_ip with floating_ip_network", component: srcC, hcl: src("floating_ip", `"192.0.2.10"`),
-		want: []string{"floating_ip: cannot be combined with floating_ip_network"}},
-	{name: "builder reuse_ips without network", component: srcC, hcl: src("floating_ip_network", "-", "reuse_ips", "true"),
-		want: []string{"reuse_ips: needs floating_ip_network or use_floating_ip = true"}},
+	{name: "builder image_creation_wait as a duration", component: srcC, hcl: src("image_creation_wait", `"30m"`),
+		want: []string{`Inappropriate value for attribute "image_creation_wait": a number is required.`}},
+	{name: "builder image_creation_wait negative", component: srcC, hcl: src("image_creation_wait", "-30"),
+		want: []string{"image_creation_wait: a number of extra seconds to wait after the image is active, must be >= 0, got -30 (the bound on the wait is image_wait_timeout)"}},
+	{name: "builder image_wait_timeout negative", component: srcC, hcl: src("image_wait_timeout", `"-1h"`),
+		want: []string{"image_wait_timeout: must be > 0, got -1h0m0s"}},
 	{name: "builder image_disk_format unknown", component: srcC, hcl: src("use_blockstorage_volume", "true", "image_disk_format", `"zip"`),
 		want: []string{`image_disk_format: "zip" is not one of ami, ari, aki, vhd, vhdx, vmdk, raw, qcow2, vdi, ploop, iso`}},
-	{name: "builder image_disk_format without volume", component: srcC, hcl: src("image_disk_format", `"raw"`),
-		want: []string{"image_disk_format: needs use_blockstorage_volume = true"}},
+	{name: "builder winrm password with an ed25519 key", component: srcC, hcl: src("ssh_username", "-", "communicator", `"winrm"`, "winrm_username", `"Administrator"`, "temporary_key_pair_type", `"ed25519"`),
+		want: []string{`temporary_key_pair_type: "ed25519" cannot decrypt the Windows password Nova keeps; use rsa or set winrm_password`}},
 	{name: "builder endpoint_type", component: srcC, hcl: src("endpoint_type", `"private"`),
 		want: []string{`endpoint_type: "private" is not one of public, internal, admin (or publicURL, internalURL, adminURL)`}},
 	{name: "builder identity endpoint missing", component: srcC, hcl: src(), env: []string{"OS_AUTH_URL="},
@@ -426,6 +436,18 @@ var cases = []tcase{
 		want: []string{`files[0]: destination "etc/x" must be absolute`}},
 	{name: "prov unknown group", component: provC, hcl: prov("groups", `["compute", "nosuch"]`),
 		want: []string{`groups: unknown group "nosuch" (known groups: `}},
+	{name: "prov groups typo", component: provC, hcl: prov("groups", `["compute", "grafanna"]`),
+		want: []string{`groups[1]: unknown group "grafanna": did you mean "grafana"?`}},
+	{name: "prov inventory_groups typo", component: provC, hcl: prov("inventory", `["`+applianceEnv+`/common/inventory"]`, "inventory_groups", `"fatimge"`),
+		want: []string{`inventory_groups: unknown group "fatimge": did you mean "fatimage"?`}},
+	{name: "prov inventory child typo", component: provC, hcl: prov("inventory", `["@DIR@/groups"]`),
+		files: map[string]string{"groups": "[grafana:children]\ncontrl\n"},
+		want:  []string{`inventory: unknown group "contrl": did you mean "control"?`}},
+	{name: "prov inventory loop", component: provC, hcl: prov("inventory", `["@DIR@/groups"]`),
+		files: map[string]string{"groups": "[a:children]\nb\n[b:children]\na\n"},
+		want:  []string{"inventory[0]: groups form a loop: a -> b -> a"}},
+	{name: "prov inventory missing", component: provC, hcl: prov("inventory", `["@DIR@/nope"]`),
+		want: []string{"inventory[0]: stat @DIR@/nope: no such file or directory"}},
 	{name: "prov unknown cleanup step", component: provC, hcl: prov("skip_cleanup_steps", `["everything"]`),
 		want: []string{`skip_cleanup_steps[0]: unknown step "everything" (known: `}},
 	{name: "prov grafana_plugins without version", component: provC, hcl: prov("grafana_plugins", `["grafana-opensearch-datasource"]`),
@@ -469,6 +491,16 @@ var cases = []tcase{
 		want: []string{`Inappropriate value for attribute "groups": list of string required.`}},
 }
 
+// applianceEnv is the checked-in appliance inventory layout's
+// environments directory, absolute (templates run in a temporary dir).
+var applianceEnv = func() string {
+	d, err := filepath.Abs("../appliance/environments")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
 // valid are control templates `packer validate` must accept, with the same
 // environment and no network call either.
 var valid = []tcase{
@@ -476,6 +508,8 @@ var valid = []tcase{
 		hcl: ds("\n  repo {\n    name = \"baseos\"\n    path = \"rocky/9.6/BaseOS/x86_64/os\"\n    repo_file = \"rocky\"\n  }\n  repo {\n    name = \"epel\"\n    path = \"epel/9/Everything/x86_64\"\n    content_url = \"@REC@/other\"\n  }\n",
 			"timestamps_file", `"@DIR@/ts.yml"`, "mode", `"not_after"`, "not_after", `"2025-06-01T00:00:00Z"`),
 		files: map[string]string{"ts.yml": "dnf_repos_default:\n  appstream:\n    '9.6':\n      pulp_path: rocky/9.6/AppStream/x86_64/os\n      pulp_timestamp: 20250515T013913\n      repo_file: rocky\n"}},
+	{name: "valid data source with site_pulp", component: dsC,
+		hcl: ds("\n  repo {\n    name = \"baseos\"\n    path = \"rocky/9.6/BaseOS/x86_64/os\"\n  }\n  site_pulp {\n    url = \"@REC@\"\n    username = \"u\"\n    password = \"Site-Pw-x\"\n    policy = \"immediate\"\n    task_timeout = \"2h\"\n  }\n")},
 	{name: "valid builder", component: srcC, hcl: src("use_blockstorage_volume", "true", "volume_size", "20", "image_disk_format", `"raw"`)},
 	{name: "valid builder from clouds.yaml", component: srcC, hcl: src("cloud", `"lab"`),
 		env:   []string{"OS_AUTH_URL=", "OS_USERNAME=", "OS_PASSWORD=", "OS_CLIENT_CONFIG_FILE=@DIR@/clouds.yaml"},
@@ -487,6 +521,11 @@ var valid = []tcase{
 			blk("binaries", "name", `"node_exporter"`, "version", `"1.11.1"`, "sha256", `"`+sha+`"`),
 			"groups", `["control"]`, "binary_source", `"host"`, "grafana_plugins", `["grafana-opensearch-datasource 2.8.1"]`,
 			"module_streams", `["nodejs:22"]`, "login_home", `"/var/lib/rocky"`, "skip_cleanup_steps", `[]`)},
+	// The checked-in appliance layout, layered as the appliance layers it,
+	// with a site group of its own passed silently.
+	{name: "valid provisioner with an appliance inventory", component: provC,
+		hcl: prov("inventory", `["`+applianceEnv+`/common/inventory", "`+applianceEnv+`/site/inventory", "`+applianceEnv+`/fatsite/inventory"]`,
+			"inventory_groups", `"fatimage,site_only"`)},
 	// All three together, as users write them: the provisioner takes the
 	// data source's (unknown, as it is not executed) repos.
 	{name: "valid all three", component: "all",

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 func TestParseCounts(t *testing.T) {
@@ -72,17 +74,25 @@ func TestTableAndMedian(t *testing.T) {
 }
 
 func TestPlaybook(t *testing.T) {
+	for name, pb := range map[string][]byte{"fatimage.yml": Playbook, "expert.yml": ExpertPlaybook} {
+		t.Run(name, func(t *testing.T) { checkPlaybook(t, pb) })
+	}
+}
+
+func checkPlaybook(t *testing.T, pb []byte) {
 	var plays []map[string]any
-	if err := yaml.Unmarshal(Playbook, &plays); err != nil || len(plays) != 1 {
+	if err := yaml.Unmarshal(pb, &plays); err != nil || len(plays) != 1 {
 		t.Fatalf("%v (%d plays)", err, len(plays))
 	}
-	if _, err := exec.LookPath("/usr/bin/ansible-playbook"); err != nil {
-		t.Skip("no ansible-playbook")
-	}
+	needs.Tools(t, "/usr/bin/ansible-playbook")
 	dir := t.TempDir()
 	f := filepath.Join(dir, "fatimage.yml")
-	os.WriteFile(f, Playbook, 0o600)
-	os.WriteFile(filepath.Join(dir, "hosts"), []byte("[build]\nvm ansible_host=127.0.0.1\n"), 0o600)
+	if err := os.WriteFile(f, pb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hosts"), []byte("[build]\nvm ansible_host=127.0.0.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("/usr/bin/ansible-playbook", "--syntax-check", "-i", filepath.Join(dir, "hosts"), f)
 	cmd.Env = append(os.Environ(), AnsibleEnv(dir)...)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -19,12 +19,18 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 )
 
 //go:embed playbook/fatimage.yml
 var Playbook []byte
+
+// ExpertPlaybook is the same work tuned by an Ansible expert (one dnf
+// task, one shell task per concern, minimal facts and reboot delays).
+//
+//go:embed playbook/expert.yml
+var ExpertPlaybook []byte
 
 // Result is one contender's run on one VM.
 type Result struct {
@@ -40,20 +46,34 @@ type Result struct {
 func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec *Recording) Result {
 	tb.Helper()
 	var p fatimage.Provisioner
-	if err := p.Prepare(w.ProvisionerConfig()); err != nil {
+	// the provisioner's own counts come from its manifest
+	manifest := filepath.Join(tb.TempDir(), "manifest.json")
+	conf := w.ProvisionerConfig()
+	conf["manifest_output"] = manifest
+	if err := p.Prepare(conf); err != nil {
 		tb.Fatal(err)
 	}
 	var out bytes.Buffer
 	ui := &packersdk.BasicUi{Writer: &lockedWriter{w: &out}, ErrorWriter: &lockedWriter{w: &out}}
 	start := time.Now()
-	var comm packersdk.Communicator = v.Comm(tb)
+	comm := packersdk.Communicator(v.Comm(tb))
 	if rec != nil {
 		comm = &recordingComm{Communicator: comm, rec: rec}
 	}
 	if err := p.Provision(ctx, ui, comm, nil); err != nil {
 		tb.Fatalf("provisioner on %s: %v\n%s", v.Name, err, tail(out.String(), 40))
 	}
-	r := Result{Wall: time.Since(start), SelfDNF: p.DNFRuns(), Reboots: p.Reboots()}
+	r := Result{Wall: time.Since(start)}
+	var m struct {
+		DNFRuns int `json:"dnf_runs"`
+		Reboots int `json:"reboots"`
+	}
+	if data, err := os.ReadFile(manifest); err != nil {
+		tb.Fatal(err)
+	} else if err := json.Unmarshal(data, &m); err != nil {
+		tb.Fatalf("manifest: %v", err)
+	}
+	r.SelfDNF, r.Reboots = m.DNFRuns, m.Reboots
 	r.Counts = v.Counts(tb)
 	return r
 }
@@ -80,6 +100,12 @@ func AnsibleEnv(dir string) []string {
 // RunAnsible runs the playbook against v with ansible-playbook (Debian's
 // ansible-core) and the benchmark key.
 func RunAnsible(ctx context.Context, tb testing.TB, v *VM, w *Workload) Result {
+	return RunPlaybook(ctx, tb, v, w, Playbook)
+}
+
+// RunPlaybook runs playbook like RunAnsible; with the ansible.posix
+// collection installed, profile_tasks prints each task's time.
+func RunPlaybook(ctx context.Context, tb testing.TB, v *VM, w *Workload, playbook []byte) Result {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "bench-ans-")
 	if err != nil {
@@ -90,7 +116,7 @@ func RunAnsible(ctx context.Context, tb testing.TB, v *VM, w *Workload) Result {
 	key := filepath.Join(dir, "key")
 	inv := fmt.Sprintf("[build]\n%s ansible_host=%s ansible_user=%s ansible_ssh_private_key_file=%s ansible_python_interpreter=/usr/bin/python3\n",
 		v.Name, v.IP, lab.SSHUser, key)
-	for f, data := range map[string][]byte{"key": v.Key.PEM, "vars.json": vars, "hosts": []byte(inv), "fatimage.yml": Playbook} {
+	for f, data := range map[string][]byte{"key": v.Key.PEM, "vars.json": vars, "hosts": []byte(inv), "fatimage.yml": playbook} {
 		if err := os.WriteFile(filepath.Join(dir, f), data, 0o600); err != nil {
 			tb.Fatal(err)
 		}
@@ -98,6 +124,9 @@ func RunAnsible(ctx context.Context, tb testing.TB, v *VM, w *Workload) Result {
 	cmd := exec.CommandContext(ctx, "/usr/bin/ansible-playbook", "-i", filepath.Join(dir, "hosts"), "-e", "@"+filepath.Join(dir, "vars.json"), filepath.Join(dir, "fatimage.yml"))
 	cmd.Env = append(os.Environ(), AnsibleEnv(dir)...)
 	cmd.Env = append(cmd.Env, "PATH=/usr/bin:/bin:/usr/sbin:/sbin")
+	if profileTasks() {
+		cmd.Env = append(cmd.Env, "ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks")
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -110,6 +139,13 @@ func RunAnsible(ctx context.Context, tb testing.TB, v *VM, w *Workload) Result {
 		tb.Logf("ansible output:\n%s", out.String())
 	}
 	return r
+}
+
+// profileTasks reports whether the ansible.posix collection (Debian's
+// ansible package) provides the profile_tasks callback.
+func profileTasks() bool {
+	out, err := exec.Command("/usr/bin/ansible-doc", "-t", "callback", "-l").Output()
+	return err == nil && bytes.Contains(out, []byte("ansible.posix.profile_tasks"))
 }
 
 func tail(s string, n int) string {

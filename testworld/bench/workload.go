@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
-	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 )
 
 // Workload is one fat-image job, given to the provisioner as its
@@ -62,7 +62,7 @@ type BinarySpec struct {
 // NewWorkload resolves groups through the provisioner's built-in package
 // sets against lab l.
 func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
-	sets, err := fatimage.BuiltinGroups(groups...)
+	sets, err := packagesets.Expand(groups...)
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +93,14 @@ func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
 		add("u", &users, g.Users)
 	}
 	for _, name := range users {
-		u, _ := fatimage.BuiltinUser(name)
+		u, _ := packagesets.LookupUser(name)
 		w.Users = append(w.Users, UserSpec{Name: u.Name, UID: u.UID, Group: u.Group, GID: u.GID, Home: u.Home,
 			Shell: u.Shell, System: u.System, CreateHome: u.CreateHome})
 	}
 	sums := l.BinaryChecksums()
 	for _, b := range l.Releases.Binaries() {
 		if slices.Contains(bins, b.Name) {
-			bin, _ := fatimage.BuiltinBinary(b.Name)
+			bin, _ := packagesets.LookupBinary(b.Name)
 			w.Binaries = append(w.Binaries, BinarySpec{Name: b.Name, Version: b.Version, SHA256: sums[b.Name],
 				URL: l.Releases.TarballURL(b), Files: bin.Files})
 		}

@@ -183,7 +183,7 @@ func TestContentWrongPins(t *testing.T) {
 		{"download-vm", "vm", "archive_sha256=" + strings.Repeat("2", 64),
 			regexp.MustCompile(`downloads\[0\] \(http://[^)]+\): sha256 of the download is [0-9a-f]{64}, want 2{64}; nothing installed`)},
 		{"download-host", "host", "archive_sha256=" + strings.Repeat("2", 64),
-			regexp.MustCompile(`downloads\[0\]: sha256 of http://\S+ is [0-9a-f]{64}, want 2{64}; nothing installed`)},
+			regexp.MustCompile(`downloads\[0\]: sha256 mismatch: want 2{64}, got [0-9a-f]{64} \(http://\S+\); nothing installed`)},
 		{"python-host", "host", "python_requirements=" + pythonRequirements(strings.Repeat("3", 64)),
 			regexp.MustCompile(`python_envs\[0\]: pip download on the host: exit status 1; nothing installed(.|\n)*THESE PACKAGES DO NOT MATCH THE HASHES`)},
 	} {

@@ -16,6 +16,7 @@ import (
 // succeed, each with its own server, keypair, floating IP and image, and
 // together they leave nothing behind.
 func TestConcurrentBuilds(t *testing.T) {
+	labtest.Require(t)
 	const n = 4
 	names := make([]string, n)
 	outputs := make([]string, n)

@@ -11,10 +11,7 @@
 package faults
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,10 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
@@ -59,19 +55,19 @@ type build struct {
 // environment entries (later entries win).
 func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build {
 	t.Helper()
+	labtest.Require(t)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", tmpl))); err != nil {
 		t.Fatal(err)
 	}
-	if tmpl == "fat" { // the e2e tests' fat build settings, shared
-		data, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", "fat-common.pkr.hcl"))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, "common.pkr.hcl"), data, 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	switch tmpl { // the builds shared with the e2e tests
+	case "fat":
+		buildtest.Layout(t, dir, "", buildtest.FatCommonName)
+	case "sitepulp":
+		buildtest.Layout(t, dir, "", buildtest.SitePulpName)
+	default:
+		buildtest.Layout(t, dir, "")
 	}
 	b := &build{Dir: dir, Log: filepath.Join(t.TempDir(), "packer.log")}
 	env = append(append(theLab.Environ(), "PACKER_LOG=1", "PACKER_LOG_PATH="+b.Log), env...)
@@ -108,51 +104,9 @@ func (b *build) logText(t *testing.T) string {
 	return string(data)
 }
 
-func imageClient(t *testing.T) *gophercloud.ServiceClient {
-	t.Helper()
-	provider, err := labtest.Provider(context.Background(), theLab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := openstack.NewImageV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func listImages(t *testing.T, name string) []images.Image {
-	t.Helper()
-	pages, err := images.List(imageClient(t), images.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := images.ExtractImages(pages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
-}
-
 // findImage returns the one active image of that name and deletes it when
 // the test ends.
-func findImage(t *testing.T, name string) images.Image {
-	t.Helper()
-	list := listImages(t, name)
-	if len(list) != 1 || list[0].Status != images.ImageStatusActive {
-		t.Fatalf("want one active image named %s, got %+v", name, list)
-	}
-	t.Cleanup(func() { images.Delete(context.Background(), imageClient(t), list[0].ID) })
-	return list[0]
-}
-
-// requireNoImage checks a failed build left no image of that name.
-func requireNoImage(t *testing.T, name string) {
-	t.Helper()
-	if list := listImages(t, name); len(list) != 0 {
-		t.Fatalf("image %s left behind: %+v", name, list)
-	}
-}
+func findImage(t *testing.T, name string) images.Image { return buildtest.FindImage(t, theLab, name) }
 
 // requireFailedClean checks a build failed, saying want (case-insensitive),
 // reported no resource it could not delete, and left nothing behind.
@@ -181,49 +135,21 @@ func requireFailedClean(t *testing.T, r packertest.Result, name string, want ...
 		t.Errorf("the builder reports leftovers:\n%s", out)
 	}
 	labtest.RequireClean(t, theLab)
-	requireNoImage(t, name)
+	buildtest.RequireNoImage(t, theLab, name)
 }
 
-// secrets are the lab's credentials no log, output or image may carry.
-func secrets() map[string][]byte {
-	return map[string][]byte{
-		"Ark password":                  []byte(theLab.ArkPassword),
-		"OpenStack password":            []byte(theLab.CloudPassword),
-		"application credential secret": []byte(theLab.AppCredentialSecret),
-	}
-}
+// Fewer files than a build's image layer holds (a builder-only build's
+// has ~65, a fat build's ~117): a secret scan reading fewer walked the
+// wrong tree.
+const (
+	minBuilderImageFiles = 20
+	minFatImageFiles     = 100
+)
 
 // requireNoSecrets checks data (named what) carries no lab secret.
 func requireNoSecrets(t *testing.T, what string, data []byte) {
 	t.Helper()
-	for name, s := range secrets() {
-		if len(s) > 0 && bytes.Contains(data, s) {
-			t.Errorf("%s carries the %s", what, name)
-		}
-	}
-}
-
-// requireNoSecretsInTree scans every regular file under root and returns
-// how many it read.
-func requireNoSecretsInTree(t *testing.T, root string) int {
-	t.Helper()
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		n++
-		requireNoSecrets(t, "image file "+strings.TrimPrefix(p, root), data)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("scanning %s: %v", root, err)
-	}
-	return n
+	buildtest.RequireNoSecrets(t, theLab, what, data)
 }
 
 // auditBuild checks the build's UI output and PACKER_LOG for secrets.
@@ -244,6 +170,18 @@ func waitHits(t *testing.T, i, n int, timeout time.Duration) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("fault %d applied %v times in %s, want %d", i, theLab.Cloud.FaultHits(), timeout, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitIdle waits until the cloud serves no request.
+func waitIdle(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for theLab.Cloud.InFlight() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cloud still serves %d requests after %s", theLab.Cloud.InFlight(), timeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

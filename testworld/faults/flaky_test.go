@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
@@ -36,10 +37,11 @@ func readManifest(t *testing.T, file string) (manifest, []byte) {
 }
 
 // flakyFaults answer about 20% of all OpenStack API calls (every service)
-// with 503 or 429, each with Retry-After: 1. Each rule fires on its own:
-// a call is faulted with probability 1 - 0.9*0.889 = 0.2; when both fire
-// the 503 answers (and both rules count a hit). The first rule makes sure
-// the run is never lucky: the first two calls answer 503 and 429.
+// with 503 or 429, each with Retry-After: 1. The rules are tried in order
+// and the first that fires answers (the lab counts a hit for it alone): a
+// call is faulted with probability 0.1 + 0.9*0.111 = 0.2. The first two
+// rules make sure the run is never lucky: the first two calls answer 503
+// and 429.
 var flakyFaults = []cloud.Fault{
 	{Status: 503, RetryAfter: 1, Times: 1},
 	{Status: 429, RetryAfter: 1, Times: 1},
@@ -47,13 +49,33 @@ var flakyFaults = []cloud.Fault{
 	{Status: 429, RetryAfter: 1, Rate: 0.111},
 }
 
+var retryLine = regexp.MustCompile(`\[DEBUG\] openstack: retrying .*: (\d{3}) `)
+
 // retriesLogged counts the builder's retries in PACKER_LOG by status.
 func retriesLogged(log string) map[string]int {
 	n := map[string]int{}
-	for _, m := range regexp.MustCompile(`\[DEBUG\] openstack: retrying .*: (\d{3}) `).FindAllStringSubmatch(log, -1) {
+	for _, m := range retryLine.FindAllStringSubmatch(log, -1) {
 		n[m[1]]++
 	}
 	return n
+}
+
+// requireRetriedEach checks the build's PACKER_LOG shows exactly one
+// retry for each answer flakyFaults injected (hits, by rule; the builder is
+// the only client of the cloud during a build), and returns the retries.
+func requireRetriedEach(t *testing.T, hits []int, log string) map[string]int {
+	t.Helper()
+	if len(hits) != len(flakyFaults) || hits[0] != 1 || hits[1] != 1 {
+		t.Fatalf("want the first two calls answered 503 and 429, hits %v", hits)
+	}
+	retries := retriesLogged(log)
+	if injected := hits[0] + hits[2]; retries["503"] != injected {
+		t.Errorf("the builder logged %d retries after 503, the cloud injected %d", retries["503"], injected)
+	}
+	if injected := hits[1] + hits[3]; retries["429"] != injected {
+		t.Errorf("the builder logged %d retries after 429, the cloud injected %d", retries["429"], injected)
+	}
+	return retries
 }
 
 // TestFlakyAPI runs a full fat build (data source, builder, fatimage
@@ -61,6 +83,7 @@ func retriesLogged(log string) map[string]int {
 // the build succeeds, leaves nothing behind, and neither its output, its
 // PACKER_LOG, its manifest nor the image's files carry a secret.
 func TestFlakyAPI(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("flaky")
 	man := filepath.Join(t.TempDir(), "manifest.json")
@@ -79,12 +102,11 @@ func TestFlakyAPI(t *testing.T) {
 	for svc, n := range callsAfter {
 		calls += n - callsBefore[svc]
 	}
-	if len(hits) != 4 || hits[0] != 1 || hits[1] != 1 {
-		t.Fatalf("want 503s and 429s injected, hits %v of %d calls", hits, calls)
-	}
-	retries := retriesLogged(b.logText(t))
-	if retries["503"]+retries["429"] == 0 {
-		t.Errorf("the builder logged no retry of a 503 or a 429: %v", retries)
+	retries := requireRetriedEach(t, hits, b.logText(t))
+	// The random rules must have answered too, or the run measured only
+	// the two forced answers (at ~40 calls, none hits with p < 1e-3).
+	if hits[2]+hits[3] == 0 {
+		t.Errorf("the random 20%% of 503/429 never hit in %d calls (hits %v)", calls, hits)
 	}
 	t.Logf("%d API calls; fault hits 503: %d, 429: %d; the builder retried %d after 503 and %d after 429 (%.1f%% of calls); build took %s",
 		calls, hits[0]+hits[2], hits[1]+hits[3], retries["503"], retries["429"], 100*float64(retries["503"]+retries["429"])/float64(calls), took.Round(time.Second))
@@ -98,14 +120,7 @@ func TestFlakyAPI(t *testing.T) {
 	// the secret audit of this build
 	auditBuild(t, b, r)
 	requireNoSecrets(t, "manifest_output", data)
-	disk, ok := theLab.Cloud.ImageDisk(img.ID)
-	if !ok {
-		t.Fatalf("image %s has no disk", img.ID)
-	}
-	n := requireNoSecretsInTree(t, filepath.Join(disk, "upper"))
-	if n < 100 {
-		t.Fatalf("scanned only %d files of the image", n)
-	}
+	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minFatImageFiles)
 	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files: clean",
 		len(r.Output()), len(b.logText(t)), len(data), n)
 	if !strings.Contains(r.Output(), "fatimage: done:") {

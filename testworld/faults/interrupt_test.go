@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 )
 
 // slow is the latency that holds a step's API call in flight while the
@@ -22,6 +23,7 @@ const slow = 3 * time.Second
 // flight; the signal goes out once the step's UI line is printed and the
 // fault has applied (hits), so the interrupt lands inside the step.
 func TestInterruptEachStep(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	action := `^/compute/v2.1/servers/[^/]+/action$`
 	for _, tc := range []struct {
@@ -62,8 +64,9 @@ func TestInterruptEachStep(t *testing.T) {
 				return []cloud.Fault{{Kind: cloud.FaultSSHDelay, Name: "^" + name + "$", Delay: time.Minute}}
 			}},
 		{step: "StepProvision/shell", waitFor: "fault-provision-marker", args: []string{"-var", "sleep=120"}},
-		// dnf's first line after resolving the update: dnf is running
-		{step: "StepProvision/fatimage-dnf", waitFor: "Dependencies resolved.", tmpl: "fat"},
+		// dnf shell prints the resolved transaction's summary, then
+		// downloads and installs: dnf is running
+		{step: "StepProvision/fatimage-dnf", waitFor: "Transaction Summary", tmpl: "fat"},
 		{step: "StepStopServer", waitFor: "Stopping server",
 			faults: latency(cloud.SvcCompute, "POST", action)},
 		{step: "StepCreateImage/create", waitFor: "Creating image", hits: 2, // os-stop, then createImage
@@ -111,6 +114,7 @@ func latency(svc, method, path string) func(string) []cloud.Fault {
 // has arrived, the answer has not). The create must finish and be cleaned
 // up rather than be abandoned mid-request and created after cleanup ran.
 func TestInterruptDuringKeypairCreate(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("kp")
 	theLab.Cloud.SetFaults(latency(cloud.SvcCompute, "POST", `/os-keypairs$`)(name)...)
@@ -119,6 +123,8 @@ func TestInterruptDuringKeypairCreate(t *testing.T) {
 	waitHits(t, 0, 1, time.Minute)
 	r, _ := b.interrupt(t)
 	theLab.Cloud.SetFaults()
-	time.Sleep(slow + time.Second) // Nova finishes the request
+	// packer has exited: once the held POST is answered (or dropped with
+	// its connection) nothing can create a keypair behind the leak check
+	waitIdle(t, slow+time.Minute)
 	requireFailedClean(t, r, name, "cancel")
 }

@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 )
 
 // TestPermanentFaults makes the cloud refuse or lose the build's
 // resources for good: each build fails with a message naming the problem,
 // and leaves nothing behind, no image included.
 func TestPermanentFaults(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	for _, tc := range []struct {
 		name   string

@@ -1,9 +1,9 @@
 package faults
 
 import (
-	"path/filepath"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 )
 
@@ -13,6 +13,7 @@ import (
 // exercised too, and scans its output, PACKER_LOG and the image's files
 // for the lab's secrets. The fat build's audit is part of TestFlakyAPI.
 func TestSecretAuditAppCredential(t *testing.T) {
+	labtest.Require(t)
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("appcred")
 	env := []string{
@@ -32,14 +33,10 @@ func TestSecretAuditAppCredential(t *testing.T) {
 	// OS_CLOUD is empty, so the build authenticated with the application
 	// credential.
 	log := b.logText(t)
-	retries := retriesLogged(log)
+	retries := requireRetriedEach(t, hits, log)
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 	auditBuild(t, b, r)
-	disk, ok := theLab.Cloud.ImageDisk(img.ID)
-	if !ok {
-		t.Fatalf("image %s has no disk", img.ID)
-	}
-	n := requireNoSecretsInTree(t, filepath.Join(disk, "upper"))
+	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minBuilderImageFiles)
 	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files: no secret", hits, retries, len(r.Output()), len(log), n)
 }

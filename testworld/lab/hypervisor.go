@@ -14,6 +14,9 @@ type hypervisor struct{ m *vm.Manager }
 func (h hypervisor) CloneDisk(src string) (string, error) { return h.m.CloneDisk(src) }
 func (h hypervisor) DeleteDisk(id string) error           { return h.m.DeleteDisk(id) }
 func (h hypervisor) DiskSize(id string) (int64, error)    { return h.m.DiskSize(id) }
+func (h hypervisor) ExportDisk(id, format, path string) (int64, error) {
+	return h.m.ExportDisk(id, format, path)
+}
 
 func (h hypervisor) Boot(spec cloud.MachineSpec, onPower func(cloud.PowerState)) (cloud.Machine, error) {
 	m, err := h.m.Boot(vm.MachineSpec{

@@ -25,6 +25,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/sitepulp"
 )
 
 // Names and credentials a lab always has.
@@ -33,21 +34,34 @@ const (
 	SSHUser       = "rocky"
 	CloudName     = "lab"
 	ArkUser       = "lab-ark"
+	SitePulpUser  = "lab-site-admin"
+	// AdminCloudName is the clouds.yaml entry of the lab's admin, for the
+	// few tests that need what only an admin may do; builds use CloudName,
+	// a project member, as on a real site.
+	AdminCloudName = "lab-admin"
+	// ShareProject is a second project the lab user is a member of (an
+	// image_members target the build can accept for).
+	ShareProject = "lab-share"
 )
 
 // Options configures a lab.
 type Options struct {
 	// Dir holds all state: disks, the env file, clouds.yaml. Required.
 	Dir string
-	// CacheDir holds the built repositories and release tarballs, reused
-	// across starts; default Dir/cache.
+	// CacheDir holds the built repositories, release tarballs and the VM
+	// userland, reused across starts and shared by every lab on the
+	// machine (builds are locked); default DefaultCacheDir().
 	CacheDir string
 	// Network is the lab's L2 network; zero values get a free random one
 	// (tests), `make lab-up` passes fixed names.
 	Network vm.NetworkOptions
-	// Secrets are generated when empty.
-	CloudPassword, ArkPassword, AppCredentialSecret string
-	// Timing of cloud state transitions; zero keeps the cloud's defaults.
+	// Secrets are generated when empty. Generated secrets (Keystone's and
+	// Ark's) hold the characters that break naive quoting and URL building
+	// (% # : @ quotes, a space, non-ASCII), so every build proves they pass
+	// through.
+	CloudPassword, ArkPassword, AppCredentialSecret, AdminPassword, SitePulpPassword string
+	// Timing of cloud state transitions; zero takes the profile named by
+	// $LAB_PROFILE (fast, the default, or realistic).
 	Timing cloud.Timing
 	// TokenTTL of Keystone tokens; zero keeps the default.
 	TokenTTL time.Duration
@@ -63,6 +77,7 @@ type Lab struct {
 	Cloud    *cloud.Cloud
 	VMs      *vm.Manager
 	Pulp     *pulpfake.Server
+	SitePulp *sitepulp.Server // a site's own Pulp (API and content), empty at start
 	Releases *releases.Server
 	Repos    *repos.Result
 
@@ -78,7 +93,7 @@ type Lab struct {
 	PyPI *pypi.Server
 
 	fwMu    sync.Mutex
-	blocked map[string]bool // content servers whose host REJECT rule (SetServerReachableFromVMs) is in place
+	blocked map[string]bool // servers whose host REJECT rule (SetServerReachableFromVMs) is in place
 }
 
 // Start builds (or reuses from cache) the repositories and the base image
@@ -94,14 +109,20 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		return nil, err
 	}
 	if o.CacheDir == "" {
-		o.CacheDir = filepath.Join(o.Dir, "cache")
+		o.CacheDir = DefaultCacheDir()
 	}
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
 	}
-	for _, s := range []*string{&o.CloudPassword, &o.ArkPassword, &o.AppCredentialSecret} {
+	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword, &o.ArkPassword, &o.SitePulpPassword} {
 		if *s == "" {
-			*s = randomSecret()
+			*s = awkwardSecret()
+		}
+	}
+	if o.Timing == (cloud.Timing{}) {
+		// LAB_PROFILE=realistic makes the cloud take real clouds' times.
+		if o.Timing, err = cloud.ProfileTiming(os.Getenv("LAB_PROFILE")); err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
 		}
 	}
 	l = &Lab{Options: o}
@@ -118,8 +139,14 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	o.Logf("lab: repositories ready in %s", time.Since(started).Round(time.Millisecond))
 
+	rootfs, err := vm.BuildRootFS(filepath.Join(o.CacheDir, "rootfs"), o.Logf)
+	if err != nil {
+		return l, fmt.Errorf("lab: building the VM userland: %w", err)
+	}
+	o.Logf("lab: VM userland %s ready", rootfs)
 	if l.VMs, err = vm.NewManager(vm.ManagerOptions{
 		StateDir: filepath.Join(o.Dir, "vms"),
+		RootFS:   rootfs,
 		Network:  o.Network,
 		Metadata: l.metadata,
 		Logf:     o.Logf,
@@ -136,6 +163,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err = l.Pulp.Start(); err != nil {
 		return l, fmt.Errorf("lab: starting the Pulp double: %w", err)
 	}
+	if l.SitePulp, err = startSitePulp(o, gateway); err != nil {
+		return l, err
+	}
 	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}
@@ -149,7 +179,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.Cloud, err = cloud.New(cloud.Options{
 		Hypervisor: hypervisor{l.VMs},
 		Users: []cloud.User{{Name: "lab", Password: o.CloudPassword, Project: "lab", Domain: "Default",
-			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}}},
+			OtherProjects:  []string{ShareProject},
+			AppCredentials: []cloud.AppCredential{{ID: "lab-app-cred", Name: "lab-app-cred", Secret: o.AppCredentialSecret}}},
+			{Name: "lab-admin", Password: o.AdminPassword, Project: "admin", Domain: "Default", Roles: []string{"admin"}}},
 		TokenTTL:        o.TokenTTL,
 		Timing:          o.Timing,
 		FixedCIDR:       o.Network.CIDR,
@@ -157,7 +189,13 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		FloatingCIDR:    o.Network.FloatingCIDR,
 		FloatingGateway: firstHost(o.Network.FloatingCIDR),
 		Logf:            o.Logf,
-		Control:         map[string]http.Handler{"releases": http.HandlerFunc(l.serveControl), "git": http.HandlerFunc(l.serveControl), "pypi": http.HandlerFunc(l.serveControl), "servers": http.HandlerFunc(l.serveControl)},
+		Control: map[string]http.Handler{
+			"releases": http.HandlerFunc(l.serveControl),
+			"ark":      http.HandlerFunc(l.serveControl),
+			"git":      http.HandlerFunc(l.serveControl),
+			"pypi":     http.HandlerFunc(l.serveControl),
+			"servers":  http.HandlerFunc(l.serveControl),
+		},
 	}); err != nil {
 		return l, fmt.Errorf("lab: creating the cloud: %w", err)
 	}
@@ -220,19 +258,25 @@ func (l *Lab) metadata(fixedIP string) *vm.Metadata {
 	if md == nil {
 		return nil
 	}
-	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData}
+	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData, ConfigDrive: md.ConfigDrive}
 }
 
 // writeEnv writes clouds.yaml and the env file, both readable only by the
 // owner since they hold the lab's passwords.
 func (l *Lab) writeEnv() error {
-	clouds := map[string]any{"clouds": map[string]any{CloudName: map[string]any{
-		"auth": map[string]any{
-			"auth_url": l.Cloud.AuthURL(), "username": "lab", "password": l.CloudPassword,
-			"project_name": "lab", "user_domain_name": "Default", "project_domain_name": "Default",
-		},
-		"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
-	}}}
+	entry := func(user, password, project string) map[string]any {
+		return map[string]any{
+			"auth": map[string]any{
+				"auth_url": l.Cloud.AuthURL(), "username": user, "password": password,
+				"project_name": project, "user_domain_name": "Default", "project_domain_name": "Default",
+			},
+			"region_name": "RegionOne", "interface": "public", "identity_api_version": 3,
+		}
+	}
+	clouds := map[string]any{"clouds": map[string]any{
+		CloudName:      entry("lab", l.CloudPassword, "lab"),
+		AdminCloudName: entry("lab-admin", l.AdminPassword, "admin"),
+	}}
 	data, err := json.MarshalIndent(clouds, "", "  ") // JSON is YAML
 	if err != nil {
 		return err
@@ -242,20 +286,25 @@ func (l *Lab) writeEnv() error {
 		return err
 	}
 	l.Env = map[string]string{
-		"OS_CLOUD":              CloudName,
-		"OS_CLIENT_CONFIG_FILE": cloudsFile,
-		"ARK_CONTENT_URL":       l.Pulp.ContentURL(),
-		"ARK_USERNAME":          ArkUser,
-		"ARK_PASSWORD":          l.ArkPassword,
-		"LAB_RELEASES_URL":      l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
-		"LAB_SSH_USER":          SSHUser,
-		"LAB_GIT_URL":           l.Git.URL(),       // <url>/<owner>/<name>.git
-		"LAB_PYPI_URL":          l.PyPI.IndexURL(), // pip --index-url
-		"LAB_CONTROL_URL":       l.Cloud.URL() + "/_control",
-		"LAB_PULP_CONTROL_URL":  l.Pulp.URL() + "/_control",
-		"LAB_BASE_IMAGE":        BaseImageName,
-		"LAB_NETWORK":           "lab-net",
-		"LAB_FLOATING_NETWORK":  "public",
+		"OS_CLOUD":               CloudName,
+		"OS_CLIENT_CONFIG_FILE":  cloudsFile,
+		"ARK_CONTENT_URL":        l.Pulp.ContentURL(),
+		"ARK_USERNAME":           ArkUser,
+		"ARK_PASSWORD":           l.ArkPassword,
+		"LAB_RELEASES_URL":       l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
+		"LAB_SSH_USER":           SSHUser,
+		"LAB_GIT_URL":            l.Git.URL(),       // <url>/<owner>/<name>.git
+		"LAB_PYPI_URL":           l.PyPI.IndexURL(), // pip --index-url
+		"LAB_CONTROL_URL":        l.Cloud.URL() + "/_control",
+		"LAB_PULP_CONTROL_URL":   l.Pulp.URL() + "/_control",
+		"LAB_SITE_PULP_URL":      l.SitePulp.URL(),
+		"LAB_SITE_PULP_USERNAME": SitePulpUser,
+		"LAB_SITE_PULP_PASSWORD": l.SitePulpPassword,
+		"LAB_BASE_IMAGE":         BaseImageName,
+		"LAB_NETWORK":            "lab-net",
+		"LAB_FLOATING_NETWORK":   "public",
+		"LAB_ADMIN_CLOUD":        AdminCloudName,
+		"LAB_SHARE_PROJECT_ID":   l.Cloud.ProjectID(ShareProject),
 	}
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
@@ -275,6 +324,9 @@ func (l *Lab) Close() error {
 	}
 	if l.Pulp != nil {
 		errs = append(errs, l.Pulp.Close())
+	}
+	if l.SitePulp != nil {
+		errs = append(errs, l.SitePulp.Close())
 	}
 	if l.Releases != nil {
 		errs = append(errs, l.Releases.Close())
@@ -317,7 +369,8 @@ func FormatEnv(env map[string]string) string {
 	return b.String()
 }
 
-// SetReleasesReachableFromVMs is SetServerReachableFromVMs("releases", ok).
+// SetReleasesReachableFromVMs is SetServerReachableFromVMs("releases", ok)
+// (servers.go).
 func (l *Lab) SetReleasesReachableFromVMs(ok bool) error {
 	return l.SetServerReachableFromVMs("releases", ok)
 }
@@ -352,4 +405,15 @@ func (l *Lab) BinaryChecksums() map[string]string {
 		out[b.Name] = sums[b.Tarball()]
 	}
 	return out
+}
+
+// DefaultCacheDir is the user's cache directory's fatimage-lab: the test
+// packages, `make lab-up` and `make demo` share what it holds (the VM
+// userland alone takes minutes to build).
+func DefaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "fatimage-lab")
 }

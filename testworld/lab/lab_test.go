@@ -17,6 +17,8 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 var theLab *lab.Lab
@@ -52,9 +54,8 @@ var ipv4 = regexp.MustCompile(`\b\d+\.\d+\.\d+\.\d+\b`)
 // would, then logs in to the server it made and installs a package from
 // the Pulp mirror with the server's own dnf.
 func TestOpenStackCLI(t *testing.T) {
-	if _, err := exec.LookPath("openstack"); err != nil {
-		t.Skip("the openstack CLI (python3-openstackclient) is not installed")
-	}
+	labtest.Require(t)
+	needs.Tools(t, "openstack")
 	var images []map[string]any
 	openstack(t, &images, "image", "list", "-f", "json")
 	if !slices.ContainsFunc(images, func(m map[string]any) bool { return m["Name"] == lab.BaseImageName }) {
@@ -155,6 +156,7 @@ func pickPackage(t *testing.T, r *repos.Result) string {
 // BenchmarkLabUp starts a lab on a warm cache and boots one server,
 // reporting the time to ready and from ACTIVE to the first SSH command.
 func BenchmarkLabUp(b *testing.B) {
+	labtest.Require(b)
 	var up, toSSH time.Duration
 	for b.Loop() {
 		start := time.Now()
@@ -178,6 +180,7 @@ func BenchmarkLabUp(b *testing.B) {
 // API: the SSH session dies without a clean close and the VM comes back
 // with a new boot id.
 func TestHardResetFault(t *testing.T) {
+	labtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, c, _ := labtest.BootDial(ctx, t, theLab, "reset-me", "")

@@ -11,13 +11,17 @@ import (
 	"strings"
 )
 
-// Content servers other than Pulp (release server, git server, ...) can
-// each be cut off from the VMs while the host still reaches them, to
-// prove a build fetches on the host. They are known by a short name.
+// Content servers (the Ark double, release server, git server, package
+// index) can each be cut off from the VMs while the host still reaches
+// them, to prove a build fetches on the host or goes through a site Pulp.
+// They are known by a short name.
 
 // contentServers maps each content server's name to its base URL.
 func (l *Lab) contentServers() map[string]string {
 	out := map[string]string{}
+	if l.Pulp != nil {
+		out["ark"] = l.Pulp.URL()
+	}
 	if l.Releases != nil {
 		out["releases"] = l.Releases.URL()
 	}

@@ -39,10 +39,13 @@ func firstHost(cidr string) string {
 	return p.Masked().Addr().Next().String()
 }
 
-func randomSecret() string {
-	b := make([]byte, 12)
+// awkwardSecret is a random secret with the characters credentials
+// really contain and naive code mangles: URL escapes and delimiters,
+// YAML/INI comment and quote characters, a space and non-ASCII.
+func awkwardSecret() string {
+	b := make([]byte, 8)
 	rand.Read(b)
-	return "lab-" + hex.EncodeToString(b)
+	return "lab-" + hex.EncodeToString(b) + ` p%41ss#w:rd@"q' ü-` + hex.EncodeToString(b[:4])
 }
 
 func writeFileAtomic(path string, data []byte) error {

@@ -19,14 +19,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // PluginSource is the address templates use in required_plugins.
 const PluginSource = "github.com/stackhpc/fatimage"
-
-// RequireEnv, when set to 1, turns a missing packer binary into a failure
-// instead of a skip (make test and CI set it).
-const RequireEnv = "FATIMAGE_E2E"
 
 // Packer is a packer binary with the plugin installed.
 type Packer struct {
@@ -43,8 +41,8 @@ var (
 )
 
 // Setup builds the plugin once per test binary and installs it with
-// `packer plugins install --path`. It skips the test when no packer binary
-// is found, unless FATIMAGE_E2E=1.
+// `packer plugins install --path`. When no packer binary is found it skips
+// the test, or fails it under FATIMAGE_E2E=1 (needs.Unavailable).
 func Setup(t testing.TB) *Packer {
 	t.Helper()
 	once.Do(func() { shared, skipWhy, setupErr = setup() })
@@ -52,10 +50,7 @@ func Setup(t testing.TB) *Packer {
 		t.Fatalf("packertest: %v", setupErr)
 	}
 	if skipWhy != "" {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("packertest: %s (and %s=1 requires the end-to-end tests)", skipWhy, RequireEnv)
-		}
-		t.Skip("packertest: " + skipWhy)
+		needs.Unavailable(t, "packertest: "+skipWhy)
 	}
 	return shared
 }

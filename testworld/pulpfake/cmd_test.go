@@ -26,7 +26,7 @@ func buildFakepulp(t *testing.T) string {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("go is not on PATH: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "fakepulp")
 	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/stackhpc/packer-plugin-fatimage/testworld/cmd/fakepulp")
@@ -70,8 +70,8 @@ func startFakepulp(t *testing.T, bin string, args ...string) (*exec.Cmd, string,
 	}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait() // killed: its status says so
 		}
 	})
 
@@ -83,8 +83,8 @@ func startFakepulp(t *testing.T, bin string, args ...string) (*exec.Cmd, string,
 		}
 		return cmd, url, &stderr
 	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait() // killed: its status says so
 		t.Fatalf("fakepulp did not report listening; stderr:\n%s", stderr.String())
 	}
 	return nil, "", nil

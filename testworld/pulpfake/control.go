@@ -131,12 +131,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n')) //nolint:errcheck // client may have gone
+	w.Write(append(b, '\n'))
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n')) //nolint:errcheck // client may have gone
+	w.Write(append(b, '\n'))
 }

@@ -153,3 +153,16 @@ func (s *Server) Faults() []Fault {
 	}
 	return out
 }
+
+// FaultHits returns how often each configured fault has fired, in the
+// order of SetFaults: a test waits on it to know a request has arrived
+// (and, for a Hang or Latency fault, is being held).
+func (s *Server) FaultHits() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hits := make([]int, len(s.faults))
+	for i, f := range s.faults {
+		hits[i] = f.fired
+	}
+	return hits
+}

@@ -138,7 +138,7 @@ func TestCloseReleasesHangs(t *testing.T) {
 			errs <- err
 		})
 	}
-	time.Sleep(100 * time.Millisecond) // let the requests arrive
+	waitFor(t, func() bool { return s.FaultHits()[0] == 5 }) // all five are held
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Errorf("Close: %v", err)

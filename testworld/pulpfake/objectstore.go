@@ -88,7 +88,7 @@ func (o *ObjectStore) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := o.srv.Shutdown(ctx); err != nil {
-		o.srv.Close() //nolint:errcheck // best effort
+		o.srv.Close()
 	}
 }
 

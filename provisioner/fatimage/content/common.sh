@@ -12,7 +12,7 @@ fatimage_verify() {
 	if printf '%s  %s\n' "$2" "$3" | sha256sum -c --quiet - >/dev/null 2>&1; then
 		return 0
 	fi
-	echo "$1: sha256 of the download is $(sha256sum "$3" | cut -d' ' -f1), want $2; nothing installed" >&2
+	fatimage_cause "$1: sha256 of the download is $(sha256sum "$3" | cut -d' ' -f1), want $2; nothing installed"
 	return 1
 }
 
@@ -20,13 +20,13 @@ fatimage_verify() {
 fatimage_fetch() {
 	echo "downloading $2"
 	fatimage_run curl -fsSL --retry 3 --retry-connrefused --connect-timeout 20 -o "$3" "$2" || {
-		echo "$1: downloading $2 failed" >&2
+		fatimage_cause "$1: downloading $2 failed"
 		return 1
 	}
 }
 
 # fatimage_check_owner <what> <user> <group>: the owner must exist.
 fatimage_check_owner() {
-	id -u "$2" >/dev/null 2>&1 || { echo "$1: owner $2 is not a user on the VM" >&2; return 1; }
-	getent group "$3" >/dev/null 2>&1 || { echo "$1: group $3 is not a group on the VM" >&2; return 1; }
+	id -u "$2" >/dev/null 2>&1 || { fatimage_cause "$1: owner $2 is not a user on the VM"; return 1; }
+	getent group "$3" >/dev/null 2>&1 || { fatimage_cause "$1: group $3 is not a group on the VM"; return 1; }
 }

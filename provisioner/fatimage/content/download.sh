@@ -22,7 +22,7 @@ fatimage_download_extract() {
 	rm -rf "$x"
 	mkdir -p "$x"
 	fatimage_run tar -xf "$2" -C "$x" --no-same-owner --strip-components="$4" || {
-		echo "$1: unpacking failed" >&2
+		fatimage_cause "$1: unpacking failed"
 		return 1
 	}
 	chown -R "$5:$6" "$x"

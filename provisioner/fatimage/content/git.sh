@@ -10,21 +10,21 @@ fatimage_git() { git -c safe.directory='*' -c advice.detachedHead=false "$@"; }
 # resolves rev to a commit and checks it against the pin.
 fatimage_git_fetch() {
 	command -v git >/dev/null 2>&1 || {
-		echo "$1: git is not installed on the VM; install it in the base image or use content_source = \"host\"" >&2
+		fatimage_cause "$1: git is not installed on the VM; install it in the base image or use content_source = \"host\""
 		return 1
 	}
 	rm -rf "$5"
 	fatimage_git init -q "$5"
 	fatimage_run fatimage_git -C "$5" fetch -q "$2" '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*' || {
-		echo "$1: fetching failed" >&2
+		fatimage_cause "$1: fetching failed"
 		return 1
 	}
 	got=$(fatimage_git -C "$5" rev-parse -q --verify "$3^{commit}") || {
-		echo "$1: $3 is not in the repository" >&2
+		fatimage_cause "$1: $3 is not in the repository"
 		return 1
 	}
 	if [ -n "$4" ] && [ "$got" != "$4" ]; then
-		echo "$1: $3 is at commit $got, want $4; nothing installed" >&2
+		fatimage_cause "$1: $3 is at commit $got, want $4; nothing installed"
 		return 1
 	fi
 	echo "fatimage-git-commit $1 $got"

@@ -11,7 +11,7 @@ fatimage_has_word() {
 
 # fatimage_kernel_args <arg>...
 fatimage_kernel_args() {
-	command -v grubby >/dev/null 2>&1 || { echo "kernel_args: grubby is not installed on the VM (package grubby)" >&2; return 1; }
+	command -v grubby >/dev/null 2>&1 || { fatimage_cause "kernel_args: grubby is not installed on the VM (package grubby)"; return 1; }
 	kchanged=0
 	for a in "$@"; do
 		missing=$(grubby --info=ALL | sed -n 's/^args="\(.*\)"$/\1/p' | while IFS= read -r args; do

@@ -9,15 +9,15 @@
 fatimage_pip() {
 	umask 022
 	if [ -n "$3" ]; then
-		command -v "$2" >/dev/null 2>&1 || { echo "$1: interpreter $2 is not installed on the VM" >&2; return 1; }
+		command -v "$2" >/dev/null 2>&1 || { fatimage_cause "$1: interpreter $2 is not installed on the VM"; return 1; }
 		if [ ! -x "$3/bin/python" ]; then
-			fatimage_run "$2" -m venv "$3" || { echo "$1: creating the venv failed" >&2; return 1; }
+			fatimage_run "$2" -m venv "$3" || { fatimage_cause "$1: creating the venv failed"; return 1; }
 		fi
 		py="$3/bin/python"
 	else
 		py=$2
 	fi
-	"$py" -m pip --version >/dev/null 2>&1 || { echo "$1: pip is not available for $py (package python3-pip)" >&2; return 1; }
+	"$py" -m pip --version >/dev/null 2>&1 || { fatimage_cause "$1: pip is not available for $py (package python3-pip)"; return 1; }
 	before=$("$py" -m pip freeze --all 2>/dev/null | sort)
 	set -- "$@" --no-input --disable-pip-version-check --no-cache-dir
 	if [ -n "$7" ]; then
@@ -35,7 +35,7 @@ fatimage_pip() {
 	fi
 	what=$1 venv=$3 req=$4 owner=$8 group=$9
 	shift 9
-	fatimage_run env PIP_CONFIG_FILE=/dev/null "$py" -m pip install "$@" -r "$req" || { echo "$what: pip install failed" >&2; return 1; }
+	fatimage_run env PIP_CONFIG_FILE=/dev/null "$py" -m pip install "$@" -r "$req" || { fatimage_cause "$what: pip install failed"; return 1; }
 	[ -z "$venv" ] || chown -R "$owner:$group" "$venv"
 	after=$("$py" -m pip freeze --all 2>/dev/null | sort)
 	if [ "$before" = "$after" ]; then

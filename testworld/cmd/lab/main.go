@@ -33,7 +33,8 @@ func main() {
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	dir := fs.String("dir", ".lab", "directory holding the lab's state")
-	wait := fs.Duration("timeout", 10*time.Minute, "how long `up` waits for the lab to be ready")
+	// The first start builds the VM userland with mmdebstrap: minutes.
+	wait := fs.Duration("timeout", 30*time.Minute, "how long `up` waits for the lab to be ready")
 	_ = fs.Parse(os.Args[2:])
 	abs, err := filepath.Abs(*dir)
 	if err != nil {

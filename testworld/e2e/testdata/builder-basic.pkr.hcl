@@ -1,14 +1,5 @@
 # Builder end to end, case 1: source_image_name, a floating IP from the
 # external network, a shell provisioner, and image settings.
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

@@ -1,14 +1,5 @@
 # Builder end to end, case 3: the newest image matching a filter, with a
 # name pattern (Glance itself matches names exactly).
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

@@ -1,13 +1,4 @@
 # Builder end to end, case 5: interrupted and failing builds.
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

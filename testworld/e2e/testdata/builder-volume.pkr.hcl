@@ -1,14 +1,5 @@
 # Builder end to end, case 2: boot from a Cinder volume and upload it as a
 # raw image, as the appliance builds.
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

@@ -7,9 +7,8 @@ build {
   provisioner "fatimage" {
     repos  = data.fatimage-ark.rocky.repos
     groups = ["control", "firewalld"]
-    gpg_keys {
-      path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
-    }
+    # no gpg_keys: the image's own key (RPM-GPG-KEY-Rocky-9, which the
+    # lab signs every repository with) is imported without being named
     release_base_url = var.release_base_url
     dynamic "binaries" {
       for_each = var.binary_sha256

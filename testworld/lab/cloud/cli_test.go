@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 const openstackCLI = "/usr/bin/openstack"
@@ -17,9 +19,7 @@ const openstackCLI = "/usr/bin/openstack"
 // double. It is slow (~1-2 s per command), so it covers a fixed set of
 // commands.
 func TestOpenStackCLI(t *testing.T) {
-	if _, err := os.Stat(openstackCLI); err != nil {
-		t.Skip("openstack CLI not installed")
-	}
+	needs.Tools(t, openstackCLI)
 	if testing.Short() {
 		t.Skip("slow: runs the openstack CLI")
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,9 +35,14 @@ type Options struct {
 	Control map[string]http.Handler
 }
 
-// User is a Keystone user with its (single) project.
+// User is a Keystone user with its default project. Roles are the roles
+// it has on that project and on OtherProjects (project names in the same
+// domain), default member and reader; a user with "admin" passes every
+// policy check, as a cloud admin does.
 type User struct {
 	Name, Password, Project, Domain string
+	Roles                           []string
+	OtherProjects                   []string
 	AppCredentials                  []AppCredential
 }
 
@@ -52,6 +58,14 @@ type Timing struct {
 	VolumeCreate time.Duration // creating -> available; default 200ms
 	VolumeDelete time.Duration // deleting -> gone; default 100ms
 	VolumeUpload time.Duration // uploading -> available; default 200ms
+	// Cinder snapshot and backup: creating -> available; default 200ms
+	SnapshotCreate, BackupCreate time.Duration
+
+	// The rest is off (zero) unless set, as in the realistic profile.
+	GuestBoot    time.Duration // a booted machine's sshd answers after this (MachineSpec.SSHDelay)
+	TransferRate int64         // bytes/s added for the data a snapshot, upload or volume copies
+	Jitter       float64       // each duration varies by up to ±Jitter (0.3 = ±30%)
+	ListLag      time.Duration // a new server, image, volume or floating IP shows in lists after up to this
 }
 
 func (t *Timing) defaults() {
@@ -67,6 +81,8 @@ func (t *Timing) defaults() {
 	def(&t.VolumeCreate, 200*time.Millisecond)
 	def(&t.VolumeDelete, 100*time.Millisecond)
 	def(&t.VolumeUpload, 200*time.Millisecond)
+	def(&t.SnapshotCreate, 200*time.Millisecond)
+	def(&t.BackupCreate, 200*time.Millisecond)
 }
 
 // Flavor is a Nova flavor. RAM is in MiB, Disk in GiB.
@@ -89,6 +105,10 @@ type ImageSeed struct {
 	Tags                        []string
 	Properties                  map[string]string
 	Data                        []byte // optional image data served by GET .../file
+	// CreatedAt backdates created_at and updated_at (default now), so a
+	// test can seed images of distinct ages without waiting for the clock
+	// (Glance reports them to the second).
+	CreatedAt time.Time
 }
 
 type project struct{ ID, Name, DomainID string }
@@ -96,44 +116,44 @@ type project struct{ ID, Name, DomainID string }
 type userRec struct {
 	ID string
 	User
-	project *project
+	project *project   // default project
+	others  []*project // OtherProjects
 }
 
-// Cloud is the OpenStack API double.
+// Cloud is the OpenStack API double: one HTTP front end over five
+// services, each a type with its own state and lock (see doc.go for the
+// lock order). Cloud itself holds only what every service shares: the
+// options, the listener, background work, faults, call counts and the
+// state log.
 type Cloud struct {
 	o        Options
-	mu       sync.Mutex
 	ln       net.Listener
 	srv      *http.Server
 	url      string
 	done     chan struct{}
 	wg       sync.WaitGroup
-	bgMu     sync.Mutex // guards bgClosed and wg.Add (independent of mu)
+	bgMu     sync.Mutex // guards bgClosed and wg.Add
 	bgClosed bool
 
-	domainID string
-	users    []*userRec
-	projects map[string]*project // by id
-	tokens   map[string]*token
+	lifeMu  sync.Mutex // guards started and closed
+	started bool
+	closed  bool
 
-	flavors   []*Flavor
-	images    map[string]*image
-	servers   map[string]*server
-	keypairs  map[string]*keypair // by user id + "/" + name
-	volumes   map[string]*volume
-	networks  map[string]*network
-	subnets   map[string]*subnet
-	ports     map[string]*port
-	fips      map[string]*floatingIP
-	secgroups map[string]*secgroup
-	volTypes  []volType
-	labNet    *network
-	publicNet *network
-	faults    []*faultState
-	calls     map[string]int
-	states    stateLog // state changes and first observations, for benchmarks
-	closed    bool
-	started   bool
+	identity *keystone
+	compute  *nova
+	image    *glance
+	network  *neutron
+	volume   *cinder
+
+	faultMu sync.Mutex // a leaf lock: taken with any service lock held
+	faults  []*faultState
+
+	callMu sync.Mutex
+	calls  map[string]int
+
+	states stateLog // state changes and first observations, for benchmarks
+
+	inflight atomic.Int64 // API requests being served, see InFlight
 }
 
 // New validates o and builds a Cloud; call Start to serve.
@@ -160,49 +180,29 @@ func New(o Options) (*Cloud, error) {
 		o.FloatingCIDR, o.FloatingGateway = "172.24.4.0/24", "172.24.4.1"
 	}
 	o.Timing.defaults()
-	c := &Cloud{
-		o: o, done: make(chan struct{}), domainID: "default",
-		projects: map[string]*project{}, tokens: map[string]*token{},
-		images: map[string]*image{}, servers: map[string]*server{}, keypairs: map[string]*keypair{},
-		volumes: map[string]*volume{}, networks: map[string]*network{}, subnets: map[string]*subnet{},
-		ports: map[string]*port{}, fips: map[string]*floatingIP{}, secgroups: map[string]*secgroup{},
-		calls: map[string]int{},
-	}
-	byName := map[string]*project{}
-	for _, u := range o.Users {
-		if u.Name == "" {
-			return nil, errors.New("cloud: user without name")
-		}
-		if u.Domain == "" {
-			u.Domain = "Default"
-		}
-		if u.Project == "" {
-			u.Project = u.Name
-		}
-		p := byName[u.Domain+"/"+u.Project]
-		if p == nil {
-			p = &project{ID: newHexID(), Name: u.Project, DomainID: domainID(u.Domain)}
-			byName[u.Domain+"/"+u.Project] = p
-			c.projects[p.ID] = p
-		}
-		c.users = append(c.users, &userRec{ID: newHexID(), User: u, project: p})
-	}
-	if err := c.initNetwork(); err != nil {
+	c := &Cloud{o: o, done: make(chan struct{}), calls: map[string]int{}}
+	var err error
+	if c.identity, err = newKeystone(c, o.Users); err != nil {
 		return nil, err
 	}
-	c.volTypes = []volType{{ID: newUUID(), Name: "lvmdriver-1"}, {ID: newUUID(), Name: "__DEFAULT__"}}
+	c.compute = newNova(c)
+	c.image = newGlance(c)
+	if c.network, err = newNeutron(c, c.identity.projectIDs()); err != nil {
+		return nil, err
+	}
+	c.volume = newCinder(c)
 	return c, nil
 }
 
 // Start listens on Options.Addr and serves in the background.
 func (c *Cloud) Start() error {
-	c.mu.Lock()
+	c.lifeMu.Lock()
 	if c.started {
-		c.mu.Unlock()
+		c.lifeMu.Unlock()
 		return errors.New("cloud: already started")
 	}
 	c.started = true
-	c.mu.Unlock()
+	c.lifeMu.Unlock()
 	ln, err := net.Listen("tcp", c.o.Addr)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (c *Cloud) Start() error {
 	c.ln = ln
 	c.url = "http://" + ln.Addr().String()
 	c.srv = &http.Server{Handler: c, ReadHeaderTimeout: 30 * time.Second}
-	go c.srv.Serve(ln)
+	go func() { _ = c.srv.Serve(ln) }() // ends with ErrServerClosed at Close
 	c.logf("cloud: serving on %s", c.url)
 	return nil
 }
@@ -224,13 +224,13 @@ func (c *Cloud) AuthURL() string { return c.url + "/identity/v3" }
 // Close stops serving and waits for background transitions. Machines still
 // alive are destroyed.
 func (c *Cloud) Close() error {
-	c.mu.Lock()
+	c.lifeMu.Lock()
 	if c.closed {
-		c.mu.Unlock()
+		c.lifeMu.Unlock()
 		return nil
 	}
 	c.closed = true
-	c.mu.Unlock()
+	c.lifeMu.Unlock()
 	c.bgMu.Lock()
 	c.bgClosed = true
 	close(c.done)
@@ -245,17 +245,11 @@ func (c *Cloud) Close() error {
 		}
 	}
 	c.wg.Wait()
-	c.mu.Lock()
-	var ms []Machine
-	for _, s := range c.servers {
-		if s.machine != nil {
-			ms = append(ms, s.machine)
-			s.machine = nil
+	defer c.image.removeFiles()
+	for _, m := range c.compute.takeMachines() {
+		if derr := m.Destroy(); derr != nil {
+			c.logf("cloud: Close: destroying a machine: %v", derr)
 		}
-	}
-	c.mu.Unlock()
-	for _, m := range ms {
-		m.Destroy()
 	}
 	return err
 }
@@ -301,25 +295,22 @@ func (c *Cloud) sleep(d time.Duration) bool {
 }
 
 // AddFlavor preloads a flavor (replacing one with the same id).
-func (c *Cloud) AddFlavor(f Flavor) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f.ID == "" {
-		f.ID = newUUID()
-	}
-	for i, g := range c.flavors {
-		if g.ID == f.ID {
-			c.flavors[i] = &f
-			return
-		}
-	}
-	c.flavors = append(c.flavors, &f)
+func (c *Cloud) AddFlavor(f Flavor) { c.compute.addFlavor(f) }
+
+// ProjectID is the id of the project named name ("" when none).
+func (c *Cloud) ProjectID(name string) string { return c.identity.projectID(name) }
+
+// countCall counts one API call to svc.
+func (c *Cloud) countCall(svc string) {
+	c.callMu.Lock()
+	c.calls[svc]++
+	c.callMu.Unlock()
 }
 
 // Calls returns API calls counted by service.
 func (c *Cloud) Calls() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
 	m := make(map[string]int, len(c.calls))
 	for k, v := range c.calls {
 		m[k] = v
@@ -328,35 +319,7 @@ func (c *Cloud) Calls() map[string]int {
 }
 
 // MetadataFor returns metadata for the server owning fixedIP, or nil.
-func (c *Cloud) MetadataFor(fixedIP string) *Metadata {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.servers {
-		if s.deleted {
-			continue
-		}
-		for _, pid := range s.Ports {
-			p := c.ports[pid]
-			if p == nil || len(p.FixedIPs) == 0 || p.FixedIPs[0].IP != fixedIP {
-				continue
-			}
-			md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}}
-			for k, v := range s.Meta {
-				md.Meta[k] = v
-			}
-			if s.KeyName != "" {
-				if kp := c.keypairs[s.UserID+"/"+s.KeyName]; kp != nil {
-					md.PublicKeys[kp.Name] = kp.PublicKey
-				}
-			}
-			if s.UserData != nil {
-				md.UserData = append([]byte(nil), s.UserData...)
-			}
-			return md
-		}
-	}
-	return nil
-}
+func (c *Cloud) MetadataFor(fixedIP string) *Metadata { return c.compute.metadataFor(fixedIP) }
 
 func hostname(name string) string {
 	var b strings.Builder

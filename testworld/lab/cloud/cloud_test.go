@@ -117,7 +117,20 @@ func TestTokenExpiryReauth(t *testing.T) {
 	list()
 	before := l.c.Calls()["identity"]
 	old := cl.compute.ProviderClient.Token()
-	time.Sleep(1200 * time.Millisecond)
+	// wait until the cloud refuses the first token, rather than for its TTL
+	waitFor(t, 5*time.Second, "the first token to expire", func() (bool, error) {
+		req, err := http.NewRequest(http.MethodGet, cl.compute.Endpoint+"flavors", nil)
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("X-Auth-Token", old)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized, nil
+	})
 	list()
 	if l.c.Calls()["identity"] <= before || cl.compute.ProviderClient.Token() == old {
 		t.Fatal("client did not re-authenticate")
@@ -387,11 +400,15 @@ func TestBootFromVolumeAndUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitImage(t, cl.image, snap, "active")
+	// As Nova does: a zero-byte image naming a Cinder snapshot of the boot
+	// volume (the old lab copied the volume's disk into the image).
+	snapImg := waitImage(t, cl.image, snap, "active")
+	cinderSnap := requireVolumeBackedSnapshot(t, cl, snapImg, v.ID)
 	waitServer(t, cl.compute, s.ID, "ACTIVE")
 	servers.Delete(ctx, cl.compute, s.ID)
 	waitServerGone(t, cl.compute, s.ID)
 	waitVolumeGone(t, cl.volume, v.ID) // delete_on_termination
+	bootSnapshotImage(t, l, cl, snap, cinderSnap)
 
 	// volume from image, boot from it (kept), upload to image
 	vol, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 10, Name: "data", ImageID: l.imageID, Metadata: map[string]string{"a": "b"}}, nil).Extract()
@@ -440,7 +457,7 @@ func TestBootFromVolumeAndUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitVolumeGone(t, cl.volume, vol.ID)
-	for _, id := range []string{snap, up.ImageID} {
+	for _, id := range []string{up.ImageID} {
 		if err := images.Delete(ctx, cl.image, id).ExtractErr(); err != nil {
 			t.Fatal(err)
 		}

@@ -13,10 +13,28 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 )
+
+// nova is the compute service. It is first in the lock order: it calls
+// into volume, image and network with its lock held, and they never call
+// back into it while holding theirs.
+type nova struct {
+	c *Cloud
+
+	mu        sync.Mutex
+	flavors   []*Flavor
+	servers   map[string]*server
+	keypairs  map[string]*keypair // by user id + "/" + name
+	passwords map[string]string   // server id -> encrypted admin password
+}
+
+func newNova(c *Cloud) *nova {
+	return &nova{c: c, servers: map[string]*server{}, keypairs: map[string]*keypair{}}
+}
 
 const maxNovaMicroversion = 79 // 2.79
 
@@ -55,6 +73,11 @@ type server struct {
 	sshDelay                             time.Duration
 	fault                                *Fault // injected ERROR/stuck
 	stuck                                bool
+	bootVol                              string // boot volume id when volume-backed
+	bootVolNew                           bool   // the boot volume was made for this server
+	bootImage                            string // the image that volume is made from
+	bootSnapshot                         string // or the Cinder snapshot it is made from
+	listable                             time.Time
 }
 
 type keypair struct {
@@ -98,21 +121,21 @@ func parseMicroversion(r *http.Request) (microversion, error) {
 	return mv, nil
 }
 
-func (c *Cloud) computeVersion(cur bool) obj {
+func (nv *nova) computeVersion(cur bool) obj {
 	if !cur {
 		return obj{"id": "v2.0", "status": "SUPPORTED", "version": "", "min_version": "", "updated": "2011-01-21T11:33:21Z",
-			"links": []obj{{"rel": "self", "href": c.url + "/compute/v2/"}}}
+			"links": []obj{{"rel": "self", "href": nv.c.url + "/compute/v2/"}}}
 	}
 	return obj{"id": "v2.1", "status": "CURRENT", "version": "2." + strconv.Itoa(maxNovaMicroversion), "min_version": "2.1",
-		"updated": "2013-07-23T11:33:21Z", "links": []obj{{"rel": "self", "href": c.url + "/compute/v2.1/"},
+		"updated": "2013-07-23T11:33:21Z", "links": []obj{{"rel": "self", "href": nv.c.url + "/compute/v2.1/"},
 			{"rel": "describedby", "type": "text/html", "href": "http://docs.openstack.org/"}},
 		"media-types": []obj{{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2.1"}}}
 }
 
-func (c *Cloud) serveCompute(w http.ResponseWriter, r *http.Request, segs []string) {
+func (nv *nova) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 	const svc = SvcCompute
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusOK, obj{"versions": []obj{c.computeVersion(false), c.computeVersion(true)}})
+		writeJSON(w, http.StatusOK, obj{"versions": []obj{nv.computeVersion(false), nv.computeVersion(true)}})
 		return
 	}
 	if segs[0] != "v2.1" {
@@ -129,10 +152,10 @@ func (c *Cloud) serveCompute(w http.ResponseWriter, r *http.Request, segs []stri
 	w.Header().Set("OpenStack-API-Version", "compute "+mv.String())
 	w.Header().Set("Vary", "OpenStack-API-Version, X-OpenStack-Nova-API-Version")
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusOK, obj{"version": c.computeVersion(true)})
+		writeJSON(w, http.StatusOK, obj{"version": nv.computeVersion(true)})
 		return
 	}
-	t := c.authenticate(w, r)
+	t := nv.c.authenticate(w, r)
 	if t == nil {
 		return
 	}
@@ -142,26 +165,26 @@ func (c *Cloud) serveCompute(w http.ResponseWriter, r *http.Request, segs []stri
 	}
 	switch segs[0] {
 	case "flavors":
-		c.serveFlavors(w, r, segs[1:], mv)
+		nv.serveFlavors(w, r, segs[1:], mv)
 	case "os-keypairs":
-		c.serveKeypairs(w, r, segs[1:], t, mv)
+		nv.serveKeypairs(w, r, segs[1:], t, mv)
 	case "servers":
-		c.serveServers(w, r, segs[1:], t, mv)
+		nv.serveServers(w, r, segs[1:], t, mv)
 	case "os-availability-zone":
 		writeJSON(w, http.StatusOK, obj{"availabilityZoneInfo": []obj{{"zoneName": "nova", "zoneState": obj{"available": true}, "hosts": nil}}})
 	case "limits":
-		c.mu.Lock()
+		nv.mu.Lock()
 		n, cores, ram := 0, 0, 0
-		for _, s := range c.servers {
+		for _, s := range nv.servers {
 			if s.ProjectID == t.project.ID {
 				n++
-				if f := c.flavor(s.FlavorID); f != nil {
+				if f := nv.flavor(s.FlavorID); f != nil {
 					cores += f.VCPUs
 					ram += f.RAM
 				}
 			}
 		}
-		c.mu.Unlock()
+		nv.mu.Unlock()
 		writeJSON(w, http.StatusOK, obj{"limits": obj{"rate": []obj{}, "absolute": obj{
 			"maxTotalInstances": 100, "maxTotalCores": 1000, "maxTotalRAMSize": 1024 * 1024, "maxServerMeta": 128,
 			"maxImageMeta": 128, "maxPersonality": 5, "maxPersonalitySize": 10240, "maxTotalKeypairs": 100,
@@ -175,8 +198,8 @@ func (c *Cloud) serveCompute(w http.ResponseWriter, r *http.Request, segs []stri
 
 // ---- flavors ----
 
-func (c *Cloud) flavor(id string) *Flavor {
-	for _, f := range c.flavors {
+func (nv *nova) flavor(id string) *Flavor {
+	for _, f := range nv.flavors {
 		if f.ID == id {
 			return f
 		}
@@ -184,8 +207,8 @@ func (c *Cloud) flavor(id string) *Flavor {
 	return nil
 }
 
-func (c *Cloud) flavorJSON(f *Flavor, detail bool, mv microversion) obj {
-	links := []obj{{"rel": "self", "href": c.url + "/compute/v2.1/flavors/" + f.ID}, {"rel": "bookmark", "href": c.url + "/compute/flavors/" + f.ID}}
+func (nv *nova) flavorJSON(f *Flavor, detail bool, mv microversion) obj {
+	links := []obj{{"rel": "self", "href": nv.c.url + "/compute/v2.1/flavors/" + f.ID}, {"rel": "bookmark", "href": nv.c.url + "/compute/flavors/" + f.ID}}
 	o := obj{"id": f.ID, "name": f.Name, "links": links}
 	if mv.atLeast(55) {
 		o["description"] = nil
@@ -202,9 +225,9 @@ func (c *Cloud) flavorJSON(f *Flavor, detail bool, mv microversion) obj {
 	return o
 }
 
-func (c *Cloud) serveFlavors(w http.ResponseWriter, r *http.Request, segs []string, mv microversion) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (nv *nova) serveFlavors(w http.ResponseWriter, r *http.Request, segs []string, mv microversion) {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, SvcCompute)
 		return
@@ -214,14 +237,14 @@ func (c *Cloud) serveFlavors(w http.ResponseWriter, r *http.Request, segs []stri
 		detail := len(segs) == 1
 		out := []obj{}
 		minDisk, minRAM := queryInt(r, "minDisk", 0), queryInt(r, "minRam", 0)
-		for _, f := range c.flavors {
+		for _, f := range nv.flavors {
 			if f.Disk >= minDisk && f.RAM >= minRAM {
-				out = append(out, c.flavorJSON(f, detail, mv))
+				out = append(out, nv.flavorJSON(f, detail, mv))
 			}
 		}
 		writeJSON(w, http.StatusOK, obj{"flavors": out})
 	case len(segs) >= 1:
-		f := c.flavor(segs[0])
+		f := nv.flavor(segs[0])
 		if f == nil {
 			fail(w, SvcCompute, http.StatusNotFound, "", "Flavor "+segs[0]+" could not be found.")
 			return
@@ -234,7 +257,7 @@ func (c *Cloud) serveFlavors(w http.ResponseWriter, r *http.Request, segs []stri
 			writeJSON(w, http.StatusOK, obj{"flavor_access": []obj{}})
 			return
 		}
-		writeJSON(w, http.StatusOK, obj{"flavor": c.flavorJSON(f, true, mv)})
+		writeJSON(w, http.StatusOK, obj{"flavor": nv.flavorJSON(f, true, mv)})
 	}
 }
 
@@ -251,7 +274,7 @@ func fingerprint(pub ssh.PublicKey) string {
 	return strings.Join(parts, ":")
 }
 
-func (c *Cloud) keypairJSON(k *keypair, mv microversion, full bool) obj {
+func (nv *nova) keypairJSON(k *keypair, mv microversion, full bool) obj {
 	o := obj{"name": k.Name, "public_key": k.PublicKey, "fingerprint": k.Fingerprint}
 	if mv.atLeast(2) {
 		o["type"] = k.Type
@@ -265,17 +288,17 @@ func (c *Cloud) keypairJSON(k *keypair, mv microversion, full bool) obj {
 	return o
 }
 
-func (c *Cloud) serveKeypairs(w http.ResponseWriter, r *http.Request, segs []string, t *token, mv microversion) {
+func (nv *nova) serveKeypairs(w http.ResponseWriter, r *http.Request, segs []string, t *token, mv microversion) {
 	const svc = SvcCompute
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
 	if len(segs) == 0 {
 		switch r.Method {
 		case http.MethodGet:
 			out := []obj{}
-			for _, k := range c.keypairs {
+			for _, k := range nv.keypairs {
 				if k.UserID == t.user.ID {
-					out = append(out, obj{"keypair": c.keypairJSON(k, mv, false)})
+					out = append(out, obj{"keypair": nv.keypairJSON(k, mv, false)})
 				}
 			}
 			writeJSON(w, http.StatusOK, obj{"keypairs": out})
@@ -296,7 +319,7 @@ func (c *Cloud) serveKeypairs(w http.ResponseWriter, r *http.Request, segs []str
 				fail(w, svc, http.StatusBadRequest, "", "Invalid input for field/attribute name.")
 				return
 			}
-			if c.keypairs[t.user.ID+"/"+kb.Name] != nil {
+			if nv.keypairs[t.user.ID+"/"+kb.Name] != nil {
 				fail(w, svc, http.StatusConflict, "", "Key pair '"+kb.Name+"' already exists.")
 				return
 			}
@@ -329,8 +352,8 @@ func (c *Cloud) serveKeypairs(w http.ResponseWriter, r *http.Request, segs []str
 				k.PublicKey = strings.TrimSpace(kb.PublicKey)
 				k.Fingerprint = fingerprint(pub)
 			}
-			c.keypairs[t.user.ID+"/"+k.Name] = k
-			o := c.keypairJSON(k, mv, false)
+			nv.keypairs[t.user.ID+"/"+k.Name] = k
+			o := nv.keypairJSON(k, mv, false)
 			if private != "" {
 				o["private_key"] = private
 			}
@@ -344,16 +367,16 @@ func (c *Cloud) serveKeypairs(w http.ResponseWriter, r *http.Request, segs []str
 		}
 		return
 	}
-	k := c.keypairs[t.user.ID+"/"+segs[0]]
+	k := nv.keypairs[t.user.ID+"/"+segs[0]]
 	if k == nil || len(segs) != 1 {
 		fail(w, svc, http.StatusNotFound, "", "Keypair "+segs[0]+" not found for user "+t.user.ID)
 		return
 	}
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, obj{"keypair": c.keypairJSON(k, mv, true)})
+		writeJSON(w, http.StatusOK, obj{"keypair": nv.keypairJSON(k, mv, true)})
 	case http.MethodDelete:
-		delete(c.keypairs, t.user.ID+"/"+k.Name)
+		delete(nv.keypairs, t.user.ID+"/"+k.Name)
 		if mv.atLeast(2) {
 			w.WriteHeader(http.StatusNoContent)
 		} else {
@@ -366,39 +389,19 @@ func (c *Cloud) serveKeypairs(w http.ResponseWriter, r *http.Request, segs []str
 
 // ---- servers ----
 
-func (c *Cloud) serverJSON(s *server, mv microversion) obj {
-	links := []obj{{"rel": "self", "href": c.url + "/compute/v2.1/servers/" + s.ID}, {"rel": "bookmark", "href": c.url + "/compute/servers/" + s.ID}}
+func (nv *nova) serverJSON(s *server, mv microversion) obj {
+	links := []obj{{"rel": "self", "href": nv.c.url + "/compute/v2.1/servers/" + s.ID}, {"rel": "bookmark", "href": nv.c.url + "/compute/servers/" + s.ID}}
 	var img any = ""
 	if s.ImageID != "" {
-		img = obj{"id": s.ImageID, "links": []obj{{"rel": "bookmark", "href": c.url + "/compute/images/" + s.ImageID}}}
+		img = obj{"id": s.ImageID, "links": []obj{{"rel": "bookmark", "href": nv.c.url + "/compute/images/" + s.ImageID}}}
 	}
 	var flv obj
-	if f := c.flavor(s.FlavorID); f != nil && mv.atLeast(47) {
+	if f := nv.flavor(s.FlavorID); f != nil && mv.atLeast(47) {
 		flv = obj{"vcpus": f.VCPUs, "ram": f.RAM, "disk": f.Disk, "ephemeral": 0, "swap": 0, "original_name": f.Name, "extra_specs": obj{}}
 	} else {
-		flv = obj{"id": s.FlavorID, "links": []obj{{"rel": "bookmark", "href": c.url + "/compute/flavors/" + s.FlavorID}}}
+		flv = obj{"id": s.FlavorID, "links": []obj{{"rel": "bookmark", "href": nv.c.url + "/compute/flavors/" + s.FlavorID}}}
 	}
-	addrs := obj{}
-	for _, pid := range s.Ports {
-		p := c.ports[pid]
-		if p == nil {
-			continue
-		}
-		n := c.networks[p.NetworkID]
-		var list []obj
-		if prev, ok := addrs[n.Name].([]obj); ok {
-			list = prev
-		}
-		for _, f := range p.FixedIPs {
-			list = append(list, obj{"addr": f.IP, "version": 4, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": p.MAC})
-			for _, fip := range sortedFIPs(c.fips) {
-				if fip.PortID == p.ID && fip.FixedIP == f.IP {
-					list = append(list, obj{"addr": fip.IP, "version": 4, "OS-EXT-IPS:type": "floating", "OS-EXT-IPS-MAC:mac_addr": p.MAC})
-				}
-			}
-		}
-		addrs[n.Name] = list
-	}
+	addrs := nv.c.network.addresses(s.Ports)
 	if s.Status == "BUILD" && s.TaskState != "spawning" {
 		addrs = obj{}
 	}
@@ -467,10 +470,10 @@ func (c *Cloud) serverJSON(s *server, mv microversion) obj {
 	return o
 }
 
-func (c *Cloud) serveServers(w http.ResponseWriter, r *http.Request, segs []string, t *token, mv microversion) {
+func (nv *nova) serveServers(w http.ResponseWriter, r *http.Request, segs []string, t *token, mv microversion) {
 	const svc = SvcCompute
 	if len(segs) == 0 && r.Method == http.MethodPost {
-		c.createServer(w, r, t, mv)
+		nv.createServer(w, r, t, mv)
 		return
 	}
 	if len(segs) == 0 || (len(segs) == 1 && segs[0] == "detail") {
@@ -478,13 +481,13 @@ func (c *Cloud) serveServers(w http.ResponseWriter, r *http.Request, segs []stri
 			methodNotAllowed(w, svc)
 			return
 		}
-		c.listServers(w, r, t, mv, len(segs) == 1)
+		nv.listServers(w, r, t, mv, len(segs) == 1)
 		return
 	}
 	var after []func()
-	c.mu.Lock()
-	defer func() { c.mu.Unlock(); runAll(after) }()
-	s := c.servers[segs[0]]
+	nv.mu.Lock()
+	defer func() { nv.mu.Unlock(); runAll(after) }()
+	s := nv.servers[segs[0]]
 	if s == nil || s.ProjectID != t.project.ID {
 		fail(w, svc, http.StatusNotFound, "", "Instance "+segs[0]+" could not be found.")
 		return
@@ -496,10 +499,10 @@ func (c *Cloud) serveServers(w http.ResponseWriter, r *http.Request, segs []stri
 	}
 	switch {
 	case len(segs) == 1 && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, obj{"server": c.serverJSON(s, mv)})
+		writeJSON(w, http.StatusOK, obj{"server": nv.serverJSON(s, mv)})
 	case len(segs) == 1 && r.Method == http.MethodDelete:
 		if !s.deleted {
-			c.deleteServer(s)
+			nv.deleteServer(s)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case len(segs) == 1 && r.Method == http.MethodPut:
@@ -516,22 +519,13 @@ func (c *Cloud) serveServers(w http.ResponseWriter, r *http.Request, segs []stri
 			s.Name = *b.Server.Name
 		}
 		s.Updated = time.Now()
-		writeJSON(w, http.StatusOK, obj{"server": c.serverJSON(s, mv)})
+		writeJSON(w, http.StatusOK, obj{"server": nv.serverJSON(s, mv)})
 	case len(segs) == 2 && segs[1] == "action" && r.Method == http.MethodPost:
-		after = c.serverAction(w, r, s, t, mv)
+		after = nv.serverAction(w, r, s, t, mv)
 	case len(segs) == 2 && segs[1] == "metadata" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, obj{"metadata": s.Meta})
 	case len(segs) == 2 && segs[1] == "os-interface" && r.Method == http.MethodGet:
-		out := []obj{}
-		for _, pid := range s.Ports {
-			if p := c.ports[pid]; p != nil {
-				fips := []obj{}
-				for _, f := range p.FixedIPs {
-					fips = append(fips, obj{"subnet_id": f.SubnetID, "ip_address": f.IP})
-				}
-				out = append(out, obj{"port_state": p.status(), "fixed_ips": fips, "port_id": p.ID, "net_id": p.NetworkID, "mac_addr": p.MAC})
-			}
-		}
+		out := nv.c.network.interfaceAttachments(s.Ports)
 		writeJSON(w, http.StatusOK, obj{"interfaceAttachments": out})
 	case len(segs) == 2 && segs[1] == "os-volume_attachments" && r.Method == http.MethodGet:
 		out := []obj{}
@@ -539,22 +533,19 @@ func (c *Cloud) serveServers(w http.ResponseWriter, r *http.Request, segs []stri
 			out = append(out, obj{"id": v.ID, "volumeId": v.ID, "serverId": s.ID, "device": fmt.Sprintf("/dev/vd%c", 'a'+i)})
 		}
 		writeJSON(w, http.StatusOK, obj{"volumeAttachments": out})
+	case len(segs) == 2 && segs[1] == "os-server-password":
+		nv.serverPassword(w, r, s)
 	case len(segs) == 2 && segs[1] == "os-instance-actions" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, obj{"instanceActions": []obj{}})
 	case len(segs) == 2 && segs[1] == "os-security-groups" && r.Method == http.MethodGet:
-		out := []obj{}
-		for _, sg := range c.secgroups {
-			if sg.ProjectID == s.ProjectID {
-				out = append(out, obj{"id": sg.ID, "name": sg.Name, "description": sg.Description, "tenant_id": sg.ProjectID, "rules": []obj{}})
-			}
-		}
+		out := nv.c.network.novaSecurityGroups(s.ProjectID)
 		writeJSON(w, http.StatusOK, obj{"security_groups": out})
 	default:
 		notFoundPath(w, r, svc)
 	}
 }
 
-func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request, t *token, mv microversion, detail bool) {
+func (nv *nova) listServers(w http.ResponseWriter, r *http.Request, t *token, mv microversion, detail bool) {
 	q := r.URL.Query()
 	var nameRE *regexp.Regexp
 	if n := q.Get("name"); n != "" {
@@ -563,16 +554,25 @@ func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request, t *token, mv
 			nameRE = regexp.MustCompile(regexp.QuoteMeta(n))
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	all := sortedServers(c.servers)
+	if _, ok := q["all_tenants"]; ok && !t.isAdmin() {
+		rule := "index"
+		if detail {
+			rule = "detail"
+		}
+		fail(w, SvcCompute, http.StatusForbidden, "", "Policy doesn't allow os_compute_api:servers:"+rule+":get_all_tenants to be performed.")
+		return
+	}
+	allTenants := q.Get("all_tenants") != "" && q.Get("all_tenants") != "0" && !strings.EqualFold(q.Get("all_tenants"), "false")
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	all := sortedServers(nv.servers)
 	// newest first, like Nova's default created_at desc
 	for i, j := 0, len(all)-1; i < j; i, j = i+1, j-1 {
 		all[i], all[j] = all[j], all[i]
 	}
 	var sel []*server
 	for _, s := range all {
-		if s.ProjectID != t.project.ID {
+		if (s.ProjectID != t.project.ID && !allTenants) || !listed(s.listable) {
 			continue
 		}
 		if nameRE != nil && !nameRE.MatchString(s.Name) {
@@ -609,9 +609,9 @@ func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request, t *token, mv
 			break
 		}
 		if detail {
-			out = append(out, c.serverJSON(s, mv))
+			out = append(out, nv.serverJSON(s, mv))
 		} else {
-			out = append(out, obj{"id": s.ID, "name": s.Name, "links": []obj{{"rel": "self", "href": c.url + "/compute/v2.1/servers/" + s.ID}}})
+			out = append(out, obj{"id": s.ID, "name": s.Name, "links": []obj{{"rel": "self", "href": nv.c.url + "/compute/v2.1/servers/" + s.ID}}})
 		}
 	}
 	resp := obj{"servers": out}
@@ -619,7 +619,7 @@ func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request, t *token, mv
 		nq := r.URL.Query()
 		nq.Set("marker", sel[limit-1].ID)
 		nq.Set("limit", strconv.Itoa(limit))
-		resp["servers_links"] = []obj{{"rel": "next", "href": c.url + r.URL.Path + "?" + nq.Encode()}}
+		resp["servers_links"] = []obj{{"rel": "next", "href": nv.c.url + r.URL.Path + "?" + nq.Encode()}}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
@@ -674,7 +674,7 @@ func anyBool(v any) bool {
 	return false
 }
 
-func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, mv microversion) {
+func (nv *nova) createServer(w http.ResponseWriter, r *http.Request, t *token, mv microversion) {
 	const svc = SvcCompute
 	var b createServerBody
 	if err := decodeBody(r, &b); err != nil {
@@ -695,14 +695,14 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 			return
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fl := c.flavor(bs.FlavorRef)
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	fl := nv.flavor(bs.FlavorRef)
 	if fl == nil {
 		bad("Flavor " + bs.FlavorRef + " could not be found.")
 		return
 	}
-	if bs.KeyName != "" && c.keypairs[t.user.ID+"/"+bs.KeyName] == nil {
+	if bs.KeyName != "" && nv.keypairs[t.user.ID+"/"+bs.KeyName] == nil {
 		bad("Invalid key_name provided.")
 		return
 	}
@@ -724,8 +724,7 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 		s.SecurityGroups = []string{"default"}
 	}
 	// Block devices: only a boot volume (boot_index 0, destination volume) is modelled.
-	var bootVol *volume
-	var newVol bool
+	var bootVol *volume // a new volume made from an image, registered once the rest is valid
 	for _, d := range bs.BDM {
 		bi, _ := anyInt(d.BootIndex)
 		if d.BootIndex == nil || bi != 0 {
@@ -733,7 +732,7 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 		}
 		switch {
 		case d.DestinationType == "volume" && d.SourceType == "image":
-			img := c.images[d.UUID]
+			img := nv.c.image.imageCopy(d.UUID)
 			if img == nil || img.Status != "active" {
 				bad("Image " + d.UUID + " could not be found.")
 				return
@@ -743,23 +742,22 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 				bad("Images with destination_type 'volume' need to have a non-zero size specified")
 				return
 			}
-			bootVol = c.newVolume("", size, t, now)
+			if size < img.MinDisk {
+				bad(fmt.Sprintf("Volume is smaller than the minimum size specified in image metadata. Volume size is %d bytes, minimum size is %d bytes.", size<<30, img.MinDisk<<30))
+				return
+			}
+			bootVol = newVolume("", size, t, now)
 			bootVol.Status = "creating"
 			bootVol.ImageID = img.ID
-			bootVol.imageMeta = c.volumeImageMeta(img)
+			bootVol.imageMeta = volumeImageMeta(img)
 			bootVol.Bootable = true
-			newVol = true
+			s.bootVol, s.bootVolNew, s.bootImage = bootVol.ID, true, img.ID
 		case d.DestinationType == "volume" && d.SourceType == "volume":
-			v := c.volumes[d.UUID]
-			if v == nil || v.ProjectID != t.project.ID {
-				bad("Volume " + d.UUID + " could not be found.")
+			if e := nv.c.volume.checkBootable(d.UUID, t.project.ID); e != nil {
+				bad(e.msg)
 				return
 			}
-			if v.Status != "available" {
-				bad("Invalid volume: volume '" + v.ID + "' status must be 'available'. Currently in '" + v.Status + "'")
-				return
-			}
-			bootVol = v
+			s.bootVol = d.UUID
 		case d.SourceType == "image" && (d.DestinationType == "local" || d.DestinationType == ""):
 			bs.ImageRef = d.UUID
 			continue
@@ -767,42 +765,40 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 			bad("Block Device Mapping is Invalid: unsupported source_type/destination_type " + d.SourceType + "/" + d.DestinationType)
 			return
 		}
-		s.Volumes = append(s.Volumes, attachedVol{ID: bootVol.ID, DeleteOnTermination: d.DeleteOnTermination})
+		s.Volumes = append(s.Volumes, attachedVol{ID: s.bootVol, DeleteOnTermination: d.DeleteOnTermination})
 	}
-	if bootVol == nil {
-		img := c.images[bs.ImageRef]
+	if s.bootVol == "" {
+		img := nv.c.image.imageCopy(bs.ImageRef)
 		if img == nil || img.Status != "active" {
-			if img == nil && newVol {
-				delete(c.volumes, bootVol.ID)
-			}
 			bad("Image " + bs.ImageRef + " could not be found.")
 			return
 		}
-		if img.MinDisk > fl.Disk && fl.Disk > 0 {
-			bad(fmt.Sprintf("Flavor's disk is too small for requested image. Flavor disk is %d bytes, image is %d bytes.", fl.Disk<<30, img.MinDisk<<30))
-			return
+		if m, ok := snapshotMapping(img); ok {
+			// A snapshot of a volume-backed server: Nova boots it from a
+			// new volume made from the Cinder snapshot it names.
+			if e := nv.c.volume.checkSnapshot(m.SnapshotID, t.project.ID, m.VolumeSize); e != nil {
+				bad("Block Device Mapping is Invalid: " + e.msg)
+				return
+			}
+			bootVol = newVolume("", m.VolumeSize, t, now)
+			bootVol.SnapshotID, bootVol.Bootable = m.SnapshotID, true
+			s.bootVol, s.bootVolNew, s.bootSnapshot = bootVol.ID, true, m.SnapshotID
+			s.Volumes = append(s.Volumes, attachedVol{ID: bootVol.ID, DeleteOnTermination: m.DeleteOnTermination})
+		} else {
+			if fl.Disk == 0 && !t.isAdmin() {
+				// Nova's os_compute_api:servers:create:zero_disk_flavor, an admin rule.
+				fail(w, svc, http.StatusForbidden, "", "Only volume-backed servers are allowed for flavors with zero disk.")
+				return
+			}
+			if need := max(int64(img.MinDisk)<<30, img.VirtualSize); fl.Disk > 0 && need > int64(fl.Disk)<<30 {
+				bad(fmt.Sprintf("Flavor's disk is too small for requested image. Flavor disk is %d bytes, image is %d bytes.", int64(fl.Disk)<<30, need))
+				return
+			}
+			s.ImageID = img.ID
 		}
-		s.ImageID = img.ID
 	}
 	// Networks.
-	var ports []*port
-	cleanup := func() {
-		for _, p := range ports {
-			if s.ownPorts[p.ID] {
-				c.deletePort(p)
-			} else {
-				p.DeviceID, p.DeviceOwner = "", ""
-			}
-		}
-		if newVol {
-			delete(c.volumes, bootVol.ID)
-		}
-	}
-	var nets []struct {
-		UUID    string `json:"uuid"`
-		Port    string `json:"port"`
-		FixedIP string `json:"fixed_ip"`
-	}
+	var nets []nicRequest
 	var netStr string
 	if len(bs.Networks) > 0 && json.Unmarshal(bs.Networks, &netStr) == nil {
 		if netStr != "auto" && netStr != "none" {
@@ -821,71 +817,37 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 		netStr = "auto"
 	}
 	if netStr == "auto" {
-		nets = append(nets, struct {
-			UUID    string `json:"uuid"`
-			Port    string `json:"port"`
-			FixedIP string `json:"fixed_ip"`
-		}{UUID: c.labNet.ID})
+		nets = append(nets, nicRequest{UUID: nv.c.network.defaultNetworkID()})
 	}
-	for _, n := range nets {
-		if n.Port != "" {
-			p := c.ports[n.Port]
-			if p == nil {
-				cleanup()
-				bad("Port " + n.Port + " could not be found.")
-				return
-			}
-			if p.DeviceID != "" {
-				cleanup()
-				fail(w, svc, http.StatusConflict, "", "Port "+p.ID+" is still in use.")
-				return
-			}
-			ports = append(ports, p)
-			continue
-		}
-		nw := c.networks[n.UUID]
-		if nw == nil {
-			cleanup()
-			bad("Network " + n.UUID + " could not be found.")
-			return
-		}
-		var fixed []fixedIP
-		if n.FixedIP != "" {
-			fixed = []fixedIP{{IP: n.FixedIP}}
-		}
-		p, err := c.createPort(nw, "", t.project.ID, fixed)
-		if err != nil {
-			cleanup()
-			bad(err.Error())
-			return
-		}
-		s.ownPorts[p.ID] = true
-		ports = append(ports, p)
+	ports, own, e := nv.c.network.plugServer(s.ID, t.project.ID, nets)
+	if e != nil {
+		fail(w, svc, e.status, "", e.msg)
+		return
 	}
-	for _, p := range ports {
-		p.DeviceID, p.DeviceOwner = s.ID, "compute:nova"
-		p.Updated = now
-		s.Ports = append(s.Ports, p.ID)
-	}
+	s.Ports, s.ownPorts = ports, own
 	if bootVol != nil {
-		if !newVol {
-			bootVol.Status = "attaching"
-		}
 		bootVol.ServerID = s.ID
-		c.volumes[bootVol.ID] = bootVol
+		nv.c.volume.add(bootVol)
+	} else if s.bootVol != "" {
+		if e := nv.c.volume.reserve(s.bootVol, s.ID, true); e != nil {
+			nv.c.network.unplugServer(s.Ports, s.ownPorts)
+			bad(e.msg)
+			return
+		}
 	}
-	if f := c.takeFault(FaultServerError, s.Name); f != nil {
+	if f := nv.c.takeFault(FaultServerError, s.Name); f != nil {
 		s.fault = f
-	} else if f := c.takeFault(FaultServerStuck, s.Name); f != nil {
+	} else if f := nv.c.takeFault(FaultServerStuck, s.Name); f != nil {
 		s.stuck = true
 	}
-	if f := c.takeFault(FaultSSHDelay, s.Name); f != nil {
+	if f := nv.c.takeFault(FaultSSHDelay, s.Name); f != nil {
 		s.sshDelay = f.Delay
 	}
-	c.servers[s.ID] = s
-	c.logf("cloud: server %s (%s) BUILD", s.ID, s.Name)
-	c.goAfter(c.o.Timing.ServerBuild, func() { c.buildServer(s, bootVol, newVol) })
-	resp := obj{"id": s.ID, "links": []obj{{"rel": "self", "href": c.url + "/compute/v2.1/servers/" + s.ID}},
+	s.listable = nv.c.listableAt(now)
+	nv.servers[s.ID] = s
+	nv.c.logf("cloud: server %s (%s) BUILD", s.ID, s.Name)
+	nv.c.goAfter(nv.c.took(nv.c.o.Timing.ServerBuild, 0), func() { nv.buildServer(s) })
+	resp := obj{"id": s.ID, "links": []obj{{"rel": "self", "href": nv.c.url + "/compute/v2.1/servers/" + s.ID}},
 		"OS-DCF:diskConfig": "MANUAL", "adminPass": newHexID()[:12]}
 	sgs := []obj{}
 	for _, g := range s.SecurityGroups {
@@ -895,10 +857,12 @@ func (c *Cloud) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 	writeJSON(w, http.StatusAccepted, obj{"server": resp})
 }
 
-func (c *Cloud) buildServer(s *server, bootVol *volume, newVol bool) {
-	c.mu.Lock()
+// buildServer takes s from BUILD to ACTIVE (or ERROR): it makes the root
+// disk (a clone of the image, or the boot volume's) and boots a machine.
+func (nv *nova) buildServer(s *server) {
+	nv.mu.Lock()
 	if s.deleted {
-		c.mu.Unlock()
+		nv.mu.Unlock()
 		return
 	}
 	if s.fault != nil {
@@ -908,113 +872,96 @@ func (c *Cloud) buildServer(s *server, bootVol *volume, newVol bool) {
 		}
 		s.Status, s.VMState, s.TaskState, s.Updated = "ERROR", "error", "", time.Now()
 		s.Fault = obj{"code": 500, "message": msg, "created": tsZ(time.Now())}
-		if newVol && bootVol != nil {
-			bootVol.Status = "available"
-			bootVol.ServerID = ""
+		if s.bootVolNew {
+			nv.c.volume.bootFailed(s.bootVol)
 		}
-		c.logf("cloud: server %s ERROR (injected): %s", s.ID, msg)
-		c.mu.Unlock()
+		nv.c.logf("cloud: server %s ERROR (injected): %s", s.ID, msg)
+		nv.mu.Unlock()
 		return
 	}
 	if s.stuck {
-		c.logf("cloud: server %s stuck in BUILD (injected)", s.ID)
-		c.mu.Unlock()
+		nv.c.logf("cloud: server %s stuck in BUILD (injected)", s.ID)
+		nv.mu.Unlock()
 		return
 	}
 	s.TaskState = "spawning"
-	var src string
-	if bootVol == nil {
-		if img := c.images[s.ImageID]; img != nil {
-			src = img.Disk
-		}
-	} else if newVol {
-		if img := c.images[bootVol.ImageID]; img != nil {
-			src = img.Disk
-		}
+	var src, existingVolDisk string
+	switch {
+	case s.bootVol == "":
+		src = nv.c.image.diskOf(s.ImageID)
+	case s.bootSnapshot != "":
+		src = nv.c.volume.snapshotDisk(s.bootSnapshot)
+	case s.bootVolNew:
+		src = nv.c.image.diskOf(s.bootImage)
+	default:
+		existingVolDisk = nv.c.volume.diskOf(s.bootVol)
 	}
-	spec := MachineSpec{ID: s.ID, Name: s.Name, Hostname: hostname(s.Name), SSHDelay: s.sshDelay}
-	if len(s.Ports) > 0 {
-		if p := c.ports[s.Ports[0]]; p != nil && len(p.FixedIPs) > 0 {
-			spec.FixedIP = p.FixedIPs[0].IP
-		}
+	spec := MachineSpec{ID: s.ID, Name: s.Name, Hostname: hostname(s.Name), SSHDelay: s.sshDelay,
+		FixedIP: nv.c.network.firstFixedIP(s.Ports)}
+	if boot := nv.c.o.Timing.GuestBoot; boot > 0 {
+		spec.SSHDelay = max(spec.SSHDelay, nv.c.took(boot, 0))
 	}
-	existingVolDisk := ""
-	if bootVol != nil && !newVol {
-		existingVolDisk = bootVol.Disk
-	}
-	c.mu.Unlock()
+	nv.mu.Unlock()
 
 	errorOut := func(err error) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		nv.mu.Lock()
+		defer nv.mu.Unlock()
 		if !s.deleted {
 			s.Status, s.VMState, s.TaskState, s.Updated = "ERROR", "error", "", time.Now()
 			s.Fault = obj{"code": 500, "message": err.Error(), "created": tsZ(time.Now())}
 		}
-		c.logf("cloud: server %s ERROR: %v", s.ID, err)
+		nv.c.logf("cloud: server %s ERROR: %v", s.ID, err)
 	}
 	var disk string
 	var err error
 	if existingVolDisk != "" {
 		disk = existingVolDisk
-	} else if disk, err = c.o.Hypervisor.CloneDisk(src); err != nil {
+	} else if disk, err = nv.c.o.Hypervisor.CloneDisk(src); err != nil {
 		errorOut(fmt.Errorf("Build of instance %s aborted: %v", s.ID, err))
 		return
 	}
 	// Commit the disk before booting so deletion can clean it up.
-	c.mu.Lock()
+	nv.mu.Lock()
 	if s.deleted {
-		c.mu.Unlock()
+		nv.mu.Unlock()
 		if existingVolDisk == "" {
-			c.o.Hypervisor.DeleteDisk(disk)
+			nv.c.deleteDisk(disk)
 		}
 		return
 	}
-	if bootVol == nil {
+	if s.bootVol == "" {
 		s.Disk = disk
-	} else if newVol {
-		if c.volumes[bootVol.ID] == bootVol {
-			bootVol.Disk = disk
-		} else {
-			defer c.o.Hypervisor.DeleteDisk(disk)
-		}
+	} else if !nv.c.volume.attached(s.bootVol, disk, s.bootVolNew) && s.bootVolNew {
+		defer nv.c.deleteDisk(disk)
 	}
-	if bootVol != nil {
-		bootVol.Status = "in-use"
-		bootVol.Attached = time.Now()
-		bootVol.Updated = time.Now()
-	}
-	c.mu.Unlock()
+	nv.mu.Unlock()
 	spec.Disk = disk
-	m, err := c.o.Hypervisor.Boot(spec, func(ps PowerState) { c.onPower(s, ps) })
+	m, err := nv.c.o.Hypervisor.Boot(spec, func(ps PowerState) { nv.onPower(s, ps) })
 	if err != nil {
 		errorOut(fmt.Errorf("Build of instance %s aborted: %v", s.ID, err))
 		return
 	}
-	c.mu.Lock()
+	nv.mu.Lock()
 	if s.deleted {
-		c.mu.Unlock()
-		m.Destroy()
+		nv.mu.Unlock()
+		if err := m.Destroy(); err != nil {
+			nv.c.logf("cloud: Destroy %s: %v", s.ID, err)
+		}
 		return
 	}
 	s.machine = m
 	s.Status, s.VMState, s.TaskState, s.Power = "ACTIVE", "active", "", novaPowerRunning
 	s.Launched, s.Updated = time.Now(), time.Now()
-	c.states.note("server", s.ID, "ACTIVE")
-	var fips []string
-	for _, f := range c.fips {
-		if f.PortID != "" && contains(s.Ports, f.PortID) {
-			fips = append(fips, f.IP)
-		}
-	}
-	c.mu.Unlock()
+	nv.c.states.note("server", s.ID, "ACTIVE")
+	fips := nv.c.network.floatingIPsOn(s.Ports)
+	nv.mu.Unlock()
 	for _, ip := range fips {
 		if err := m.AddFloatingIP(ip); err != nil {
-			c.logf("cloud: AddFloatingIP(%s): %v", ip, err)
+			nv.c.logf("cloud: AddFloatingIP(%s): %v", ip, err)
 		}
 	}
-	c.logf("cloud: server %s (%s) ACTIVE", s.ID, s.Name)
-	c.maybeHardReset(s)
+	nv.c.logf("cloud: server %s (%s) ACTIVE", s.ID, s.Name)
+	nv.maybeHardReset(s)
 }
 
 func contains(ss []string, s string) bool {
@@ -1027,31 +974,31 @@ func contains(ss []string, s string) bool {
 }
 
 // maybeHardReset applies a server_hard_reset fault to an ACTIVE server.
-func (c *Cloud) maybeHardReset(s *server) {
-	c.mu.Lock()
-	f := c.takeFault(FaultServerHardReset, s.Name)
-	c.mu.Unlock()
+func (nv *nova) maybeHardReset(s *server) {
+	nv.mu.Lock()
+	f := nv.c.takeFault(FaultServerHardReset, s.Name)
+	nv.mu.Unlock()
 	if f == nil {
 		return
 	}
-	c.goAfter(f.Delay, func() {
-		c.mu.Lock()
+	nv.c.goAfter(f.Delay, func() {
+		nv.mu.Lock()
 		m := s.machine
-		c.mu.Unlock()
+		nv.mu.Unlock()
 		if m == nil {
 			return
 		}
-		c.logf("cloud: server %s hard reset (injected)", s.ID)
+		nv.c.logf("cloud: server %s hard reset (injected)", s.ID)
 		if err := m.HardReset(); err != nil {
-			c.logf("cloud: HardReset %s: %v", s.ID, err)
+			nv.c.logf("cloud: HardReset %s: %v", s.ID, err)
 		}
 	})
 }
 
 // onPower records guest-initiated power changes.
-func (c *Cloud) onPower(s *server, ps PowerState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (nv *nova) onPower(s *server, ps PowerState) {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
 	if s.deleted || s.machine == nil {
 		return
 	}
@@ -1059,7 +1006,7 @@ func (c *Cloud) onPower(s *server, ps PowerState) {
 	case PowerShutdown, PowerCrashed:
 		if s.TaskState == "" && s.Status == "ACTIVE" {
 			s.Status, s.VMState = "SHUTOFF", "stopped"
-			c.states.note("server", s.ID, "SHUTOFF")
+			nv.c.states.note("server", s.ID, "SHUTOFF")
 		}
 		s.Power = novaPowerShutdown
 		if ps == PowerCrashed {
@@ -1074,79 +1021,45 @@ func (c *Cloud) onPower(s *server, ps PowerState) {
 	s.Updated = time.Now()
 }
 
-// deleteServer starts deletion; c.mu held.
-func (c *Cloud) deleteServer(s *server) {
+// deleteServer starts deletion; nv.mu held.
+func (nv *nova) deleteServer(s *server) {
 	s.deleted = true
 	s.TaskState = "deleting"
-	c.logf("cloud: server %s deleting", s.ID)
-	c.goAfter(c.o.Timing.ServerDelete, func() { c.finishDelete(s) })
+	nv.c.logf("cloud: server %s deleting", s.ID)
+	nv.c.goAfter(nv.c.took(nv.c.o.Timing.ServerDelete, 0), func() { nv.finishDelete(s) })
 }
 
-func (c *Cloud) finishDelete(s *server) {
-	var after []func()
-	c.mu.Lock()
+func (nv *nova) finishDelete(s *server) {
+	nv.mu.Lock()
 	m := s.machine
 	s.machine = nil
-	for _, pid := range s.Ports {
-		p := c.ports[pid]
-		if p == nil {
-			continue
-		}
-		for _, f := range c.fips {
-			if f.PortID == p.ID && m != nil {
-				ip := f.IP
-				after = append(after, func() { m.RemoveFloatingIP(ip) })
-			}
-		}
-		if s.ownPorts[pid] {
-			for _, f := range c.fips {
-				if f.PortID == p.ID {
-					f.PortID, f.FixedIP, f.Updated = "", "", time.Now()
-					f.Revision++
-				}
-			}
-			c.releasePort(p)
-			delete(c.ports, p.ID)
-		} else {
-			p.DeviceID, p.DeviceOwner, p.Updated = "", "", time.Now()
-		}
-	}
+	fips := nv.c.network.unplugServer(s.Ports, s.ownPorts)
+	delete(nv.passwords, s.ID)
 	var disks []string
 	if s.Disk != "" {
 		disks = append(disks, s.Disk)
 	}
-	for _, av := range s.Volumes {
-		v := c.volumes[av.ID]
-		if v == nil {
-			continue
-		}
-		if av.DeleteOnTermination {
-			if v.Disk != "" {
-				disks = append(disks, v.Disk)
-			}
-			delete(c.volumes, v.ID)
-		} else {
-			v.Status, v.ServerID, v.Updated = "available", "", time.Now()
-		}
-	}
-	delete(c.servers, s.ID)
-	c.mu.Unlock()
-	runAll(after)
+	disks = append(disks, nv.c.volume.detach(s.Volumes)...)
+	delete(nv.servers, s.ID)
+	nv.mu.Unlock()
 	if m != nil {
+		for _, ip := range fips {
+			if err := m.RemoveFloatingIP(ip); err != nil {
+				nv.c.logf("cloud: removing %s from %s: %v", ip, s.ID, err)
+			}
+		}
 		if err := m.Destroy(); err != nil {
-			c.logf("cloud: Destroy %s: %v", s.ID, err)
+			nv.c.logf("cloud: Destroy %s: %v", s.ID, err)
 		}
 	}
 	for _, d := range disks {
-		if err := c.o.Hypervisor.DeleteDisk(d); err != nil {
-			c.logf("cloud: DeleteDisk %s: %v", d, err)
-		}
+		nv.c.deleteDisk(d)
 	}
-	c.logf("cloud: server %s deleted", s.ID)
+	nv.c.logf("cloud: server %s deleted", s.ID)
 }
 
-// serverAction handles POST /servers/{id}/action; c.mu held.
-func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, t *token, mv microversion) []func() {
+// serverAction handles POST /servers/{id}/action; nv.mu held.
+func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, t *token, mv microversion) []func() {
 	const svc = SvcCompute
 	var body map[string]json.RawMessage
 	if err := decodeBody(r, &body); err != nil || len(body) != 1 {
@@ -1177,16 +1090,16 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 		}
 		s.Updated = time.Now()
 		m := s.machine
-		c.goAfter(c.o.Timing.ServerAction, func() {
+		nv.c.goAfter(nv.c.took(nv.c.o.Timing.ServerAction, 0), func() {
 			err := op(m)
-			c.mu.Lock()
-			defer c.mu.Unlock()
+			nv.mu.Lock()
+			defer nv.mu.Unlock()
 			if s.deleted {
 				return
 			}
 			s.TaskState, s.Updated = "", time.Now()
 			if err != nil {
-				c.logf("cloud: %s %s: %v", what, s.ID, err)
+				nv.c.logf("cloud: %s %s: %v", what, s.ID, err)
 				s.Status, s.VMState = "ERROR", "error"
 				s.Fault = obj{"code": 500, "message": err.Error(), "created": tsZ(time.Now())}
 				return
@@ -1199,7 +1112,7 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 	case "os-stop":
 		power("stop", "powering-off", "", "ACTIVE", func(m Machine) error { return m.Stop(context.Background()) }, func() {
 			s.Status, s.VMState, s.Power = "SHUTOFF", "stopped", novaPowerShutdown
-			c.states.note("server", s.ID, "SHUTOFF")
+			nv.c.states.note("server", s.ID, "SHUTOFF")
 		})
 	case "os-start":
 		power("start", "powering-on", "", "SHUTOFF", func(m Machine) error { return m.Start(context.Background()) }, func() {
@@ -1209,7 +1122,7 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 		var a struct {
 			Type string `json:"type"`
 		}
-		json.Unmarshal(arg, &a)
+		_ = json.Unmarshal(arg, &a) // a bad body leaves Type empty: refused below
 		hard := strings.EqualFold(a.Type, "HARD")
 		if !hard && !strings.EqualFold(a.Type, "SOFT") {
 			fail(w, svc, http.StatusBadRequest, "", "Invalid input for field/attribute type.")
@@ -1226,22 +1139,22 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 			s.Status, s.VMState, s.Power = "ACTIVE", "active", novaPowerRunning
 		})
 	case "forceDelete":
-		c.deleteServer(s)
+		nv.deleteServer(s)
 		w.WriteHeader(http.StatusAccepted)
 	case "os-getConsoleOutput":
 		var a struct {
 			Length any `json:"length"`
 		}
-		json.Unmarshal(arg, &a)
+		_ = json.Unmarshal(arg, &a) // optional: Nova ignores a bad length too
 		if s.machine == nil {
 			conflict("get console output")
 			return nil
 		}
 		m := s.machine
 		// ConsoleLog may take a moment; compute it unlocked.
-		c.mu.Unlock()
+		nv.mu.Unlock()
 		out := m.ConsoleLog()
-		c.mu.Lock()
+		nv.mu.Lock()
 		if n, ok := anyInt(a.Length); ok && n >= 0 {
 			lines := strings.SplitAfter(out, "\n")
 			if len(lines) > 0 && lines[len(lines)-1] == "" {
@@ -1266,8 +1179,12 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 			conflict("createImage")
 			return nil
 		}
-		img := c.snapshotServer(s, a.Name, a.Metadata, t)
-		w.Header().Set("Location", c.url+"/image/v2/images/"+img.ID)
+		img, e := nv.snapshotServer(s, a.Name, a.Metadata, t)
+		if e != nil {
+			fail(w, svc, e.status, "", e.msg)
+			return nil
+		}
+		w.Header().Set("Location", nv.c.url+"/image/v2/images/"+img.ID)
 		if mv.atLeast(45) {
 			writeJSON(w, http.StatusAccepted, obj{"image_id": img.ID})
 		} else {
@@ -1280,17 +1197,17 @@ func (c *Cloud) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 }
 
 // snapshotServer creates a queued image and snapshots s's root disk into it
-// in the background; c.mu held.
-func (c *Cloud) snapshotServer(s *server, name string, meta map[string]string, t *token) *image {
+// in the background; nv.mu held.
+func (nv *nova) snapshotServer(s *server, name string, meta map[string]string, t *token) (*image, *httpErr) {
 	props := map[string]any{}
 	var base *image
 	minDisk := 0
-	if f := c.flavor(s.FlavorID); f != nil {
+	if f := nv.flavor(s.FlavorID); f != nil {
 		minDisk = f.Disk
 	}
 	src := s.Disk
 	if s.ImageID != "" {
-		base = c.images[s.ImageID]
+		base = nv.c.image.imageCopy(s.ImageID)
 	}
 	if base != nil {
 		for k, v := range base.Props {
@@ -1301,15 +1218,7 @@ func (c *Cloud) snapshotServer(s *server, name string, meta map[string]string, t
 		}
 	}
 	if s.ImageID == "" && len(s.Volumes) > 0 {
-		// Volume-backed: copy the boot volume's disk (Nova would create a
-		// volume snapshot and a zero-size image with block_device_mapping).
-		if v := c.volumes[s.Volumes[0].ID]; v != nil {
-			src = v.Disk
-			if v.Size > minDisk {
-				minDisk = v.Size
-			}
-		}
-		props["root_device_name"] = "/dev/vda"
+		return nv.snapshotVolumeBacked(s, name, meta, t)
 	}
 	for k, v := range meta {
 		props[k] = v
@@ -1320,7 +1229,7 @@ func (c *Cloud) snapshotServer(s *server, name string, meta map[string]string, t
 	props["owner_user_name"] = t.user.Name
 	props["owner_project_name"] = t.project.Name
 	props["base_image_ref"] = s.ImageID
-	img := c.newImage(name, t.project.ID)
+	img := newImage(name, t.project.ID)
 	img.DiskFormat, img.ContainerFormat = "qcow2", "bare"
 	img.MinDisk = minDisk
 	img.Props = props
@@ -1328,20 +1237,144 @@ func (c *Cloud) snapshotServer(s *server, name string, meta map[string]string, t
 	if base != nil {
 		img.DiskFormat, img.ContainerFormat, img.MinRAM = base.DiskFormat, base.ContainerFormat, base.MinRAM
 	}
-	c.images[img.ID] = img
+	nv.c.image.add(img)
 	s.TaskState = "image_snapshot"
-	c.logf("cloud: server %s snapshot -> image %s", s.ID, img.ID)
-	c.goAfter(c.o.Timing.ImageSave/4, func() {
-		c.mu.Lock()
+	nv.c.logf("cloud: server %s snapshot -> image %s", s.ID, img.ID)
+	nv.c.goAfter(nv.c.o.Timing.ImageSave/4, func() {
+		nv.mu.Lock()
 		if !s.deleted {
 			s.TaskState = "image_uploading"
 		}
-		c.mu.Unlock()
-		c.saveImageFromDisk(img, src, func() {
+		nv.mu.Unlock()
+		nv.c.image.saveImageFromDisk(img, src, func() {
+			nv.mu.Lock()
+			defer nv.mu.Unlock()
 			if !s.deleted && strings.HasPrefix(s.TaskState, "image_") {
 				s.TaskState = ""
 			}
 		})
 	})
-	return img
+	return img, nil
+}
+
+// ---- what compute offers the other services and Cloud ----
+
+// addFlavor preloads a flavor (replacing one with the same id).
+func (nv *nova) addFlavor(f Flavor) {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	if f.ID == "" {
+		f.ID = newUUID()
+	}
+	for i, g := range nv.flavors {
+		if g.ID == f.ID {
+			nv.flavors[i] = &f
+			return
+		}
+	}
+	nv.flavors = append(nv.flavors, &f)
+}
+
+// machineOf is the machine of live server id, or nil.
+func (nv *nova) machineOf(id string) Machine {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	if s := nv.servers[id]; s != nil {
+		return s.machine
+	}
+	return nil
+}
+
+// addFloatingIP puts ip on server id's machine (if it runs); called by
+// network after it released its lock.
+func (nv *nova) addFloatingIP(id, ip string) {
+	if m := nv.machineOf(id); m != nil {
+		if err := m.AddFloatingIP(ip); err != nil {
+			nv.c.logf("cloud: AddFloatingIP(%s): %v", ip, err)
+		}
+	}
+}
+
+// removeFloatingIP takes ip off server id's machine (if it runs).
+func (nv *nova) removeFloatingIP(id, ip string) {
+	if m := nv.machineOf(id); m != nil {
+		if err := m.RemoveFloatingIP(ip); err != nil {
+			nv.c.logf("cloud: RemoveFloatingIP(%s): %v", ip, err)
+		}
+	}
+}
+
+// portDeleted forgets a port deleted through Neutron.
+func (nv *nova) portDeleted(id, portID string) {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	if s := nv.servers[id]; s != nil && !s.deleted {
+		s.Ports = removeStr(s.Ports, portID)
+	}
+}
+
+// takeMachines detaches every machine (for Close to destroy).
+func (nv *nova) takeMachines() []Machine {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	var ms []Machine
+	for _, s := range nv.servers {
+		if s.machine != nil {
+			ms = append(ms, s.machine)
+			s.machine = nil
+		}
+	}
+	return ms
+}
+
+// activeServers lists ACTIVE servers not being deleted.
+func (nv *nova) activeServers() []*server {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	var out []*server
+	for _, s := range nv.servers {
+		if s.Status == "ACTIVE" && !s.deleted {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// status lists live servers and keypairs for Cloud.Status.
+func (nv *nova) status() (servers, keypairs []StatusItem) {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	servers, keypairs = []StatusItem{}, []StatusItem{}
+	for _, s := range nv.servers {
+		servers = append(servers, StatusItem{s.ID, s.Name, s.Status})
+	}
+	for _, k := range nv.keypairs {
+		keypairs = append(keypairs, StatusItem{k.Name, k.Name, ""})
+	}
+	return servers, keypairs
+}
+
+// metadataFor returns metadata for the server owning fixedIP, or nil.
+func (nv *nova) metadataFor(fixedIP string) *Metadata {
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	for _, s := range nv.servers {
+		if s.deleted || !nv.c.network.hasFixedIP(s.Ports, fixedIP) {
+			continue
+		}
+		md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}, ConfigDrive: s.ConfigDrive}
+		for k, v := range s.Meta {
+			md.Meta[k] = v
+		}
+		if s.KeyName != "" {
+			if kp := nv.keypairs[s.UserID+"/"+s.KeyName]; kp != nil {
+				md.PublicKeys[kp.Name] = kp.PublicKey
+			}
+		}
+		if s.UserData != nil {
+			md.UserData = append([]byte(nil), s.UserData...)
+		}
+		return md
+	}
+	return nil
 }

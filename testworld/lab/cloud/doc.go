@@ -14,7 +14,23 @@ One HTTP server, devstack-style path prefixes:
 	/_control/faults     PUT a JSON []Fault, GET the current list
 	/_control/status     GET Status (live resources)
 	/_control/calls      GET API calls by service
-	/_control/<name>     any Options.Control handler (the lab adds "releases")
+	/_control/<name>     any Options.Control handler (the lab adds "releases" and "ark")
+
+Each service is its own type with its own state and lock: keystone
+(identity.go), nova (compute.go), glance (image.go), neutron (network.go)
+and cinder (volume.go); Cloud (cloud.go, http.go) routes requests and
+holds what they share (options, background work, faults, call counts,
+the state log). What one service offers another lives in
+<service>_<peer>.go files (network_nova.go, volume_nova.go,
+image_peers.go) and works by id: no service touches another's records.
+
+Locks are taken in one order, compute -> volume -> image -> network ->
+identity: a service may call a later one with its own lock held, never an
+earlier one. Where a later service must act on an earlier one (Neutron
+moving a floating IP onto a running machine, Glance finishing a snapshot
+of a server or an upload of a volume) it does so from a function run
+after it released its lock. Faults, call counts and the state log have
+leaf locks that never call out.
 
 The token's catalog lists public, internal and admin endpoints for
 Options.Region; the volume service is registered as "block-storage" and
@@ -29,8 +45,20 @@ scope by name+domain or id; unscoped requests get the user's project),
 "application_credential" (id+secret, or name+secret+user) and "token".
 GET/HEAD/DELETE /v3/auth/tokens, GET /v3/auth/projects, /v3/auth/catalog,
 /v3/projects[/{id}], /v3/users/{id}, /v3/users/{id}/application_credentials,
-/v3/domains, /v3/regions. Every token carries roles admin, member, reader.
-Each User has exactly one project; several users may share a project.
+/v3/domains, /v3/regions. A token carries its user's roles (default
+member and reader; admin implies member implies reader). A User has a
+default project and may have roles on OtherProjects, to which it can scope
+(also by re-scoping a token); several users may share a project.
+
+# Policy
+
+Admin-only operations answer 403 to other tokens, as the services'
+default policies do: GET /v3/projects (identity:list_projects; a user
+lists its own with /v3/auth/projects), Nova's all_tenants listings,
+Glance's publicize_image (visibility public), changing an image's owner
+and a member status set by anyone but the member project, Cinder's
+os-reset_status and os-force_delete. Admins may also read and modify any
+project's images.
 
 # Compute
 
@@ -63,9 +91,13 @@ uses staged data), GET /v2/info/import and /v2/info/stores.
 
 Uploaded or imported data becomes a disk when the Hypervisor implements
 DiskImporter; otherwise it is kept in memory and served by GET .../file.
-Disk-backed images (AddImage with Disk, snapshots, volume uploads) answer GET
-.../file with 204 (no data); their checksum/os_hash_value are synthetic
-(derived from id, disk and size) and size is Hypervisor.DiskSize.
+Disk-backed images (AddImage with Disk, snapshots, volume uploads) in raw
+or qcow2 get a real image file when the Hypervisor implements
+DiskExporter: size, virtual_size, checksum and os_hash_value are computed
+over it and GET .../file streams it. Without an exporter (or for other
+formats) GET .../file answers 204 and the figures are synthetic (derived
+from id, disk and Hypervisor.DiskSize). Snapshots of volume-backed servers
+are zero-byte images naming a Cinder snapshot (see compute_bfv.go).
 
 # Network
 
@@ -100,8 +132,9 @@ hard reset, slow SSH start).
 
 # Differences from real OpenStack
 
-  - Single region, single availability zone "nova", one project per user, no
-    quotas, policies or RBAC beyond "owner may modify"; every token is admin.
+  - Single region, single availability zone "nova", no quotas; policy is
+    the admin/member split above, not a full oslo.policy engine (no
+    reader-only restrictions, no custom policy files).
   - Snapshots of volume-backed servers copy the boot volume's disk into the
     image instead of creating a Cinder snapshot and a block_device_mapping
     property.

@@ -4,8 +4,8 @@ package cloud
 // often it has applied: HTTP answers (or delays) injected, resources
 // failed. Tests use it to show a probabilistic fault really fired.
 func (c *Cloud) FaultHits() []int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
 	hits := make([]int, len(c.faults))
 	for i, f := range c.faults {
 		hits[i] = f.hits

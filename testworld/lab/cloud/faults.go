@@ -35,7 +35,9 @@ import (
 //   - "volume_stuck_creating": the next created volume stays "creating".
 //
 // Rate (0 < Rate < 1) applies the fault with that probability (0 = always);
-// Times limits how often it applies (0 = unlimited). Durations are
+// Times limits how often it applies (0 = unlimited). Rules are tried in
+// order; the first that answers (Status or Hang) ends the search, so
+// FaultHits counts exactly the answers injected. Durations are
 // nanoseconds in JSON.
 type Fault struct {
 	Kind       string        `json:"kind,omitempty"`
@@ -113,24 +115,21 @@ func (c *Cloud) setFaults(f []Fault) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
+	c.faultMu.Lock()
 	c.faults = fs
-	var active []*server
-	for _, s := range c.servers {
-		if s.Status == "ACTIVE" && !s.deleted {
-			active = append(active, s)
-		}
-	}
-	c.mu.Unlock()
-	for _, s := range active {
-		c.maybeHardReset(s)
+	c.faultMu.Unlock()
+	for _, s := range c.compute.activeServers() {
+		c.compute.maybeHardReset(s)
 	}
 	return nil
 }
 
 // takeFault consumes and returns the first resource fault of kind whose
-// Name matches name; c.mu must be held.
+// Name matches name. faultMu is a leaf lock, so services call this with
+// their own lock held.
 func (c *Cloud) takeFault(kind, name string) *Fault {
+	c.faultMu.Lock()
+	defer c.faultMu.Unlock()
 	for _, f := range c.faults {
 		if f.Kind != kind || (f.name != nil && !f.name.MatchString(name)) {
 			continue
@@ -151,7 +150,7 @@ func (c *Cloud) takeFault(kind, name string) *Fault {
 // applyHTTPFaults applies request faults; false when the request was answered.
 func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc string) bool {
 	var apply []Fault
-	c.mu.Lock()
+	c.faultMu.Lock()
 	for _, f := range c.faults {
 		if f.Kind != FaultHTTP || (f.Service != "" && f.Service != svc) || (f.Method != "" && f.Method != r.Method) {
 			continue
@@ -167,8 +166,13 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 		}
 		f.hits++
 		apply = append(apply, f.Fault)
+		if f.Status != 0 || f.Hang {
+			// This rule answers the request: later rules neither apply
+			// nor count a hit, so hits add up to the answers injected.
+			break
+		}
 	}
-	c.mu.Unlock()
+	c.faultMu.Unlock()
 	for _, f := range apply {
 		if f.Latency > 0 {
 			t := time.NewTimer(f.Latency)
@@ -219,12 +223,12 @@ func (c *Cloud) serveControl(w http.ResponseWriter, r *http.Request, segs []stri
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case len(segs) == 1 && segs[0] == "faults" && r.Method == http.MethodGet:
-		c.mu.Lock()
+		c.faultMu.Lock()
 		fs := []Fault{}
 		for _, f := range c.faults {
 			fs = append(fs, f.Fault)
 		}
-		c.mu.Unlock()
+		c.faultMu.Unlock()
 		writeJSON(w, http.StatusOK, fs)
 	case len(segs) == 1 && segs[0] == "status" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, c.Status())
@@ -245,6 +249,8 @@ type Status struct {
 	FloatingIPs []StatusItem   `json:"floating_ips"`
 	Ports       []StatusItem   `json:"ports"`
 	Images      []StatusItem   `json:"images"` // images not active (queued/saving/killed...)
+	Snapshots   []StatusItem   `json:"volume_snapshots"`
+	Backups     []StatusItem   `json:"volume_backups"`
 	Counts      map[string]int `json:"counts"`
 }
 
@@ -266,31 +272,14 @@ func (s Status) Total() int {
 
 // Status returns every live resource by kind.
 func (c *Cloud) Status() Status {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := Status{Servers: []StatusItem{}, Volumes: []StatusItem{}, Keypairs: []StatusItem{},
-		FloatingIPs: []StatusItem{}, Ports: []StatusItem{}, Images: []StatusItem{}}
-	for _, s := range c.servers {
-		st.Servers = append(st.Servers, StatusItem{s.ID, s.Name, s.Status})
-	}
-	for _, v := range c.volumes {
-		st.Volumes = append(st.Volumes, StatusItem{v.ID, v.Name, v.Status})
-	}
-	for _, k := range c.keypairs {
-		st.Keypairs = append(st.Keypairs, StatusItem{k.Name, k.Name, ""})
-	}
-	for _, f := range c.fips {
-		st.FloatingIPs = append(st.FloatingIPs, StatusItem{f.ID, f.IP, f.status()})
-	}
-	for _, p := range c.ports {
-		st.Ports = append(st.Ports, StatusItem{p.ID, p.Name, p.status()})
-	}
-	for _, i := range c.images {
-		if i.Status != "active" {
-			st.Images = append(st.Images, StatusItem{i.ID, i.Name, i.Status})
-		}
-	}
+	st := Status{}
+	st.Servers, st.Keypairs = c.compute.status()
+	st.Volumes = c.volume.status()
+	st.FloatingIPs, st.Ports = c.network.status()
+	st.Images = c.image.status()
+	st.Snapshots, st.Backups = c.volume.snapshotStatus()
 	st.Counts = map[string]int{"servers": len(st.Servers), "volumes": len(st.Volumes), "keypairs": len(st.Keypairs),
-		"floating_ips": len(st.FloatingIPs), "ports": len(st.Ports), "images": len(st.Images)}
+		"floating_ips": len(st.FloatingIPs), "ports": len(st.Ports), "images": len(st.Images),
+		"volume_snapshots": len(st.Snapshots), "volume_backups": len(st.Backups)}
 	return st
 }

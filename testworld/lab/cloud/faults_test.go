@@ -116,8 +116,7 @@ func TestHTTPFaults(t *testing.T) {
 	var seen []string
 	cl.compute.ProviderClient.RetryBackoffFunc = func(ctx context.Context, e *gophercloud.ErrUnexpectedResponseCode, err error, n uint) error {
 		seen = append(seen, e.ResponseHeader.Get("Retry-After"))
-		time.Sleep(10 * time.Millisecond) // a real client would sleep Retry-After seconds
-		return nil
+		return nil // a real client would sleep Retry-After seconds; the double needs no pause
 	}
 	l.c.SetFaults(Fault{Service: "compute", Path: "/flavors", Status: 429, RetryAfter: 2, Times: 2})
 	if _, err := flavors.ListDetail(cl.compute, nil).AllPages(ctx); err != nil {
@@ -149,8 +148,12 @@ func TestHTTPFaults(t *testing.T) {
 	body, _ := json.Marshal([]Fault{{Service: "compute", Path: "/flavors", Status: 500, Rate: 0.5}})
 	req, _ := http.NewRequest("PUT", l.c.URL()+"/_control/faults", bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 204 {
-		t.Fatalf("control: %v %v", resp, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("control: %v", resp.Status)
 	}
 	fails := 0
 	for i := 0; i < 40; i++ {
@@ -167,8 +170,11 @@ func TestHTTPFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st Status
-	json.NewDecoder(resp.Body).Decode(&st)
+	err = json.NewDecoder(resp.Body).Decode(&st)
 	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.Counts == nil {
 		t.Fatal("status")
 	}
@@ -212,13 +218,14 @@ func TestResourceFaults(t *testing.T) {
 	if spec, _ := l.hv.spec(flaky); spec.SSHDelay != 3*time.Second {
 		t.Fatalf("ssh delay: %+v", spec)
 	}
-	time.Sleep(150 * time.Millisecond)
-	if s, _ := servers.Get(ctx, cl.compute, stuck).Extract(); s.Status != "BUILD" {
-		t.Fatalf("stuck: %s", s.Status)
-	}
 	// the next server is fine again (Times: 1)
 	ok := mk("bad-2")
 	waitServer(t, cl.compute, ok, "ACTIVE")
+	// servers made after the stuck one are ACTIVE: it would be too, were
+	// it not stuck
+	if s, _ := servers.Get(ctx, cl.compute, stuck).Extract(); s.Status != "BUILD" {
+		t.Fatalf("stuck: %s", s.Status)
+	}
 	// killed snapshot
 	imgID, err := servers.CreateImage(ctx, cl.compute, flaky, servers.CreateImageOpts{Name: "doomed-snap"}).ExtractImageID()
 	if err != nil {
@@ -231,8 +238,11 @@ func TestResourceFaults(t *testing.T) {
 	// volumes
 	v1, _ := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 1, Name: "verr"}, nil).Extract()
 	v2, _ := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 1, Name: "vstuck"}, nil).Extract()
+	v3, _ := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 1, Name: "vfine"}, nil).Extract()
 	waitVolume(t, cl.volume, v1.ID, "error")
-	time.Sleep(150 * time.Millisecond)
+	// a volume made after the stuck one is available: it would be too,
+	// were it not stuck
+	waitVolume(t, cl.volume, v3.ID, "available")
 	if v, _ := volumes.Get(ctx, cl.volume, v2.ID).Extract(); v.Status != "creating" {
 		t.Fatalf("stuck volume: %s", v.Status)
 	}
@@ -242,7 +252,7 @@ func TestResourceFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, id := range []string{v1.ID, v2.ID} {
+	for _, id := range []string{v1.ID, v2.ID, v3.ID} {
 		if err := volumes.Delete(ctx, cl.volume, id, nil).ExtractErr(); err != nil {
 			t.Fatal(err)
 		}

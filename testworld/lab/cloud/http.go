@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Service names as used by faults and Calls.
@@ -37,9 +36,9 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	c.mu.Lock()
-	c.calls[svc]++
-	c.mu.Unlock()
+	c.inflight.Add(1)
+	defer c.inflight.Add(-1)
+	c.countCall(svc)
 	c.logf("cloud: %s %s", r.Method, r.URL.RequestURI())
 	if !c.applyHTTPFaults(w, r, svc) {
 		return
@@ -52,28 +51,21 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch svc {
 	case SvcIdentity:
-		c.serveIdentity(w, r, rest)
+		c.identity.serve(w, r, rest)
 	case SvcCompute:
-		c.serveCompute(w, r, rest)
+		c.compute.serve(w, r, rest)
 	case SvcImage:
-		c.serveImage(w, r, rest)
+		c.image.serve(w, r, rest)
 	case SvcNetwork:
-		c.serveNetwork(w, r, rest)
+		c.network.serve(w, r, rest)
 	case SvcVolume:
-		c.serveVolume(w, r, rest)
+		c.volume.serve(w, r, rest)
 	}
 }
 
 // authenticate checks X-Auth-Token; on failure it writes 401 and returns nil.
 func (c *Cloud) authenticate(w http.ResponseWriter, r *http.Request) *token {
-	id := r.Header.Get("X-Auth-Token")
-	c.mu.Lock()
-	t := c.tokens[id]
-	if t != nil && time.Now().After(t.Expires) {
-		delete(c.tokens, id)
-		t = nil
-	}
-	c.mu.Unlock()
+	t := c.identity.validToken(r.Header.Get("X-Auth-Token"))
 	if t == nil {
 		w.Header().Set("WWW-Authenticate", fmt.Sprintf("Keystone uri=%q", c.url+"/identity"))
 		writeJSON(w, http.StatusUnauthorized, obj{"error": obj{

@@ -64,6 +64,9 @@ type Metadata struct {
 	Meta       map[string]string `json:"meta"`
 	PublicKeys map[string]string `json:"public_keys"`
 	UserData   []byte            `json:"user_data,omitempty"`
+	// ConfigDrive: the server was created with config_drive = true, so the
+	// VM also gets this metadata on a config drive.
+	ConfigDrive bool `json:"config_drive,omitempty"`
 }
 
 // DiskImporter may be implemented by a Hypervisor to turn image data
@@ -72,4 +75,13 @@ type Metadata struct {
 // .../file, and servers booted from such images get an empty disk.
 type DiskImporter interface {
 	ImportDisk(r io.Reader, diskFormat string) (string, error)
+}
+
+// DiskExporter may be implemented by a Hypervisor to write a disk as an
+// image file in a disk format (raw or qcow2), returning its virtual size.
+// With it, Glance keeps a real file for every image made from a disk
+// (snapshots, volume uploads, seeded images), serves it from GET .../file
+// and reports its true size, virtual_size, checksum and os_hash_value.
+type DiskExporter interface {
+	ExportDisk(id, diskFormat, path string) (virtualSize int64, err error)
 }

@@ -1,10 +1,91 @@
 package cloud
 
 import (
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
+
+// keystone is the identity service. Users and projects are fixed when the
+// cloud is made, so only tokens need the lock.
+type keystone struct {
+	c        *Cloud
+	users    []*userRec
+	projects map[string]*project // by id
+
+	mu     sync.Mutex
+	tokens map[string]*token
+}
+
+func newKeystone(c *Cloud, users []User) (*keystone, error) {
+	ks := &keystone{c: c, projects: map[string]*project{}, tokens: map[string]*token{}}
+	byName := map[string]*project{}
+	for _, u := range users {
+		if u.Name == "" {
+			return nil, errors.New("cloud: user without name")
+		}
+		if u.Domain == "" {
+			u.Domain = "Default"
+		}
+		if u.Project == "" {
+			u.Project = u.Name
+		}
+		if len(u.Roles) == 0 {
+			u.Roles = []string{"member", "reader"}
+		}
+		get := func(name string) *project {
+			p := byName[u.Domain+"/"+name]
+			if p == nil {
+				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.Domain)}
+				byName[u.Domain+"/"+name] = p
+				ks.projects[p.ID] = p
+			}
+			return p
+		}
+		rec := &userRec{ID: newHexID(), User: u, project: get(u.Project)}
+		for _, name := range u.OtherProjects {
+			rec.others = append(rec.others, get(name))
+		}
+		ks.users = append(ks.users, rec)
+	}
+	return ks, nil
+}
+
+// projectIDs lists every project's id.
+func (ks *keystone) projectIDs() []string {
+	var out []string
+	for id := range ks.projects {
+		out = append(out, id)
+	}
+	return out
+}
+
+// projectID resolves a project name or id; "" when unknown.
+func (ks *keystone) projectID(nameOrID string) string {
+	for _, p := range ks.projects {
+		if p.Name == nameOrID || p.ID == nameOrID {
+			return p.ID
+		}
+	}
+	return ""
+}
+
+// defaultProject is the first user's project.
+func (ks *keystone) defaultProject() string { return ks.users[0].project.ID }
+
+// validToken returns the unexpired token id, or nil (forgetting an expired one).
+func (ks *keystone) validToken(id string) *token {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	t := ks.tokens[id]
+	if t != nil && time.Now().After(t.Expires) {
+		delete(ks.tokens, id)
+		return nil
+	}
+	return t
+}
 
 type token struct {
 	ID      string
@@ -17,18 +98,18 @@ type token struct {
 	auditID string
 }
 
-func (c *Cloud) identityVersion() obj {
+func (ks *keystone) identityVersion() obj {
 	return obj{
 		"id": "v3.14", "status": "stable", "updated": "2020-04-07T00:00:00Z",
-		"links":       []obj{{"rel": "self", "href": c.url + "/identity/v3/"}},
+		"links":       []obj{{"rel": "self", "href": ks.c.url + "/identity/v3/"}},
 		"media-types": []obj{{"base": "application/json", "type": "application/vnd.openstack.identity-v3+json"}},
 	}
 }
 
-func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []string) {
+func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 	const svc = SvcIdentity
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusMultipleChoices, obj{"versions": obj{"values": []obj{c.identityVersion()}}})
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": obj{"values": []obj{ks.identityVersion()}}})
 		return
 	}
 	if segs[0] != "v3" {
@@ -37,29 +118,29 @@ func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []str
 	}
 	segs = segs[1:]
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusOK, obj{"version": c.identityVersion()})
+		writeJSON(w, http.StatusOK, obj{"version": ks.identityVersion()})
 		return
 	}
 	if _, ok := match(segs, "auth/tokens"); ok && r.Method == http.MethodPost {
-		c.issueToken(w, r)
+		ks.issueToken(w, r)
 		return
 	}
-	t := c.authenticate(w, r)
+	t := ks.c.authenticate(w, r)
 	if t == nil {
 		return
 	}
 	switch {
 	case eq(segs, "auth/tokens"):
 		subj := r.Header.Get("X-Subject-Token")
-		c.mu.Lock()
-		st := c.tokens[subj]
+		ks.mu.Lock()
+		st := ks.tokens[subj]
 		if st != nil && time.Now().After(st.Expires) {
 			st = nil
 		}
 		if st != nil && r.Method == http.MethodDelete {
-			delete(c.tokens, subj)
+			delete(ks.tokens, subj)
 		}
-		c.mu.Unlock()
+		ks.mu.Unlock()
 		if st == nil {
 			fail(w, svc, http.StatusNotFound, "", "Could not find token: "+subj+".")
 			return
@@ -67,7 +148,7 @@ func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []str
 		switch r.Method {
 		case http.MethodGet:
 			w.Header().Set("X-Subject-Token", st.ID)
-			writeJSON(w, http.StatusOK, obj{"token": c.tokenBody(st)})
+			writeJSON(w, http.StatusOK, obj{"token": ks.tokenBody(st)})
 		case http.MethodHead:
 			w.WriteHeader(http.StatusOK)
 		case http.MethodDelete:
@@ -76,18 +157,32 @@ func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []str
 			methodNotAllowed(w, svc)
 		}
 	case eq(segs, "auth/projects"), eq(segs, "projects"):
-		writeJSON(w, http.StatusOK, obj{"projects": []obj{c.projectJSON(t.project)},
-			"links": obj{"self": c.url + r.URL.Path, "previous": nil, "next": nil}})
+		// Listing every project is identity:list_projects, an admin
+		// rule; a user lists its own through /v3/auth/projects.
+		ps := append([]*project{t.user.project}, t.user.others...)
+		if eq(segs, "projects") {
+			if !t.isAdmin() {
+				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: identity:list_projects.")
+				return
+			}
+			ps = sortByCreated(ks.projects, func(*project) time.Time { return time.Time{} }, func(p *project) string { return p.Name })
+		}
+		out := []obj{}
+		for _, p := range ps {
+			out = append(out, ks.projectJSON(p))
+		}
+		writeJSON(w, http.StatusOK, obj{"projects": out,
+			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
 	case eq(segs, "auth/catalog"):
-		writeJSON(w, http.StatusOK, obj{"catalog": c.catalog(t.project),
-			"links": obj{"self": c.url + r.URL.Path, "previous": nil, "next": nil}})
+		writeJSON(w, http.StatusOK, obj{"catalog": ks.catalog(t.project),
+			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
 	case len(segs) == 2 && segs[0] == "projects":
-		p := c.projects[segs[1]]
-		if p == nil || p != t.project {
+		p := ks.projects[segs[1]]
+		if p == nil || (p != t.project && !t.isAdmin()) {
 			fail(w, svc, http.StatusNotFound, "", "Could not find project: "+segs[1]+".")
 			return
 		}
-		writeJSON(w, http.StatusOK, obj{"project": c.projectJSON(p)})
+		writeJSON(w, http.StatusOK, obj{"project": ks.projectJSON(p)})
 	case len(segs) == 2 && segs[0] == "users":
 		if segs[1] != t.user.ID {
 			fail(w, svc, http.StatusNotFound, "", "Could not find user: "+segs[1]+".")
@@ -95,7 +190,7 @@ func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []str
 		}
 		writeJSON(w, http.StatusOK, obj{"user": obj{"id": t.user.ID, "name": t.user.Name, "domain_id": domainID(t.user.Domain),
 			"enabled": true, "default_project_id": t.user.project.ID, "password_expires_at": nil,
-			"links": obj{"self": c.url + r.URL.Path}}})
+			"links": obj{"self": ks.c.url + r.URL.Path}}})
 	case len(segs) == 3 && segs[0] == "users" && segs[2] == "application_credentials":
 		if segs[1] != t.user.ID {
 			fail(w, svc, http.StatusNotFound, "", "Could not find user: "+segs[1]+".")
@@ -104,14 +199,14 @@ func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []str
 		acs := []obj{}
 		for _, ac := range t.user.AppCredentials {
 			acs = append(acs, obj{"id": ac.ID, "name": ac.Name, "project_id": t.user.project.ID,
-				"description": "", "expires_at": nil, "unrestricted": false, "roles": roles(), "access_rules": []obj{}})
+				"description": "", "expires_at": nil, "unrestricted": false, "roles": roles(t.user.Roles), "access_rules": []obj{}})
 		}
 		writeJSON(w, http.StatusOK, obj{"application_credentials": acs,
-			"links": obj{"self": c.url + r.URL.Path, "previous": nil, "next": nil}})
+			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
 	case eq(segs, "domains"):
 		writeJSON(w, http.StatusOK, obj{"domains": []obj{{"id": domainID(t.user.Domain), "name": t.user.Domain, "enabled": true, "description": ""}}})
 	case eq(segs, "regions"):
-		writeJSON(w, http.StatusOK, obj{"regions": []obj{{"id": c.o.Region, "description": "", "parent_region_id": nil}}})
+		writeJSON(w, http.StatusOK, obj{"regions": []obj{{"id": ks.c.o.Region, "description": "", "parent_region_id": nil}}})
 	default:
 		notFoundPath(w, r, svc)
 	}
@@ -119,17 +214,45 @@ func (c *Cloud) serveIdentity(w http.ResponseWriter, r *http.Request, segs []str
 
 func eq(segs []string, p string) bool { _, ok := match(segs, p); return ok }
 
-func (c *Cloud) projectJSON(p *project) obj {
+func (ks *keystone) projectJSON(p *project) obj {
 	return obj{"id": p.ID, "name": p.Name, "domain_id": p.DomainID, "enabled": true, "is_domain": false,
 		"parent_id": p.DomainID, "description": "", "tags": []string{}, "options": obj{},
-		"links": obj{"self": c.url + "/identity/v3/projects/" + p.ID}}
+		"links": obj{"self": ks.c.url + "/identity/v3/projects/" + p.ID}}
 }
 
-func roles() []obj {
-	return []obj{{"id": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "name": "admin"},
-		{"id": "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", "name": "member"},
-		{"id": "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3", "name": "reader"}}
+var roleIDs = map[string]string{"admin": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+	"member": "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", "reader": "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"}
+
+// roles is the token's role list. Keystone's implied roles apply: admin
+// implies member, member implies reader.
+func roles(names []string) []obj {
+	has := map[string]bool{}
+	for _, n := range names {
+		has[n] = true
+	}
+	if has["admin"] {
+		has["member"] = true
+	}
+	if has["member"] {
+		has["reader"] = true
+	}
+	var out []obj
+	for _, n := range []string{"admin", "member", "reader"} {
+		if has[n] {
+			out = append(out, obj{"id": roleIDs[n], "name": n})
+		}
+	}
+	for _, n := range names {
+		if roleIDs[n] == "" {
+			out = append(out, obj{"id": newHexID(), "name": n})
+		}
+	}
+	return out
 }
+
+// isAdmin says whether the token carries the admin role: what the
+// services' default policies call "context_is_admin".
+func (t *token) isAdmin() bool { return contains(t.user.Roles, "admin") }
 
 type authReq struct {
 	Auth struct {
@@ -180,14 +303,14 @@ func domainOK(dom, id, name string) bool {
 	return (id == "" && name == "") || id == domainID(dom) || name == dom
 }
 
-func (c *Cloud) userMatches(u *userRec, id, name, domID, domName string) bool {
+func (ks *keystone) userMatches(u *userRec, id, name, domID, domName string) bool {
 	if id != "" {
 		return u.ID == id
 	}
 	return name != "" && u.Name == name && domainOK(u.Domain, domID, domName)
 }
 
-func (c *Cloud) issueToken(w http.ResponseWriter, r *http.Request) {
+func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 	const svc = SvcIdentity
 	var req authReq
 	if err := decodeBody(r, &req); err != nil {
@@ -202,7 +325,7 @@ func (c *Cloud) issueToken(w http.ResponseWriter, r *http.Request) {
 		fail(w, svc, http.StatusBadRequest, "", "Expecting to find methods in identity.")
 		return
 	}
-	c.mu.Lock()
+	ks.mu.Lock()
 	var (
 		user *userRec
 		ac   *AppCredential
@@ -211,59 +334,72 @@ func (c *Cloud) issueToken(w http.ResponseWriter, r *http.Request) {
 	switch method {
 	case "password":
 		pu := id.Password.User
-		for _, u := range c.users {
-			if c.userMatches(u, pu.ID, pu.Name, pu.Domain.ID, pu.Domain.Name) && u.Password == pu.Password {
+		for _, u := range ks.users {
+			if ks.userMatches(u, pu.ID, pu.Name, pu.Domain.ID, pu.Domain.Name) && u.Password == pu.Password {
 				user = u
 			}
 		}
 	case "application_credential":
 		a := id.AppCred
-		for _, u := range c.users {
+		for _, u := range ks.users {
 			for i := range u.AppCredentials {
 				cand := &u.AppCredentials[i]
 				if cand.Secret != a.Secret {
 					continue
 				}
 				if (a.ID != "" && cand.ID == a.ID) ||
-					(a.ID == "" && a.Name != "" && cand.Name == a.Name && c.userMatches(u, a.User.ID, a.User.Name, a.User.Domain.ID, a.User.Domain.Name)) {
+					(a.ID == "" && a.Name != "" && cand.Name == a.Name && ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain.ID, a.User.Domain.Name)) {
 					user, ac = u, cand
 				}
 			}
 		}
 	case "token":
-		if t := c.tokens[id.Token.ID]; t != nil && time.Now().Before(t.Expires) {
+		if t := ks.tokens[id.Token.ID]; t != nil && time.Now().Before(t.Expires) {
+			if t.appCred != nil {
+				// Keystone keeps an application credential's token to its
+				// project: no re-scoping, no new tokens from it.
+				ks.mu.Unlock()
+				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential.")
+				return
+			}
 			user = t.user
 		}
 	default:
-		c.mu.Unlock()
+		ks.mu.Unlock()
 		fail(w, svc, http.StatusUnauthorized, "", "Attempted to authenticate with an unsupported method.")
 		return
 	}
 	if user == nil {
-		c.mu.Unlock()
+		ks.mu.Unlock()
 		unauth()
 		return
 	}
 	proj := user.project
 	if ac == nil && req.Auth.Scope != nil && req.Auth.Scope.Project != nil {
+		// A user may scope to any project it has a role on.
 		sp := req.Auth.Scope.Project
-		ok := (sp.ID != "" && sp.ID == proj.ID) || (sp.ID == "" && sp.Name == proj.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name))
-		if !ok {
-			c.mu.Unlock()
+		proj = nil
+		for _, p := range append([]*project{user.project}, user.others...) {
+			if (sp.ID != "" && sp.ID == p.ID) || (sp.ID == "" && sp.Name == p.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name)) {
+				proj = p
+			}
+		}
+		if proj == nil {
+			ks.mu.Unlock()
 			unauth()
 			return
 		}
 	}
 	now := time.Now()
 	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
-		Expires: now.Add(c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
-	c.tokens[t.ID] = t
-	c.mu.Unlock()
+		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
+	ks.tokens[t.ID] = t
+	ks.mu.Unlock()
 	w.Header().Set("X-Subject-Token", t.ID)
-	writeJSON(w, http.StatusCreated, obj{"token": c.tokenBody(t)})
+	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
 }
 
-func (c *Cloud) tokenBody(t *token) obj {
+func (ks *keystone) tokenBody(t *token) obj {
 	dom := obj{"id": domainID(t.user.Domain), "name": t.user.Domain}
 	b := obj{
 		"methods":    t.Methods,
@@ -273,8 +409,8 @@ func (c *Cloud) tokenBody(t *token) obj {
 		"issued_at":  tsMicroZ(t.Issued),
 		"project":    obj{"domain": dom, "id": t.project.ID, "name": t.project.Name},
 		"is_domain":  false,
-		"roles":      roles(),
-		"catalog":    c.catalog(t.project),
+		"roles":      roles(t.user.Roles),
+		"catalog":    ks.catalog(t.project),
 	}
 	if t.appCred != nil {
 		b["application_credential"] = obj{"id": t.appCred.ID, "name": t.appCred.Name, "restricted": true}
@@ -282,20 +418,20 @@ func (c *Cloud) tokenBody(t *token) obj {
 	return b
 }
 
-func (c *Cloud) catalog(p *project) []obj {
+func (ks *keystone) catalog(p *project) []obj {
 	entry := func(typ, name, url string) obj {
 		var eps []obj
 		for _, iface := range []string{"public", "internal", "admin"} {
-			eps = append(eps, obj{"id": newHexID(), "interface": iface, "region": c.o.Region, "region_id": c.o.Region, "url": url})
+			eps = append(eps, obj{"id": newHexID(), "interface": iface, "region": ks.c.o.Region, "region_id": ks.c.o.Region, "url": url})
 		}
 		return obj{"type": typ, "name": name, "id": newHexID(), "endpoints": eps}
 	}
 	return []obj{
-		entry("identity", "keystone", c.url+"/identity"),
-		entry("compute", "nova", c.url+"/compute/v2.1"),
-		entry("image", "glance", c.url+"/image"),
-		entry("network", "neutron", c.url+"/networking"),
-		entry("block-storage", "cinder", c.url+"/volume/v3/"+p.ID),
-		entry("volumev3", "cinderv3", c.url+"/volume/v3/"+p.ID),
+		entry("identity", "keystone", ks.c.url+"/identity"),
+		entry("compute", "nova", ks.c.url+"/compute/v2.1"),
+		entry("image", "glance", ks.c.url+"/image"),
+		entry("network", "neutron", ks.c.url+"/networking"),
+		entry("block-storage", "cinder", ks.c.url+"/volume/v3/"+p.ID),
+		entry("volumev3", "cinderv3", ks.c.url+"/volume/v3/"+p.ID),
 	}
 }

@@ -10,11 +10,28 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
+
+// glance is the image service. It calls into identity only (to resolve
+// project names), which holds no lock for that.
+type glance struct {
+	c *Cloud
+
+	dirOnce sync.Once // the image file directory, made on first use
+	dir     string
+	dirErr  error
+
+	mu     sync.Mutex
+	images map[string]*image
+}
+
+func newGlance(c *Cloud) *glance { return &glance{c: c, images: map[string]*image{}} }
 
 type member struct {
 	ID, Status       string
@@ -38,10 +55,12 @@ type image struct {
 	Created, Updated            time.Time
 	Members                     map[string]*member
 	staged                      []byte
-	killNext                    bool
+	listable                    time.Time
+	file                        string // exported disk image (image_files.go)
+	VirtualSize                 int64
 }
 
-func (c *Cloud) newImage(name, owner string) *image {
+func newImage(name, owner string) *image {
 	now := time.Now()
 	return &image{ID: newUUID(), Name: name, Status: "queued", Visibility: "shared", Owner: owner,
 		Props: map[string]any{}, Tags: []string{}, Created: now, Updated: now, Members: map[string]*member{}}
@@ -49,36 +68,30 @@ func (c *Cloud) newImage(name, owner string) *image {
 
 // ImageDisk returns the hypervisor disk holding an image's content, for
 // tests that inspect what a finished image carries.
-func (c *Cloud) ImageDisk(id string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if img := c.images[id]; img != nil && img.Disk != "" {
+func (c *Cloud) ImageDisk(id string) (string, bool) { return c.image.imageDisk(id) }
+
+func (gl *glance) imageDisk(id string) (string, bool) {
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
+	if img := gl.images[id]; img != nil && img.Disk != "" {
 		return img.Disk, true
 	}
 	return "", false
 }
 
 // AddImage preloads an active image.
-func (c *Cloud) AddImage(s ImageSeed) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	owner := ""
-	for _, p := range c.projects {
-		if p.Name == s.Owner || p.ID == s.Owner {
-			owner = p.ID
-		}
-	}
+func (c *Cloud) AddImage(s ImageSeed) (string, error) { return c.image.addImage(s) }
+
+func (gl *glance) addImage(s ImageSeed) (string, error) {
+	owner := gl.c.identity.projectID(s.Owner)
 	if owner == "" {
 		if s.Owner != "" {
 			return "", fmt.Errorf("cloud: AddImage: unknown owner project %q", s.Owner)
 		}
-		owner = c.users[0].project.ID
+		owner = gl.c.identity.defaultProject()
 	}
-	img := c.newImage(s.Name, owner)
+	img := newImage(s.Name, owner)
 	if s.ID != "" {
-		if c.images[s.ID] != nil {
-			return "", fmt.Errorf("cloud: AddImage: duplicate id %s", s.ID)
-		}
 		img.ID = s.ID
 	}
 	img.Status = "active"
@@ -99,16 +112,35 @@ func (c *Cloud) AddImage(s ImageSeed) (string, error) {
 		img.Props[k] = v
 	}
 	img.Disk = s.Disk
+	if !s.CreatedAt.IsZero() {
+		img.Created, img.Updated = s.CreatedAt, s.CreatedAt
+	}
 	if s.Data != nil {
 		img.setData(s.Data)
 	} else if s.Disk != "" {
-		size, err := c.o.Hypervisor.DiskSize(s.Disk)
+		f, err := gl.exportDisk(s.Disk, img.DiskFormat, img.ID)
 		if err != nil {
 			return "", fmt.Errorf("cloud: AddImage: %v", err)
 		}
-		img.setSynthetic(size)
+		if f != nil {
+			img.setFile(f)
+		} else {
+			size, err := gl.c.o.Hypervisor.DiskSize(s.Disk)
+			if err != nil {
+				return "", fmt.Errorf("cloud: AddImage: %v", err)
+			}
+			img.setSynthetic(size)
+		}
 	}
-	c.images[img.ID] = img
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
+	if gl.images[img.ID] != nil {
+		if img.file != "" {
+			os.Remove(img.file)
+		}
+		return "", fmt.Errorf("cloud: AddImage: duplicate id %s", img.ID)
+	}
+	gl.images[img.ID] = img
 	return img.ID, nil
 }
 
@@ -130,54 +162,62 @@ func (i *image) setSynthetic(size int64) {
 }
 
 // saveImageFromDisk clones src into img: queued -> saving -> active (or
-// killed under fault injection). done runs with c.mu held at the end.
-func (c *Cloud) saveImageFromDisk(img *image, src string, done func()) {
-	c.mu.Lock()
-	if c.images[img.ID] != img { // deleted before the save began
-		if done != nil {
-			done() // a volume upload ends (the volume is available again)
-		}
-		c.mu.Unlock()
-		return
-	}
-	img.Status, img.Updated = "saving", time.Now()
-	c.mu.Unlock()
-	if !c.sleep(c.o.Timing.ImageSave) {
-		return
-	}
-	disk, err := c.o.Hypervisor.CloneDisk(src)
-	var size int64
-	if err == nil {
-		size, err = c.o.Hypervisor.DiskSize(disk)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// killed under fault injection). done runs at the end without gl.mu, so
+// that it may take the lock of a service earlier in the lock order (the
+// server or volume the image was made from).
+func (gl *glance) saveImageFromDisk(img *image, src string, done func()) {
 	if done != nil {
 		defer done()
 	}
-	if c.images[img.ID] != img { // deleted meanwhile
+	gl.mu.Lock()
+	if gl.images[img.ID] != img { // deleted before the save began
+		gl.mu.Unlock()
+		return
+	}
+	img.Status, img.Updated = "saving", time.Now()
+	format := img.DiskFormat
+	gl.mu.Unlock()
+	if !gl.c.sleep(gl.c.took(gl.c.o.Timing.ImageSave, gl.c.diskBytes(src))) {
+		return
+	}
+	disk, err := gl.c.o.Hypervisor.CloneDisk(src)
+	var size int64
+	var file *imageFile
+	if err == nil {
+		size, err = gl.c.o.Hypervisor.DiskSize(disk)
+	}
+	if err == nil {
+		file, err = gl.exportDisk(disk, format, img.ID)
+	}
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
+	if gl.images[img.ID] != img { // deleted meanwhile
 		if disk != "" {
-			c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(disk) })
+			gl.c.goAfter(0, func() { gl.c.deleteDisk(disk) })
 		}
 		return
 	}
 	img.Updated = time.Now()
 	if err != nil {
-		c.logf("cloud: image %s killed: %v", img.ID, err)
+		gl.c.logf("cloud: image %s killed: %v", img.ID, err)
 		img.Status = "killed"
 		return
 	}
-	if c.takeFault(FaultImageKilled, img.Name) != nil {
-		c.logf("cloud: image %s killed (injected)", img.ID)
+	if gl.c.takeFault(FaultImageKilled, img.Name) != nil {
+		gl.c.logf("cloud: image %s killed (injected)", img.ID)
 		img.Status = "killed"
-		c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(disk) })
+		gl.c.goAfter(0, func() { gl.c.deleteDisk(disk) })
 		return
 	}
 	img.Disk = disk
-	img.setSynthetic(size)
+	if file != nil {
+		img.setFile(file)
+	} else {
+		img.setSynthetic(size)
+	}
 	img.Status = "active"
-	c.states.note("image", img.ID, "active")
-	c.logf("cloud: image %s (%s) active", img.ID, img.Name)
+	gl.c.states.note("image", img.ID, "active")
+	gl.c.logf("cloud: image %s (%s) active", img.ID, img.Name)
 }
 
 var imageCoreKeys = map[string]bool{"id": true, "name": true, "status": true, "visibility": true, "protected": true,
@@ -186,14 +226,17 @@ var imageCoreKeys = map[string]bool{"id": true, "name": true, "status": true, "v
 	"created_at": true, "updated_at": true, "tags": true, "self": true, "file": true, "schema": true,
 	"direct_url": true, "locations": true, "stores": true}
 
-func (c *Cloud) imageJSON(i *image) obj {
+func (gl *glance) imageJSON(i *image) obj {
 	o := obj{}
 	for k, v := range i.Props {
 		o[k] = v
 	}
 	var size, checksum, algo, hash, df, cf any
 	if i.Status == "active" {
-		size, checksum, algo, hash = i.Size, i.Checksum, "sha512", i.HashValue
+		size = i.Size
+		if i.Checksum != "" { // zero-byte images (volume-backed snapshots) have none
+			checksum, algo, hash = i.Checksum, "sha512", i.HashValue
+		}
 	}
 	if i.DiskFormat != "" {
 		df = i.DiskFormat
@@ -207,7 +250,11 @@ func (c *Cloud) imageJSON(i *image) obj {
 	}
 	o["id"], o["name"], o["status"], o["visibility"] = i.ID, name, i.Status, i.Visibility
 	o["protected"], o["os_hidden"], o["owner"] = i.Protected, i.Hidden, i.Owner
-	o["size"], o["virtual_size"], o["checksum"], o["os_hash_algo"], o["os_hash_value"] = size, nil, checksum, algo, hash
+	var vsize any
+	if i.Status == "active" && i.VirtualSize > 0 {
+		vsize = i.VirtualSize
+	}
+	o["size"], o["virtual_size"], o["checksum"], o["os_hash_algo"], o["os_hash_value"] = size, vsize, checksum, algo, hash
 	o["min_ram"], o["min_disk"], o["disk_format"], o["container_format"] = i.MinRAM, i.MinDisk, df, cf
 	o["created_at"], o["updated_at"] = tsZ(i.Created), tsZ(i.Updated)
 	o["tags"] = append([]string{}, i.Tags...)
@@ -215,14 +262,14 @@ func (c *Cloud) imageJSON(i *image) obj {
 	return o
 }
 
-func (c *Cloud) imageVersions() []obj {
+func (gl *glance) imageVersions() []obj {
 	var out []obj
 	for i, v := range []string{"v2.9", "v2.7", "v2.6", "v2.5", "v2.4", "v2.3", "v2.2", "v2.1", "v2.0"} {
 		st := "SUPPORTED"
 		if i == 0 {
 			st = "CURRENT"
 		}
-		out = append(out, obj{"id": v, "status": st, "links": []obj{{"rel": "self", "href": c.url + "/image/v2/"}}})
+		out = append(out, obj{"id": v, "status": st, "links": []obj{{"rel": "self", "href": gl.c.url + "/image/v2/"}}})
 	}
 	return out
 }
@@ -251,14 +298,14 @@ func visibleTo(i *image, p string, memberStatus string) bool {
 	return false
 }
 
-func (c *Cloud) serveImage(w http.ResponseWriter, r *http.Request, segs []string) {
+func (gl *glance) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 	const svc = SvcImage
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusMultipleChoices, obj{"versions": c.imageVersions()})
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": gl.imageVersions()})
 		return
 	}
 	if len(segs) == 1 && segs[0] == "versions" {
-		writeJSON(w, http.StatusOK, obj{"versions": c.imageVersions()})
+		writeJSON(w, http.StatusOK, obj{"versions": gl.imageVersions()})
 		return
 	}
 	if segs[0] != "v2" {
@@ -266,12 +313,12 @@ func (c *Cloud) serveImage(w http.ResponseWriter, r *http.Request, segs []string
 		return
 	}
 	segs = segs[1:]
-	t := c.authenticate(w, r)
+	t := gl.c.authenticate(w, r)
 	if t == nil {
 		return
 	}
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusMultipleChoices, obj{"versions": c.imageVersions()})
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": gl.imageVersions()})
 		return
 	}
 	switch {
@@ -282,28 +329,28 @@ func (c *Cloud) serveImage(w http.ResponseWriter, r *http.Request, segs []string
 	case len(segs) == 2 && segs[0] == "info" && segs[1] == "stores":
 		writeJSON(w, http.StatusOK, obj{"stores": []obj{{"id": "file", "default": true, "description": "lab"}}})
 	case segs[0] == "images" && len(segs) == 1 && r.Method == http.MethodGet:
-		c.listImages(w, r, t)
+		gl.listImages(w, r, t)
 	case segs[0] == "images" && len(segs) == 1 && r.Method == http.MethodPost:
-		c.createImage(w, r, t)
+		gl.createImage(w, r, t)
 	case segs[0] == "images" && len(segs) >= 2:
-		c.serveOneImage(w, r, segs[1], segs[2:], t)
+		gl.serveOneImage(w, r, segs[1], segs[2:], t)
 	default:
 		notFoundPath(w, r, svc)
 	}
 }
 
-func (c *Cloud) createImage(w http.ResponseWriter, r *http.Request, t *token) {
+func (gl *glance) createImage(w http.ResponseWriter, r *http.Request, t *token) {
 	const svc = SvcImage
 	var b map[string]any
 	if err := decodeBody(r, &b); err != nil {
 		fail(w, svc, http.StatusBadRequest, "", err.Error())
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	img := c.newImage("", t.project.ID)
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
+	img := newImage("", t.project.ID)
 	if id, ok := b["id"].(string); ok && id != "" {
-		if c.images[id] != nil {
+		if gl.images[id] != nil {
 			fail(w, svc, http.StatusConflict, "", "Image with identifier "+id+" already exists!")
 			return
 		}
@@ -313,14 +360,14 @@ func (c *Cloud) createImage(w http.ResponseWriter, r *http.Request, t *token) {
 		if k == "id" {
 			continue
 		}
-		if err := setImageField(img, k, v, true); err != nil {
+		if err := setImageField(img, k, v, true, t.isAdmin()); err != nil {
 			fail(w, svc, err.status, "", err.msg)
 			return
 		}
 	}
-	c.images[img.ID] = img
-	w.Header().Set("Location", c.url+"/image/v2/images/"+img.ID)
-	writeJSON(w, http.StatusCreated, c.imageJSON(img))
+	gl.images[img.ID] = img
+	w.Header().Set("Location", gl.c.url+"/image/v2/images/"+img.ID)
+	writeJSON(w, http.StatusCreated, gl.imageJSON(img))
 }
 
 type httpErr struct {
@@ -342,7 +389,9 @@ func numInt(v any) (int, bool) {
 }
 
 // setImageField applies one attribute; create allows setting core fields.
-func setImageField(img *image, k string, v any, create bool) *httpErr {
+// Glance's default policy keeps publicizing an image and giving it to
+// another project for admins.
+func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 	bad := func(msg string) *httpErr { return &httpErr{http.StatusBadRequest, msg} }
 	switch k {
 	case "name":
@@ -355,6 +404,9 @@ func setImageField(img *image, k string, v any, create bool) *httpErr {
 		s, _ := v.(string)
 		switch s {
 		case "public", "private", "shared", "community":
+			if s == "public" && img.Visibility != "public" && !admin {
+				return &httpErr{http.StatusForbidden, "You are not authorized to complete publicize_image action."}
+			}
 			img.Visibility = s
 		default:
 			return bad("Invalid visibility value: " + s)
@@ -402,6 +454,9 @@ func setImageField(img *image, k string, v any, create bool) *httpErr {
 		}
 	case "owner":
 		s, _ := v.(string)
+		if s != img.Owner && !admin {
+			return &httpErr{http.StatusForbidden, "Owner can't be updated by non admin."}
+		}
 		img.Owner = s
 	default:
 		if imageCoreKeys[k] {
@@ -478,7 +533,7 @@ func cmpAny(a, b any) int {
 	return 0
 }
 
-func (c *Cloud) listImages(w http.ResponseWriter, r *http.Request, t *token) {
+func (gl *glance) listImages(w http.ResponseWriter, r *http.Request, t *token) {
 	const svc = SvcImage
 	q := r.URL.Query()
 	var specs []sortSpec
@@ -527,11 +582,11 @@ func (c *Cloud) listImages(w http.ResponseWriter, r *http.Request, t *token) {
 	}
 	vis := q.Get("visibility")
 	memberStatus := q.Get("member_status")
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	gl.mu.Lock()
+	defer gl.mu.Unlock()
 	var sel []*image
-	for _, i := range c.images {
-		if !visibleTo(i, t.project.ID, memberStatus) {
+	for _, i := range gl.images {
+		if !visibleTo(i, t.project.ID, memberStatus) || !listed(i.listable) {
 			continue
 		}
 		if i.Hidden && q.Get("os_hidden") != "true" {
@@ -621,7 +676,7 @@ func (c *Cloud) listImages(w http.ResponseWriter, r *http.Request, t *token) {
 		if n >= limit {
 			break
 		}
-		out = append(out, c.imageJSON(i))
+		out = append(out, gl.imageJSON(i))
 	}
 	resp := obj{"images": out, "first": "/v2/images", "schema": "/v2/schemas/images"}
 	if len(sel) > limit && limit > 0 {
@@ -636,32 +691,33 @@ func (c *Cloud) listImages(w http.ResponseWriter, r *http.Request, t *token) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (c *Cloud) memberJSON(i *image, m *member) obj {
+func (gl *glance) memberJSON(i *image, m *member) obj {
 	return obj{"image_id": i.ID, "member_id": m.ID, "status": m.Status, "created_at": tsZ(m.Created),
 		"updated_at": tsZ(m.Updated), "schema": "/v2/schemas/member"}
 }
 
-func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string, rest []string, t *token) {
+func (gl *glance) serveOneImage(w http.ResponseWriter, r *http.Request, id string, rest []string, t *token) {
 	const svc = SvcImage
-	c.mu.Lock()
+	gl.mu.Lock()
 	locked := true
 	defer func() {
 		if locked {
-			c.mu.Unlock()
+			gl.mu.Unlock()
 		}
 	}()
-	img := c.images[id]
-	if img == nil || !visibleTo(img, t.project.ID, "all") {
+	img := gl.images[id]
+	if img == nil || (!visibleTo(img, t.project.ID, "all") && !t.isAdmin()) {
 		fail(w, svc, http.StatusNotFound, "", "No image found with ID "+id)
 		return
 	}
-	owner := img.Owner == t.project.ID
+	// Admins may modify any image, as Glance's default policy allows.
+	owner := img.Owner == t.project.ID || t.isAdmin()
 	forbidden := func() {
 		fail(w, svc, http.StatusForbidden, "", "You are not permitted to modify image "+id+".")
 	}
 	switch {
 	case len(rest) == 0 && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, c.imageJSON(img))
+		writeJSON(w, http.StatusOK, gl.imageJSON(img))
 	case len(rest) == 0 && r.Method == http.MethodDelete:
 		if !owner {
 			forbidden()
@@ -671,14 +727,15 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 			fail(w, svc, http.StatusForbidden, "", "Image "+id+" is protected and cannot be deleted.")
 			return
 		}
-		delete(c.images, id)
+		delete(gl.images, id)
+		if img.file != "" {
+			os.Remove(img.file)
+		}
 		if img.Disk != "" {
 			d := img.Disk
-			c.mu.Unlock()
+			gl.mu.Unlock()
 			locked = false
-			if err := c.o.Hypervisor.DeleteDisk(d); err != nil {
-				c.logf("cloud: DeleteDisk %s: %v", d, err)
-			}
+			gl.c.deleteDisk(d)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case len(rest) == 0 && r.Method == http.MethodPatch:
@@ -722,7 +779,7 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 					fail(w, svc, http.StatusConflict, "", "Property "+key+" does not exist.")
 					return
 				}
-				if e := setImageField(&cp, key, op.Value, false); e != nil {
+				if e := setImageField(&cp, key, op.Value, false, t.isAdmin()); e != nil {
 					fail(w, svc, e.status, "", e.msg)
 					return
 				}
@@ -743,7 +800,7 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 		}
 		cp.Updated = time.Now()
 		*img = cp
-		writeJSON(w, http.StatusOK, c.imageJSON(img))
+		writeJSON(w, http.StatusOK, gl.imageJSON(img))
 	case len(rest) == 2 && rest[0] == "tags" && (r.Method == http.MethodPut || r.Method == http.MethodDelete):
 		if !owner {
 			forbidden()
@@ -774,10 +831,10 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 		}
 		if rest[0] == "stage" {
 			img.Status = "uploading"
-			c.mu.Unlock()
+			gl.mu.Unlock()
 			data, err := io.ReadAll(r.Body)
-			c.mu.Lock()
-			if c.images[id] != img {
+			gl.mu.Lock()
+			if gl.images[id] != img {
 				fail(w, svc, http.StatusGone, "", "Image "+id+" could not be found after upload.")
 				return
 			}
@@ -791,10 +848,10 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 			return
 		}
 		img.Status = "saving"
-		c.mu.Unlock()
-		ing, err := c.ingest(r.Body, img.DiskFormat)
-		c.mu.Lock()
-		if err := c.finishIngest(img, ing, err); err != nil {
+		gl.mu.Unlock()
+		ing, err := gl.ingest(r.Body, img.DiskFormat)
+		gl.mu.Lock()
+		if err := gl.finishIngest(img, ing, err); err != nil {
 			fail(w, svc, err.status, "", err.msg)
 			return
 		}
@@ -848,21 +905,24 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 		img.Status = "importing"
 		img.Updated = time.Now()
 		format := img.DiskFormat
-		c.goAfter(c.o.Timing.ImageSave, func() {
+		gl.c.goAfter(gl.c.took(gl.c.o.Timing.ImageSave, 0), func() {
 			var ing *ingested
 			rc, err := src()
 			if err == nil {
-				ing, err = c.ingest(rc, format)
+				ing, err = gl.ingest(rc, format)
 				rc.Close()
 			}
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if e := c.finishIngest(img, ing, err); e != nil {
-				c.logf("cloud: import into image %s: %s", img.ID, e.msg)
+			gl.mu.Lock()
+			defer gl.mu.Unlock()
+			if e := gl.finishIngest(img, ing, err); e != nil {
+				gl.c.logf("cloud: import into image %s: %s", img.ID, e.msg)
 			}
 		})
 		w.WriteHeader(http.StatusAccepted)
 	case len(rest) == 1 && rest[0] == "file" && r.Method == http.MethodGet:
+		if img.Status == "active" && serveFile(w, img) {
+			return
+		}
 		if img.Status != "active" || !img.hasData {
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -873,23 +933,23 @@ func (c *Cloud) serveOneImage(w http.ResponseWriter, r *http.Request, id string,
 		w.WriteHeader(http.StatusOK)
 		w.Write(img.Data)
 	case len(rest) >= 1 && rest[0] == "members":
-		c.serveMembers(w, r, img, rest[1:], t)
+		gl.serveMembers(w, r, img, rest[1:], t)
 	default:
 		notFoundPath(w, r, svc)
 	}
 }
 
-// serveMembers: c.mu held.
-func (c *Cloud) serveMembers(w http.ResponseWriter, r *http.Request, img *image, rest []string, t *token) {
+// serveMembers: gl.mu held.
+func (gl *glance) serveMembers(w http.ResponseWriter, r *http.Request, img *image, rest []string, t *token) {
 	const svc = SvcImage
-	owner := img.Owner == t.project.ID
+	owner := img.Owner == t.project.ID || t.isAdmin()
 	if len(rest) == 0 {
 		switch r.Method {
 		case http.MethodGet:
 			out := []obj{}
 			for _, m := range img.Members {
 				if owner || m.ID == t.project.ID {
-					out = append(out, c.memberJSON(img, m))
+					out = append(out, gl.memberJSON(img, m))
 				}
 			}
 			sort.Slice(out, func(a, b int) bool { return out[a]["member_id"].(string) < out[b]["member_id"].(string) })
@@ -917,7 +977,7 @@ func (c *Cloud) serveMembers(w http.ResponseWriter, r *http.Request, img *image,
 			now := time.Now()
 			m := &member{ID: b.Member, Status: "pending", Created: now, Updated: now}
 			img.Members[m.ID] = m
-			writeJSON(w, http.StatusOK, c.memberJSON(img, m))
+			writeJSON(w, http.StatusOK, gl.memberJSON(img, m))
 		default:
 			methodNotAllowed(w, svc)
 		}
@@ -930,7 +990,7 @@ func (c *Cloud) serveMembers(w http.ResponseWriter, r *http.Request, img *image,
 	}
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, c.memberJSON(img, m))
+		writeJSON(w, http.StatusOK, gl.memberJSON(img, m))
 	case http.MethodPut:
 		var b struct {
 			Status string `json:"status"`
@@ -939,9 +999,12 @@ func (c *Cloud) serveMembers(w http.ResponseWriter, r *http.Request, img *image,
 			fail(w, svc, http.StatusBadRequest, "", err.Error())
 			return
 		}
-		// Glance lets the member, or an admin, set the status; every lab
-		// token carries the admin role, so the owner may accept too (the
-		// builder's image_auto_accept_members relies on that).
+		// Only the member project (or an admin) decides on a membership:
+		// the owner sharing an image cannot accept it for the consumer.
+		if m.ID != t.project.ID && !t.isAdmin() {
+			fail(w, svc, http.StatusForbidden, "", "You are not permitted to modify 'status' on this image member: only project "+m.ID+" may accept or reject image "+img.ID+".")
+			return
+		}
 		switch b.Status {
 		case "pending", "accepted", "rejected":
 		default:
@@ -949,7 +1012,7 @@ func (c *Cloud) serveMembers(w http.ResponseWriter, r *http.Request, img *image,
 			return
 		}
 		m.Status, m.Updated = b.Status, time.Now()
-		writeJSON(w, http.StatusOK, c.memberJSON(img, m))
+		writeJSON(w, http.StatusOK, gl.memberJSON(img, m))
 	case http.MethodDelete:
 		if !owner {
 			fail(w, svc, http.StatusForbidden, "", "You are not permitted to delete image members.")
@@ -969,16 +1032,16 @@ type ingested struct {
 	md5, sha512hex string
 }
 
-// ingest reads image data (without c.mu), importing it as a disk when the
+// ingest reads image data (without gl.mu), importing it as a disk when the
 // hypervisor is a DiskImporter, else keeping it in memory.
-func (c *Cloud) ingest(r io.Reader, format string) (*ingested, error) {
+func (gl *glance) ingest(r io.Reader, format string) (*ingested, error) {
 	m, h := md5.New(), sha512.New()
 	cr := &countingReader{r: io.TeeReader(r, io.MultiWriter(m, h))}
 	ing := &ingested{}
 	var err error
-	if imp, ok := c.o.Hypervisor.(DiskImporter); ok {
+	if imp, ok := gl.c.o.Hypervisor.(DiskImporter); ok {
 		ing.disk, err = imp.ImportDisk(cr, format)
-		io.Copy(io.Discard, cr)
+		_, _ = io.Copy(io.Discard, cr) // drain what the importer left, for the checksum
 	} else {
 		ing.data, err = io.ReadAll(cr)
 	}
@@ -1001,15 +1064,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// finishIngest makes img active with ing (or killed); c.mu held.
-func (c *Cloud) finishIngest(img *image, ing *ingested, err error) *httpErr {
+// finishIngest makes img active with ing (or killed); gl.mu held.
+func (gl *glance) finishIngest(img *image, ing *ingested, err error) *httpErr {
 	drop := func() {
 		if ing != nil && ing.disk != "" {
 			d := ing.disk
-			c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(d) })
+			gl.c.goAfter(0, func() { gl.c.deleteDisk(d) })
 		}
 	}
-	if c.images[img.ID] != img {
+	if gl.images[img.ID] != img {
 		drop()
 		return &httpErr{http.StatusGone, "Image " + img.ID + " could not be found after upload."}
 	}
@@ -1018,7 +1081,7 @@ func (c *Cloud) finishIngest(img *image, ing *ingested, err error) *httpErr {
 		img.Status = "queued"
 		return &httpErr{http.StatusBadRequest, err.Error()}
 	}
-	if c.takeFault(FaultImageKilled, img.Name) != nil {
+	if gl.c.takeFault(FaultImageKilled, img.Name) != nil {
 		drop()
 		img.Status = "killed"
 		return &httpErr{http.StatusInternalServerError, "Error in store configuration. Adding images to store is disabled."}
@@ -1030,6 +1093,6 @@ func (c *Cloud) finishIngest(img *image, ing *ingested, err error) *httpErr {
 	}
 	img.Size, img.Checksum, img.HashValue = ing.size, ing.md5, ing.sha512hex
 	img.Status = "active"
-	c.states.note("image", img.ID, "active")
+	gl.c.states.note("image", img.ID, "active")
 	return nil
 }

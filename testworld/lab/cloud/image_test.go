@@ -3,6 +3,7 @@ package cloud
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,9 +61,15 @@ func eqStrs(a, b []string) bool {
 
 func TestImageAPI(t *testing.T) {
 	l := newLab(t, func(o *Options) {
-		o.Users = append(o.Users, User{Name: "other", Password: "pw2", Project: "other"})
+		o.Users = append(o.Users, User{Name: "other", Password: "pw2", Project: "other"},
+			User{Name: "admin", Password: "admin-pw", Project: "admin", Roles: []string{"admin"}})
 	})
 	cl := l.clients()
+	pa := l.provider(gophercloud.AuthOptions{Username: "admin", Password: "admin-pw", DomainName: "Default", TenantName: "admin"})
+	adminImg, err := openstack.NewImageV2(pa, gophercloud.EndpointOpts{Region: "RegionOne"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	for i, n := range []string{"img-c", "img-a", "img-b"} {
 		vis := images.ImageVisibilityPrivate
@@ -78,7 +85,9 @@ func TestImageAPI(t *testing.T) {
 			t.Fatalf("create: %+v", im)
 		}
 		ids = append(ids, im.ID)
-		uploadData(cl.image, im.ID, []byte(n))
+		if err := uploadData(cl.image, im.ID, []byte(n)); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(5 * time.Millisecond) // distinct created_at ordering is by time then id
 	}
 	// filters
@@ -105,9 +114,10 @@ func TestImageAPI(t *testing.T) {
 	if got, _ := names(t, cl.image, images.ListOpts{Sort: "created_at:desc", Tags: []string{"lab"}}); !eqStrs(got, []string{"img-b", "img-a", "img-c"}) {
 		t.Fatalf("created_at desc: %v", got)
 	}
-	// patch
+	// patch: publicizing is an admin's (Glance's publicize_image policy),
+	// so the member's patch changes nothing and the admin's applies.
 	pub := images.ImageVisibilityPublic
-	im, err := images.Update(ctx, cl.image, ids[0], images.UpdateOpts{
+	patch := images.UpdateOpts{
 		images.ReplaceImageName{NewName: "img-c2"},
 		images.UpdateVisibility{Visibility: pub},
 		images.ReplaceImageMinDisk{NewMinDisk: 30},
@@ -115,7 +125,18 @@ func TestImageAPI(t *testing.T) {
 		images.UpdateImageProperty{Op: images.AddOp, Name: "extra", Value: "1"},
 		images.UpdateImageProperty{Op: images.RemoveOp, Name: "build"},
 		images.ReplaceImageProtected{NewProtected: true},
-	}).Extract()
+	}
+	_, err = images.Update(ctx, cl.image, ids[0], patch).Extract()
+	if !gophercloud.ResponseCodeIs(err, 403) || !strings.Contains(err.Error(), "publicize_image") {
+		t.Fatalf("member publicizes: %v", err)
+	}
+	if im, _ := images.Get(ctx, cl.image, ids[0]).Extract(); im.Name != "img-c" || im.Visibility == pub {
+		t.Fatalf("a refused patch changed the image: %+v", im)
+	}
+	if _, err := images.Update(ctx, cl.image, ids[0], images.UpdateOpts{images.UpdateImageProperty{Op: images.AddOp, Name: "owner", Value: "x"}}).Extract(); !gophercloud.ResponseCodeIs(err, 403) {
+		t.Fatalf("member gives the image away: %v", err)
+	}
+	im, err := images.Update(ctx, adminImg, ids[0], patch).Extract()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +200,13 @@ func TestImageAPI(t *testing.T) {
 	if len(ms) != 1 {
 		t.Fatalf("members: %v", ms)
 	}
-	if m, err := members.Update(ctx, cl.image, ids[2], "other-project", members.UpdateOpts{Status: "accepted"}).Extract(); err != nil || m.Status != "accepted" {
-		t.Fatalf("owner (admin) accepts: %v", err)
+	// Only the member project, or an admin, may accept (Glance answers
+	// the owner 403).
+	if _, err := members.Update(ctx, cl.image, ids[2], "other-project", members.UpdateOpts{Status: "accepted"}).Extract(); !gophercloud.ResponseCodeIs(err, 403) {
+		t.Fatalf("owner accepts for the member: %v", err)
+	}
+	if m, err := members.Update(ctx, adminImg, ids[2], "other-project", members.UpdateOpts{Status: "accepted"}).Extract(); err != nil || m.Status != "accepted" {
+		t.Fatalf("admin accepts: %v", err)
 	}
 	if m, err := members.Get(ctx, cl.image, ids[2], "other-project").Extract(); err != nil || m.Status != "accepted" {
 		t.Fatalf("get member: %v", err)
@@ -210,9 +236,7 @@ func delTag(cl clients, id, tag string) error {
 }
 
 func projectByName(l *lab, name string) string {
-	l.c.mu.Lock()
-	defer l.c.mu.Unlock()
-	for _, p := range l.c.projects {
+	for _, p := range l.c.identity.projects {
 		if p.Name == name {
 			return p.ID
 		}

@@ -44,7 +44,7 @@ func TestMicroversionsAndErrorShapes(t *testing.T) {
 	}
 	resp, body := do("GET", "/compute/v2.1/servers/nope", nil)
 	var nova map[string]map[string]any
-	if json.Unmarshal([]byte(body), &nova); resp.StatusCode != 404 || nova["itemNotFound"]["code"] != float64(404) {
+	if err := json.Unmarshal([]byte(body), &nova); err != nil || resp.StatusCode != 404 || nova["itemNotFound"]["code"] != float64(404) {
 		t.Fatalf("nova 404: %d %s", resp.StatusCode, body)
 	}
 	resp, body = do("GET", "/volume/v3/"+projectOf(t, l)+"/volumes/nope", nil)
@@ -84,7 +84,5 @@ func TestMicroversionsAndErrorShapes(t *testing.T) {
 }
 
 func projectOf(t *testing.T, l *lab) string {
-	l.c.mu.Lock()
-	defer l.c.mu.Unlock()
-	return l.c.users[0].project.ID
+	return l.c.identity.defaultProject()
 }

@@ -6,8 +6,34 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 )
+
+// neutron is the network service. It never calls into compute while
+// holding its lock: machine changes (floating IPs) and a server's port
+// list are updated by functions it runs after unlocking.
+type neutron struct {
+	c *Cloud
+	// labNet and publicNet (and their subnets' identity) are fixed at New.
+	labNet, publicNet *network
+
+	mu        sync.Mutex
+	networks  map[string]*network
+	subnets   map[string]*subnet
+	ports     map[string]*port
+	fips      map[string]*floatingIP
+	secgroups map[string]*secgroup
+}
+
+func newNeutron(c *Cloud, projectIDs []string) (*neutron, error) {
+	nt := &neutron{c: c, networks: map[string]*network{}, subnets: map[string]*subnet{},
+		ports: map[string]*port{}, fips: map[string]*floatingIP{}, secgroups: map[string]*secgroup{}}
+	if err := nt.initNetwork(projectIDs); err != nil {
+		return nil, err
+	}
+	return nt, nil
+}
 
 type network struct {
 	ID, Name  string
@@ -55,6 +81,7 @@ type floatingIP struct {
 	Description       string
 	Created, Updated  time.Time
 	Revision          int
+	listable          time.Time
 }
 
 func (f *floatingIP) status() string {
@@ -69,7 +96,7 @@ type secgroup struct {
 	Created                          time.Time
 }
 
-func (c *Cloud) newSubnet(name, netID, cidr, gw string) (*subnet, error) {
+func (nt *neutron) newSubnet(name, netID, cidr, gw string) (*subnet, error) {
 	pfx, err := netip.ParsePrefix(cidr)
 	if err != nil {
 		return nil, fmt.Errorf("cloud: bad CIDR %q: %v", cidr, err)
@@ -84,15 +111,15 @@ func (c *Cloud) newSubnet(name, netID, cidr, gw string) (*subnet, error) {
 	return s, nil
 }
 
-func (c *Cloud) initNetwork() error {
+func (nt *neutron) initNetwork(projectIDs []string) error {
 	now := time.Now()
-	c.labNet = &network{ID: newUUID(), Name: "lab-net", Created: now}
-	c.publicNet = &network{ID: newUUID(), Name: "public", External: true, Created: now}
-	ls, err := c.newSubnet("lab-subnet", c.labNet.ID, c.o.FixedCIDR, c.o.FixedGateway)
+	nt.labNet = &network{ID: newUUID(), Name: "lab-net", Created: now}
+	nt.publicNet = &network{ID: newUUID(), Name: "public", External: true, Created: now}
+	ls, err := nt.newSubnet("lab-subnet", nt.labNet.ID, nt.c.o.FixedCIDR, nt.c.o.FixedGateway)
 	if err != nil {
 		return err
 	}
-	ps, err := c.newSubnet("public-subnet", c.publicNet.ID, c.o.FloatingCIDR, c.o.FloatingGateway)
+	ps, err := nt.newSubnet("public-subnet", nt.publicNet.ID, nt.c.o.FloatingCIDR, nt.c.o.FloatingGateway)
 	if err != nil {
 		return err
 	}
@@ -100,18 +127,18 @@ func (c *Cloud) initNetwork() error {
 	for i := 0; i < 8; i++ {
 		ls.next = ls.next.Next()
 	}
-	c.labNet.SubnetIDs = []string{ls.ID}
-	c.publicNet.SubnetIDs = []string{ps.ID}
-	c.networks[c.labNet.ID], c.networks[c.publicNet.ID] = c.labNet, c.publicNet
-	c.subnets[ls.ID], c.subnets[ps.ID] = ls, ps
-	for _, p := range c.projects {
-		sg := &secgroup{ID: newUUID(), Name: "default", Description: "Default security group", ProjectID: p.ID, Created: now}
-		c.secgroups[sg.ID] = sg
+	nt.labNet.SubnetIDs = []string{ls.ID}
+	nt.publicNet.SubnetIDs = []string{ps.ID}
+	nt.networks[nt.labNet.ID], nt.networks[nt.publicNet.ID] = nt.labNet, nt.publicNet
+	nt.subnets[ls.ID], nt.subnets[ps.ID] = ls, ps
+	for _, pid := range projectIDs {
+		sg := &secgroup{ID: newUUID(), Name: "default", Description: "Default security group", ProjectID: pid, Created: now}
+		nt.secgroups[sg.ID] = sg
 	}
 	return nil
 }
 
-// allocIP allocates an address from s (or the given one); c.mu held.
+// allocIP allocates an address from s (or the given one); nt.mu held.
 func (s *subnet) alloc(want string) (string, error) {
 	if want != "" {
 		a, err := netip.ParseAddr(want)
@@ -154,8 +181,8 @@ func randomMAC() string {
 	return fmt.Sprintf("fa:16:3e:%02x:%02x:%02x", b[0], b[1], b[2])
 }
 
-// createPort allocates a port on n; c.mu held.
-func (c *Cloud) createPort(n *network, name, projectID string, fixed []fixedIP) (*port, error) {
+// createPort allocates a port on n; nt.mu held.
+func (nt *neutron) createPort(n *network, name, projectID string, fixed []fixedIP) (*port, error) {
 	p := &port{ID: newUUID(), Name: name, NetworkID: n.ID, MAC: randomMAC(), ProjectID: projectID, AdminUp: true, Created: time.Now(), Revision: 1}
 	p.Updated = p.Created
 	if len(fixed) == 0 && len(n.SubnetIDs) > 0 {
@@ -166,61 +193,56 @@ func (c *Cloud) createPort(n *network, name, projectID string, fixed []fixedIP) 
 		if sid == "" {
 			sid = n.SubnetIDs[0]
 		}
-		s := c.subnets[sid]
+		s := nt.subnets[sid]
 		if s == nil || s.NetworkID != n.ID {
-			c.releasePort(p)
+			nt.releasePort(p)
 			return nil, fmt.Errorf("Invalid input for fixed_ips: subnet %s not on network %s", sid, n.ID)
 		}
 		ip, err := s.alloc(f.IP)
 		if err != nil {
-			c.releasePort(p)
+			nt.releasePort(p)
 			return nil, err
 		}
 		p.FixedIPs = append(p.FixedIPs, fixedIP{SubnetID: s.ID, IP: ip})
 	}
-	for _, sg := range c.secgroups {
+	for _, sg := range nt.secgroups {
 		if sg.ProjectID == projectID && sg.Name == "default" {
 			p.SecurityGroups = []string{sg.ID}
 		}
 	}
-	c.ports[p.ID] = p
+	nt.ports[p.ID] = p
 	return p, nil
 }
 
-func (c *Cloud) releasePort(p *port) {
+func (nt *neutron) releasePort(p *port) {
 	for _, f := range p.FixedIPs {
-		if s := c.subnets[f.SubnetID]; s != nil {
+		if s := nt.subnets[f.SubnetID]; s != nil {
 			s.release(f.IP)
 		}
 	}
 }
 
-// deletePort removes p, disassociating floating IPs; c.mu held. Returns
+// deletePort removes p, disassociating floating IPs; nt.mu held. Returns
 // hypervisor calls to make after unlocking.
-func (c *Cloud) deletePort(p *port) []func() {
+func (nt *neutron) deletePort(p *port) []func() {
 	var after []func()
-	for _, f := range c.fips {
+	for _, f := range nt.fips {
 		if f.PortID == p.ID {
-			after = append(after, c.disassociate(f)...)
+			after = append(after, nt.disassociate(f)...)
 		}
 	}
-	c.releasePort(p)
-	delete(c.ports, p.ID)
+	nt.releasePort(p)
+	delete(nt.ports, p.ID)
 	return after
 }
 
-// disassociate clears f's port; c.mu held.
-func (c *Cloud) disassociate(f *floatingIP) []func() {
+// disassociate clears f's port; nt.mu held. The returned function takes
+// the address off the server's machine once nt.mu is released.
+func (nt *neutron) disassociate(f *floatingIP) []func() {
 	var after []func()
-	if p := c.ports[f.PortID]; p != nil {
-		if s := c.servers[p.DeviceID]; s != nil && s.machine != nil {
-			m, ip := s.machine, f.IP
-			after = append(after, func() {
-				if err := m.RemoveFloatingIP(ip); err != nil {
-					c.logf("cloud: RemoveFloatingIP(%s): %v", ip, err)
-				}
-			})
-		}
+	if p := nt.ports[f.PortID]; p != nil && p.DeviceID != "" {
+		dev, ip := p.DeviceID, f.IP
+		after = append(after, func() { nt.c.compute.removeFloatingIP(dev, ip) })
 	}
 	f.PortID, f.FixedIP = "", ""
 	f.Updated = time.Now()
@@ -234,7 +256,7 @@ func runAll(fs []func()) {
 	}
 }
 
-func (c *Cloud) networkJSON(n *network, t *token) obj {
+func (nt *neutron) networkJSON(n *network, t *token) obj {
 	return obj{"id": n.ID, "name": n.Name, "status": "ACTIVE", "admin_state_up": true, "subnets": n.SubnetIDs,
 		"shared": n.External, "router:external": n.External, "tenant_id": t.project.ID, "project_id": t.project.ID,
 		"mtu": 1500, "port_security_enabled": true, "availability_zones": []string{"nova"}, "availability_zone_hints": []string{},
@@ -243,15 +265,15 @@ func (c *Cloud) networkJSON(n *network, t *token) obj {
 		"provider:network_type": "flat", "provider:physical_network": n.Name, "provider:segmentation_id": nil, "qos_policy_id": nil}
 }
 
-func (c *Cloud) subnetJSON(s *subnet, t *token) obj {
-	first, last := s.CIDR.Addr().Next(), s.CIDR.Addr()
+func (nt *neutron) subnetJSON(s *subnet, t *token) obj {
+	first := s.CIDR.Addr().Next()
 	// last usable: broadcast - 1
 	bits := s.CIDR.Addr().BitLen() - s.CIDR.Bits()
 	b := s.CIDR.Addr().As4()
 	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 	n |= (1 << bits) - 1
 	n--
-	last = netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	last := netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 	return obj{"id": s.ID, "name": s.Name, "network_id": s.NetworkID, "cidr": s.CIDR.String(), "gateway_ip": s.Gateway.String(),
 		"ip_version": 4, "enable_dhcp": true, "dns_nameservers": []string{}, "host_routes": []obj{},
 		"allocation_pools": []obj{{"start": first.String(), "end": last.String()}}, "tenant_id": t.project.ID, "project_id": t.project.ID,
@@ -259,7 +281,7 @@ func (c *Cloud) subnetJSON(s *subnet, t *token) obj {
 		"service_types": []string{}, "created_at": tsZ(s.Created), "updated_at": tsZ(s.Created), "revision_number": 1}
 }
 
-func (c *Cloud) portJSON(p *port) obj {
+func (nt *neutron) portJSON(p *port) obj {
 	fips := []obj{}
 	for _, f := range p.FixedIPs {
 		fips = append(fips, obj{"subnet_id": f.SubnetID, "ip_address": f.IP})
@@ -277,7 +299,7 @@ func (c *Cloud) portJSON(p *port) obj {
 		"revision_number": p.Revision, "qos_policy_id": nil, "propagate_uplink_status": false}
 }
 
-func (c *Cloud) fipJSON(f *floatingIP) obj {
+func (nt *neutron) fipJSON(f *floatingIP) obj {
 	var portID, fixed any
 	if f.PortID != "" {
 		portID, fixed = f.PortID, f.FixedIP
@@ -289,7 +311,7 @@ func (c *Cloud) fipJSON(f *floatingIP) obj {
 		"created_at": tsZ(f.Created), "updated_at": tsZ(f.Updated), "revision_number": f.Revision}
 }
 
-func (c *Cloud) sgJSON(sg *secgroup) obj {
+func (nt *neutron) sgJSON(sg *secgroup) obj {
 	rules := []obj{}
 	for _, dir := range []string{"ingress", "egress"} {
 		rules = append(rules, obj{"id": newUUID(), "direction": dir, "ethertype": "IPv4", "protocol": nil,
@@ -322,9 +344,9 @@ func filterOK(r *http.Request, fields map[string]string) bool {
 	return true
 }
 
-func (c *Cloud) serveNetwork(w http.ResponseWriter, r *http.Request, segs []string) {
+func (nt *neutron) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 	const svc = SvcNetwork
-	ver := obj{"id": "v2.0", "status": "CURRENT", "links": []obj{{"rel": "self", "href": c.url + "/networking/v2.0/"}}}
+	ver := obj{"id": "v2.0", "status": "CURRENT", "links": []obj{{"rel": "self", "href": nt.c.url + "/networking/v2.0/"}}}
 	if len(segs) == 0 {
 		writeJSON(w, http.StatusOK, obj{"versions": []obj{ver}})
 		return
@@ -334,14 +356,14 @@ func (c *Cloud) serveNetwork(w http.ResponseWriter, r *http.Request, segs []stri
 		return
 	}
 	segs = segs[1:]
-	t := c.authenticate(w, r)
+	t := nt.c.authenticate(w, r)
 	if t == nil {
 		return
 	}
 	if len(segs) == 0 {
 		res := []obj{}
 		for _, n := range []string{"network", "subnet", "port", "floatingip", "security_group", "router"} {
-			res = append(res, obj{"name": n, "collection": n + "s", "links": []obj{{"rel": "self", "href": c.url + "/networking/v2.0/" + n + "s"}}})
+			res = append(res, obj{"name": n, "collection": n + "s", "links": []obj{{"rel": "self", "href": nt.c.url + "/networking/v2.0/" + n + "s"}}})
 		}
 		writeJSON(w, http.StatusOK, obj{"resources": res})
 		return
@@ -358,29 +380,29 @@ func (c *Cloud) serveNetwork(w http.ResponseWriter, r *http.Request, segs []stri
 		}
 		writeJSON(w, http.StatusOK, obj{"extensions": exts})
 	case "networks":
-		c.serveNetworks(w, r, segs[1:], t)
+		nt.serveNetworks(w, r, segs[1:], t)
 	case "subnets":
-		c.serveSubnets(w, r, segs[1:], t)
+		nt.serveSubnets(w, r, segs[1:], t)
 	case "ports":
-		c.servePorts(w, r, segs[1:], t)
+		nt.servePorts(w, r, segs[1:], t)
 	case "floatingips":
-		c.serveFIPs(w, r, segs[1:], t)
+		nt.serveFIPs(w, r, segs[1:], t)
 	case "security-groups":
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		nt.mu.Lock()
+		defer nt.mu.Unlock()
 		if len(segs) == 2 {
-			sg := c.secgroups[segs[1]]
+			sg := nt.secgroups[segs[1]]
 			if sg == nil || r.Method != http.MethodGet {
 				fail(w, svc, http.StatusNotFound, "SecurityGroupNotFound", "Security group "+segs[1]+" does not exist")
 				return
 			}
-			writeJSON(w, http.StatusOK, obj{"security_group": c.sgJSON(sg)})
+			writeJSON(w, http.StatusOK, obj{"security_group": nt.sgJSON(sg)})
 			return
 		}
 		out := []obj{}
-		for _, sg := range c.secgroups {
+		for _, sg := range nt.secgroups {
 			if sg.ProjectID == t.project.ID && filterOK(r, map[string]string{"id": sg.ID, "name": sg.Name, "project_id": sg.ProjectID, "tenant_id": sg.ProjectID}) {
-				out = append(out, c.sgJSON(sg))
+				out = append(out, nt.sgJSON(sg))
 			}
 		}
 		writeJSON(w, http.StatusOK, obj{"security_groups": out})
@@ -402,24 +424,24 @@ func boolStr(b bool) string {
 	return "False"
 }
 
-func (c *Cloud) serveNetworks(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (nt *neutron) serveNetworks(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, SvcNetwork)
 		return
 	}
 	if len(segs) == 1 {
-		n := c.networks[segs[0]]
+		n := nt.networks[segs[0]]
 		if n == nil {
 			fail(w, SvcNetwork, http.StatusNotFound, "NetworkNotFound", "Network "+segs[0]+" could not be found.")
 			return
 		}
-		writeJSON(w, http.StatusOK, obj{"network": c.networkJSON(n, t)})
+		writeJSON(w, http.StatusOK, obj{"network": nt.networkJSON(n, t)})
 		return
 	}
 	out := []obj{}
-	for _, n := range []*network{c.labNet, c.publicNet} {
+	for _, n := range []*network{nt.labNet, nt.publicNet} {
 		ext := boolStr(n.External)
 		f := map[string]string{"id": n.ID, "name": n.Name, "router:external": ext, "status": "ACTIVE", "shared": ext, "admin_state_up": "True"}
 		q := r.URL.Query()
@@ -433,33 +455,33 @@ func (c *Cloud) serveNetworks(w http.ResponseWriter, r *http.Request, segs []str
 		delete(f, "shared")
 		delete(f, "admin_state_up")
 		if filterOK(r, f) {
-			out = append(out, c.networkJSON(n, t))
+			out = append(out, nt.networkJSON(n, t))
 		}
 	}
 	writeJSON(w, http.StatusOK, obj{"networks": out})
 }
 
-func (c *Cloud) serveSubnets(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (nt *neutron) serveSubnets(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, SvcNetwork)
 		return
 	}
 	if len(segs) == 1 {
-		s := c.subnets[segs[0]]
+		s := nt.subnets[segs[0]]
 		if s == nil {
 			fail(w, SvcNetwork, http.StatusNotFound, "SubnetNotFound", "Subnet "+segs[0]+" could not be found.")
 			return
 		}
-		writeJSON(w, http.StatusOK, obj{"subnet": c.subnetJSON(s, t)})
+		writeJSON(w, http.StatusOK, obj{"subnet": nt.subnetJSON(s, t)})
 		return
 	}
 	out := []obj{}
-	for _, n := range []*network{c.labNet, c.publicNet} {
-		s := c.subnets[n.SubnetIDs[0]]
+	for _, n := range []*network{nt.labNet, nt.publicNet} {
+		s := nt.subnets[n.SubnetIDs[0]]
 		if filterOK(r, map[string]string{"id": s.ID, "name": s.Name, "network_id": s.NetworkID, "cidr": s.CIDR.String(), "ip_version": "4"}) {
-			out = append(out, c.subnetJSON(s, t))
+			out = append(out, nt.subnetJSON(s, t))
 		}
 	}
 	writeJSON(w, http.StatusOK, obj{"subnets": out})
@@ -480,20 +502,20 @@ type portBody struct {
 	} `json:"port"`
 }
 
-func (c *Cloud) servePorts(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+func (nt *neutron) servePorts(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
 	const svc = SvcNetwork
 	var after []func()
-	c.mu.Lock()
-	defer func() { c.mu.Unlock(); runAll(after) }()
+	nt.mu.Lock()
+	defer func() { nt.mu.Unlock(); runAll(after) }()
 	if len(segs) == 0 {
 		switch r.Method {
 		case http.MethodGet:
 			out := []obj{}
-			for _, p := range sortedPorts(c.ports) {
+			for _, p := range sortedPorts(nt.ports) {
 				f := map[string]string{"id": p.ID, "name": p.Name, "network_id": p.NetworkID, "device_id": p.DeviceID,
 					"device_owner": p.DeviceOwner, "mac_address": p.MAC, "status": p.status(), "project_id": p.ProjectID, "tenant_id": p.ProjectID}
 				if p.ProjectID == t.project.ID && filterOK(r, f) {
-					out = append(out, c.portJSON(p))
+					out = append(out, nt.portJSON(p))
 				}
 			}
 			writeJSON(w, http.StatusOK, obj{"ports": out})
@@ -503,7 +525,7 @@ func (c *Cloud) servePorts(w http.ResponseWriter, r *http.Request, segs []string
 				fail(w, svc, http.StatusBadRequest, "", err.Error())
 				return
 			}
-			n := c.networks[b.Port.NetworkID]
+			n := nt.networks[b.Port.NetworkID]
 			if n == nil {
 				fail(w, svc, http.StatusNotFound, "NetworkNotFound", "Network "+b.Port.NetworkID+" could not be found.")
 				return
@@ -516,7 +538,7 @@ func (c *Cloud) servePorts(w http.ResponseWriter, r *http.Request, segs []string
 			if b.Port.Name != nil {
 				name = *b.Port.Name
 			}
-			p, err := c.createPort(n, name, t.project.ID, fixed)
+			p, err := nt.createPort(n, name, t.project.ID, fixed)
 			if err != nil {
 				fail(w, svc, http.StatusConflict, "IpAddressAlreadyAllocated", err.Error())
 				return
@@ -533,20 +555,20 @@ func (c *Cloud) servePorts(w http.ResponseWriter, r *http.Request, segs []string
 			if b.Port.SecurityGroups != nil {
 				p.SecurityGroups = *b.Port.SecurityGroups
 			}
-			writeJSON(w, http.StatusCreated, obj{"port": c.portJSON(p)})
+			writeJSON(w, http.StatusCreated, obj{"port": nt.portJSON(p)})
 		default:
 			methodNotAllowed(w, svc)
 		}
 		return
 	}
-	p := c.ports[segs[0]]
+	p := nt.ports[segs[0]]
 	if p == nil || len(segs) != 1 {
 		fail(w, svc, http.StatusNotFound, "PortNotFound", "Port "+segs[0]+" could not be found.")
 		return
 	}
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, obj{"port": c.portJSON(p)})
+		writeJSON(w, http.StatusOK, obj{"port": nt.portJSON(p)})
 	case http.MethodPut:
 		var b portBody
 		if err := decodeBody(r, &b); err != nil {
@@ -570,13 +592,14 @@ func (c *Cloud) servePorts(w http.ResponseWriter, r *http.Request, segs []string
 		}
 		p.Updated = time.Now()
 		p.Revision++
-		writeJSON(w, http.StatusOK, obj{"port": c.portJSON(p)})
+		writeJSON(w, http.StatusOK, obj{"port": nt.portJSON(p)})
 	case http.MethodDelete:
-		if s := c.servers[p.DeviceID]; s != nil && !s.deleted {
+		if p.DeviceID != "" {
 			// Neutron allows this (Nova notices); keep the server consistent.
-			s.Ports = removeStr(s.Ports, p.ID)
+			dev, pid := p.DeviceID, p.ID
+			after = append(after, func() { nt.c.compute.portDeleted(dev, pid) })
 		}
-		after = c.deletePort(p)
+		after = append(after, nt.deletePort(p)...)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		methodNotAllowed(w, svc)
@@ -603,14 +626,14 @@ type fipBody struct {
 	} `json:"floatingip"`
 }
 
-func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+func (nt *neutron) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
 	const svc = SvcNetwork
 	var after []func()
-	c.mu.Lock()
-	defer func() { c.mu.Unlock(); runAll(after) }()
-	// associate f with the port (c.mu held); writes an error and returns false on failure
+	nt.mu.Lock()
+	defer func() { nt.mu.Unlock(); runAll(after) }()
+	// associate f with the port (nt.mu held); writes an error and returns false on failure
 	associate := func(f *floatingIP, portID, fixed string) bool {
-		p := c.ports[portID]
+		p := nt.ports[portID]
 		if p == nil {
 			fail(w, svc, http.StatusNotFound, "PortNotFound", "Port "+portID+" could not be found.")
 			return false
@@ -622,25 +645,21 @@ func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string,
 		if fixed == "" {
 			fixed = p.FixedIPs[0].IP
 		}
-		for _, o := range c.fips {
+		for _, o := range nt.fips {
 			if o != f && o.PortID == portID && o.FixedIP == fixed {
 				fail(w, svc, http.StatusConflict, "FloatingIPPortAlreadyAssociated", "Cannot associate floating IP "+f.IP+" with port "+portID+": fixed IP "+fixed+" already has floating IP "+o.IP+".")
 				return false
 			}
 		}
 		if f.PortID != "" && f.PortID != portID {
-			after = append(after, c.disassociate(f)...)
+			after = append(after, nt.disassociate(f)...)
 		}
 		f.PortID, f.FixedIP = portID, fixed
 		f.Updated = time.Now()
 		f.Revision++
-		if s := c.servers[p.DeviceID]; s != nil && s.machine != nil {
-			m, ip := s.machine, f.IP
-			after = append(after, func() {
-				if err := m.AddFloatingIP(ip); err != nil {
-					c.logf("cloud: AddFloatingIP(%s): %v", ip, err)
-				}
-			})
+		if p.DeviceID != "" {
+			dev, ip := p.DeviceID, f.IP
+			after = append(after, func() { nt.c.compute.addFloatingIP(dev, ip) })
 		}
 		return true
 	}
@@ -648,11 +667,11 @@ func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string,
 		switch r.Method {
 		case http.MethodGet:
 			out := []obj{}
-			for _, f := range sortedFIPs(c.fips) {
+			for _, f := range sortedFIPs(nt.fips) {
 				fm := map[string]string{"id": f.ID, "floating_ip_address": f.IP, "floating_network_id": f.NetworkID,
 					"port_id": f.PortID, "fixed_ip_address": f.FixedIP, "status": f.status(), "project_id": f.ProjectID, "tenant_id": f.ProjectID}
-				if f.ProjectID == t.project.ID && filterOK(r, fm) {
-					out = append(out, c.fipJSON(f))
+				if f.ProjectID == t.project.ID && listed(f.listable) && filterOK(r, fm) {
+					out = append(out, nt.fipJSON(f))
 				}
 			}
 			writeJSON(w, http.StatusOK, obj{"floatingips": out})
@@ -662,7 +681,7 @@ func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string,
 				fail(w, svc, http.StatusBadRequest, "", err.Error())
 				return
 			}
-			n := c.networks[b.FloatingIP.FloatingNetworkID]
+			n := nt.networks[b.FloatingIP.FloatingNetworkID]
 			if n == nil {
 				fail(w, svc, http.StatusNotFound, "NetworkNotFound", "Network "+b.FloatingIP.FloatingNetworkID+" could not be found.")
 				return
@@ -671,7 +690,7 @@ func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string,
 				fail(w, svc, http.StatusBadRequest, "BadRequest", "Bad floatingip request: Network "+n.ID+" is not a valid external network.")
 				return
 			}
-			ip, err := c.subnets[n.SubnetIDs[0]].alloc(b.FloatingIP.FloatingIPAddress)
+			ip, err := nt.subnets[n.SubnetIDs[0]].alloc(b.FloatingIP.FloatingIPAddress)
 			if err != nil {
 				fail(w, svc, http.StatusConflict, "IpAddressAlreadyAllocated", err.Error())
 				return
@@ -683,25 +702,26 @@ func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string,
 			}
 			if b.FloatingIP.PortID != nil && *b.FloatingIP.PortID != "" {
 				if !associate(f, *b.FloatingIP.PortID, b.FloatingIP.FixedIPAddress) {
-					c.subnets[n.SubnetIDs[0]].release(ip)
+					nt.subnets[n.SubnetIDs[0]].release(ip)
 					return
 				}
 			}
-			c.fips[f.ID] = f
-			writeJSON(w, http.StatusCreated, obj{"floatingip": c.fipJSON(f)})
+			f.listable = nt.c.listableAt(now)
+			nt.fips[f.ID] = f
+			writeJSON(w, http.StatusCreated, obj{"floatingip": nt.fipJSON(f)})
 		default:
 			methodNotAllowed(w, svc)
 		}
 		return
 	}
-	f := c.fips[segs[0]]
+	f := nt.fips[segs[0]]
 	if f == nil || len(segs) != 1 {
 		fail(w, svc, http.StatusNotFound, "FloatingIPNotFound", "Floating IP "+segs[0]+" could not be found")
 		return
 	}
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, obj{"floatingip": c.fipJSON(f)})
+		writeJSON(w, http.StatusOK, obj{"floatingip": nt.fipJSON(f)})
 	case http.MethodPut:
 		var raw struct {
 			FloatingIP map[string]any `json:"floatingip"`
@@ -717,16 +737,16 @@ func (c *Cloud) serveFIPs(w http.ResponseWriter, r *http.Request, segs []string,
 			pid, _ := pv.(string)
 			fixed, _ := raw.FloatingIP["fixed_ip_address"].(string)
 			if pid == "" {
-				after = append(after, c.disassociate(f)...)
+				after = append(after, nt.disassociate(f)...)
 			} else if !associate(f, pid, fixed) {
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, obj{"floatingip": c.fipJSON(f)})
+		writeJSON(w, http.StatusOK, obj{"floatingip": nt.fipJSON(f)})
 	case http.MethodDelete:
-		after = c.disassociate(f)
-		c.subnets[c.networks[f.NetworkID].SubnetIDs[0]].release(f.IP)
-		delete(c.fips, f.ID)
+		after = nt.disassociate(f)
+		nt.subnets[nt.networks[f.NetworkID].SubnetIDs[0]].release(f.IP)
+		delete(nt.fips, f.ID)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		methodNotAllowed(w, svc)

@@ -22,7 +22,7 @@ type StateEvent struct {
 }
 
 // stateLog records state changes and first observations; it has its own
-// lock because changes are noted with c.mu held.
+// lock because services note changes with their own lock held.
 type stateLog struct {
 	mu      sync.Mutex
 	on      bool

@@ -35,3 +35,11 @@ func sortedServers(m map[string]*server) []*server {
 func sortedVolumes(m map[string]*volume) []*volume {
 	return sortByCreated(m, func(p *volume) time.Time { return p.Created }, func(p *volume) string { return p.ID })
 }
+
+// deleteDisk removes a disk nothing refers to any more; a failure leaves a
+// directory behind, which the lab's log names (Close removes the lab).
+func (c *Cloud) deleteDisk(disk string) {
+	if err := c.o.Hypervisor.DeleteDisk(disk); err != nil {
+		c.logf("cloud: deleting disk %s: %v", disk, err)
+	}
+}

@@ -2,11 +2,30 @@ package cloud
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
+
+// cinder is the volume service. It calls into image (lookups, uploads)
+// with its lock held, never into compute.
+type cinder struct {
+	c        *Cloud
+	volTypes []volType // fixed at New
+
+	mu        sync.Mutex
+	volumes   map[string]*volume
+	snapshots map[string]*volSnapshot
+	backups   map[string]*volBackup
+}
+
+func newCinder(c *Cloud) *cinder {
+	return &cinder{c: c, volumes: map[string]*volume{}, snapshots: map[string]*volSnapshot{}, backups: map[string]*volBackup{},
+		volTypes: []volType{{ID: newUUID(), Name: "lvmdriver-1"}, {ID: newUUID(), Name: "__DEFAULT__"}}}
+}
 
 type volType struct{ ID, Name string }
 
@@ -23,15 +42,17 @@ type volume struct {
 	ProjectID, UserID             string
 	Created, Updated, Attached    time.Time
 	prevStatus                    string
+	SnapshotID                    string
+	listable                      time.Time
 }
 
-// newVolume builds (does not register) a volume; c.mu held.
-func (c *Cloud) newVolume(name string, size int, t *token, now time.Time) *volume {
+// newVolume builds (does not register) a volume.
+func newVolume(name string, size int, t *token, now time.Time) *volume {
 	return &volume{ID: newUUID(), Name: name, Status: "creating", Size: size, AZ: "nova", VolumeType: "lvmdriver-1",
 		Meta: map[string]string{}, ProjectID: t.project.ID, UserID: t.user.ID, Created: now, Updated: now}
 }
 
-func (c *Cloud) volumeImageMeta(img *image) map[string]string {
+func volumeImageMeta(img *image) map[string]string {
 	m := map[string]string{"image_id": img.ID, "image_name": img.Name, "disk_format": img.DiskFormat,
 		"container_format": img.ContainerFormat, "min_disk": strconv.Itoa(img.MinDisk), "min_ram": strconv.Itoa(img.MinRAM),
 		"size": strconv.FormatInt(img.Size, 10), "checksum": img.Checksum}
@@ -43,9 +64,9 @@ func (c *Cloud) volumeImageMeta(img *image) map[string]string {
 	return m
 }
 
-func (c *Cloud) volumeJSON(v *volume, detail bool) obj {
-	links := []obj{{"rel": "self", "href": c.url + "/volume/v3/" + v.ProjectID + "/volumes/" + v.ID},
-		{"rel": "bookmark", "href": c.url + "/volume/" + v.ProjectID + "/volumes/" + v.ID}}
+func (cn *cinder) volumeJSON(v *volume, detail bool) obj {
+	links := []obj{{"rel": "self", "href": cn.c.url + "/volume/v3/" + v.ProjectID + "/volumes/" + v.ID},
+		{"rel": "bookmark", "href": cn.c.url + "/volume/" + v.ProjectID + "/volumes/" + v.ID}}
 	if !detail {
 		return obj{"id": v.ID, "name": v.Name, "links": links}
 	}
@@ -64,7 +85,7 @@ func (c *Cloud) volumeJSON(v *volume, detail bool) obj {
 	}
 	o := obj{"id": v.ID, "name": v.Name, "status": v.Status, "size": v.Size, "availability_zone": v.AZ,
 		"created_at": tsMicro(v.Created), "updated_at": tsMicro(v.Updated), "attachments": atts, "description": desc,
-		"volume_type": v.VolumeType, "snapshot_id": nil, "source_volid": nil, "metadata": meta, "links": links,
+		"volume_type": v.VolumeType, "snapshot_id": nilIfEmpty(v.SnapshotID), "source_volid": nil, "metadata": meta, "links": links,
 		"user_id": v.UserID, "bootable": strconv.FormatBool(v.Bootable), "encrypted": false, "replication_status": nil,
 		"consistencygroup_id": nil, "multiattach": false, "os-vol-tenant-attr:tenant_id": v.ProjectID,
 		"migration_status": nil, "group_id": nil, "provider_id": nil, "shared_targets": false,
@@ -75,16 +96,16 @@ func (c *Cloud) volumeJSON(v *volume, detail bool) obj {
 	return o
 }
 
-func (c *Cloud) volumeVersion() obj {
+func (cn *cinder) volumeVersion() obj {
 	return obj{"id": "v3.0", "status": "CURRENT", "version": "3.70", "min_version": "3.0", "updated": "2023-08-31T00:00:00Z",
-		"links":       []obj{{"rel": "describedby", "type": "text/html", "href": "https://docs.openstack.org/"}, {"rel": "self", "href": c.url + "/volume/v3/"}},
+		"links":       []obj{{"rel": "describedby", "type": "text/html", "href": "https://docs.openstack.org/"}, {"rel": "self", "href": cn.c.url + "/volume/v3/"}},
 		"media-types": []obj{{"base": "application/json", "type": "application/vnd.openstack.volume+json;version=3"}}}
 }
 
-func (c *Cloud) serveVolume(w http.ResponseWriter, r *http.Request, segs []string) {
+func (cn *cinder) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 	const svc = SvcVolume
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusMultipleChoices, obj{"versions": []obj{c.volumeVersion()}})
+		writeJSON(w, http.StatusMultipleChoices, obj{"versions": []obj{cn.volumeVersion()}})
 		return
 	}
 	if segs[0] != "v3" {
@@ -104,15 +125,15 @@ func (c *Cloud) serveVolume(w http.ResponseWriter, r *http.Request, segs []strin
 		}
 	}
 	if len(segs) == 0 {
-		writeJSON(w, http.StatusOK, obj{"versions": []obj{c.volumeVersion()}})
+		writeJSON(w, http.StatusOK, obj{"versions": []obj{cn.volumeVersion()}})
 		return
 	}
-	t := c.authenticate(w, r)
+	t := cn.c.authenticate(w, r)
 	if t == nil {
 		return
 	}
 	if segs[0] != t.project.ID {
-		if _, ok := c.projects[segs[0]]; ok {
+		if _, ok := cn.c.identity.projects[segs[0]]; ok {
 			fail(w, svc, http.StatusForbidden, "", "Policy doesn't allow this operation for project "+segs[0])
 		} else {
 			notFoundPath(w, r, svc)
@@ -126,14 +147,14 @@ func (c *Cloud) serveVolume(w http.ResponseWriter, r *http.Request, segs []strin
 	}
 	switch segs[0] {
 	case "volumes":
-		c.serveVolumes(w, r, segs[1:], t)
+		cn.serveVolumes(w, r, segs[1:], t)
 	case "types":
 		out := []obj{}
-		for _, vt := range c.volTypes {
+		for _, vt := range cn.volTypes {
 			out = append(out, obj{"id": vt.ID, "name": vt.Name, "description": nil, "is_public": true, "extra_specs": obj{}, "qos_specs_id": nil, "os-volume-type-access:is_public": true})
 		}
 		if len(segs) == 2 {
-			for i, vt := range c.volTypes {
+			for i, vt := range cn.volTypes {
 				if vt.ID == segs[1] || (segs[1] == "default" && i == 0) {
 					writeJSON(w, http.StatusOK, obj{"volume_type": out[i]})
 					return
@@ -148,7 +169,11 @@ func (c *Cloud) serveVolume(w http.ResponseWriter, r *http.Request, segs []strin
 	case "limits":
 		writeJSON(w, http.StatusOK, obj{"limits": obj{"rate": []obj{}, "absolute": obj{"maxTotalVolumes": 100, "maxTotalVolumeGigabytes": 10000,
 			"maxTotalSnapshots": 100, "maxTotalBackups": 100, "totalVolumesUsed": 0, "totalGigabytesUsed": 0}}})
-	case "snapshots", "backups", "attachments", "groups":
+	case "snapshots":
+		cn.serveSnapshots(w, r, segs[1:], t)
+	case "backups":
+		cn.serveBackups(w, r, segs[1:], t)
+	case "attachments", "groups":
 		if r.Method == http.MethodGet && (len(segs) == 1 || (len(segs) == 2 && segs[1] == "detail")) {
 			writeJSON(w, http.StatusOK, obj{segs[0]: []obj{}})
 			return
@@ -159,12 +184,12 @@ func (c *Cloud) serveVolume(w http.ResponseWriter, r *http.Request, segs []strin
 	}
 }
 
-func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
+func (cn *cinder) serveVolumes(w http.ResponseWriter, r *http.Request, segs []string, t *token) {
 	const svc = SvcVolume
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
 	if len(segs) == 0 && r.Method == http.MethodPost {
-		c.createVolume(w, r, t)
+		cn.createVolume(w, r, t)
 		return
 	}
 	if len(segs) == 0 || (len(segs) == 1 && segs[0] == "detail") {
@@ -174,8 +199,8 @@ func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []stri
 		}
 		q := r.URL.Query()
 		out := []obj{}
-		for _, v := range sortedVolumes(c.volumes) {
-			if v.ProjectID != t.project.ID {
+		for _, v := range sortedVolumes(cn.volumes) {
+			if v.ProjectID != t.project.ID || !listed(v.listable) {
 				continue
 			}
 			if n := q.Get("name"); n != "" && n != v.Name {
@@ -184,7 +209,7 @@ func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []stri
 			if st := q.Get("status"); st != "" && st != v.Status {
 				continue
 			}
-			out = append(out, c.volumeJSON(v, len(segs) == 1))
+			out = append(out, cn.volumeJSON(v, len(segs) == 1))
 		}
 		// newest first like Cinder's default created_at desc
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -193,14 +218,14 @@ func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []stri
 		writeJSON(w, http.StatusOK, obj{"volumes": out})
 		return
 	}
-	v := c.volumes[segs[0]]
+	v := cn.volumes[segs[0]]
 	if v == nil || v.ProjectID != t.project.ID {
 		fail(w, svc, http.StatusNotFound, "", "Volume "+segs[0]+" could not be found.")
 		return
 	}
 	switch {
 	case len(segs) == 1 && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, obj{"volume": c.volumeJSON(v, true)})
+		writeJSON(w, http.StatusOK, obj{"volume": cn.volumeJSON(v, true)})
 	case len(segs) == 1 && r.Method == http.MethodPut:
 		var b struct {
 			Volume struct {
@@ -223,8 +248,19 @@ func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []stri
 			v.Meta = b.Volume.Metadata
 		}
 		v.Updated = time.Now()
-		writeJSON(w, http.StatusOK, obj{"volume": c.volumeJSON(v, true)})
+		writeJSON(w, http.StatusOK, obj{"volume": cn.volumeJSON(v, true)})
 	case len(segs) == 1 && r.Method == http.MethodDelete:
+		if snaps := cn.snapshotsOf(v.ID); len(snaps) > 0 {
+			if r.URL.Query().Get("cascade") != "true" {
+				fail(w, svc, http.StatusBadRequest, "", fmt.Sprintf("Invalid volume: Volume %s still has %d dependent snapshots.", v.ID, len(snaps)))
+				return
+			}
+			for _, sn := range snaps {
+				if sn.Status != "deleting" {
+					cn.deleteSnapshot(sn)
+				}
+			}
+		}
 		switch v.Status {
 		case "available", "error", "error_restoring", "error_extending", "error_managing":
 		case "in-use", "attaching", "detaching", "uploading":
@@ -240,21 +276,10 @@ func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []stri
 				return
 			}
 		}
-		v.Status, v.Updated = "deleting", time.Now()
-		c.goAfter(c.o.Timing.VolumeDelete, func() {
-			c.mu.Lock()
-			d := v.Disk
-			delete(c.volumes, v.ID)
-			c.mu.Unlock()
-			if d != "" {
-				if err := c.o.Hypervisor.DeleteDisk(d); err != nil {
-					c.logf("cloud: DeleteDisk %s: %v", d, err)
-				}
-			}
-		})
+		cn.startDelete(v)
 		w.WriteHeader(http.StatusAccepted)
 	case len(segs) == 2 && segs[1] == "action" && r.Method == http.MethodPost:
-		c.volumeAction(w, r, v, t)
+		cn.volumeAction(w, r, v, t)
 	case len(segs) == 2 && segs[1] == "metadata" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, obj{"metadata": v.Meta})
 	default:
@@ -262,8 +287,8 @@ func (c *Cloud) serveVolumes(w http.ResponseWriter, r *http.Request, segs []stri
 	}
 }
 
-// createVolume: c.mu held.
-func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
+// createVolume: cn.mu held.
+func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
 	const svc = SvcVolume
 	var b struct {
 		Volume struct {
@@ -288,7 +313,7 @@ func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
 		fail(w, svc, http.StatusBadRequest, "", "Invalid input received: 'size' parameter must be an integer greater than 0.")
 		return
 	}
-	v := c.newVolume(bv.Name, size, t, time.Now())
+	v := newVolume(bv.Name, size, t, time.Now())
 	v.Description = bv.Description
 	for k, val := range bv.Metadata {
 		v.Meta[k] = val
@@ -301,7 +326,7 @@ func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
 	}
 	if bv.VolumeType != "" {
 		found := false
-		for _, vt := range c.volTypes {
+		for _, vt := range cn.volTypes {
 			if vt.ID == bv.VolumeType || vt.Name == bv.VolumeType {
 				v.VolumeType, found = vt.Name, true
 			}
@@ -313,7 +338,7 @@ func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
 	}
 	src := ""
 	if bv.ImageRef != "" {
-		img := c.images[bv.ImageRef]
+		img := cn.c.image.imageCopy(bv.ImageRef)
 		if img == nil || !visibleTo(img, t.project.ID, "") {
 			fail(w, svc, http.StatusNotFound, "", "Image "+bv.ImageRef+" could not be found.")
 			return
@@ -326,59 +351,52 @@ func (c *Cloud) createVolume(w http.ResponseWriter, r *http.Request, t *token) {
 			fail(w, svc, http.StatusBadRequest, "", "Invalid input received: Image minDisk size or image size is larger than the volume size.")
 			return
 		}
-		v.ImageID, v.imageMeta, v.Bootable = img.ID, c.volumeImageMeta(img), true
+		v.ImageID, v.imageMeta, v.Bootable = img.ID, volumeImageMeta(img), true
 		src = img.Disk
 	} else if bv.SourceVolID != "" {
-		sv := c.volumes[bv.SourceVolID]
+		sv := cn.volumes[bv.SourceVolID]
 		if sv == nil {
 			fail(w, svc, http.StatusNotFound, "", "Volume "+bv.SourceVolID+" could not be found.")
 			return
 		}
 		src, v.Bootable = sv.Disk, sv.Bootable
+	} else if bv.SnapshotID != "" {
+		d, e := cn.snapshotSource(bv.SnapshotID, t.project.ID, size)
+		if e != nil {
+			fail(w, svc, e.status, "", e.msg)
+			return
+		}
+		src, v.SnapshotID = d, bv.SnapshotID
 	}
 	var fault string
-	if c.takeFault(FaultVolumeError, v.Name) != nil {
+	if cn.c.takeFault(FaultVolumeError, v.Name) != nil {
 		fault = "error"
-	} else if c.takeFault(FaultVolumeStuck, v.Name) != nil {
+	} else if cn.c.takeFault(FaultVolumeStuck, v.Name) != nil {
 		fault = "stuck"
 		v.prevStatus = "stuck"
 	}
-	c.volumes[v.ID] = v
-	c.goAfter(c.o.Timing.VolumeCreate, func() {
+	v.listable = cn.c.listableAt(v.Created)
+	cn.volumes[v.ID] = v
+	cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeCreate, cn.c.diskBytes(src)), func() {
 		if fault == "stuck" {
-			c.logf("cloud: volume %s stuck in creating (injected)", v.ID)
+			cn.c.logf("cloud: volume %s stuck in creating (injected)", v.ID)
 			return
 		}
 		if fault == "error" {
-			c.mu.Lock()
+			cn.mu.Lock()
 			v.Status, v.Updated = "error", time.Now()
-			c.mu.Unlock()
-			c.logf("cloud: volume %s error (injected)", v.ID)
+			cn.mu.Unlock()
+			cn.c.logf("cloud: volume %s error (injected)", v.ID)
 			return
 		}
-		disk, err := c.o.Hypervisor.CloneDisk(src)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.volumes[v.ID] != v || v.Status != "creating" {
-			if err == nil {
-				c.goAfter(0, func() { c.o.Hypervisor.DeleteDisk(disk) })
-			}
-			return
-		}
-		v.Updated = time.Now()
-		if err != nil {
-			c.logf("cloud: volume %s error: %v", v.ID, err)
-			v.Status = "error"
-			return
-		}
-		v.Disk, v.Status = disk, "available"
-		c.states.note("volume", v.ID, "available")
+		cn.copyDisk("volume", v.ID, src, func() bool { return cn.volumes[v.ID] == v && v.Status == "creating" },
+			func(disk, status string) { v.Disk, v.Status, v.Updated = disk, status, time.Now() })
 	})
-	writeJSON(w, http.StatusAccepted, obj{"volume": c.volumeJSON(v, true)})
+	writeJSON(w, http.StatusAccepted, obj{"volume": cn.volumeJSON(v, true)})
 }
 
-// volumeAction: c.mu held.
-func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, t *token) {
+// volumeAction: cn.mu held.
+func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, t *token) {
 	const svc = SvcVolume
 	var body map[string]json.RawMessage
 	if err := decodeBody(r, &body); err != nil || len(body) != 1 {
@@ -410,7 +428,7 @@ func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, 
 			if a.ContainerFormat == "" {
 				a.ContainerFormat = "bare"
 			}
-			img := c.newImage(a.ImageName, t.project.ID)
+			img := newImage(a.ImageName, t.project.ID)
 			img.DiskFormat, img.ContainerFormat = a.DiskFormat, a.ContainerFormat
 			img.Visibility = "private"
 			if a.Visibility != "" {
@@ -425,12 +443,14 @@ func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, 
 					img.Props[k] = val
 				}
 			}
-			c.images[img.ID] = img
+			cn.c.image.add(img)
 			v.prevStatus, v.Status, v.Updated = v.Status, "uploading", time.Now()
 			src := v.Disk
-			c.goAfter(c.o.Timing.VolumeUpload, func() {
-				c.saveImageFromDisk(img, src, func() {
-					if c.volumes[v.ID] == v && v.Status == "uploading" {
+			cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeUpload, cn.c.diskBytes(src)), func() {
+				cn.c.image.saveImageFromDisk(img, src, func() {
+					cn.mu.Lock()
+					defer cn.mu.Unlock()
+					if cn.volumes[v.ID] == v && v.Status == "uploading" {
 						v.Status, v.Updated = v.prevStatus, time.Now()
 						v.prevStatus = ""
 					}
@@ -438,21 +458,33 @@ func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, 
 			})
 			writeJSON(w, http.StatusAccepted, obj{"os-volume_upload_image": obj{
 				"id": v.ID, "updated_at": tsMicro(v.Updated), "status": "uploading", "display_description": v.Description,
-				"size": v.Size, "volume_type": obj{"id": c.volTypes[0].ID, "name": v.VolumeType}, "image_id": img.ID,
+				"size": v.Size, "volume_type": obj{"id": cn.volTypes[0].ID, "name": v.VolumeType}, "image_id": img.ID,
 				"container_format": img.ContainerFormat, "disk_format": img.DiskFormat, "image_name": img.Name,
 				"visibility": img.Visibility, "protected": img.Protected}})
+		case "os-set_image_metadata":
+			cn.setImageMetadata(w, v, arg)
 		case "os-set_bootable":
 			var a struct {
 				Bootable any `json:"bootable"`
 			}
-			json.Unmarshal(arg, &a)
+			_ = json.Unmarshal(arg, &a) // a bad body leaves the zero value, refused or ignored below as Cinder does
 			v.Bootable = anyBool(a.Bootable)
 			w.WriteHeader(http.StatusOK)
-		case "os-reset_status":
+		case "os-reset_status", "os-force_delete":
+			// Cinder's default policy keeps both for admins.
+			if !t.isAdmin() {
+				fail(w, svc, http.StatusForbidden, "", "Policy doesn't allow volume_extension:volume_admin_actions:"+strings.TrimPrefix(action, "os-")+" to be performed.")
+				return
+			}
+			if action == "os-force_delete" {
+				cn.forceDelete(v)
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
 			var a struct {
 				Status string `json:"status"`
 			}
-			json.Unmarshal(arg, &a)
+			_ = json.Unmarshal(arg, &a) // a bad body leaves the zero value, refused or ignored below as Cinder does
 			if a.Status != "" {
 				v.Status = a.Status
 			}
@@ -461,7 +493,7 @@ func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, 
 			var a struct {
 				NewSize any `json:"new_size"`
 			}
-			json.Unmarshal(arg, &a)
+			_ = json.Unmarshal(arg, &a) // a bad body leaves the zero value, refused or ignored below as Cinder does
 			n, ok := anyInt(a.NewSize)
 			if !ok || n <= v.Size || v.Status != "available" {
 				fail(w, svc, http.StatusBadRequest, "", "Invalid input received: New size for extend must be greater than current size.")
@@ -473,4 +505,34 @@ func (c *Cloud) volumeAction(w http.ResponseWriter, r *http.Request, v *volume, 
 			fail(w, svc, http.StatusBadRequest, "", "There is no such action: "+action)
 		}
 	}
+}
+
+// startDelete takes v to "deleting" and removes it (and its disk) after
+// Timing.VolumeDelete; cn.mu held.
+func (cn *cinder) startDelete(v *volume) {
+	v.Status, v.Updated = "deleting", time.Now()
+	cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeDelete, 0), func() {
+		cn.mu.Lock()
+		d := v.Disk
+		delete(cn.volumes, v.ID)
+		cn.mu.Unlock()
+		if d != "" {
+			cn.c.deleteDisk(d)
+		}
+	})
+}
+
+// forceDelete deletes v whatever its status (os-force_delete, admin only);
+// cn.mu held.
+func (cn *cinder) forceDelete(v *volume) {
+	if v.Status != "deleting" {
+		cn.startDelete(v)
+	}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,27 +23,32 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // CacheDir is where tests keep built repositories between runs.
-func CacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "fatimage-lab")
-}
+func CacheDir() string { return lab.DefaultCacheDir() }
 
-// Main starts a lab, runs the tests and stops it. Without root (namespaces,
-// mounts, a bridge) it runs nothing and says why.
+var (
+	// unavailable is why the lab of this test binary did not start; Require
+	// reports it.
+	unavailable string
+	// running is set while Main's lab runs.
+	running bool
+)
+
+// Main probes the host (needs.Lab), starts a lab, runs the tests and stops
+// it. When the host cannot run a lab, the tests still run without one:
+// pure tests pass or fail as usual, and each lab test stops in Require,
+// skipping with the reason, or failing under FATIMAGE_E2E=1, which also
+// fails the package even when no lab test was selected.
 func Main(m *testing.M, l **lab.Lab) int {
-	if os.Geteuid() != 0 {
-		fmt.Println("labtest: the lab needs root; skipping these tests")
-		return 0
+	if err := needs.Lab(); err != nil {
+		return runWithout(m, err.Error())
 	}
 	dir, err := os.MkdirTemp("", "fatimage-lab-")
 	if err != nil {
-		fmt.Println(err)
+		fmt.Println("labtest:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
@@ -55,11 +59,15 @@ func Main(m *testing.M, l **lab.Lab) int {
 	started := time.Now()
 	*l, err = lab.Start(context.Background(), lab.Options{Dir: dir, CacheDir: CacheDir(), Logf: logf})
 	if err != nil {
-		fmt.Println("labtest:", err)
+		// A host that passed the probe but cannot start a lab is broken:
+		// that fails with or without FATIMAGE_E2E.
+		fmt.Println("labtest: starting the lab:", err)
 		return 1
 	}
 	fmt.Printf("labtest: lab ready in %s\n", time.Since(started).Round(time.Millisecond))
+	running = true
 	code := m.Run()
+	running = false
 	bridge := (*l).Network.Bridge
 	if err := (*l).Close(); err != nil {
 		fmt.Println("labtest: closing the lab:", err)
@@ -70,6 +78,30 @@ func Main(m *testing.M, l **lab.Lab) int {
 		code = 1
 	}
 	return code
+}
+
+func runWithout(m *testing.M, why string) int {
+	unavailable = "no lab: " + why
+	fmt.Println("labtest:", unavailable)
+	code := m.Run()
+	if needs.Required() {
+		fmt.Printf("labtest: FAIL: %s (and %s=1 requires the lab tests)\n", unavailable, needs.RequireEnv)
+		code = 1
+	}
+	return code
+}
+
+// Require stops a test that needs the lab when this binary runs without
+// one: a skip with the reason, or a failure under FATIMAGE_E2E=1. Call it
+// first in every test that uses the lab (and in helpers that start builds).
+func Require(tb testing.TB) {
+	tb.Helper()
+	switch {
+	case unavailable != "":
+		needs.Unavailable(tb, unavailable)
+	case !running:
+		tb.Fatal("labtest.Require: no lab: the package's TestMain does not call labtest.Main")
+	}
 }
 
 // RequireClean fails the test if the cloud holds any resource; the lab

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -316,22 +317,13 @@ func Tarball(b Binary) ([]byte, error) {
 // prints Prometheus-style version information; anything else says what it
 // is and exits 0.
 func standIn(file string, b Binary) string {
-	return fmt.Sprintf(`#!/bin/sh
-# Lab stand-in for %[1]s from %[2]s %[3]s (not the real program).
-case "$1" in
-  --version|-version|version|-v)
-    echo "%[1]s, version %[3]s (lab stand-in)"
-    echo "  build user:       lab"
-    echo "  platform:         linux/amd64"
-    exit 0 ;;
-  --help|-h|help)
-    echo "usage: %[1]s [--version]  (lab stand-in of %[2]s %[3]s)"
-    exit 0 ;;
-esac
-echo "%[1]s %[3]s (lab stand-in): arguments ignored: $*" >&2
-exit 0
-`, file, b.Name, b.Version)
+	return strings.NewReplacer("@FILE@", file, "@NAME@", b.Name, "@VERSION@", b.Version).Replace(binaryStandIn)
 }
+
+// binaryStandIn is the stand-in program, a file so that shellcheck checks it.
+//
+//go:embed standins/binary.sh
+var binaryStandIn string
 
 const license = `                                 Apache License
                            Version 2.0, January 2004

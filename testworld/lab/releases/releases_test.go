@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 func start(t *testing.T, o Options) *Server {
@@ -130,9 +132,7 @@ func TestServesGitHubLayout(t *testing.T) {
 
 // TestStandInsRun unpacks with the real tar and runs each executable.
 func TestStandInsRun(t *testing.T) {
-	if _, err := exec.LookPath("tar"); err != nil {
-		t.Skip("no tar")
-	}
+	needs.Tools(t, "tar")
 	s := start(t, Options{})
 	for _, b := range s.Binaries() {
 		_, data := get(t, s.TarballURL(b))

@@ -12,6 +12,7 @@ package repos
 import (
 	"bytes"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,13 +28,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/3" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml
+const builderVersion = "lab-repos/4" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -131,7 +132,7 @@ func (a *artifact) subst(s string) string {
 // recipeHash is the cache key.
 func recipeHash() string {
 	h := sha256.New()
-	json.NewEncoder(h).Encode(struct { //nolint:errcheck // hash writes do not fail
+	json.NewEncoder(h).Encode(struct {
 		V        string
 		Repos    []repoDef
 		Pkgs     []pkgDef
@@ -565,8 +566,9 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 	return append(fs, marker)
 }
 
-// unitFile is a minimal unit; the lab's systemctl stand-in only reads its
-// existence and WantedBy, never runs ExecStart.
+// unitFile is a minimal unit that the VMs' systemd really runs: the stand-in
+// binary prints its version and exits, and the unit stays active like the
+// daemon it stands for.
 func unitFile(unit string, a *artifact) string {
 	start := "/usr/bin/true"
 	if len(a.def.Bins) > 0 {
@@ -577,7 +579,8 @@ Description=%[1]s (lab stand-in from %[2]s-%[3]s)
 After=network.target
 
 [Service]
-Type=simple
+Type=oneshot
+RemainAfterExit=yes
 ExecStart=%[4]s
 
 [Install]
@@ -613,39 +616,22 @@ func (a *artifact) scriptlets() string {
 }
 
 func versionScript(prog string, a *artifact) string {
-	return fmt.Sprintf(`#!/bin/sh
-# Lab stand-in for %[1]s from %[2]s-%[3]s.
-echo "%[1]s version %[4]s (lab stand-in, %[2]s-%[3]s)"
-`, prog, a.def.Name, a.evr, a.version())
+	return strings.NewReplacer("@PROG@", prog, "@PKG@", a.def.Name, "@EVR@", a.evr, "@VERSION@", a.version()).Replace(versionStandIn)
 }
 
 // grafanaCLIScript also fakes "grafana-cli [--pluginsDir D] plugins install ID [VERSION]".
 func grafanaCLIScript(a *artifact) string {
-	return fmt.Sprintf(`#!/bin/sh
-# Lab stand-in for grafana-cli from %[1]s-%[2]s.
-dir=/var/lib/grafana/plugins
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --pluginsDir) dir=$2; shift 2 ;;
-    --pluginsDir=*) dir=${1#--pluginsDir=}; shift ;;
-    --*) shift ;;
-    *) break ;;
-  esac
-done
-if [ "$1" = plugins ] && [ "$2" = install ] && [ -n "$3" ]; then
-  ver=${4:-latest}
-  mkdir -p "$dir/$3" || exit 1
-  printf '{"id":"%%s","info":{"version":"%%s"},"lab_stand_in":true}\n' "$3" "$ver" > "$dir/$3/plugin.json" || exit 1
-  echo "Downloaded and extracted $3 v$ver zip successfully to $dir/$3 (lab stand-in)"
-  exit 0
-fi
-if [ "$1" = plugins ] && [ "$2" = ls ]; then
-  for p in "$dir"/*/plugin.json; do [ -f "$p" ] && echo "$(basename "$(dirname "$p")")"; done
-  exit 0
-fi
-echo "grafana-cli version %[3]s (lab stand-in, %[1]s-%[2]s)"
-`, a.def.Name, a.evr, a.version())
+	return strings.NewReplacer("@PKG@", a.def.Name, "@EVR@", a.evr, "@VERSION@", a.version()).Replace(grafanaCLIStandIn)
 }
+
+// The stand-in programs the packages install; @NAME@ placeholders are
+// filled in per package. Files, so that shellcheck checks them.
+var (
+	//go:embed standins/version.sh
+	versionStandIn string
+	//go:embed standins/grafana-cli.sh
+	grafanaCLIStandIn string
+)
 
 const epelRepo = `[epel]
 name=Extra Packages for Enterprise Linux $releasever - $basearch

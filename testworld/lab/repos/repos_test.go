@@ -19,8 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 var (
@@ -45,11 +47,7 @@ func TestMain(m *testing.M) {
 
 func requireTools(t *testing.T, tools ...string) {
 	t.Helper()
-	for _, tool := range append([]string{"rpmbuild", "rpmsign", "gpg", "createrepo_c", "rpm"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	needs.Tools(t, append([]string{"rpmbuild", "rpmsign", "gpg", "createrepo_c", "rpm"}, tools...)...)
 }
 
 // built returns the repositories built once (cold) for the whole package.
@@ -189,7 +187,9 @@ func TestSignaturesAndHostPaths(t *testing.T) {
 	r := built(t)
 	db := t.TempDir()
 	keyFile := filepath.Join(t.TempDir(), "key.asc")
-	os.WriteFile(keyFile, r.GPGPublicKey, 0o644)
+	if err := os.WriteFile(keyFile, r.GPGPublicKey, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run(t, nil, "rpm", "--dbpath", db, "--import", keyFile)
 	rpms, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(r.BaseImageRPMs[0])), "rpms", "*.rpm"))
 	if len(rpms) < 100 {

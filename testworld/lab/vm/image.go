@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 )
 
 // BaseImageOptions configure BuildBaseImage.
@@ -23,10 +21,11 @@ type imageFile struct {
 	data string
 }
 
-// BuildBaseImage creates a new disk holding a Rocky-Linux-like image: Rocky
-// identity files, rpm/dnf configuration, Rocky's repo files, the VM init,
-// cloud-init and ansible-init stand-ins, the shadowed reboot commands and the
-// RPMs given.
+// BuildBaseImage creates a new disk holding a Rocky-Linux-like image on the
+// VM userland: Rocky identity files, rpm/dnf configuration, Rocky's repo
+// files, cloud-init configured as Rocky's (login user rocky, OpenStack and
+// ConfigDrive data sources), sshd ordered after cloud-init, the
+// ansible-init unit and the RPMs given.
 func BuildBaseImage(m *Manager, opts BaseImageOptions) (diskID string, err error) {
 	ver := opts.RockyVersion
 	if ver == "" {
@@ -81,16 +80,14 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		{"etc/yum.repos.d/rocky.repo", 0o644, rockyRepo},
 		{"etc/yum.repos.d/rocky-extras.repo", 0o644, rockyExtrasRepo},
 		{"etc/selinux/config", 0o644, "# This file controls the state of SELinux on the system.\nSELINUX=enforcing\nSELINUXTYPE=targeted\n"},
-		{"etc/ssh/fatlab/sshd_config", 0o644, sshdConfig},
-		{"usr/lib/fatlab/init", 0o755, initScript},
-		{"usr/lib/fatlab/cloud-init", 0o755, cloudInitScript},
-		{"usr/lib/fatlab/power", 0o755, powerScript},
+		{"etc/hostname", 0o644, "localhost\n"},
+		{"etc/hosts", 0o644, "127.0.0.1   localhost localhost.localdomain localhost4 localhost4.localdomain4\n::1         localhost localhost.localdomain localhost6 localhost6.localdomain6\n"},
+		{"etc/cloud/cloud.cfg.d/90-fatlab.cfg", 0o644, cloudConfig},
+		{"etc/dhcp/dhclient.conf", 0o644, dhclientConf},
+		{"etc/ssh/sshd_config.d/50-fatlab.conf", 0o644, sshdConfig},
+		{"etc/systemd/system/ssh.service.d/50-fatlab.conf", 0o644, sshdDropIn},
+		{"usr/lib/systemd/system/ansible-init.service", 0o644, ansibleInitUnit},
 		{"usr/bin/ansible-init", 0o755, ansibleInitScript},
-		{"usr/sbin/reboot", 0o755, "#!/bin/sh\nexec /usr/lib/fatlab/power reboot \"$@\"\n"},
-		{"usr/sbin/poweroff", 0o755, "#!/bin/sh\nexec /usr/lib/fatlab/power poweroff \"$@\"\n"},
-		{"usr/sbin/halt", 0o755, "#!/bin/sh\nexec /usr/lib/fatlab/power halt \"$@\"\n"},
-		{"usr/sbin/shutdown", 0o755, "#!/bin/sh\nexec /usr/lib/fatlab/power shutdown \"$@\"\n"},
-		{"usr/bin/systemctl", 0o755, systemctlScript},
 	}
 	for name, data := range opts.GPGKeys {
 		if strings.Contains(name, "/") || name == "" || name == "." || name == ".." {
@@ -98,36 +95,33 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		}
 		files = append(files, imageFile{"etc/pki/rpm-gpg/" + name, 0o644, string(data)})
 	}
-	// The host's (Debian's) units must not show through the overlay: the
-	// VM's unit directories are opaque and hold only Rocky's sshd (enabled,
-	// and really running) plus what packages install.
-	for _, d := range []string{"etc/systemd/system", "usr/lib/systemd/system"} {
-		if err := mkdirUpper(upper, d); err != nil {
-			return "", err
-		}
-		if err := syscall.Setxattr(filepath.Join(upper, d), "trusted.overlay.opaque", []byte("y"), 0); err != nil {
-			return "", fmt.Errorf("vm: making %s opaque: %w", d, err)
-		}
-	}
-	files = append(files, imageFile{"usr/lib/systemd/system/sshd.service", 0o644, sshdUnit})
+	// a Rocky image's boot loader files and their tools (bootloader.go)
 	files = append(files, bootloaderFiles()...)
-	if err := writeSystemAccounts(upper); err != nil {
-		return "", err
-	}
 	for _, f := range files {
-		if err := writeUpperFile(upper, f.path, f.mode, []byte(f.data)); err != nil {
+		if err := writeUpperFile(m.rootfs, upper, f.path, f.mode, []byte(f.data)); err != nil {
 			return "", err
 		}
 	}
-	if err := mkdirUpper(upper, "etc/systemd/system/multi-user.target.wants"); err != nil {
+	// ansible-init is enabled, as in the appliance's images; journald keeps
+	// its journal on the disk, as on Rocky.
+	if err := mkdirUpper(m.rootfs, upper, "etc/systemd/system/multi-user.target.wants"); err != nil {
 		return "", err
 	}
-	if err := os.Symlink("/usr/lib/systemd/system/sshd.service", filepath.Join(upper, "etc/systemd/system/multi-user.target.wants/sshd.service")); err != nil {
+	if err := os.Symlink("/usr/lib/systemd/system/ansible-init.service", filepath.Join(upper, "etc/systemd/system/multi-user.target.wants/ansible-init.service")); err != nil {
+		return "", err
+	}
+	if err := mkdirUpper(m.rootfs, upper, "var/log/journal"); err != nil {
+		return "", err
+	}
+	// systemd's getty generator adds a getty on /dev/console in a container;
+	// the lab's console is a log, not a login terminal (as on a cloud image,
+	// whose serial console nobody logs in on).
+	if err := os.Symlink("/dev/null", filepath.Join(upper, "etc/systemd/system/console-getty.service")); err != nil {
 		return "", err
 	}
 	// Install the RPMs into the image's own rpm database, inside the chroot.
 	stage := filepath.Join(upper, "var/tmp/fatlab-rpms")
-	if err := mkdirUpper(upper, "var/tmp/fatlab-rpms"); err != nil {
+	if err := mkdirUpper(m.rootfs, upper, "var/tmp/fatlab-rpms"); err != nil {
 		return "", err
 	}
 	var inChroot []string
@@ -142,7 +136,9 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		}
 		inChroot = append(inChroot, "/var/tmp/fatlab-rpms/"+name)
 	}
-	cmd := "rpm --initdb"
+	// Units Debian enables that a Rocky GenericCloud image has disabled (or
+	// lacks): they only slow every boot.
+	cmd := "systemctl disable --quiet podman.socket podman-restart.service podman-auto-update.timer apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer e2scrub_reap.service && rpm --initdb"
 	if len(inChroot) > 0 {
 		cmd += " && rpm -i --nodeps " + strings.Join(inChroot, " ")
 	}
@@ -155,57 +151,13 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 	return disk, nil
 }
 
-// writeSystemAccounts gives the image the host's system accounts only:
-// like a fresh GenericCloud image it has no regular users, so the login
-// user cloud-init creates gets uid 1000 and fixed ids above it are free.
-func writeSystemAccounts(upper string) error {
-	dropped := map[string]bool{}
-	for _, f := range []struct {
-		path  string
-		idCol int // -1: no id column; drop the names dropped above
-	}{{"etc/passwd", 2}, {"etc/group", 2}, {"etc/shadow", -1}, {"etc/gshadow", -1}} {
-		src := filepath.Join("/", f.path)
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
-		st, err := os.Stat(src)
-		if err != nil {
-			return err
-		}
-		var keep []string
-		for _, line := range strings.SplitAfter(string(data), "\n") {
-			fields := strings.Split(line, ":")
-			if f.idCol >= 0 && len(fields) > f.idCol {
-				if id, err := strconv.Atoi(fields[f.idCol]); err == nil && id >= 1000 && id < 65534 {
-					dropped[f.path[4:]+":"+fields[0]] = true
-					continue
-				}
-			}
-			if f.idCol < 0 && (dropped["passwd:"+fields[0]] && f.path == "etc/shadow" || dropped["group:"+fields[0]] && f.path == "etc/gshadow") {
-				continue
-			}
-			keep = append(keep, line)
-		}
-		if err := writeUpperFile(upper, f.path, st.Mode().Perm(), []byte(strings.Join(keep, ""))); err != nil {
-			return err
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			if err := os.Chown(filepath.Join(upper, f.path), int(sys.Uid), int(sys.Gid)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // runInDisk mounts the disk in a private mount namespace and runs a command
 // chrooted into it (no network, no VM init).
 func (m *Manager) runInDisk(disk string, argv ...string) error {
 	if err := resetWork(disk); err != nil {
 		return err
 	}
-	args := append([]string{"--mount", "--pid", "--fork", "--kill-child", m.setupSh, disk}, argv...)
+	args := append([]string{"--mount", "--pid", "--fork", "--kill-child", m.setupSh, m.rootfs, disk}, argv...)
 	c := exec.Command("unshare", args...)
 	c.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin", "HOME=/root", "LANG=C.UTF-8"}
 	out, err := c.CombinedOutput()
@@ -216,8 +168,8 @@ func (m *Manager) runInDisk(disk string, argv ...string) error {
 }
 
 // mkdirUpper creates a directory (and parents) in an upper dir, copying mode
-// and ownership of existing host directories so the merged view looks alike.
-func mkdirUpper(upper, rel string) error {
+// and ownership of the lower layer's directories so the merged view looks alike.
+func mkdirUpper(lower, upper, rel string) error {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		sub := filepath.Join(parts[:i+1]...)
@@ -227,7 +179,7 @@ func mkdirUpper(upper, rel string) error {
 		}
 		mode := os.FileMode(0o755)
 		uid, gid := 0, 0
-		if fi, err := os.Stat("/" + sub); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(lower, sub)); err == nil && fi.IsDir() {
 			mode = fi.Mode().Perm() | fi.Mode()&os.ModeSticky
 			if st, ok := statOwner(fi); ok {
 				uid, gid = st[0], st[1]
@@ -246,8 +198,8 @@ func mkdirUpper(upper, rel string) error {
 	return nil
 }
 
-func writeUpperFile(upper, rel string, mode os.FileMode, data []byte) error {
-	if err := mkdirUpper(upper, filepath.Dir(rel)); err != nil {
+func writeUpperFile(lower, upper, rel string, mode os.FileMode, data []byte) error {
+	if err := mkdirUpper(lower, upper, filepath.Dir(rel)); err != nil {
 		return err
 	}
 	p := filepath.Join(upper, rel)
@@ -257,18 +209,6 @@ func writeUpperFile(upper, rel string, mode os.FileMode, data []byte) error {
 	}
 	return os.Chmod(p, mode)
 }
-
-const sshdUnit = `[Unit]
-Description=OpenSSH server daemon
-After=network.target sshd-keygen.target
-
-[Service]
-Type=notify
-ExecStart=/usr/sbin/sshd -D $OPTIONS
-
-[Install]
-WantedBy=multi-user.target
-`
 
 const rockyRepo = `# rocky.repo
 #

@@ -48,10 +48,16 @@ type MachineSpec struct {
 // ErrDestroyed is returned by operations on a destroyed machine.
 var ErrDestroyed = errors.New("vm: machine destroyed")
 
-// Exit codes of the VM init.
+// How the VM's systemd is asked to power off or reboot (systemd(1):
+// SIGRTMIN+4 starts poweroff.target, SIGRTMIN+5 reboot.target; glibc's
+// SIGRTMIN is 34), and how its end tells which it was: reboot(2) in a PID
+// namespace kills the namespace's init with SIGHUP (restart) or SIGINT
+// (power off, halt), and unshare dies of the same signal.
 const (
-	exitReboot   = 10
-	exitPoweroff = 11
+	sigPoweroff = syscall.Signal(34 + 4)
+	sigReboot   = syscall.Signal(34 + 5)
+	exitReboot  = syscall.SIGHUP
+	exitHalt    = syscall.SIGINT
 )
 
 // guestRebootDelay is how long a guest-initiated reboot stays down.
@@ -90,6 +96,7 @@ type bootProc struct {
 	initPid  int
 	done     chan struct{}
 	exitCode int // -1: killed by a signal
+	signal   syscall.Signal
 }
 
 // Boot creates the machine's network namespace and boots it from spec.Disk.
@@ -340,13 +347,14 @@ func (vm *Machine) boot() error {
 			return err
 		}
 	}
-	env := fmt.Sprintf("FATLAB_BOOT=%d\nFATLAB_ID=%s\nFATLAB_IP=%s\nFATLAB_SSH_DELAY=%s\n",
-		n, shellQuote(vm.spec.ID), shellQuote(vm.spec.FixedIP),
-		strconv.FormatFloat(vm.spec.SSHDelay.Seconds(), 'f', 3, 64))
-	if vm.spec.SSHDelay <= 0 {
-		env = strings.Replace(env, "FATLAB_SSH_DELAY=0.000", "FATLAB_SSH_DELAY=0", 1)
-	}
+	env := fmt.Sprintf("FATLAB_BOOT=%d\nFATLAB_UUID=%s\n", n, shellQuote(vm.spec.ID))
 	if err := os.WriteFile(filepath.Join(bootDir, "env"), []byte(env), 0o644); err != nil {
+		return err
+	}
+	if err := vm.writeRuntimeConfig(filepath.Join(bootDir, "run")); err != nil {
+		return err
+	}
+	if err := vm.writeConfigDrive(filepath.Join(bootDir, "config-drive")); err != nil {
 		return err
 	}
 	if err := resetWork(vm.spec.Disk); err != nil {
@@ -360,9 +368,18 @@ func (vm *Machine) boot() error {
 		return err
 	}
 	fmt.Fprintf(con, "=== fatlab: boot %d of %s at %s ===\n", n, vm.spec.ID, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command("ip", "netns", "exec", vm.ns,
-		"unshare", "--mount", "--pid", "--fork", "--uts", "--ipc", "--kill-child",
-		vm.m.bootSh, vm.spec.Disk, bootDir, vm.host)
+	tty, fifo, err := consolePTY(con)
+	if err != nil {
+		con.Close()
+		return err
+	}
+	cg, err := vm.m.newCgroup(fmt.Sprintf("vm%d-%d", vm.seq, n))
+	if err != nil {
+		fifo.Close()
+		con.Close()
+		return err
+	}
+	cmd := exec.Command(vm.m.bootSh, "outer", vm.ns, cg, vm.m.rootfs, vm.spec.Disk, bootDir, tty)
 	cmd.Stdout = con
 	cmd.Stderr = con
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin", "LANG=C.UTF-8", "HOME=/root", "TERM=dumb"}
@@ -370,6 +387,8 @@ func (vm *Machine) boot() error {
 	err = startCmd(cmd)
 	con.Close()
 	if err != nil {
+		fifo.Close()
+		vm.m.removeCgroup(cg)
 		return err
 	}
 	p := &bootProc{cmd: cmd, done: make(chan struct{})}
@@ -379,10 +398,16 @@ func (vm *Machine) boot() error {
 		if err != nil {
 			p.exitCode = -1
 			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.Exited() {
-				p.exitCode = ee.ExitCode()
+			if errors.As(err, &ee) {
+				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					p.signal = ws.Signal()
+				} else if ee.Exited() {
+					p.exitCode = ee.ExitCode()
+				}
 			}
 		}
+		fifo.Close()
+		vm.m.removeCgroup(cg)
 		close(p.done)
 		vm.handleExit(p)
 	}()
@@ -395,7 +420,7 @@ func (vm *Machine) boot() error {
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("vm: %s: boot failed (exit %d): %s", vm.spec.ID, p.exitCode, tail(vm.ConsoleLog(), 800))
+			return fmt.Errorf("vm: %s: boot failed (exit %d, signal %v): %s", vm.spec.ID, p.exitCode, p.signal, tail(vm.ConsoleLog(), 800))
 		case <-time.After(2 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -453,31 +478,35 @@ func initPid(unsharePid int) int {
 			continue
 		}
 		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err == nil && strings.Contains(string(cl), "/usr/lib/fatlab/init") && catchesPowerSignals(pid) {
+		if err == nil && strings.HasPrefix(string(cl), "/usr/lib/systemd/systemd\x00") && catchesPowerSignals(pid) {
 			return pid
 		}
 	}
 	return 0
 }
 
-// catchesPowerSignals reports whether the process has handlers for SIGUSR1
-// and SIGUSR2 yet: a PID namespace's init ignores signals without a handler.
+// catchesPowerSignals reports whether the process takes the power signals
+// yet: a PID namespace's init drops signals it neither handles nor blocks,
+// and systemd blocks them to read them from a signalfd.
 func catchesPowerSignals(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return false
 	}
+	want := uint64(1)<<(int(sigPoweroff)-1) | uint64(1)<<(int(sigReboot)-1)
+	var got uint64
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil {
-				return false
-			}
-			want := uint64(1)<<(int(syscall.SIGUSR1)-1) | uint64(1)<<(int(syscall.SIGUSR2)-1)
-			return mask&want == want
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "SigCgt" && k != "SigBlk") {
+			continue
 		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil {
+			return false
+		}
+		got |= mask
 	}
-	return false
+	return got&want == want
 }
 
 func tail(s string, n int) string {
@@ -499,7 +528,7 @@ func (vm *Machine) handleExit(p *bootProc) {
 	}
 	vm.proc = nil
 	vm.mu.Unlock()
-	switch p.exitCode {
+	switch p.signal {
 	case exitReboot:
 		vm.m.logf("vm %s: guest reboot", vm.spec.ID)
 		time.Sleep(guestRebootDelay)
@@ -507,11 +536,11 @@ func (vm *Machine) handleExit(p *bootProc) {
 			vm.m.logf("vm %s: reboot failed: %v", vm.spec.ID, err)
 			vm.setState(PowerCrashed)
 		}
-	case exitPoweroff:
+	case exitHalt:
 		vm.m.logf("vm %s: guest power off", vm.spec.ID)
 		vm.setState(PowerShutdown)
 	default:
-		vm.m.logf("vm %s: crashed (exit %d)", vm.spec.ID, p.exitCode)
+		vm.m.logf("vm %s: crashed (exit %d, signal %v)", vm.spec.ID, p.exitCode, p.signal)
 		vm.setState(PowerCrashed)
 	}
 }
@@ -600,7 +629,7 @@ func (vm *Machine) Stop(ctx context.Context) error {
 		}
 		return nil
 	}
-	vm.shutdownGuest(ctx, p, syscall.SIGUSR2)
+	vm.shutdownGuest(ctx, p, sigPoweroff)
 	vm.setState(PowerShutdown)
 	return nil
 }
@@ -637,7 +666,7 @@ func (vm *Machine) Reboot(ctx context.Context, hard bool) error {
 		if hard {
 			vm.kill(p)
 		} else {
-			vm.shutdownGuest(ctx, p, syscall.SIGUSR1)
+			vm.shutdownGuest(ctx, p, sigReboot)
 		}
 	}
 	return vm.boot()

@@ -26,6 +26,7 @@ type registryRecord struct {
 	Netns  map[string]bool     `json:"netns,omitempty"`
 	Veths  map[string]bool     `json:"veths,omitempty"`
 	Routes map[string][]string `json:"routes,omitempty"` // key -> args of "ip route del"
+	Cgroup string              `json:"cgroup,omitempty"` // the manager's cgroup2 directory
 }
 
 type registry struct {
@@ -127,6 +128,9 @@ func sweepStaleIn(dir string, logf func(string, ...any)) {
 			if _, err := os.Stat(filepath.Join("/run/netns", n)); err == nil {
 				_ = run("ip", "netns", "del", n)
 			}
+		}
+		if rec.Cgroup != "" {
+			_ = rmdirTree(rec.Cgroup)
 		}
 		if rec.Bridge != "" {
 			if _, err := os.Stat("/sys/class/net/" + rec.Bridge); err == nil {

@@ -1,21 +1,21 @@
 // Package vm runs Rocky-Linux-9-like build "virtual machines" without a
 // hypervisor, for the offline OpenStack lab.
 //
-// Each machine is a copy-on-write overlay of the host root filesystem
-// (lowerdir=/) whose upper directory is the machine's disk. It runs in fresh
-// mount, PID, UTS and IPC namespaces inside its own network namespace, which
-// is connected by a veth pair to a Linux bridge on the host holding the lab
-// gateway address (Manager). PID 1 inside is a small bash init written into
-// the disk by BuildBaseImage: it creates the login user "rocky" (keys from the
-// metadata service, passwordless sudo), runs an ansible-init stand-in and then
-// a real sshd. reboot/shutdown/poweroff/halt/systemctl inside the guest signal
-// PID 1 (SIGUSR1 = reboot, SIGUSR2 = power off), which stops everything and
-// exits 10 (reboot) or 11 (power off); the supervisor here boots the disk
-// again or reports PowerShutdown. Other systemctl verbs keep systemd-like
-// unit state without running anything: enable/disable make the
-// multi-user.target.wants symlinks, start/stop mark units active under
-// /run/fatlab/active (a per-boot tmpfs; at boot the init marks the enabled
-// units active). The image's unit directories are opaque, hiding the host's.
+// Each machine's root is an overlay: the lower layer is the VM userland, a
+// Debian tree built once with mmdebstrap (BuildRootFS, RootFSPackages), the
+// upper directory is the machine's disk. guest/boot.sh boots it like a
+// container runtime: in its own network namespace (a veth pair to a Linux
+// bridge on the host holding the lab gateway address, Manager) and new
+// mount, PID, UTS, IPC and cgroup namespaces (the cgroup namespace rooted at
+// a cgroup2 directory of its own), with read-only /proc/sys (but net/) and
+// sysfs, a minimal /dev, a pty as /dev/console copied into the console log,
+// and systemd as PID 1. Debian's cloud-init configures the image's login
+// user "rocky" from the metadata service (or a config drive), then sshd
+// starts; ansible-init is a oneshot unit. The supervisor asks systemd to
+// power off (SIGRTMIN+4) or reboot (SIGRTMIN+5); when PID 1 ends, the
+// signal that killed it tells which it was (reboot(2) in a PID namespace:
+// SIGHUP = reboot, the supervisor boots the disk again; SIGINT = power off,
+// PowerShutdown).
 //
 // Metadata: one HTTP listener per Manager on <gateway>:<random port>; each
 // VM's network namespace has an iptables nat OUTPUT DNAT from
@@ -26,9 +26,8 @@
 // Host resources a Manager creates are recorded below /run/fatlab-vm; a later
 // NewManager removes those of managers whose process died without Close.
 //
-// Everything here needs root. Limits: Debian userland with Rocky identity
-// files, no systemd, no SELinux; the VM sees the live host filesystem as its
-// lower layer (do not apt-get install on the host while VMs run).
+// Everything here needs root. Limits (docs/lab.md, "The VMs"): the host's
+// kernel, a Debian userland with Rocky identity files, no SELinux.
 package vm
 
 import (
@@ -37,6 +36,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -44,6 +44,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // NetworkOptions describe the lab's L2 network: a bridge on the host holding
@@ -58,7 +59,10 @@ type NetworkOptions struct {
 // ManagerOptions configure a Manager.
 type ManagerOptions struct {
 	StateDir string // all disks, per-boot files, logs live below here
-	Network  NetworkOptions
+	// RootFS is the VM userland every disk is an overlay upon (BuildRootFS).
+	// Required: the host's own root is never a VM's lower layer.
+	RootFS  string
+	Network NetworkOptions
 	// Metadata returns what the metadata service answers for the VM with this
 	// fixed IP (nil: unknown VM -> 404).
 	Metadata func(fixedIP string) *Metadata
@@ -72,6 +76,9 @@ type Metadata struct {
 	PublicKeys           map[string]string // keypair name -> OpenSSH public key -> "public_keys"
 	UserData             []byte            // nil: user_data answers 404
 	ProjectID            string            // optional; "project_id" in meta_data.json
+	// ConfigDrive: the VM also finds this metadata on a config drive (read
+	// at each boot, as Nova writes the drive when it starts the instance).
+	ConfigDrive bool
 }
 
 // Manager owns the lab network, the metadata service, disks and machines.
@@ -80,6 +87,8 @@ type Manager struct {
 	tag      string // random suffix for every global name
 	stateDir string
 	diskDir  string
+	rootfs   string
+	cgRoot   string // the host's cgroup2 mount
 	bootSh   string
 	setupSh  string
 
@@ -110,6 +119,16 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	if o.StateDir == "" {
 		return nil, errors.New("vm: StateDir required")
 	}
+	if o.RootFS == "" {
+		return nil, errors.New("vm: RootFS required (see BuildRootFS)")
+	}
+	rootfs, err := filepath.Abs(o.RootFS)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(rootfs, "usr/lib/systemd/systemd")); err != nil {
+		return nil, fmt.Errorf("vm: RootFS %s is not a VM userland: %w", rootfs, err)
+	}
 	n := o.Network
 	if n.Bridge == "" || len(n.Bridge) > 15 {
 		return nil, fmt.Errorf("vm: bad bridge name %q (1-15 chars)", n.Bridge)
@@ -128,6 +147,10 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 			return nil, fmt.Errorf("vm: bad FloatingCIDR: %w", err)
 		}
 	}
+	cgRoot, err := cgroup2Root()
+	if err != nil {
+		return nil, err
+	}
 	ones, _ := subnet.Mask.Size()
 	sd, err := filepath.Abs(o.StateDir)
 	if err != nil {
@@ -138,6 +161,8 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		tag:       randHex(3),
 		stateDir:  sd,
 		diskDir:   filepath.Join(sd, "disks"),
+		rootfs:    rootfs,
+		cgRoot:    cgRoot,
 		gw:        gw,
 		subnet:    subnet,
 		prefixLen: ones,
@@ -241,6 +266,10 @@ func (m *Manager) Close() error {
 		_ = m.mdServer.Close()
 	}
 	m.teardownBridge()
+	if err := rmdirTree(m.cgroupBase()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	_ = syscall.Rmdir(filepath.Dir(m.cgroupBase())) // the shared parent, when no other manager uses it
 	if len(errs) == 0 {
 		m.reg.remove()
 	}

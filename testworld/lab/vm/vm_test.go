@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"bufio"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // ---- test fixtures ----
@@ -96,16 +99,25 @@ func testRPMs(t testing.TB) []string {
 	return rpmList
 }
 
+// testRootFS is the VM userland, built once into the cache the lab's tests
+// share (labtest.CacheDir()/rootfs).
+func testRootFS(t testing.TB) string {
+	t.Helper()
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	rootfs, err := BuildRootFS(filepath.Join(dir, "fatimage-lab", "rootfs"), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rootfs
+}
+
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, overlay mounts, bridges)")
-	}
-	for _, tool := range []string{"ip", "unshare", "iptables", "rpmbuild", "rpm", "/usr/sbin/sshd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needs.Root(t, "VMs (network namespaces, overlay mounts, bridges)")
+	needs.Tools(t, "ip", "unshare", "iptables", "rpmbuild", "rpm", "/usr/sbin/sshd")
 }
 
 type lab struct {
@@ -163,8 +175,10 @@ func newLab(t testing.TB) *lab {
 	rpms := testRPMs(t)
 	l := &lab{t: t, md: map[string]*Metadata{}, x: freeOctet(t), bridge: "fvt" + randHex(4)}
 	l.signer, l.pub = newSigner(t)
+	rootfs := testRootFS(t)
 	m, err := NewManager(ManagerOptions{
 		StateDir: t.TempDir(),
+		RootFS:   rootfs,
 		Network: NetworkOptions{
 			Bridge:       l.bridge,
 			CIDR:         fmt.Sprintf("10.213.%d.0/24", l.x),
@@ -341,6 +355,10 @@ func pid1Start(t testing.TB, c *ssh.Client) int64 {
 	return v
 }
 
+// sshWithin bounds boot -> SSH: systemd and cloud-init take a few seconds,
+// more on a loaded machine.
+const sshWithin = 90 * time.Second
+
 // ---- tests ----
 
 func TestBootSSHAndImage(t *testing.T) {
@@ -348,11 +366,11 @@ func TestBootSSHAndImage(t *testing.T) {
 	start := time.Now()
 	vm, _ := l.bootVM("vm-a", 10, nil, "", 0)
 	booted := time.Since(start)
-	c := dial(t, l.ip(10), l.signer, 10*time.Second)
+	c := dial(t, l.ip(10), l.signer, sshWithin)
 	lat := time.Since(start)
 	t.Logf("boot->first successful 'sudo -n true' over SSH: %v (Boot returned after %v)", lat, booted)
-	if lat > 2*time.Second {
-		t.Errorf("boot->SSH took %v, want < 2s", lat)
+	if lat > 30*time.Second {
+		t.Errorf("boot->SSH took %v, want < 30s", lat)
 	}
 	if vm.PowerState() != PowerRunning || vm.BootCount() != 1 {
 		t.Errorf("state %v bootcount %d", vm.PowerState(), vm.BootCount())
@@ -395,13 +413,39 @@ func TestBootSSHAndImage(t *testing.T) {
 	if got := mustRun(t, c, "cat /proc/sys/kernel/random/boot_id"); got == strings.TrimSpace(string(hostBootID)) || len(got) != 36 {
 		t.Errorf("VM boot_id %q vs host %q", got, hostBootID)
 	}
-	if got := mustRun(t, c, "echo $$; cat /proc/1/cmdline | tr '\\0' ' '"); !strings.Contains(got, "/usr/lib/fatlab/init") {
+	if got := mustRun(t, c, "cat /proc/1/cmdline | tr '\\0' ' '"); !strings.HasPrefix(got, "/usr/lib/systemd/systemd ") {
 		t.Errorf("pid 1: %q", got)
 	}
-	// ssh keys: VM-specific host key, not the host's.
+	// systemd booted the VM fully, with no failed unit, in a container it
+	// recognises; cloud-init ran to the end with the OpenStack data source.
+	if got, rc := runRC(t, c, "systemctl is-system-running --wait"); got != "running" || rc != 0 {
+		t.Errorf("is-system-running: %q (%d); failed units:\n%s", got, rc, mustRun(t, c, "systemctl --failed --no-legend; true"))
+	}
+	t.Logf("systemd-analyze:\n%s", mustRun(t, c, "systemd-analyze; systemd-analyze blame --no-pager | head -8; true"))
+	if got := mustRun(t, c, "systemd-detect-virt --container; cat /etc/machine-id"); got != "container-other\n"+strings.ReplaceAll(vm.spec.ID, "-", "") {
+		t.Errorf("virt / machine-id: %q (want the instance UUID, as systemd takes it from a VM's SMBIOS)", got)
+	}
+	if got := mustRun(t, c, "cloud-init status --long; sudo -n cat /run/cloud-init/result.json"); !strings.Contains(got, "status: done") || !strings.Contains(got, "DataSourceOpenStack") {
+		t.Errorf("cloud-init status:\n%s", got)
+	}
+	if got := mustRun(t, c, "cat /var/lib/cloud/data/instance-id; sudo -n grep -c 'Cloud-init v' /var/log/cloud-init.log"); !strings.HasPrefix(got, vm.spec.ID+"\n") {
+		t.Errorf("cloud-init instance/log: %q", got)
+	}
+	// journald keeps the journal on the disk.
+	if got := mustRun(t, c, "sudo -n ls /var/log/journal/$(cat /etc/machine-id)/"); !strings.Contains(got, "system.journal") {
+		t.Errorf("no persistent journal: %q", got)
+	}
+	if got := mustRun(t, c, "sudo -n journalctl -b -u ssh.service --no-pager -q"); !strings.Contains(got, "Server listening") {
+		t.Errorf("journal of ssh.service: %q", got)
+	}
+	// ssh keys: VM-specific host key made by cloud-init, not the host's.
 	hostKey, _ := os.ReadFile("/etc/ssh/ssh_host_ed25519_key.pub")
-	if got := mustRun(t, c, "cat /etc/ssh/fatlab/ssh_host_ed25519_key.pub"); len(hostKey) > 0 && strings.Fields(got)[1] == strings.Fields(string(hostKey))[1] {
+	if got := mustRun(t, c, "cat /etc/ssh/ssh_host_ed25519_key.pub"); len(hostKey) > 0 && strings.Fields(got)[1] == strings.Fields(string(hostKey))[1] {
 		t.Errorf("VM shares the host's host key")
+	}
+	// The VM is a cgroup tree of its own: systemd's slices, not the host's.
+	if got := mustRun(t, c, "cat /proc/self/cgroup; ls /sys/fs/cgroup"); !strings.Contains(got, "0::/user.slice/") && !strings.Contains(got, "0::/system.slice/") || !strings.Contains(got, "init.scope") {
+		t.Errorf("cgroups in the VM:\n%s", got)
 	}
 	if mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", vm.InitPID())); err != nil || strings.Contains(string(mi), "/run/netns/") {
 		t.Errorf("VM mount namespace holds /run/netns mounts (err %v)", err)
@@ -429,9 +473,37 @@ func TestBootSSHAndImage(t *testing.T) {
 		t.Errorf("sftp subsystem: %v", err)
 	}
 	sess.Close()
-	if log := vm.ConsoleLog(); !strings.Contains(log, "ansible-init: done") || !strings.Contains(log, "sshd started") {
+	if log := vm.ConsoleLog(); !strings.Contains(log, "ansible-init: done") || !strings.Contains(log, "OpenBSD Secure Shell server") {
 		t.Errorf("console log:\n%s", log)
 	}
+}
+
+// TestHostDoesNotLeak shows the VM's root is the VM userland and the image,
+// not the host: a file the host gains is absent in a VM, and programs only
+// the host has installed are missing there.
+func TestHostDoesNotLeak(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	marker := "/usr/local/bin/fatlab-host-only-" + randHex(4)
+	if err := os.WriteFile(marker, []byte("#!/bin/sh\necho host\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(marker) })
+	l.bootVM("leak", 90, nil, "", 0)
+	c := dial(t, l.ip(90), l.signer, sshWithin)
+	if got := mustRun(t, c, "test -e "+marker+" && echo present || echo absent"); got != "absent" {
+		t.Errorf("a file created on the host is %s in the VM", got)
+	}
+	for _, prog := range []string{"createrepo_c", "mmdebstrap", "ansible-playbook", "openstack"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Errorf("host lacks %s (scripts/deps.sh installs it): the check would prove nothing", prog)
+		}
+		if got := mustRun(t, c, "command -v "+prog+" || echo missing"); got != "missing" {
+			t.Errorf("host-only %s is in the VM at %s", prog, got)
+		}
+	}
+	// What the image contract's content needs is there, from the userland.
+	mustRun(t, c, "podman --version && git --version && python3 -m venv --help >/dev/null && pip3 --version && curl --version >/dev/null && tar --version >/dev/null")
 }
 
 func regexpDigits(s string) bool {
@@ -450,10 +522,10 @@ func TestMetadataUserDataAnsibleInit(t *testing.T) {
 	mdA := &Metadata{UUID: newUUID(), Name: "meta-a", Hostname: "meta-a.novalocal",
 		Meta:       map[string]string{"ansible_init_disable": "True", "role": "a"},
 		PublicKeys: map[string]string{"testkey": l.pub}}
-	mdB := &Metadata{UUID: newUUID(), Name: "meta-b", Hostname: "meta-b",
+	mdB := &Metadata{UUID: newUUID(), Name: "meta-b", Hostname: "meta-b", ConfigDrive: true,
 		Meta:       map[string]string{"role": "b"},
 		PublicKeys: map[string]string{},
-		UserData:   []byte("#cloud-config\nssh_authorized_keys:\n  - " + udPub + "\n  - \"" + l.pub + "\"\npackages: []\n")}
+		UserData:   []byte("#cloud-config\nssh_authorized_keys:\n  - " + udPub + "\n  - \"" + l.pub + "\"\nruncmd:\n  - [sh, -c, 'echo ran-by-cloud-init > /var/tmp/fatlab-runcmd']\n")}
 	var wg sync.WaitGroup
 	var a, b *Machine
 	wg.Add(2)
@@ -463,8 +535,8 @@ func TestMetadataUserDataAnsibleInit(t *testing.T) {
 	if a == nil || b == nil {
 		t.FailNow()
 	}
-	ca := dial(t, l.ip(20), l.signer, 10*time.Second)
-	cb := dial(t, l.ip(21), udSigner, 10*time.Second) // key only in user_data
+	ca := dial(t, l.ip(20), l.signer, sshWithin)
+	cb := dial(t, l.ip(21), udSigner, sshWithin) // key only in user_data
 
 	for _, tc := range []struct {
 		c  *ssh.Client
@@ -514,15 +586,31 @@ func TestMetadataUserDataAnsibleInit(t *testing.T) {
 	if got := mustRun(t, cb, "hostname"); got != "meta-b" {
 		t.Errorf("B hostname %q", got)
 	}
+	// A found its data on the metadata service, B (config_drive) on the
+	// config drive, in cloud-init's local stage.
+	if got := mustRun(t, ca, "cloud-init status --wait >/dev/null; sudo -n cat /run/cloud-init/result.json"); !strings.Contains(got, "DataSourceOpenStack") {
+		t.Errorf("A data source: %s", got)
+	}
+	if got := mustRun(t, cb, "cloud-init status --wait >/dev/null; sudo -n cat /run/cloud-init/result.json; sudo -n cat /var/lib/cloud/seed/config_drive/openstack/latest/meta_data.json"); !strings.Contains(got, "DataSourceConfigDrive") || !strings.Contains(got, mdB.UUID) {
+		t.Errorf("B data source: %s", got)
+	}
+	// cloud-init ran user_data's runcmd (in its final stage: wait for it).
+	if got := mustRun(t, cb, "cloud-init status --wait >/dev/null; cat /var/tmp/fatlab-runcmd"); got != "ran-by-cloud-init" {
+		t.Errorf("B runcmd: %q", got)
+	}
+	if got := mustRun(t, ca, "hostname; cat /etc/hostname"); got != "meta-a\nmeta-a" {
+		t.Errorf("A hostname from metadata: %q", got)
+	}
 }
 
 func TestRebootAndPoweroff(t *testing.T) {
 	t.Parallel()
 	l := newLab(t)
 	vm, pl := l.bootVM("rb", 30, nil, "", 0)
-	pl.waitFor(t, PowerRunning, 5*time.Second)
-	c := dial(t, l.ip(30), l.signer, 10*time.Second)
+	pl.waitFor(t, PowerRunning, sshWithin)
+	c := dial(t, l.ip(30), l.signer, sshWithin)
 	bootID1 := mustRun(t, c, "cat /proc/sys/kernel/random/boot_id")
+	hostKey1 := mustRun(t, c, "cat /etc/ssh/ssh_host_ed25519_key.pub")
 	start1 := pid1Start(t, c)
 	mustRun(t, c, "echo persisted | sudo -n tee /etc/fatlab-persist >/dev/null")
 
@@ -537,12 +625,13 @@ func TestRebootAndPoweroff(t *testing.T) {
 	dropped := make(chan error, 1)
 	go func() { dropped <- c.Wait() }()
 	select {
-	case <-dropped:
+	case err := <-dropped:
+		t.Logf("connection dropped: %v", err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("SSH connection did not drop after reboot")
 	}
-	pl.waitFor(t, PowerRunning, 5*time.Second)
-	c2 := dial(t, l.ip(30), l.signer, 10*time.Second)
+	pl.waitFor(t, PowerRunning, sshWithin)
+	c2 := dial(t, l.ip(30), l.signer, sshWithin)
 	t.Logf("reboot: SSH back after %v", time.Since(t0))
 	if got := vm.BootCount(); got != 2 {
 		t.Errorf("BootCount after reboot = %d", got)
@@ -556,6 +645,19 @@ func TestRebootAndPoweroff(t *testing.T) {
 	if got := mustRun(t, c2, "cat /etc/fatlab-persist"); got != "persisted" {
 		t.Errorf("disk content lost over reboot: %q", got)
 	}
+	// cloud-init keeps the instance's host keys over a reboot ...
+	if got := mustRun(t, c2, "cat /etc/ssh/ssh_host_ed25519_key.pub"); got != hostKey1 {
+		t.Errorf("host key changed over a plain reboot")
+	}
+	// ... and after "cloud-init clean --logs --seed" (the provisioner's
+	// cleanup) it forgets the instance: logs and state are gone, and the
+	// next boot is a first boot again, with new host keys.
+	// (sshd is up before cloud-init's config and final stages end: wait,
+	// or they write their state and logs again after the clean.)
+	mustRun(t, c2, "cloud-init status --wait >/dev/null; sudo -n cloud-init clean --logs --seed")
+	if got := mustRun(t, c2, "sudo -n ls -A /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log 2>&1; true"); strings.Contains(got, "instances") || !strings.Contains(got, "cannot access '/var/log/cloud-init.log'") {
+		t.Errorf("after cloud-init clean: %s", got)
+	}
 	nr, err := run1(c2, "sudo -n dnf -q -C needs-restarting -r")
 	t.Logf("dnf needs-restarting -r: err=%v\n%s", err, nr)
 
@@ -566,7 +668,7 @@ func TestRebootAndPoweroff(t *testing.T) {
 			t.Fatalf("sudo poweroff: %v", err)
 		}
 	}
-	pl.waitFor(t, PowerShutdown, 5*time.Second)
+	pl.waitFor(t, PowerShutdown, sshWithin)
 	if vm.PowerState() != PowerShutdown {
 		t.Fatalf("state %v after poweroff", vm.PowerState())
 	}
@@ -578,28 +680,32 @@ func TestRebootAndPoweroff(t *testing.T) {
 	if err := vm.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c3 := dial(t, l.ip(30), l.signer, 10*time.Second)
+	c3 := dial(t, l.ip(30), l.signer, sshWithin)
 	if vm.BootCount() != 3 || vm.PowerState() != PowerRunning {
 		t.Errorf("after Start: bootcount %d state %v", vm.BootCount(), vm.PowerState())
 	}
-	// shutdown -r and systemctl reboot are shadowed too; other systemctl
-	// verbs are harmless no-ops.
-	mustRun(t, c3, "systemctl enable --now foo.service; systemctl daemon-reload")
+	if got := mustRun(t, c3, "cat /etc/ssh/ssh_host_ed25519_key.pub"); got == hostKey1 {
+		t.Errorf("host key kept after cloud-init clean and a boot")
+	}
+	if got := mustRun(t, c3, "sudo -n test -s /var/log/cloud-init.log && echo log"); got != "log" {
+		t.Errorf("cloud-init did not run again after clean: %q", got)
+	}
+	// shutdown -r and systemctl reboot go through systemd as well.
 	for i, cmd := range []string{"sudo -n shutdown -r now", "sudo -n systemctl reboot"} {
 		_, _ = run1(c3, cmd)
 		waitBoots(t, vm, 4+i)
-		c3 = dial(t, l.ip(30), l.signer, 10*time.Second)
+		c3 = dial(t, l.ip(30), l.signer, sshWithin)
 	}
 	// API stop / soft reboot / hard reboot.
 	if err := vm.Reboot(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	c3.Close()
-	dial(t, l.ip(30), l.signer, 10*time.Second)
+	dial(t, l.ip(30), l.signer, sshWithin)
 	if err := vm.Reboot(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	dial(t, l.ip(30), l.signer, 10*time.Second)
+	dial(t, l.ip(30), l.signer, sshWithin)
 	if err := vm.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +725,7 @@ func TestHardResetAndFloatingIP(t *testing.T) {
 	if err := vm.AddFloatingIP(fip); err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, fip, l.signer, 10*time.Second)
+	c := dial(t, fip, l.signer, sshWithin)
 	if got := mustRun(t, c, "ip -4 -o addr show dev eth0"); !strings.Contains(got, fip+"/32") {
 		t.Errorf("floating IP not in VM: %s", got)
 	}
@@ -627,12 +733,19 @@ func TestHardResetAndFloatingIP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sess.Start("sleep 60"); err != nil {
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := sess.Start("echo running; exec sleep 60"); err != nil {
+		t.Fatal(err)
+	}
+	// the command runs in the VM once its first line arrives
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "running\n" {
+		t.Fatalf("the session's command did not start: %q %v", line, err)
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- sess.Wait() }()
-	time.Sleep(100 * time.Millisecond)
 	t0 := time.Now()
 	if err := vm.HardReset(); err != nil {
 		t.Fatal(err)
@@ -656,7 +769,7 @@ func TestHardResetAndFloatingIP(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("session did not die after hard reset")
 	}
-	c2 := dial(t, fip, l.signer, 10*time.Second)
+	c2 := dial(t, fip, l.signer, sshWithin)
 	if vm.BootCount() != 2 {
 		t.Errorf("BootCount %d", vm.BootCount())
 	}
@@ -671,7 +784,7 @@ func TestHardResetAndFloatingIP(t *testing.T) {
 	}
 	// (A TCP connect to the address is no test here: without the route it
 	// goes to the default gateway, which may answer anything.)
-	cf := dial(t, l.ip(40), l.signer, 10*time.Second)
+	cf := dial(t, l.ip(40), l.signer, sshWithin)
 	if got := mustRun(t, cf, "ip -4 -o addr show dev eth0"); strings.Contains(got, fip+"/") {
 		t.Errorf("floating IP still in VM after removal: %s", got)
 	}
@@ -681,7 +794,7 @@ func TestSnapshotClone(t *testing.T) {
 	t.Parallel()
 	l := newLab(t)
 	a, _ := l.bootVM("snap-a", 50, nil, "", 0)
-	ca := dial(t, l.ip(50), l.signer, 10*time.Second)
+	ca := dial(t, l.ip(50), l.signer, sshWithin)
 	marker := "/etc/fatlab-snapshot-" + randHex(4)
 	mustRun(t, ca, "echo hello | sudo -n tee "+marker+" >/dev/null; echo mine > ~/home-file; sudo -n rm -f /etc/motd")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -703,7 +816,7 @@ func TestSnapshotClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := l.bootVM("snap-b", 51, nil, clone, 0)
-	cb := dial(t, l.ip(51), l.signer, 10*time.Second)
+	cb := dial(t, l.ip(51), l.signer, sshWithin)
 	if got := mustRun(t, cb, "cat "+marker+" ~/home-file; test -e /etc/motd && echo motd || echo nomotd"); got != "hello\nmine\nnomotd" {
 		t.Errorf("clone content: %q", got)
 	}
@@ -733,7 +846,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	if err := v1.AddFloatingIP(fip); err != nil {
 		t.Fatal(err)
 	}
-	dial(t, l.ip(60), l.signer, 10*time.Second)
+	dial(t, l.ip(60), l.signer, sshWithin)
 	pids := []int{v1.InitPID(), v2.InitPID()}
 	names := []string{v1.ns, v2.ns, v1.veth, v2.veth, l.bridge}
 	if err := l.m.Close(); err != nil {
@@ -762,6 +875,9 @@ func TestCloseLeavesNothing(t *testing.T) {
 	if out, err := exec.Command("ss", "-Hltn", "src", l.m.MetadataAddr()).CombinedOutput(); err == nil && strings.TrimSpace(string(out)) != "" {
 		t.Errorf("metadata listener still open: %s", out)
 	}
+	if _, err := os.Stat(l.m.cgroupBase()); err == nil {
+		t.Errorf("cgroup %s left behind", l.m.cgroupBase())
+	}
 	if _, err := v1.Start(context.Background()), v1.Destroy(); err != ErrDestroyed && err != nil {
 		t.Errorf("Destroy after Close: %v", err)
 	}
@@ -769,7 +885,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 
 func waitBoots(t testing.TB, vm *Machine, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(sshWithin)
 	for vm.BootCount() < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("BootCount %d, want %d", vm.BootCount(), n)
@@ -785,7 +901,7 @@ func BenchmarkBootToSSH(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		vm, _ := l.bootVM(fmt.Sprintf("bench-%d", i), 100+i%100, nil, "", 0)
-		c := dial(b, l.ip(100+i%100), l.signer, 10*time.Second)
+		c := dial(b, l.ip(100+i%100), l.signer, sshWithin)
 		total += time.Since(start)
 		c.Close()
 		if err := vm.Destroy(); err != nil {
@@ -805,9 +921,9 @@ func TestSweepStale(t *testing.T) {
 	tag := randHex(3)
 	br, ns, veth := "fvs"+randHex(4), "fatlab-sweep-"+tag, "fs"+randHex(4)
 	t.Cleanup(func() {
-		exec.Command("ip", "link", "del", br).Run()
-		exec.Command("ip", "link", "del", veth).Run()
-		exec.Command("ip", "netns", "del", ns).Run()
+		for _, c := range [][]string{{"link", "del", br}, {"link", "del", veth}, {"netns", "del", ns}} {
+			_ = exec.Command("ip", c...).Run() // some are gone already: the sweep's work
+		}
 	})
 	for _, c := range [][]string{
 		{"link", "add", "name", br, "type", "bridge"},
@@ -832,7 +948,9 @@ func TestSweepStale(t *testing.T) {
 	// A live owner (this process) is left alone.
 	live := registryRecord{PID: os.Getpid(), Start: procStart(os.Getpid()), Bridge: br}
 	b, _ = json.Marshal(live)
-	os.WriteFile(filepath.Join(dir, "live.json"), b, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "live.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sweepStaleIn(dir, t.Logf)
 	if _, err := os.Stat(filepath.Join(dir, "live.json")); err != nil {
 		t.Error("record of a live manager removed")
@@ -854,24 +972,31 @@ func TestStopDuringBoot(t *testing.T) {
 	if err := vm.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(t0); d > 2*time.Second {
+	if d := time.Since(t0); d > 30*time.Second {
 		t.Errorf("Stop right after Boot took %v", d)
 	}
 	if vm.PowerState() != PowerShutdown {
 		t.Errorf("state %v", vm.PowerState())
 	}
-	pl.waitFor(t, PowerShutdown, 5*time.Second)
-	if !strings.Contains(vm.ConsoleLog(), "poweroff now") {
+	pl.waitFor(t, PowerShutdown, sshWithin)
+	if !strings.Contains(vm.ConsoleLog(), "Reached target poweroff.target") {
 		t.Errorf("not a graceful power off:\n%s", vm.ConsoleLog())
 	}
 	// SSHDelay: sshd comes up only after the delay.
 	if err := vm.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t1 := time.Now()
-	dial(t, l.ip(70), l.signer, 15*time.Second)
-	if d := time.Since(t1); d < 4*time.Second {
-		t.Errorf("SSH up after %v despite SSHDelay 5s", d)
+	c := dial(t, l.ip(70), l.signer, sshWithin)
+	// sshd became active at least the delay after cloud-init finished.
+	got := mustRun(t, c, "systemctl show -P ActiveEnterTimestampMonotonic cloud-init.service ssh.service")
+	f := strings.Fields(got)
+	if len(f) != 2 {
+		t.Fatalf("timestamps: %q", got)
+	}
+	ci, _ := strconv.ParseInt(f[0], 10, 64)
+	sshd, _ := strconv.ParseInt(f[1], 10, 64)
+	if d := time.Duration(sshd-ci) * time.Microsecond; ci == 0 || d < 5*time.Second {
+		t.Errorf("sshd active %v after cloud-init despite SSHDelay 5s", d)
 	}
 }
 
@@ -890,56 +1015,69 @@ func runRC(t testing.TB, c *ssh.Client, cmd string) (string, int) {
 	return "", -1
 }
 
-// TestSystemctlUnitState checks the systemctl stand-in keeps unit state as
-// systemd does: enabled = the wants symlink (on disk), active = runtime
-// state that a reboot resets to "the enabled units".
-func TestSystemctlUnitState(t *testing.T) {
+// TestSystemdUnits checks systemd really runs in the VM: systemctl verbs,
+// drop-ins, daemon-reload, systemd-tmpfiles, sysctl --system and the
+// journal behave as on Rocky, and a reboot starts the enabled units again.
+func TestSystemdUnits(t *testing.T) {
 	t.Parallel()
 	l := newLab(t)
 	vm, _ := l.bootVM("units", 80, nil, "", 0)
-	c := dial(t, l.ip(80), l.signer, 10*time.Second)
+	c := dial(t, l.ip(80), l.signer, sshWithin)
 	expect := func(cmd, want string, wantRC int) {
 		t.Helper()
 		if out, rc := runRC(t, c, cmd); out != want || rc != wantRC {
 			t.Errorf("%s: got %q exit %d, want %q exit %d", cmd, out, rc, want, wantRC)
 		}
 	}
-	// The host's units do not show through the overlay; sshd is Rocky's.
-	expect("ls /usr/lib/systemd/system /etc/systemd/system/multi-user.target.wants", "/etc/systemd/system/multi-user.target.wants:\nsshd.service\n\n/usr/lib/systemd/system:\nsshd.service", 0)
-	expect("systemctl is-enabled sshd; systemctl is-active sshd.service", "enabled\nactive", 0)
-	for _, u := range []string{"foo", "bar", "baz"} {
-		mustRun(t, c, fmt.Sprintf("printf '[Unit]\\n[Service]\\nExecStart=/bin/true\\n[Install]\\nWantedBy=multi-user.target\\n' | sudo -n tee /usr/lib/systemd/system/%s.service >/dev/null", u))
+	// Debian names the unit ssh.service, with sshd.service as its alias.
+	expect("systemctl is-enabled ssh; systemctl is-active sshd.service ansible-init", "enabled\nactive\nactive", 0)
+	for _, u := range []string{"foo", "bar"} {
+		mustRun(t, c, fmt.Sprintf("printf '[Unit]\\n[Service]\\nExecStart=/bin/sh -c \"echo %s says $$GREETING; exec sleep infinity\"\\n[Install]\\nWantedBy=multi-user.target\\n' | sudo -n tee /etc/systemd/system/%s.service >/dev/null", u, u))
 	}
 	expect("systemctl is-enabled foo", "disabled", 1)
 	expect("systemctl is-active foo.service", "inactive", 3)
-	expect("systemctl --quiet is-enabled foo", "", 1)
-	expect("systemctl enable foo", "Failed to enable unit: Interactive authentication required.", 1)
-	expect("sudo -n systemctl enable foo", "Created symlink /etc/systemd/system/multi-user.target.wants/foo.service → /usr/lib/systemd/system/foo.service.", 0)
-	expect("readlink /etc/systemd/system/multi-user.target.wants/foo.service", "/usr/lib/systemd/system/foo.service", 0)
-	expect("sudo -n systemctl enable foo.service", "", 0) // already enabled: silent
-	expect("systemctl is-enabled foo.service; systemctl is-active foo", "enabled\ninactive", 3)
+	expect("sudo -n systemctl enable foo 2>&1", "Created symlink /etc/systemd/system/multi-user.target.wants/foo.service → /etc/systemd/system/foo.service.", 0)
 	expect("sudo -n systemctl start foo && systemctl is-active foo", "active", 0)
-	expect("sudo -n systemctl disable --now foo", `Removed "/etc/systemd/system/multi-user.target.wants/foo.service".`, 0)
-	expect("systemctl is-enabled foo; systemctl is-active foo", "disabled\ninactive", 3)
-	expect("sudo -n systemctl --no-pager -q enable foo.service bar --now", "", 0)
-	expect("systemctl is-active foo bar", "active\nactive", 0)
-	expect("sudo -n systemctl stop foo; systemctl is-active foo", "inactive", 3)
-	expect("sudo -n systemctl disable bar; sudo -n systemctl restart baz; systemctl is-enabled bar baz", "Removed \"/etc/systemd/system/multi-user.target.wants/bar.service\".\ndisabled\ndisabled", 1)
-	expect("systemctl list-unit-files foo bar 'ba*' nope", "bar.service disabled\nbaz.service disabled\nfoo.service enabled", 0)
-	expect("systemctl list-unit-files nope", "", 1)
-	// Unknown units fail as systemd fails, changing nothing.
-	expect("sudo -n systemctl enable nope", "Failed to enable unit: Unit file nope.service does not exist.", 1)
-	expect("sudo -n systemctl disable --now bar nope.service", "Failed to disable unit: Unit file nope.service does not exist.", 1)
-	expect("sudo -n systemctl start nope", "Failed to start nope.service: Unit nope.service not found.", 5)
-	expect("systemctl is-active bar", "active", 0)
-	expect("systemctl daemon-reload && systemctl is-system-running", "running", 0)
+	// A drop-in takes effect after daemon-reload and a restart.
+	mustRun(t, c, "sudo -n mkdir -p /etc/systemd/system/foo.service.d && printf '[Service]\\nEnvironment=GREETING=hello\\n' | sudo -n tee /etc/systemd/system/foo.service.d/greet.conf >/dev/null")
+	expect("sudo -n systemctl daemon-reload && sudo -n systemctl restart foo && systemctl show -P Environment foo", "GREETING=hello", 0)
+	expect("sudo -n journalctl -u foo -o cat --no-pager | tail -1", "foo says hello", 0)
+	expect("sudo -n systemctl enable --now bar 2>/dev/null; systemctl is-active bar", "active", 0)
+	expect("sudo -n systemctl disable bar 2>&1; systemctl is-enabled bar", "Removed \"/etc/systemd/system/multi-user.target.wants/bar.service\".\ndisabled", 1)
+	expect("sudo -n systemctl start nope 2>&1", "Failed to start nope.service: Unit nope.service not found.", 5)
+	// systemd-tmpfiles and sysctl --system: the VM's own settings, in its
+	// own network namespace; the host's are untouched.
+	mustRun(t, c, "printf 'd /run/fatlab-tmpfiles 0750 root adm -\\n' | sudo -n tee /etc/tmpfiles.d/fatlab.conf >/dev/null && sudo -n systemd-tmpfiles --create /etc/tmpfiles.d/fatlab.conf")
+	expect("stat -c '%a %U %G' /run/fatlab-tmpfiles", "750 root adm", 0)
+	hostFwd, _ := os.ReadFile("/proc/sys/net/ipv4/conf/all/forwarding")
+	want := "1"
+	if strings.TrimSpace(string(hostFwd)) == "1" {
+		want = "0"
+	}
+	// (sysctl --system also meets systemd's kernel.pid_max, a global key the
+	// VM may not set: it reports that and goes on, see docs/lab.md.)
+	mustRun(t, c, "printf 'net.ipv4.conf.all.forwarding = "+want+"\\n' | sudo -n tee /etc/sysctl.d/90-fatlab.conf >/dev/null")
+	if out, _ := runRC(t, c, "sudo -n sysctl --system 2>&1"); !strings.Contains(out, "net.ipv4.conf.all.forwarding = "+want) {
+		t.Errorf("sysctl --system did not apply /etc/sysctl.d/90-fatlab.conf:\n%s", out)
+	}
+	expect("sysctl -n net.ipv4.conf.all.forwarding", want, 0)
+	if now, _ := os.ReadFile("/proc/sys/net/ipv4/conf/all/forwarding"); string(now) != string(hostFwd) {
+		t.Errorf("the VM's sysctl changed the host's forwarding: %q -> %q", hostFwd, now)
+	}
+	// The kernel's global knobs are read-only in the VM.
+	if out, rc := runRC(t, c, "sudo -n sysctl -w kernel.domainname=fatlab 2>&1"); rc == 0 {
+		t.Errorf("the VM could set a global kernel parameter: %s", out)
+	}
 
-	// Reboot: enabled units (foo, stopped before) come back active; bar
-	// (running, disabled) and baz (started, never enabled) do not.
-	run1(c, "sudo -n systemctl reboot")
+	// Reboot: the enabled unit comes back, the disabled one does not;
+	// tmpfiles and sysctl.d are applied at boot by systemd.
+	_, _ = run1(c, "sudo -n systemctl reboot") // the reboot drops the connection: no status to check
 	waitBoots(t, vm, 2)
-	c = dial(t, l.ip(80), l.signer, 10*time.Second)
-	expect("systemctl is-enabled foo bar baz", "enabled\ndisabled\ndisabled", 0)
-	expect("systemctl is-active foo bar baz sshd", "active\ninactive\ninactive\nactive", 0)
-	expect("systemctl is-active bar baz", "inactive\ninactive", 3)
+	c = dial(t, l.ip(80), l.signer, sshWithin)
+	expect("systemctl is-system-running --wait", "running", 0)
+	expect("systemctl is-enabled foo bar", "enabled\ndisabled", 0) // 0: one of them is
+	expect("systemctl is-active foo bar", "active\ninactive", 0)
+	expect("stat -c '%a %U %G' /run/fatlab-tmpfiles", "750 root adm", 0)
+	// The journal of the boot before is on the disk.
+	expect("sudo -n journalctl -b -1 -u foo -o cat --no-pager | grep -c 'foo says hello'", "1", 0)
 }

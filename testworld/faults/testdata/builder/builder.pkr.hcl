@@ -1,15 +1,6 @@
 # A builder-only build for the fault tests: every optional step can be
 # switched on (network discovery, boot volume, image update) so a test can
 # interrupt or fail the build at that step.
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

@@ -1,4 +1,4 @@
-# With testworld/e2e/testdata/fat-common.pkr.hcl (copied in as common.pkr.hcl): update, reboot if needed, the openhpc group.
+# With testworld/buildtest/fat-common.pkr.hcl (laid out next to it): update, reboot if needed, the openhpc group.
 build {
   sources = ["source.fatimage-openstack.lab"]
 

@@ -1,17 +1,9 @@
-# Shared by the fat-*.pkr.hcl builds here and testworld/faults' fat build:
-# the plugin, the lab's snapshots through the data source, and a build VM
-# from the GenericCloud-like image, named like the image so server faults
-# can target it. The Ark credentials come from ARK_USERNAME/ARK_PASSWORD
+# Shared by the fat builds of testworld/e2e (fat-*.pkr.hcl) and
+# testworld/faults (embedded as buildtest.FatCommon): the plugin, the lab's
+# snapshots through the data source, and a build VM from the
+# GenericCloud-like image, named like the image so server faults can
+# target it. The Ark credentials come from ARK_USERNAME/ARK_PASSWORD
 # unless ark_password/repo_password are given.
-packer {
-  required_plugins {
-    fatimage = {
-      source  = "github.com/stackhpc/fatimage"
-      version = ">= 0.1.0"
-    }
-  }
-}
-
 variable "image_name" {
   type = string
 }

@@ -101,60 +101,16 @@ func TestSnapshotTimestamp(t *testing.T) {
 	}
 }
 
-// Every script is valid sh.
-func TestScriptsParse(t *testing.T) {
-	pk, n := scriptPackages([]string{"nodejs:22"}, []string{"htop", "@Xfce"}, []string{"cockpit-ws"}, []string{"kernel*"}, []string{"crb"}, false)
-	if n != 3 || strings.Count(pk, "dnf ") != 3 || !strings.Contains(pk, "--enablerepo='crb' module enable 'nodejs:22'\n") || !strings.Contains(pk, "--setopt=install_weak_deps=false install --exclude='kernel*' 'htop' '@Xfce'") {
-		t.Errorf("packages script (%d):\n%s", n, pk)
-	}
-	if _, n := scriptPackages(nil, nil, nil, nil, nil, true); n != 0 {
-		t.Error("empty package script runs dnf")
-	}
-	up := scriptUpdate([]string{"grafana", "apptainer"}, nil)
-	if !strings.Contains(up, "dnf -y --setopt=max_parallel_downloads=10 update --exclude='grafana' --exclude='apptainer'") || !strings.Contains(up, "needs-restarting -r") {
-		t.Error(up)
-	}
-	users := scriptUsers([]User{
-		{Name: "slurm", UID: 202, Home: "/etc/slurm", Shell: "/sbin/nologin", System: true},
-		{Name: "prometheus", UID: 981, Group: "prometheus", GID: 976, Home: "/var/lib/prometheus", System: true, CreateHome: true},
-	})
-	if !strings.Contains(users, "useradd -u 202 -d '/etc/slurm' -s '/sbin/nologin' -r -M -U 'slurm'") || !strings.Contains(users, "groupadd -r -g 976 'prometheus'") {
-		t.Error(users)
-	}
-	scripts := map[string]string{
-		"packages": pk, "update": up, "users": users,
-		"selinux": scriptSELinux("disabled"),
-		"others":  scriptDisableOthers([]string{"rocky.repo", "epel.repo"}, "/tmp/w"),
-		"install": scriptInstallRepoFiles(renderRepoFiles(testRepos(), "", "", false), "/tmp/w", true),
-		"keys":    scriptGPGKeys([]GPGKey{{Path: "/etc/pki/rpm-gpg/K", Key: "x"}, {Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"}}, "/tmp/w"),
-		"cleanup": scriptCleanup(nil, false),
-		"final":   scriptCleanup(nil, true),
-		"verify":  scriptVerifyNoPassword("/tmp/w/pw"),
-		"facts":   scriptFacts,
-	}
-	for name, s := range scripts {
-		cmd := exec.Command("sh", "-n")
-		cmd.Stdin = strings.NewReader(scriptPrelude("/tmp/w", "rocky") + s)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: %v: %s\n%s", name, err, out, s)
-		}
-	}
-	if strings.Contains(scripts["cleanup"], "ssh_host") || !strings.Contains(scripts["final"], "ssh_host") {
-		t.Error("ssh host keys must be removed only in the final step")
-	}
-	if s := scriptCleanup([]string{"journal", "tmp"}, false); strings.Contains(s, "journal") || strings.Contains(s, "find /tmp") {
-		t.Error(s)
-	}
-}
-
 // The awk program disables every section, including those without an
 // enabled line, and drops existing enabled lines.
 func TestDisableAllAWK(t *testing.T) {
 	dir := t.TempDir()
 	in := "[a]\nname=a\nenabled=1\nbaseurl=x\n\n[b]\nname=b\n  enabled = 1\n[c]\nenabled=0\n"
 	f := filepath.Join(dir, "x.repo")
-	os.WriteFile(f, []byte(in), 0o644)
-	out, err := exec.Command("awk", disableAllAWK, f).Output()
+	if err := os.WriteFile(f, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", scriptBody("repofiles")+`awk "$disable_all_awk" "$1"`, "sh", f).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +128,10 @@ func TestOtherSectionsAWK(t *testing.T) {
 	image := "# Rocky\n[baseos]\nname=Rocky BaseOS\nmirrorlist=https://mirrors.rockylinux.org/x\nenabled=1\n\n[baseos-source]\nname=src\nenabled = 1\nmirrorlist=https://mirrors.rockylinux.org/y\n\n"
 	merge := func(existing string, off int) string {
 		f := filepath.Join(dir, "rocky.repo")
-		os.WriteFile(f, []byte(existing), 0o644)
-		out, err := exec.Command("awk", "-v", "keep="+strings.Join(ours.Sections, " "), "-v", fmt.Sprint("off=", off), otherSectionsAWK, f).Output()
+		if err := os.WriteFile(f, []byte(existing), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("sh", "-c", scriptBody("repofiles")+`awk -v keep="$2" -v off="$3" "$other_sections_awk" "$1"`, "sh", f, strings.Join(ours.Sections, " "), fmt.Sprint(off)).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,16 +153,24 @@ func TestOtherSectionsAWK(t *testing.T) {
 // A directory source unpacks with the documented modes.
 func TestTarDir(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(src, "roles", "x"), 0o700)
-	os.WriteFile(filepath.Join(src, "site.yml"), []byte("a"), 0o600)
-	os.WriteFile(filepath.Join(src, "roles", "x", "run.sh"), []byte("b"), 0o700)
-	os.Symlink("site.yml", filepath.Join(src, "link.yml"))
+	for _, err := range []error{
+		os.MkdirAll(filepath.Join(src, "roles", "x"), 0o700),
+		os.WriteFile(filepath.Join(src, "site.yml"), []byte("a"), 0o600),
+		os.WriteFile(filepath.Join(src, "roles", "x", "run.sh"), []byte("b"), 0o700),
+		os.Symlink("site.yml", filepath.Join(src, "link.yml")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	data, err := tarDir(src, "0640")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tarball := filepath.Join(t.TempDir(), "t.tar")
-	os.WriteFile(tarball, data, 0o600)
+	if err := os.WriteFile(tarball, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("tar", "-xf", tarball, "-C", dst, "--no-same-owner").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
@@ -233,23 +199,26 @@ func TestFailingCommandAndTail(t *testing.T) {
 	}
 }
 
-type recUi struct {
+type recUI struct {
 	packersdk.Ui
 	msgs []string
 }
 
-func (r *recUi) Message(m string) { r.msgs = append(r.msgs, m) }
+func (r *recUI) Message(m string) { r.msgs = append(r.msgs, m) }
 
 func TestRedactAndHideTrace(t *testing.T) {
-	p := &Provisioner{config: Config{RepoPassword: "s3cret"}}
-	ui := &recUi{}
+	p := &state{cfg: &Config{RepoPassword: "s3cret"}}
+	ui := &recUI{}
 	w := &uiWriter{ui: ui, redact: p.redact}
-	w.Write([]byte("+fatimage: dnf -y install x\npassword: s3cret\npart"))
-	w.Write([]byte("ial line\n"))
-	if strings.Join(ui.msgs, "|") != "password: <sensitive>|partial line" {
+	for _, chunk := range []string{"+fatimage: dnf -y install x\npassword: s3cret\npart", "ial line\n!fatimage: the cause\n"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Join(ui.msgs, "|") != "password: <sensitive>|partial line|the cause" {
 		t.Errorf("%q", ui.msgs)
 	}
-	e := &errCmd{Step: "packages", Command: "dnf -y install x", Status: 1, Tail: p.redact("username: u\npassword: s3cret")}
+	e := &cmdError{Step: "packages", Command: "dnf -y install x", Status: 1, Tail: p.redact("username: u\npassword: s3cret")}
 	if strings.Contains(e.Error(), "s3cret") || !strings.Contains(e.Error(), "fatimage packages: dnf -y install x exited with status 1") {
 		t.Error(e.Error())
 	}
@@ -262,22 +231,29 @@ func TestCountDNF(t *testing.T) {
 	}
 }
 
-// Errors say when the VM went away and when a repository refused the
-// credentials, instead of a bare status.
-func TestErrCmdMessages(t *testing.T) {
-	cut := (&errCmd{Step: "update", Command: "dnf -y update", Status: packersdk.CmdDisconnect, Tail: "Running transaction"}).Error()
-	if strings.Contains(cut, "2300218") || !strings.Contains(cut, "fatimage update: dnf -y update was cut off: the SSH connection to the VM was lost") {
+// Errors say when the VM went away and, first, what a script or dnf
+// said the cause is.
+func TestCmdErrorMessages(t *testing.T) {
+	cut := (&cmdError{Step: "update", Command: "dnf -y update", Status: packersdk.CmdDisconnect, Tail: "Running transaction"}).Error()
+	if strings.Contains(cut, "2300218") || !strings.HasPrefix(cut, "fatimage update: dnf -y update was cut off: the SSH connection to the VM was lost") {
 		t.Error(cut)
 	}
-	refused := (&errCmd{Step: "repos", Command: "dnf -y makecache", Status: 1,
-		Tail: "Errors during downloading metadata for repository 'baseos':\n  - Status code: 403 for https://ark/x/repodata/repomd.xml"}).Error()
-	if !strings.Contains(refused, "exited with status 1") || !strings.HasSuffix(refused, "check repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)") {
+	s := &state{cfg: &Config{repos: []Repo{{RepoName: "baseos"}}}}
+	refused := s.commandError("repos", "sudo -n sh -eu x.sh", 1, "+fatimage: dnf -y makecache --disablerepo=* --enablerepo=baseos\n"+
+		"Errors during downloading metadata for repository 'baseos':\n  - Status code: 403 for https://ark/x/repodata/repomd.xml (IP: 10.0.0.1)\n").Error()
+	first, rest, _ := strings.Cut(refused, "\n")
+	if !strings.HasPrefix(first, `repository "baseos": the server refused access (HTTP 403 for https://ark/x/repodata/repomd.xml): check repo_username and repo_password`) ||
+		!strings.HasPrefix(rest, "fatimage repos: dnf -y makecache --disablerepo=* --enablerepo=baseos exited with status 1; last output:") {
 		t.Error(refused)
 	}
-	if plain := (&errCmd{Step: "packages", Command: "dnf install x", Status: 1, Tail: "No match for argument: x"}).Error(); strings.Contains(plain, "credentials") {
-		t.Error(plain)
+	// a script's own cause comes first and the command is the script
+	own := s.commandError("binaries-fetch", "sudo -n sh -eu x.sh", 1, "+fatimage: curl -o a u\n!fatimage: binaries: x 1: sha256 mismatch: want a, got b (u)\n").Error()
+	if !strings.HasPrefix(own, "binaries: x 1: sha256 mismatch: want a, got b (u)\nfatimage binaries-fetch: sudo -n sh -eu x.sh exited with status 1") {
+		t.Error(own)
 	}
-	if got := scriptMakeCache([]Repo{{RepoName: "baseos"}, {RepoName: "grafana", Enabled: new(bool)}}); got != "fatimage_run dnf -y makecache --disablerepo='*' --enablerepo='baseos'\n" {
-		t.Error(got)
+	// no cause known: the failing command heads the error
+	plain := s.commandError("files", "sudo -n sh -eu x.sh", 1, "+fatimage: tar -xf x\ntar: x: Cannot open\n").Error()
+	if !strings.HasPrefix(plain, "fatimage files: tar -xf x exited with status 1") {
+		t.Error(plain)
 	}
 }

@@ -1,0 +1,181 @@
+// Package packagesets is the built-in table of what each inventory group
+// of the Slurm appliance puts into an image (package_sets.yaml): packages,
+// module streams, repositories, release tarballs, fixed-id users and
+// services. The fatimage provisioner builds from it; the benchmarks give
+// Ansible the same workload from it.
+package packagesets
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed package_sets.yaml
+var packageSetsYAML []byte
+
+// Set is what one built-in inventory group puts into an image.
+type Set struct {
+	Packages       []string `yaml:"packages"`
+	Remove         []string `yaml:"remove"`
+	Modules        []string `yaml:"modules"`
+	EnableRepos    []string `yaml:"enable_repos"`
+	Binaries       []string `yaml:"binaries"`
+	GrafanaPlugins []string `yaml:"grafana_plugins"`
+	Users          []string `yaml:"users"`
+	Services       []string `yaml:"services"`
+}
+
+// Group is a built-in group and its set.
+type Group struct {
+	Name string
+	Set
+}
+
+// User is a built-in user with fixed ids.
+type User struct {
+	Name       string `yaml:"-"`
+	UID        int    `yaml:"uid"`
+	Group      string `yaml:"group"`
+	GID        int    `yaml:"gid"`
+	Home       string `yaml:"home"`
+	Shell      string `yaml:"shell"`
+	System     bool   `yaml:"system"`
+	CreateHome bool   `yaml:"create_home"`
+}
+
+// Binary is a built-in release tarball.
+type Binary struct {
+	Name    string   `yaml:"-"`
+	Version string   `yaml:"version"`
+	SHA256  string   `yaml:"sha256"`
+	Files   []string `yaml:"files"`
+}
+
+type table struct {
+	Expands  map[string][]string `yaml:"expands"`
+	Groups   map[string]Set      `yaml:"groups"`
+	Users    map[string]User     `yaml:"users"`
+	Binaries map[string]Binary   `yaml:"binaries"`
+}
+
+var builtin = mustLoad(packageSetsYAML)
+
+func mustLoad(b []byte) *table {
+	var t table
+	if err := yaml.Unmarshal(b, &t); err != nil {
+		panic("package_sets.yaml: " + err.Error())
+	}
+	for _, g := range t.Groups {
+		for _, u := range g.Users {
+			if _, ok := t.Users[u]; !ok {
+				panic("package_sets.yaml: unknown user " + u)
+			}
+		}
+		for _, b := range g.Binaries {
+			if _, ok := t.Binaries[b]; !ok {
+				panic("package_sets.yaml: unknown binary " + b)
+			}
+		}
+	}
+	return &t
+}
+
+// Known lists every group name, sorted.
+func Known() []string {
+	var names []string
+	for n := range builtin.Groups {
+		names = append(names, n)
+	}
+	for n := range builtin.Expands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupUser is the built-in user of that name.
+func LookupUser(name string) (User, bool) {
+	u, ok := builtin.Users[name]
+	u.Name = name
+	return u, ok
+}
+
+// LookupBinary is the built-in release tarball of that name.
+func LookupBinary(name string) (Binary, bool) {
+	b, ok := builtin.Binaries[name]
+	b.Name = name
+	return b, ok
+}
+
+// Expand expands names (groups such as control stand for others) into
+// the built-in groups they mean, in order, each once.
+func Expand(names ...string) ([]Group, error) {
+	var out []Group
+	seen := map[string]bool{}
+	var visit func(g string, depth int) error
+	visit = func(g string, depth int) error {
+		if depth > 8 {
+			return fmt.Errorf("groups: %q expands too deeply", g)
+		}
+		if sub, ok := builtin.Expands[g]; ok {
+			for _, x := range sub {
+				if err := visit(x, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		set, ok := builtin.Groups[g]
+		if !ok {
+			return fmt.Errorf("groups: unknown group %q (known groups: %s)", g, strings.Join(Known(), ", "))
+		}
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, Group{g, set})
+		}
+		return nil
+	}
+	for _, g := range names {
+		if err := visit(g, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Merged is the union of groups' sets, each list deduplicated in
+// first-seen order.
+func Merged(groups []Group) Set {
+	var r Set
+	seen := map[string]bool{}
+	add := func(kind string, l *[]string, items []string) {
+		for _, it := range items {
+			if k := kind + "\x00" + it; !seen[k] {
+				seen[k] = true
+				*l = append(*l, it)
+			}
+		}
+	}
+	for _, g := range groups {
+		add("p", &r.Packages, g.Packages)
+		add("r", &r.Remove, g.Remove)
+		add("m", &r.Modules, g.Modules)
+		add("e", &r.EnableRepos, g.EnableRepos)
+		add("b", &r.Binaries, g.Binaries)
+		add("g", &r.GrafanaPlugins, g.GrafanaPlugins)
+		add("u", &r.Users, g.Users)
+		add("s", &r.Services, g.Services)
+	}
+	return r
+}
+
+// IsExpansion reports whether name stands for other groups (fatimage,
+// control, ...) rather than having a set of its own.
+func IsExpansion(name string) bool {
+	_, ok := builtin.Expands[name]
+	return ok
+}

@@ -1,0 +1,120 @@
+package fatimage
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/inventory"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
+)
+
+// buildHost is the name Packer's Ansible provisioner gives the build VM
+// in its inventory (its default host_alias); a groups file listing it in
+// a host section puts the build in that group, as with Ansible.
+const buildHost = "default"
+
+// applianceGroups are group names of the Slurm appliance that carry no
+// build-time content of ours (runtime-only, or not built in yet): a name
+// in this list is never taken for a typo of a built-in group.
+var applianceGroups = []string{
+	"all", "ungrouped", "builder", "cluster", "login", "control", "compute", "openhpc", "fatimage",
+	"kernel_modules", "pulp_site", "journald", "resolv_conf", "proxy", "etc_hosts", "chrony", "systemd",
+	"selinux", "sshd", "cacerts", "squid", "dnf_repos", "tuned", "firewalld", "fail2ban", "podman",
+	"update", "ofed", "ansible_init", "k3s", "k3s_server", "k3s_agent", "doca", "freeipa",
+	"freeipa_client", "freeipa_server", "sssd", "opkssh", "nfs", "manila", "lustre", "raid",
+	"basic_users", "eessi", "cuda", "vgpu", "k9s", "extra_packages", "compute_init", "gateway", "mysql",
+	"rebuild", "slurm_stats", "openondemand", "openondemand_desktop", "openondemand_jupyter",
+	"openondemand_rstudio", "openondemand_codeserver", "opensearch", "filebeat", "node_exporter",
+	"slurm_exporter", "alertmanager", "hpctests", "prometheus", "grafana", "slurm_recompile", "mounts",
+	"nhc", "block_devices", "persist_hostkeys", "zenith", "squid", "openhpc_tests", "topology",
+}
+
+// inventoryAliases maps appliance group names to the built-in set doing
+// that group's build-time work under another name.
+var inventoryAliases = map[string]string{
+	"builder":              "always", // fatimage.yml's unconditional builder tasks
+	"openondemand_desktop": "desktop",
+}
+
+// inventoryBuiltins resolves `inventory` and `inventory_groups` as
+// Ansible would into the groups the build host is in, and returns the
+// built-in sets among them (in the order of packagesets.Known) with the
+// host's groups. Group names standing for several sets (fatimage,
+// control, ...) are not expanded: with an inventory, the inventory says
+// which feature groups the host is in.
+func (c *Config) inventoryBuiltins() (builtins, hostGroups []string, errs []error) {
+	inv := inventory.New()
+	for i, p := range c.Inventory {
+		if err := inv.Load(p); err != nil {
+			errs = append(errs, fmt.Errorf("inventory[%d]: %v", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	direct := []string{"builder"}
+	for _, g := range strings.Split(c.InventoryGroups, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			direct = append(direct, g)
+		}
+	}
+	hostGroups = inv.HostGroups(buildHost, direct...)
+	sets := builtinSetNames()
+	for _, g := range hostGroups {
+		if a, ok := inventoryAliases[g]; ok {
+			g = a
+		}
+		if slices.Contains(sets, g) && !slices.Contains(builtins, g) {
+			builtins = append(builtins, g)
+		}
+	}
+	// A typo is looked for where one goes unnoticed by Ansible: a name
+	// given for the build, or a child named in a groups file that no
+	// file gives a section of its own.
+	suspects := direct[1:]
+	for _, g := range inv.Groups() {
+		if !inv.HasSection(g) {
+			suspects = append(suspects, g)
+		}
+	}
+	for _, g := range suspects {
+		if slices.Contains(applianceGroups, g) || slices.Contains(sets, g) || inv.HasSection(g) {
+			continue
+		}
+		if s := inventory.Suggest(g, packagesets.Known()); s != "" {
+			field := "inventory_groups"
+			if !slices.Contains(direct, g) {
+				field = "inventory"
+			}
+			errs = append(errs, fmt.Errorf("%s: unknown group %q: did you mean %q?", field, g, s))
+		}
+	}
+	return builtins, hostGroups, errs
+}
+
+// builtinSetNames are the built-in groups with a set of their own.
+func builtinSetNames() []string {
+	var out []string
+	for _, g := range packagesets.Known() {
+		if !packagesets.IsExpansion(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// suggestGroup is the "did you mean" for an unknown name in `groups`.
+func suggestGroup(names []string) []error {
+	var errs []error
+	known := packagesets.Known()
+	for i, g := range names {
+		if slices.Contains(known, g) {
+			continue
+		}
+		if s := inventory.Suggest(g, known); s != "" {
+			errs = append(errs, fmt.Errorf("groups[%d]: unknown group %q: did you mean %q?", i, g, s))
+		}
+	}
+	return errs
+}

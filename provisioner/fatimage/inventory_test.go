@@ -1,0 +1,114 @@
+package fatimage
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// applianceLayout is the checked-in appliance inventory layout.
+var applianceLayout = []string{
+	"../../testworld/appliance/environments/common/inventory",
+	"../../testworld/appliance/environments/site/inventory",
+	"../../testworld/appliance/environments/fatsite/inventory",
+}
+
+func TestInventoryFatBuild(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "fatimage"}); err != nil {
+		t.Fatal(err)
+	}
+	c := p.config
+	// the host's groups, as Ansible resolves them
+	for _, g := range []string{"builder", "fatimage", "grafana", "filebeat", "site_monitoring"} {
+		if !slices.Contains(c.hostGroups, g) {
+			t.Errorf("host not in %s: %v", g, c.hostGroups)
+		}
+	}
+	// their built-in sets: builder → always, openondemand_desktop → desktop;
+	// fatimage itself is not expanded (the inventory says what it holds)
+	for _, g := range []string{"always", "desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init"} {
+		if !slices.Contains(c.setNames, g) {
+			t.Errorf("set %s not installed: %v", g, c.setNames)
+		}
+	}
+	if slices.Contains(c.setNames, "fatimage") {
+		t.Errorf("fatimage expanded: %v", c.setNames)
+	}
+	if !slices.Contains(c.sets.Packages, "grafana") || !slices.Contains(c.sets.Packages, "@Xfce") {
+		t.Errorf("packages %v", c.sets.Packages)
+	}
+}
+
+func TestInventoryExtraBuild(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "doca,cuda"}); err != nil {
+		t.Fatal(err)
+	}
+	// builder's own work and dnf_repos (builder is its child), nothing of the fat build
+	if got := strings.Join(p.config.setNames, ","); got != "always,dnf_repos" {
+		t.Errorf("extra build sets %s", got)
+	}
+	if slices.Contains(p.config.sets.Packages, "grafana") {
+		t.Error("extra build installs grafana")
+	}
+}
+
+func TestInventoryGroupsAdd(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	// groups add to what the inventory gives; unknown names without
+	// built-in content (site_only) pass silently
+	if err := p.Prepare(map[string]any{"groups": []string{"nfs"}, "inventory_groups": "site_only"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.config.setNames, ","); got != "nfs,always" {
+		t.Errorf("sets %s", got)
+	}
+	if got := strings.Join(p.config.hostGroups, ","); got != "all,builder,site_only" {
+		t.Errorf("host groups %s", got)
+	}
+}
+
+func TestInventoryTypos(t *testing.T) {
+	clearArkEnv(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "groups")
+	if err := os.WriteFile(bad, []byte("[grafana:children]\ncontrl\n[ok:children]\nsshd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loop := filepath.Join(dir, "loop")
+	if err := os.WriteFile(loop, []byte("[a:children]\nb\n[b:children]\na\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		raw  map[string]any
+		want string
+	}{
+		{"inventory_groups typo", map[string]any{"inventory_groups": "fatimge"},
+			`inventory_groups: unknown group "fatimge": did you mean "fatimage"?`},
+		{"child typo", map[string]any{"inventory": []string{bad}},
+			`inventory: unknown group "contrl": did you mean "control"?`},
+		{"groups typo", map[string]any{"groups": []string{"grafanna"}},
+			`groups[0]: unknown group "grafanna": did you mean "grafana"?`},
+		{"loop", map[string]any{"inventory": []string{loop}}, "inventory[0]: groups form a loop: a -> b -> a"},
+		{"missing", map[string]any{"inventory": []string{filepath.Join(dir, "nope")}}, "inventory[0]: stat "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Provisioner
+			err := p.Prepare(tc.raw)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			// sshd is an appliance group: never a typo of sssd
+			if strings.Contains(err.Error(), "sshd") {
+				t.Errorf("sshd flagged: %v", err)
+			}
+		})
+	}
+}

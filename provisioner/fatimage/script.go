@@ -1,0 +1,91 @@
+package fatimage
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+)
+
+// Every shell script the provisioner runs on the VM is assembled from the
+// embedded files in scripts/ (checked by `make shellcheck`): the lines
+// setting the run's and the step's inputs as shell variables, prelude.sh,
+// the step's bodies (mostly function definitions) and calls of those
+// functions with quoted arguments. Values reach the scripts only as
+// quoted words, never spliced into shell code.
+
+//go:embed scripts/*.sh
+var scriptFiles embed.FS
+
+// scriptBody is the embedded scripts/<name>.sh.
+func scriptBody(name string) string {
+	b, err := scriptFiles.ReadFile("scripts/" + name + ".sh")
+	if err != nil {
+		panic("fatimage: no embedded script " + name) // a typo caught by every test
+	}
+	return string(b)
+}
+
+// vmScript is one script to run on the VM.
+type vmScript struct {
+	bodies []string // scripts/<name>.sh, in order
+	vars   []string // NAME='value' lines
+	calls  strings.Builder
+}
+
+func newScript(bodies ...string) *vmScript { return &vmScript{bodies: bodies} }
+
+// set defines the shell variable name (upper case: shellcheck takes such
+// names as the environment's) as value.
+func (s *vmScript) set(name, value string) *vmScript {
+	s.vars = append(s.vars, name+"="+shQuote(value))
+	return s
+}
+
+// setList defines name as the values, one a line.
+func (s *vmScript) setList(name string, values []string) *vmScript {
+	return s.set(name, strings.Join(values, "\n"))
+}
+
+// call appends a call of a body's function with quoted arguments.
+func (s *vmScript) call(fn string, args ...string) *vmScript {
+	s.calls.WriteString(fn)
+	for _, a := range args {
+		s.calls.WriteString(" " + shQuote(a))
+	}
+	s.calls.WriteString("\n")
+	return s
+}
+
+// render is the whole script for a run with this work dir and login user.
+func (s *vmScript) render(workDir, loginUser string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "FATIMAGE_WORKDIR=%s\nFATIMAGE_LOGIN_USER=%s\n", shQuote(workDir), shQuote(loginUser))
+	for _, v := range s.vars {
+		b.WriteString(v + "\n")
+	}
+	b.WriteString(scriptBody("prelude"))
+	for _, n := range s.bodies {
+		b.WriteString(scriptBody(n))
+	}
+	b.WriteString(s.calls.String())
+	return b.String()
+}
+
+// shQuote quotes s for POSIX sh.
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// b01 is 1 for true, 0 for false, as repo files and the scripts take it.
+func b01(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// flag01 is b01 as a script argument.
+func flag01(v bool) string { return fmt.Sprint(b01(v)) }
+
+// empty reports whether the script calls nothing.
+func (s *vmScript) empty() bool { return s.calls.Len() == 0 }

@@ -1,0 +1,19 @@
+# shellcheck shell=sh
+# Files and directories copied into the image.
+
+# place_file TMP DST OWNER GROUP MODE installs an uploaded file.
+place_file() {
+  install -D -o "$3" -g "$4" -m "$5" "$1" "$2"
+  rm -f "$1"
+  echo "placed $2"
+}
+
+# place_dir TMP DST OWNER GROUP unpacks an uploaded directory tarball at
+# DST; the modes come from the tarball.
+place_dir() {
+  install -d -m 0755 "$2"
+  tar -xf "$1" -C "$2" --no-same-owner
+  chown -R -h "$3:$4" "$2"
+  rm -f "$1"
+  echo "placed $2/"
+}

@@ -1,0 +1,57 @@
+# shellcheck shell=sh
+# Installing the provisioner's .repo files and disabling every other
+# repository.
+umask 077
+
+# other_sections_awk prints the sections of a .repo file not named in
+# keep (space-separated), without blank lines so that merging twice gives
+# the same file; with off=1 each is forced to enabled=0.
+# shellcheck disable=SC2016 # awk programs: $0 is awk's, not the shell's
+other_sections_awk='BEGIN { n = split(keep, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1; in_s = 0 }
+/^[[:space:]]*\[/ { s = $0; gsub(/^[[:space:]]*\[|\][[:space:]]*$/, "", s); in_s = !(s in k); if (in_s) { print ""; print; if (off) print "enabled=0" }; next }
+!in_s || /^[[:space:]]*$/ { next }
+off && /^[[:space:]]*enabled[[:space:]]*=/ { next }
+{ print }'
+
+# disable_all_awk rewrites a .repo file so every section has enabled=0
+# (dnf treats a missing enabled as 1).
+disable_all_awk='/^[[:space:]]*\[/ { print; print "enabled=0"; next } /^[[:space:]]*enabled[[:space:]]*=/ { next } { print }'
+
+# install_repo_file SRC DST SECTIONS OFF installs the uploaded SRC as DST
+# (0600 root:root) only when it changed. Sections of an existing DST that
+# are not ours (SECTIONS, space-separated; e.g. baseos-source) are kept
+# after ours, disabled when OFF is 1.
+install_repo_file() {
+  src=$1 dst=$2 sections=$3 off=$4
+  if [ -f "$dst" ]; then awk -v keep="$sections" -v off="$off" "$other_sections_awk" "$dst" >> "$src"; fi
+  if cmp -s "$src" "$dst"; then
+    echo "unchanged $dst"
+  else
+    install -o root -g root -m 0600 "$src" "$dst"
+    echo "wrote $dst"
+  fi
+  chmod 0600 "$dst"
+  rm -f "$src"
+}
+
+# disable_other_repos KEEP... disables every section of every .repo file
+# in /etc/yum.repos.d but the files named KEEP. The file is rewritten
+# through a temporary file in the work dir and `cat >`, so no backup or
+# temporary file is left in /etc/yum.repos.d and the file keeps its mode.
+disable_other_repos() {
+  tmpf=$FATIMAGE_WORKDIR/repo.tmp
+  for f in /etc/yum.repos.d/*.repo; do
+    [ -e "$f" ] || continue
+    keep=0
+    for k in "$@"; do
+      if [ "${f##*/}" = "$k" ]; then keep=1; fi
+    done
+    if [ "$keep" = 1 ]; then continue; fi
+    awk "$disable_all_awk" "$f" > "$tmpf"
+    if ! cmp -s "$tmpf" "$f"; then
+      cat "$tmpf" > "$f"
+      echo "disabled repositories in $f"
+    fi
+  done
+  rm -f "$tmpf"
+}

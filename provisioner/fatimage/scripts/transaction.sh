@@ -1,0 +1,102 @@
+# shellcheck shell=sh
+# The build's package work in as few dnf processes as dnf allows: module
+# streams (dnf module enable: one process, only when streams are asked
+# for), then the update, the installs and the removals as ONE transaction
+# (one dnf shell process). The first of them loads the repositories'
+# metadata: wrong credentials or a missing snapshot fail there, before any
+# package changes. Inputs, one a line: DNF_ENABLE (repositories enabled),
+# TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
+# their installed version), TX_INSTALL, TX_REMOVE; TX_UPDATE and
+# TX_WEAK_DEPS are true or false.
+
+# enable_modules STREAM...
+enable_modules() {
+  fatimage_dnf module enable "$@"
+}
+
+# run_transaction writes the dnf shell script and runs it. dnf shell logs a
+# failed command and goes on (exit status 0), so its output is kept and
+# any "Error:" line fails the step; the build is then discarded, so what
+# the rest of the script did never reaches an image.
+run_transaction() {
+  tx=$FATIMAGE_WORKDIR/transaction.dnf
+  log=$FATIMAGE_WORKDIR/transaction.log
+  rcf=$FATIMAGE_WORKDIR/transaction.rc
+  # update_exclude keeps installed packages at their version: dnf
+  # excludes them from the whole transaction; one not installed yet is
+  # installed as the snapshot has it, one installed is not installed again
+  set -- "--setopt=install_weak_deps=$TX_WEAK_DEPS"
+  keep=
+  while IFS= read -r p; do
+    if [ -n "$p" ] && [ "$TX_UPDATE" = true ] && [ -n "$(rpm -qa "$p")" ]; then
+      set -- "$@" "--exclude=$p"
+      keep="$keep $p "
+    fi
+  done <<FATIMAGE_EOF
+$TX_UPDATE_EXCLUDE
+FATIMAGE_EOF
+  while IFS= read -r p; do
+    if [ -n "$p" ]; then set -- "$@" "--exclude=$p"; fi
+  done <<FATIMAGE_EOF
+$TX_EXCLUDE
+FATIMAGE_EOF
+  install=
+  while IFS= read -r p; do
+    case $keep in *" $p "*) continue ;; esac
+    if [ -n "$p" ]; then install="$install $p"; fi
+  done <<FATIMAGE_EOF
+$TX_INSTALL
+FATIMAGE_EOF
+  rm_list=
+  while IFS= read -r p; do
+    if [ -n "$p" ] && rpm -q "$p" >/dev/null 2>&1; then rm_list="$rm_list $p"; fi
+  done <<FATIMAGE_EOF
+$TX_REMOVE
+FATIMAGE_EOF
+  : > "$tx"
+  if [ "$TX_UPDATE" = true ]; then echo upgrade >> "$tx"; fi
+  if [ -n "$install" ]; then echo "install$install" >> "$tx"; fi
+  if [ -n "$rm_list" ]; then echo "remove$rm_list" >> "$tx"; fi
+  echo run >> "$tx"
+  echo 'dnf transaction:'
+  sed 's/^/  /' "$tx"
+  rm -f "$rcf"
+  { fatimage_dnf "$@" shell "$tx" || echo "$?" > "$rcf"; } 2>&1 | tee "$log"
+  if [ -s "$rcf" ]; then exit "$(cat "$rcf")"; fi
+  if grep -q '^Error' "$log"; then
+    echo 'dnf shell reported an error: the transaction failed' >&2
+    exit 1
+  fi
+}
+
+# reboot_check prints REBOOT-PENDING: REASON when the transaction changed
+# what only a reboot brings into use, without asking dnf (a process more):
+# a core package (dnf needs-restarting's list, and the names in its
+# configuration directory) installed after the boot, or a newest kernel
+# that is not the running one. The boot time is /proc/1's, as
+# needs-restarting takes it.
+reboot_check() {
+  boot=$(stat -c %Y /proc/1)
+  set -- kernel kernel-core kernel-rt glibc linux-firmware systemd dbus dbus-broker dbus-daemon
+  for f in /etc/dnf/plugins/needs-restarting.d/*.conf; do
+    if [ -f "$f" ]; then
+      # shellcheck disable=SC2046 # one package name a word
+      set -- "$@" $(grep -v '^[[:space:]]*#' "$f")
+    fi
+  done
+  rpm -q --qf '%{NAME} %{INSTALLTIME}\n' "$@" 2>/dev/null | while read -r name t; do
+    case $t in
+      '' | *[!0-9]*) ;;
+      *) if [ "$t" -gt "$boot" ]; then echo "REBOOT-PENDING: $name installed after the boot"; fi ;;
+    esac
+  done | sort -u
+  # the kernel check needs a running kernel rpm knows (not so in a
+  # container, or the lab's VMs): else the install times above decide
+  running=$(uname -r)
+  if rpm -q "kernel-core-$running" >/dev/null 2>&1; then
+    newest=$(rpm -q --last kernel-core | head -n1 | cut -d' ' -f1)
+    if [ "$newest" != "kernel-core-$running" ]; then
+      echo "REBOOT-PENDING: newest kernel ${newest#kernel-core-} is not the running $running"
+    fi
+  fi
+}

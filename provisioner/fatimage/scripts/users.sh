@@ -1,0 +1,48 @@
+# shellcheck shell=sh
+# Groups and users with fixed ids; existing ones are checked and left
+# alone.
+
+# ensure_group NAME GID SYSTEM: GID 0 lets groupadd choose; SYSTEM 1
+# makes a system group.
+ensure_group() {
+  name=$1 gid=$2 system=$3
+  set --
+  if [ "$system" = 1 ]; then set -- -r; fi
+  if [ "$gid" != 0 ]; then
+    if getent group "$name" >/dev/null; then
+      if [ "$(getent group "$name" | cut -d: -f3)" != "$gid" ]; then
+        fatimage_cause "group $name exists with gid $(getent group "$name" | cut -d: -f3), want $gid"
+        exit 1
+      fi
+    else
+      fatimage_run groupadd "$@" -g "$gid" "$name"
+      echo "created group $name"
+    fi
+  elif ! getent group "$name" >/dev/null; then
+    fatimage_run groupadd "$@" "$name"
+    echo "created group $name"
+  fi
+}
+
+# ensure_user NAME UID GROUP HOME SHELL SYSTEM CREATE_HOME: empty GROUP,
+# HOME and SHELL take useradd's defaults (a group of the user's name).
+ensure_user() {
+  name=$1 uid=$2 group=$3 home=$4 shell=$5 system=$6 create_home=$7
+  if getent passwd "$name" >/dev/null; then
+    if [ "$(id -u "$name")" != "$uid" ]; then
+      fatimage_cause "user $name exists with uid $(id -u "$name"), want $uid"
+      exit 1
+    fi
+    echo "user $name exists"
+    return 0
+  fi
+  set -- -u "$uid"
+  if [ -n "$group" ]; then set -- "$@" -g "$group"; fi
+  if [ -n "$home" ]; then set -- "$@" -d "$home"; fi
+  if [ -n "$shell" ]; then set -- "$@" -s "$shell"; fi
+  if [ "$system" = 1 ]; then set -- "$@" -r; fi
+  if [ "$create_home" = 1 ]; then set -- "$@" -m; else set -- "$@" -M; fi
+  if [ -z "$group" ]; then set -- "$@" -U; fi
+  fatimage_run useradd "$@" "$name"
+  echo "created user $name"
+}

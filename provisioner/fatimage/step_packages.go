@@ -1,0 +1,160 @@
+package fatimage
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// packagePlan is the package transaction of a run.
+type packagePlan struct {
+	Modules     []string // module streams enabled first
+	Update      bool     // update every installed package
+	Install     []string // packages installed in one transaction
+	Remove      []string // packages removed when installed
+	Exclude     []string // packages excluded from the install
+	KeepAsIs    []string // installed packages the update leaves alone
+	EnableRepos []string // repositories enabled for the transaction
+	WeakDeps    bool     // dnf install_weak_deps
+}
+
+// packagePlan merges the groups' sets with the explicit options.
+func (c *Config) packagePlan() packagePlan {
+	p := packagePlan{
+		Modules:     appendUnique(slices.Clone(c.groupSets().Modules), c.ModuleStreams...),
+		Update:      c.Update != nil && *c.Update,
+		Install:     appendUnique(slices.Clone(c.groupSets().Packages), c.Packages...),
+		Remove:      appendUnique(slices.Clone(c.groupSets().Remove), c.RemovePackages...),
+		Exclude:     c.Exclude,
+		KeepAsIs:    c.UpdateExclude,
+		EnableRepos: slices.Clone(c.EnableRepos),
+		WeakDeps:    c.InstallWeakDeps,
+	}
+	// a group's repos (grafana) are enabled for the install only when
+	// configured: dnf fails on an unknown --enablerepo
+	for _, r := range c.groupSets().EnableRepos {
+		for _, cr := range c.repos {
+			if cr.RepoName == r {
+				p.EnableRepos = appendUnique(p.EnableRepos, r)
+			}
+		}
+	}
+	return p
+}
+
+func (p packagePlan) empty() bool {
+	return !p.Update && len(p.Modules)+len(p.Install)+len(p.Remove) == 0
+}
+
+// runningKernelPatterns are the packages whose install builds or loads
+// code for the running kernel (DKMS and kmod builds, the kernel-devel
+// they compile against, OFED/DOCA/CUDA drivers): they must not be
+// installed before the VM runs the kernel the image boots.
+var runningKernelPatterns = []string{
+	"kernel-devel*", "kernel-headers", "dkms", "*-dkms", "kmod-*", "akmod*",
+	"cuda*", "nvidia-driver*", "mlnx-ofed*", "mlnx-ofa_kernel*", "ofed*", "doca-*",
+}
+
+// needsRunningKernel reports whether p installs a package of
+// runningKernelPatterns (a module stream's name counts too).
+func (p packagePlan) needsRunningKernel() bool {
+	for _, n := range append(slices.Clone(p.Install), p.Modules...) {
+		name, _, _ := strings.Cut(n, ":")
+		for _, pat := range runningKernelPatterns {
+			if ok, _ := path.Match(pat, name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// split is the plan as done when its packages need the running kernel:
+// the update alone first, then (after the reboot that brings the new
+// kernel up) the rest.
+func (p packagePlan) split() (update, rest packagePlan) {
+	update = packagePlan{Update: p.Update, KeepAsIs: p.KeepAsIs, EnableRepos: p.EnableRepos, WeakDeps: p.WeakDeps}
+	rest = p
+	rest.Update = false
+	return update, rest
+}
+
+// script enables the module streams, runs the one transaction and checks
+// whether it left a reboot pending.
+func (p packagePlan) script() *vmScript {
+	sc := newScript("transaction").setList("DNF_ENABLE", p.EnableRepos)
+	if len(p.Modules) > 0 {
+		sc.call("enable_modules", p.Modules...)
+	}
+	if p.Update || len(p.Install)+len(p.Remove) > 0 {
+		sc.set("TX_UPDATE", fmt.Sprint(p.Update)).set("TX_WEAK_DEPS", fmt.Sprint(p.WeakDeps)).
+			setList("TX_UPDATE_EXCLUDE", p.KeepAsIs).setList("TX_EXCLUDE", p.Exclude).
+			setList("TX_INSTALL", p.Install).setList("TX_REMOVE", p.Remove).
+			call("run_transaction")
+	}
+	return sc.call("reboot_check")
+}
+
+// headline says what a transaction does.
+func (p packagePlan) headline() string {
+	what := fmt.Sprintf("%d to install, %d to remove", len(p.Install), len(p.Remove))
+	if p.Update {
+		what = "update, " + what
+	}
+	if len(p.Modules) > 0 {
+		what = fmt.Sprintf("%d module streams, %s", len(p.Modules), what)
+	}
+	return what + " in one transaction"
+}
+
+// runPlan runs a transaction and records the reboot it leaves pending.
+func (s *state) runPlan(ctx context.Context, p packagePlan) error {
+	s.say("packages: " + p.headline())
+	out, err := s.runScript(ctx, p.script())
+	for _, l := range strings.Split(out, "\n") {
+		if r, ok := strings.CutPrefix(strings.TrimSpace(l), "REBOOT-PENDING: "); ok {
+			s.pending = appendUnique(s.pending, r)
+		}
+	}
+	return err
+}
+
+// kernelPackagesLater reports whether the packages wait for the running
+// kernel (the packages step after the reboot).
+func kernelPackagesLater(s *state) bool {
+	p := s.cfg.packagePlan()
+	return p.Update && p.needsRunningKernel()
+}
+
+// stepTransaction updates, installs and removes in one transaction, or
+// only updates when the packages need the running kernel.
+func stepTransaction(ctx context.Context, s *state) error {
+	p := s.cfg.packagePlan()
+	if kernelPackagesLater(s) {
+		p, _ = p.split()
+	}
+	return s.runPlan(ctx, p)
+}
+
+// stepKernelPackages installs the packages that need the running kernel,
+// after the reboot the table forces before it.
+func stepKernelPackages(ctx context.Context, s *state) error {
+	_, rest := s.cfg.packagePlan().split()
+	return s.runPlan(ctx, rest)
+}
+
+func appendUnique(l []string, add ...string) []string {
+	seen := map[string]bool{}
+	for _, s := range l {
+		seen[s] = true
+	}
+	for _, s := range add {
+		if !seen[s] {
+			seen[s] = true
+			l = append(l, s)
+		}
+	}
+	return l
+}

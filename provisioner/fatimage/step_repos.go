@@ -1,0 +1,93 @@
+package fatimage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// stepRepos writes the GPG keys and the repositories, disables every
+// other repository (replace_repos) and loads the new ones' metadata.
+func stepRepos(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("repositories")
+	if msg := sitePulpSummary(c.repos); msg != "" {
+		s.ui.Say(msg)
+	}
+	for _, r := range c.repos {
+		if r.Warning != "" {
+			s.say(fmt.Sprintf("WARNING: repository %s: %s", r.Name, r.Warning))
+		}
+	}
+	var files []staged
+	for i, k := range c.GPGKeys {
+		if k.Key != "" {
+			files = append(files, staged{keyFile(i), []byte(k.Key)})
+		}
+	}
+	repoFiles := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
+	for _, f := range repoFiles {
+		files = append(files, staged{f.Name, []byte(f.Content)})
+	}
+	sc := newScript("repofiles", "repos")
+	if err := s.stage(sc, files...); err != nil {
+		return err
+	}
+	if len(c.repos) > 0 && *c.ImportOSKey {
+		sc.call("import_os_key")
+	}
+	for i, k := range c.GPGKeys {
+		if k.Key != "" {
+			sc.call("install_key", s.inWorkDir(keyFile(i)), k.Path)
+		}
+		sc.call("import_key", k.Path)
+	}
+	installRepoFiles(sc, repoFiles, s.workDir, *c.ReplaceRepos)
+	if *c.ReplaceRepos && len(repoFiles) > 0 {
+		sc.call("disable_other_repos", repoFileNames(repoFiles)...)
+	}
+	// No metadata load here (a dnf process more): the package
+	// transaction's first dnf command loads it before any package work, so
+	// wrong credentials or a missing snapshot still fail the build early,
+	// with an error naming repo_username and repo_password.
+	if sc.empty() {
+		return nil
+	}
+	_, err := s.runScript(ctx, sc)
+	return err
+}
+
+func keyFile(i int) string { return fmt.Sprintf("key-%d", i) }
+
+// enabledRepoIDs are the sections of repos enabled for the build.
+func enabledRepoIDs(repos []Repo) []string {
+	var ids []string
+	for _, r := range repos {
+		if r.Enabled == nil || *r.Enabled {
+			ids = append(ids, r.RepoName)
+		}
+	}
+	return ids
+}
+
+// sitePulpSummary reports what the data source's site_pulp did, since
+// Packer shows data sources' progress only in its log.
+func sitePulpSummary(repos []Repo) string {
+	var created, reused []string
+	for _, r := range repos {
+		switch r.SitePulp {
+		case "created":
+			created = append(created, r.Name)
+		case "reused":
+			reused = append(reused, r.Name)
+		}
+	}
+	if len(created)+len(reused) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("fatimage: site Pulp: %d snapshots synced now, %d already served", len(created), len(reused))
+	if len(created) > 0 {
+		msg += " (synced: " + strings.Join(created, ", ") + ")"
+	}
+	return msg
+}

@@ -1,0 +1,89 @@
+package fatimage
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+)
+
+// scriptComm is a communicator that runs nothing: it answers the plain
+// commands, records the step of each script (from its name NN-<step>.sh)
+// and prints a dnf trace line for the scripts that run dnf.
+type scriptComm struct {
+	packersdk.Communicator
+	mu    sync.Mutex
+	steps []string
+}
+
+var reInlineScript = regexp.MustCompile(`^umask 077 && printf %s (\S+) \| base64 -d > '([^']+)'`)
+
+func (c *scriptComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
+	out, errOut := "", ""
+	switch m := reInlineScript.FindStringSubmatch(cmd.Command); {
+	case cmd.Command == "id -un":
+		out = "rocky\n"
+	case m != nil:
+		script, _ := base64.StdEncoding.DecodeString(m[1])
+		step := strings.TrimSuffix(path.Base(m[2])[3:], ".sh")
+		c.mu.Lock()
+		c.steps = append(c.steps, step)
+		c.mu.Unlock()
+		if bytes.Contains(script, []byte("\nrun_transaction\n")) {
+			errOut = "+fatimage: dnf -y shell /w/transaction.dnf\n"
+		}
+		if step == "facts" {
+			out = "os=Rocky Linux 9.6\npackage_count=2\n--packages--\na-1\nb-2\n"
+		}
+	}
+	go func() {
+		_, _ = io.WriteString(cmd.Stdout, out) // a buffer: cannot fail
+		_, _ = io.WriteString(cmd.Stderr, errOut)
+		cmd.SetExited(0)
+	}()
+	return nil
+}
+
+func (c *scriptComm) Upload(string, io.Reader, *os.FileInfo) error { return nil }
+
+// Provision runs the table's steps that apply, in order, and every run
+// starts from a fresh state: the second run on the same Provisioner
+// counts only its own dnf commands.
+func TestProvisionRunsTheStepTable(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"reboot": "never", "selinux": "unchanged", "packages": []string{"htop"}}); err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 2; run++ {
+		comm := &scriptComm{}
+		var out bytes.Buffer
+		ui := &packersdk.BasicUi{Writer: &out, ErrorWriter: &out}
+		if err := p.Provision(context.Background(), ui, comm, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := "login-home packages cleanup disable-repos facts image-json final"
+		if got := strings.Join(comm.steps, " "); got != want {
+			t.Errorf("run %d: scripts %q, want %q", run, got, want)
+		}
+		if !strings.Contains(out.String(), "fatimage: done: 1 dnf command(s), 0 reboot(s)") {
+			t.Errorf("run %d output:\n%s", run, out.String())
+		}
+	}
+	// every step of the table has its name once
+	seen := map[string]bool{}
+	for _, st := range steps {
+		if st.name == "" || seen[st.name] || st.run == nil {
+			t.Errorf("step %q: empty, duplicate or without run", st.name)
+		}
+		seen[st.name] = true
+	}
+}

@@ -1,0 +1,78 @@
+package fatimage
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// validateBinaries checks the configured entries for duplicates, then
+// the merged list, naming configured entries by their index.
+func validateBinaries(conf, bins []Binary, baseURL string) []error {
+	var errs problems
+	add := errs.add
+	idx := map[string]int{}
+	for i, b := range conf {
+		if _, dup := idx[b.Name]; dup {
+			add("binaries[%d]: duplicate binary %q", i, b.Name)
+		}
+		idx[b.Name] = i
+	}
+	for _, b := range bins {
+		i, ok := idx[b.Name]
+		if !ok {
+			i = -1 // a built-in: named by "(name)" alone
+		}
+		if b.Name == "" {
+			add("binaries[%d]: name is required", i)
+			continue
+		}
+		if !reName.MatchString(b.Name) {
+			add("binaries[%d]: name %q is not valid", i, b.Name)
+		}
+		if b.Version == "" || strings.HasPrefix(b.Version, "v") || strings.ContainsAny(b.Version, "/ ") {
+			add("binaries[%d] (%s): version %q must be like 1.2.3 (no leading v)", i, b.Name, b.Version)
+		}
+		if b.SHA256 == "" {
+			add("binaries[%d] (%s): sha256 is required (version %s is not a built-in one)", i, b.Name, b.Version)
+		} else if h, err := hex.DecodeString(b.SHA256); err != nil || len(h) != sha256.Size {
+			add("binaries[%d] (%s): sha256 must be 64 hex digits", i, b.Name)
+		}
+		for _, f := range b.Files {
+			if !reName.MatchString(f) {
+				add("binaries[%d] (%s): file %q is not a plain executable name", i, b.Name, f)
+			}
+		}
+		if !path.IsAbs(b.Destination) || path.Clean(b.Destination) != b.Destination {
+			add("binaries[%d] (%s): destination %q must be an absolute, clean directory", i, b.Name, b.Destination)
+		}
+		if !reMode.MatchString(b.Mode) {
+			add("binaries[%d] (%s): mode %q must be octal like 0755", i, b.Name, b.Mode)
+		}
+		u, err := b.downloadURL(baseURL)
+		if err != nil {
+			add("binaries[%d] (%s): url: %v", i, b.Name, err)
+		} else if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			add("binaries[%d] (%s): url %q must be an http(s) URL", i, b.Name, u)
+		}
+	}
+	return errs
+}
+
+// validateBinaries checks the release options and the merged binaries.
+func (c *Config) validateBinaries() []error {
+	var errs problems
+	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
+	} else {
+		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
+	}
+	switch c.BinarySource {
+	case "vm", "host":
+	default:
+		errs.add("binary_source: %q is not one of vm, host", c.BinarySource)
+	}
+	return errs
+}

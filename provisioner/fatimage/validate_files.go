@@ -1,0 +1,34 @@
+package fatimage
+
+import (
+	"os"
+	"path"
+	"regexp"
+)
+
+var (
+	reMode  = regexp.MustCompile(`^0?[0-7]{3,4}$`)
+	reOwner = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`) // user or user:group
+)
+
+// validateFiles checks the files entries.
+func (c *Config) validateFiles() []error {
+	var errs problems
+	for i, f := range c.Files {
+		if f.Source == "" {
+			errs.add("files[%d]: source is required", i)
+		} else if _, err := os.Stat(f.Source); err != nil {
+			errs.add("files[%d]: source: %v", i, err)
+		}
+		if !path.IsAbs(f.Destination) {
+			errs.add("files[%d]: destination %q must be absolute", i, f.Destination)
+		}
+		if f.Mode != "" && !reMode.MatchString(f.Mode) {
+			errs.add("files[%d]: mode %q must be octal like 0644", i, f.Mode)
+		}
+		if f.Owner != "" && !reOwner.MatchString(f.Owner) {
+			errs.add("files[%d]: owner %q must be user or user:group", i, f.Owner)
+		}
+	}
+	return errs
+}

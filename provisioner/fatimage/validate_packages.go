@@ -1,0 +1,47 @@
+package fatimage
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	rePkg = regexp.MustCompile(`^@?[A-Za-z0-9_.+:*-][A-Za-z0-9_.+:*/ -]*$`)
+	// name:stream, optionally /profile
+	reModuleStream = regexp.MustCompile(`^[A-Za-z0-9_.+-]+(:[A-Za-z0-9_.+-]+)?(/[A-Za-z0-9_.+-]+)?$`)
+	// grafana-cli plugin ids and versions
+	reGrafanaPlugin = regexp.MustCompile(`^[a-z0-9][a-z0-9-]* [0-9][0-9A-Za-z.+-]*$`)
+)
+
+// validatePackages checks package names, module streams, Grafana
+// plugins and services.
+func (c *Config) validatePackages() []error {
+	var errs problems
+	checkPkgs := func(field string, l []string) {
+		for i, p := range l {
+			if !rePkg.MatchString(p) || strings.HasPrefix(p, "-") {
+				errs.add("%s[%d]: %q is not a valid package name or spec", field, i, p)
+			}
+		}
+	}
+	checkPkgs("packages", c.Packages)
+	checkPkgs("remove_packages", c.RemovePackages)
+	checkPkgs("exclude", c.Exclude)
+	for i, m := range c.ModuleStreams {
+		if !reModuleStream.MatchString(m) {
+			errs.add("module_streams[%d]: %q must be name:stream", i, m)
+		}
+	}
+	checkPkgs("update_exclude", c.UpdateExclude)
+	for i, gp := range c.GrafanaPlugins {
+		if !reGrafanaPlugin.MatchString(gp) {
+			errs.add("grafana_plugins[%d]: %q must be \"<plugin id> <version>\"", i, gp)
+		}
+	}
+	for i, s := range c.DisableServices {
+		if !reSection.MatchString(s) {
+			errs.add("disable_services[%d]: %q is not a valid unit name", i, s)
+		}
+	}
+	return errs
+}

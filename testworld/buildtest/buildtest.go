@@ -1,0 +1,151 @@
+// Package buildtest holds what the test suites that run packer builds on
+// the lab (testworld/e2e, testworld/faults) share: the common fat-build
+// template, finding and checking the images a build made, and the audit of
+// files and output for the lab's secrets.
+package buildtest
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+)
+
+// FatCommon is the fat builds' shared template: the fatimage-ark data
+// source, the builder on the lab and the provisioner's settings that every
+// fat build uses; a test adds its own scenario file next to it.
+//
+//go:embed fat-common.pkr.hcl
+var FatCommon []byte
+
+// FatCommonName is the name tests lay FatCommon out under.
+const FatCommonName = "fat-common.pkr.hcl"
+
+// SitePulp is the site Pulp build (testworld/e2e and testworld/faults run
+// it): the VM cannot reach Ark, the data source syncs into the site Pulp.
+//
+//go:embed site-pulp.pkr.hcl
+var SitePulp []byte
+
+// SitePulpName is the name tests lay SitePulp out under.
+const SitePulpName = "site-pulp.pkr.hcl"
+
+// shared are the embedded templates Layout lays out by name.
+var shared = map[string][]byte{FatCommonName: FatCommon, SitePulpName: SitePulp}
+
+// ImageClient is an image (Glance) client authenticated as the lab's user.
+func ImageClient(t testing.TB, l *lab.Lab) *gophercloud.ServiceClient {
+	t.Helper()
+	provider, err := labtest.Provider(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openstack.NewImageV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ListImages lists the images named name.
+func ListImages(t testing.TB, l *lab.Lab, name string) []images.Image {
+	t.Helper()
+	pages, err := images.List(ImageClient(t, l), images.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := images.ExtractImages(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// FindImage returns the one active image named name and deletes it when
+// the test ends.
+func FindImage(t testing.TB, l *lab.Lab, name string) images.Image {
+	t.Helper()
+	list := ListImages(t, l, name)
+	if len(list) != 1 || list[0].Status != images.ImageStatusActive {
+		t.Fatalf("want one active image named %s, got %+v", name, list)
+	}
+	t.Cleanup(func() { images.Delete(context.Background(), ImageClient(t, l), list[0].ID) })
+	return list[0]
+}
+
+// RequireNoImage checks a failed build left no image named name.
+func RequireNoImage(t testing.TB, l *lab.Lab, name string) {
+	t.Helper()
+	if list := ListImages(t, l, name); len(list) != 0 {
+		t.Fatalf("image %s left behind: %+v", name, list)
+	}
+}
+
+// ImageFiles is the directory holding what an image adds to the lab's
+// shared lower layer, i.e. everything the build put in it.
+func ImageFiles(t testing.TB, l *lab.Lab, id string) string {
+	t.Helper()
+	disk, ok := l.Cloud.ImageDisk(id)
+	if !ok {
+		t.Fatalf("image %s has no disk", id)
+	}
+	return filepath.Join(disk, "upper")
+}
+
+// Secrets are the lab's credentials that no log, output, manifest or image
+// may carry, by name.
+func Secrets(l *lab.Lab) map[string][]byte {
+	return map[string][]byte{
+		"Ark password":                  []byte(l.ArkPassword),
+		"OpenStack password":            []byte(l.CloudPassword),
+		"application credential secret": []byte(l.AppCredentialSecret),
+	}
+}
+
+// RequireNoSecrets checks data (named what) carries no lab secret.
+func RequireNoSecrets(t testing.TB, l *lab.Lab, what string, data []byte) {
+	t.Helper()
+	for name, s := range Secrets(l) {
+		if len(s) > 0 && bytes.Contains(data, s) {
+			t.Errorf("%s carries the %s", what, name)
+		}
+	}
+}
+
+// RequireNoSecretsInTree scans every regular file under root for the lab's
+// secrets and returns how many files it read. Reading fewer than minFiles
+// fails the test: the scan then missed the tree it was meant to audit.
+func RequireNoSecretsInTree(t testing.TB, l *lab.Lab, root string, minFiles int) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		RequireNoSecrets(t, l, "image file "+strings.TrimPrefix(p, root), data)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scanning %s: %v", root, err)
+	}
+	if n < minFiles {
+		t.Fatalf("scanned only %d files under %s, want at least %d: the scan missed the image's tree", n, root, minFiles)
+	}
+	return n
+}

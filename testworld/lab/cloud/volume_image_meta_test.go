@@ -1,0 +1,73 @@
+package cloud
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+)
+
+// os-set_image_metadata merges into volume_image_metadata, answers with
+// the result, refuses what Cinder refuses, and an upload carries it into
+// the image.
+func TestVolumeSetImageMetadata(t *testing.T) {
+	l := newLab(t, nil)
+	cl := l.clients()
+	ctx := context.Background()
+	vol, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 10, Name: "v", ImageID: l.imageID}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitVolume(t, cl.volume, vol.ID, "available")
+	var got struct {
+		Metadata map[string]string `json:"metadata"`
+	}
+	res := volumes.SetImageMetadata(ctx, cl.volume, vol.ID, volumes.ImageMetadataOpts{Metadata: map[string]string{"image_type": "image", "site": "lab"}})
+	if err := res.ExtractInto(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Metadata["image_type"] != "image" || got.Metadata["site"] != "lab" || got.Metadata["os_distro"] != "rocky" {
+		t.Errorf("answer %v, want the merged image metadata", got.Metadata)
+	}
+	v, _ := volumes.Get(ctx, cl.volume, vol.ID).Extract()
+	if v.VolumeImageMetadata["site"] != "lab" {
+		t.Errorf("volume_image_metadata %v", v.VolumeImageMetadata)
+	}
+	for name, body := range map[string]map[string]string{
+		"long value": {"k": strings.Repeat("x", 256)},
+		"empty key":  {"": "v"},
+	} {
+		err := volumes.SetImageMetadata(ctx, cl.volume, vol.ID, volumes.ImageMetadataOpts{Metadata: body}).ExtractErr()
+		if !gophercloud.ResponseCodeIs(err, 400) {
+			t.Errorf("%s: %v, want 400", name, err)
+		}
+	}
+	if err := volumes.SetImageMetadata(ctx, cl.volume, vol.ID, rawOpts{}).ExtractErr(); !gophercloud.ResponseCodeIs(err, 400) {
+		t.Errorf("no metadata object: %v, want 400", err)
+	}
+	up, err := volumes.UploadImage(ctx, cl.volume, vol.ID, volumes.UploadImageOpts{ImageName: "from-vol", DiskFormat: "raw"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := volumes.SetImageMetadata(ctx, cl.volume, vol.ID, volumes.ImageMetadataOpts{Metadata: map[string]string{"late": "x"}}).ExtractErr(); !gophercloud.ResponseCodeIs(err, 400) {
+		t.Errorf("while uploading: %v, want 400", err)
+	}
+	waitImage(t, cl.image, up.ImageID, "active")
+	img, err := images.Get(ctx, cl.image, up.ImageID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Properties["image_type"] != "image" || img.Properties["site"] != "lab" {
+		t.Errorf("uploaded image properties %v", img.Properties)
+	}
+}
+
+// rawOpts sends {"os-set_image_metadata": {}}.
+type rawOpts struct{}
+
+func (rawOpts) ToImageMetadataMap() (map[string]any, error) {
+	return map[string]any{"os-set_image_metadata": map[string]any{}}, nil
+}

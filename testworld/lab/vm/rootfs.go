@@ -1,0 +1,128 @@
+package vm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RootFSPackages are the Debian packages of the VM userland, the lower
+// layer of every VM's disk. Nothing of the host shows through: a VM has
+// what is listed here (and what they depend on) plus what the lab image and
+// the build put on its disk. Each has a reason:
+var RootFSPackages = []string{
+	"systemd", "systemd-sysv", "dbus", // PID 1, journald, tmpfiles, sysctl --system, hostnamectl
+	"openssh-server", // sshd, started by systemd after cloud-init
+	"cloud-init",     // the OpenStack/ConfigDrive data sources, key injection, user_data
+	"rpm", "dnf",     // the image's package manager (its own rpm database)
+	"python3-dnf", "dnf-plugins-core", // dnf's Python API and config-manager
+	"python3", "python3-venv", "python3-pip", // ansible-init, pip installs into venvs
+	"sudo",                    // the login user's passwordless sudo
+	"curl", "ca-certificates", // binary downloads
+	"gnupg",                              // repository key handling
+	"podman", "uidmap", "fuse-overlayfs", // container image pulls
+	"git",                              // git checkouts over HTTP
+	"tar", "gzip", "xz-utils", "unzip", // unpacking release archives
+	"iproute2", "netbase", "procps", "less", // ip, /etc/services, ps/sysctl, pagers
+	"libnss-myhostname", // the hostname resolves (sudo, as on Rocky)
+}
+
+// rootfsSuite and rootfsMirrors are the Debian release the VM userland is
+// built from.
+const rootfsSuite = "bookworm"
+
+var rootfsMirrors = []string{
+	"deb http://deb.debian.org/debian bookworm main",
+	"deb http://deb.debian.org/debian bookworm-updates main",
+	"deb http://deb.debian.org/debian-security bookworm-security main",
+}
+
+// rootfsHooks run in the finished tree before it is cached: nothing a VM
+// must make its own (host keys, machine-id) is shared by all VMs.
+var rootfsHooks = []string{
+	`rm -f "$1"/etc/ssh/ssh_host_*`,
+	`: > "$1"/etc/machine-id`,
+	`rm -f "$1"/var/lib/dbus/machine-id`,
+	`rm -f "$1"/etc/resolv.conf`,
+}
+
+// rootfsVersion changes when the build itself changes in a way the package
+// list does not show.
+const rootfsVersion = "fatlab-rootfs/1"
+
+// rootfsKey names a userland by everything it is built from.
+func rootfsKey() string {
+	h := sha256.New()
+	fmt.Fprintln(h, rootfsVersion, rootfsSuite)
+	for _, l := range [][]string{rootfsMirrors, RootFSPackages, rootfsHooks} {
+		fmt.Fprintln(h, strings.Join(l, "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// BuildRootFS returns the directory of the VM userland below cacheDir,
+// building it with mmdebstrap from Debian's archive when the cache has none
+// for this package list (some minutes; later calls return at once). Builds
+// of several processes (parallel test binaries) are serialised by a lock.
+func BuildRootFS(cacheDir string, logf func(string, ...any)) (string, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cacheDir, "rootfs-"+rootfsKey())
+	done := dir + ".complete" // beside the tree: the VM must not see it
+	if _, err := os.Stat(done); err == nil {
+		return dir, nil
+	}
+	lock, err := os.OpenFile(filepath.Join(cacheDir, "rootfs.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("vm: locking the rootfs cache: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing unlocks too
+	if _, err := os.Stat(done); err == nil {
+		return dir, nil // another process built it while we waited
+	}
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		return "", errors.New("vm: building the VM userland needs mmdebstrap (apt-get install mmdebstrap; see scripts/deps.sh)")
+	}
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", err
+	}
+	args := []string{"--mode=root", "--variant=minbase", "--include=" + strings.Join(RootFSPackages, ",")}
+	for _, h := range rootfsHooks {
+		args = append(args, "--customize-hook="+h)
+	}
+	args = append(args, rootfsSuite, tmp)
+	args = append(args, rootfsMirrors...)
+	logf("vm: building the VM userland %s with mmdebstrap (cached afterwards)", filepath.Base(dir))
+	start := time.Now()
+	cmd := exec.Command("mmdebstrap", args...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("vm: mmdebstrap: %v: %s", err, tail(string(out), 2000))
+	}
+	_ = os.RemoveAll(dir) // an incomplete earlier build
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(done, []byte(strings.Join(RootFSPackages, "\n")+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	logf("vm: VM userland built in %s", time.Since(start).Round(time.Second))
+	return dir, nil
+}
