@@ -199,7 +199,7 @@ func (s *state) uploadGitBundle(ctx context.Context, what string, g GitCheckout,
 			return fmt.Errorf("%s: cache: %w", what, err)
 		}
 		tmp := mirror + ".tmp"
-		os.RemoveAll(tmp)
+		_ = os.RemoveAll(tmp)
 		if _, err := gitCmd("clone", "-q", "--mirror", g.Repo, tmp); err != nil {
 			return err
 		}
@@ -225,7 +225,7 @@ func (s *state) uploadGitBundle(ctx context.Context, what string, g GitCheckout,
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	bundle.Close()
+	_ = bundle.Close()
 	defer os.Remove(bundle.Name())
 	if _, err := gitCmd("-C", mirror, "bundle", "create", "-q", bundle.Name(), "--branches", "--tags"); err != nil {
 		return err

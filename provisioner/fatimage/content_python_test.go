@@ -13,11 +13,17 @@ import (
 func TestPythonValidation(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.txt")
-	os.WriteFile(good, []byte("# pins\njupyter==1.1.1 \\\n    --hash=sha256:"+strings.Repeat("a", 64)+"\nnotebook==7.6.0 --hash=sha256:"+strings.Repeat("b", 64)+"  # comment\n\n"), 0o600)
+	if err := os.WriteFile(good, []byte("# pins\njupyter==1.1.1 \\\n    --hash=sha256:"+strings.Repeat("a", 64)+"\nnotebook==7.6.0 --hash=sha256:"+strings.Repeat("b", 64)+"  # comment\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	loose := filepath.Join(dir, "loose.txt")
-	os.WriteFile(loose, []byte("jupyter>=1.0\n"), 0o600)
+	if err := os.WriteFile(loose, []byte("jupyter>=1.0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	mixed := filepath.Join(dir, "mixed.txt")
-	os.WriteFile(mixed, []byte("jupyter==1.1.1 --hash=sha256:"+strings.Repeat("a", 64)+"\nnotebook==7.6.0\n"), 0o600)
+	if err := os.WriteFile(mixed, []byte("jupyter==1.1.1 --hash=sha256:"+strings.Repeat("a", 64)+"\nnotebook==7.6.0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	runPrepareCases(t, []prepareCase{
 		{"ok", map[string]any{"python_envs": []map[string]any{{"path": "/opt/jupyter", "interpreter": "python3.12", "requirements_file": good, "owner": "podman"}}}, ""},
 		{"system ok", map[string]any{"python_envs": []map[string]any{{"system": true, "requirements": []string{"openstacksdk==4.1.0"}}}}, ""},
@@ -62,7 +68,9 @@ func TestPythonScript(t *testing.T) {
 		Requirements: []string{"jupyterlab==4.6.1 --hash=sha256:" + idx.WheelSHA256(jupyterlab), "jupyter_server==2.20.0 --hash=sha256:" + strings.Repeat("0", 64)}}}}
 	write := func() {
 		lines, _ := c.PythonEnvs[0].requirementLines()
-		os.WriteFile(pythonReq(work, 0), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		if err := os.WriteFile(pythonReq(work, 0), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	write()
 	out, err := runLocal(t, work, rawScript(contentPythonSh+scriptInstallPython(c, work)))

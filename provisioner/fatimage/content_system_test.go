@@ -69,7 +69,9 @@ func TestSystemPutScript(t *testing.T) {
 	}
 	work, dst := t.TempDir(), filepath.Join(t.TempDir(), "etc", "sysctl.d", "x.conf")
 	for round, want := range []string{"wrote ", "unchanged "} {
-		os.WriteFile(filepath.Join(work, "s"), []byte("vm.x = 1\n"), 0o600)
+		if err := os.WriteFile(filepath.Join(work, "s"), []byte("vm.x = 1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		out, err := runLocalRaw(t, work, contentSystemSh+"changed=0\nfatimage_put "+shQuote(filepath.Join(work, "s"))+" "+shQuote(dst)+" || changed=1\necho changed=$changed\n")
 		wantChanged := []string{"changed=1", "changed=0"}[round]
 		if err != nil || !strings.Contains(out, want+dst) || !strings.Contains(out, wantChanged) {

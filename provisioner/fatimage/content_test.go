@@ -107,12 +107,16 @@ func gitRepo(t *testing.T) (dir, tagCommit, branchCommit string) {
 		return strings.TrimSpace(string(out))
 	}
 	git("init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(dir, "VERSION"), []byte("v1\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	git("add", "-A")
 	git("commit", "-q", "-m", "v1")
 	git("tag", "-a", "-m", "v1", "v1")
 	tagCommit = git("rev-parse", "HEAD")
-	os.WriteFile(filepath.Join(dir, "VERSION"), []byte("dev\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("dev\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	git("commit", "-q", "-am", "dev")
 	return dir, tagCommit, git("rev-parse", "HEAD")
 }
@@ -188,8 +192,12 @@ func TestDownloadScripts(t *testing.T) {
 		{URL: "http://h/a.tgz", SHA256: sha(tgz), Destination: filepath.Join(root, "opt", "top"), Extract: true, StripComponents: 1},
 	}
 	stage := func(second []byte) {
-		os.WriteFile(ds[0].staged(work, 0), []byte("hello\n"), 0o600)
-		os.WriteFile(ds[1].staged(work, 1), second, 0o600)
+		if err := os.WriteFile(ds[0].staged(work, 0), []byte("hello\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(ds[1].staged(work, 1), second, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	verify := func() string {
 		var b strings.Builder

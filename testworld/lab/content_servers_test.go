@@ -69,23 +69,3 @@ func TestGitServerFromVM(t *testing.T) {
 		t.Fatalf("unknown server: %v", err)
 	}
 }
-
-// TestSystemctlMask: the systemctl stand-in masks as systemd does.
-func TestSystemctlMask(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	_, c, _ := labtest.BootDial(ctx, t, theLab, "mask", "")
-	c.Run(t, "printf '[Service]\\nExecStart=/bin/true\\n[Install]\\nWantedBy=multi-user.target\\n' | sudo tee /usr/lib/systemd/system/lab-mask.service >/dev/null")
-	got := c.Run(t, "sudo systemctl enable lab-mask.service 2>/dev/null; sudo systemctl mask lab-mask.service 2>/dev/null; readlink /etc/systemd/system/lab-mask.service; "+
-		"systemctl is-enabled lab-mask.service || true; test ! -e /etc/systemd/system/multi-user.target.wants/lab-mask.service && echo not-wanted; "+
-		"sudo systemctl enable lab-mask.service 2>&1 || true; sudo systemctl unmask lab-mask.service 2>/dev/null; systemctl is-enabled lab-mask.service || true")
-	want := "/dev/null\nmasked\nnot-wanted\nFailed to enable unit: Unit file lab-mask.service is masked.\ndisabled"
-	if got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
-	}
-	// a unit file in /etc cannot be masked
-	c.Run(t, "printf '[Service]\\n' | sudo tee /etc/systemd/system/lab-own.service >/dev/null")
-	if got := c.Run(t, "sudo systemctl mask lab-own.service 2>&1 || echo refused"); !strings.Contains(got, "already exists") || !strings.Contains(got, "refused") {
-		t.Fatalf("masking a unit with a file in /etc: %s", got)
-	}
-}

@@ -124,7 +124,7 @@ func (l *Lab) serveControl(w http.ResponseWriter, r *http.Request) {
 			out[n] = serverStatus{URL: u, ReachableFromVMs: l.ServerReachableFromVMs(n)}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out) //nolint:errcheck // client gone
+		json.NewEncoder(w).Encode(out)
 		return
 	}
 	if _, ok := l.contentServers()[name]; !ok {
@@ -150,5 +150,5 @@ func (l *Lab) serveControl(w http.ResponseWriter, r *http.Request) {
 	}
 	ok := l.ServerReachableFromVMs(name)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(reachability{ReachableFromVMs: &ok}) //nolint:errcheck // client gone
+	json.NewEncoder(w).Encode(reachability{ReachableFromVMs: &ok})
 }

@@ -29,7 +29,9 @@ func TestPipInstall(t *testing.T) {
 		req.WriteString(d.Name + "==" + d.Version + " --hash=sha256:" + s.WheelSHA256(d) + "\n")
 	}
 	reqFile := filepath.Join(dir, "req.txt")
-	os.WriteFile(reqFile, []byte(req.String()), 0o600)
+	if err := os.WriteFile(reqFile, []byte(req.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(filepath.Join(venv, "bin", "pip"), "install", "--no-input", "--disable-pip-version-check", "--index-url", s.IndexURL(), "-r", reqFile)
 	cmd.Env = append(os.Environ(), "PIP_CONFIG_FILE=/dev/null")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -40,7 +42,9 @@ func TestPipInstall(t *testing.T) {
 		t.Fatalf("imports: %v %s", err, out)
 	}
 	// a wrong hash is refused
-	os.WriteFile(reqFile, []byte("ipykernel==7.3.0 --hash=sha256:"+strings.Repeat("0", 64)+"\n"), 0o600)
+	if err := os.WriteFile(reqFile, []byte("ipykernel==7.3.0 --hash=sha256:"+strings.Repeat("0", 64)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd = exec.Command(filepath.Join(venv, "bin", "pip"), "install", "--no-input", "--disable-pip-version-check", "--index-url", s.IndexURL(), "-r", reqFile)
 	cmd.Env = append(os.Environ(), "PIP_CONFIG_FILE=/dev/null")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "HASHES") {
