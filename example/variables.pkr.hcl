@@ -179,6 +179,12 @@ variable "release_base_url" {
   description = "Mirror of the Prometheus release downloads; empty means GitHub."
 }
 
+variable "git_base_url" {
+  type        = string
+  default     = "https://github.com"
+  description = "Where the Open OnDemand apps are cloned from (<base>/<owner>/<name>.git)."
+}
+
 variable "binary_source" {
   type    = string
   default = "vm"

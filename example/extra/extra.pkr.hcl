@@ -97,6 +97,11 @@ build {
         key  = gpg_keys.value == "" ? null : file(gpg_keys.value)
       }
     }
+    # mitigations.yml runs on extra builds too (the same file again: unchanged)
+    modprobe_blacklist {
+      name    = "appliance"
+      modules = ["esp4", "esp6", "rxrpc", "ip6_tunnel", "act_pedit", "openvswitch"]
+    }
     manifest_output = var.image_manifest_path
   }
 

@@ -4,17 +4,8 @@ package fatimage
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"text/template"
-	"time"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
@@ -122,72 +113,7 @@ func binaryCacheDir() (string, error) {
 	return packersdk.CachePath("fatimage", "sha256")
 }
 
-// uploadFromCache makes sure the tarball is in the host cache (named by
-// its sha256, so a cached file is known good), then uploads it to dst.
+// uploadFromCache is uploadCached for a binary's tarball.
 func (s *state) uploadFromCache(ctx context.Context, b Binary, u, dst string) error {
-	dir, err := binaryCacheDir()
-	if err != nil {
-		return fmt.Errorf("binaries: cache: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("binaries: cache: %w", err)
-	}
-	cached := filepath.Join(dir, strings.ToLower(b.SHA256))
-	if _, err := os.Stat(cached); err == nil {
-		s.ui.Say(fmt.Sprintf("fatimage: %s %s from the cache (%s)", b.Name, b.Version, cached))
-	} else if err := s.download(ctx, b, u, dir, cached); err != nil {
-		return err
-	}
-	f, err := os.Open(cached)
-	if err != nil {
-		return fmt.Errorf("binaries: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("binaries: %w", err)
-	}
-	body := s.ui.TrackProgress("upload "+path.Base(u), 0, st.Size(), f)
-	defer body.Close()
-	if err := s.comm.Upload(dst, body, nil); err != nil {
-		return fmt.Errorf("binaries: uploading %s: %w", b.Name, err)
-	}
-	return nil
-}
-
-// download fetches u into the cache dir, checks the sha256 and only then
-// renames it to its content address.
-func (s *state) download(ctx context.Context, b Binary, u, dir, cached string) error {
-	s.ui.Say(fmt.Sprintf("fatimage: downloading %s", u))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return fmt.Errorf("binaries: %s: %w", b.Name, err)
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Minute}).Do(req)
-	if err != nil {
-		return fmt.Errorf("binaries: %s: %w", b.Name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("binaries: %s: GET %s: %s", b.Name, u, resp.Status)
-	}
-	tmp, err := os.CreateTemp(dir, ".download-*")
-	if err != nil {
-		return fmt.Errorf("binaries: cache: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	body := s.ui.TrackProgress(path.Base(u), 0, resp.ContentLength, resp.Body)
-	defer body.Close()
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(tmp, h), body); err != nil {
-		return fmt.Errorf("binaries: %s: reading %s: %w", b.Name, u, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, b.SHA256) {
-		return fmt.Errorf("binaries: %s %s: sha256 mismatch: want %s, got %s (%s); nothing installed", b.Name, b.Version, strings.ToLower(b.SHA256), got, u)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("binaries: cache: %w", err)
-	}
-	return os.Rename(tmp.Name(), cached)
+	return s.uploadCached(ctx, "binaries: "+b.Name+" "+b.Version, b.SHA256, u, dst)
 }

@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -203,6 +203,33 @@ type Config struct {
 	// a content-addressed cache under PACKER_CACHE_DIR, verifies it and
 	// uploads it, for VMs without internet access).
 	BinarySource string `mapstructure:"binary_source"`
+	// Git repositories checked out at a pinned tag or commit (see Git
+	// checkouts below).
+	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
+	// Files and tar archives fetched by URL and checked against their
+	// sha256 (see Downloads below).
+	Downloads []Download `mapstructure:"downloads"`
+	// Python virtual environments (or system interpreters) with pinned
+	// requirements installed by pip (see Python environments below).
+	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
+	// Who fetches `git_checkouts`, `downloads` and `python_envs`' packages:
+	// `vm` or `host` (the plugin fetches and uploads). Default
+	// `binary_source`.
+	ContentSource string `mapstructure:"content_source"`
+	// systemd units and drop-ins, left enabled, disabled or masked, never
+	// started (see System settings below).
+	SystemdUnits []SystemdUnit `mapstructure:"systemd_units"`
+	// sysctl drop-ins in /etc/sysctl.d.
+	Sysctls []Sysctl `mapstructure:"sysctl"`
+	// Kernel modules kept from loading, in /etc/modprobe.d.
+	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
+	// tmpfiles.d drop-ins in /etc/tmpfiles.d.
+	Tmpfiles []ConfigFile `mapstructure:"tmpfiles"`
+	// PAM limits drop-ins in /etc/security/limits.d.
+	Limits []ConfigFile `mapstructure:"limits"`
+	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
+	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
+	KernelArgs []string `mapstructure:"kernel_args"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
@@ -376,6 +403,7 @@ var validators = []func(*Config) []error{
 	(*Config).validateUsers,
 	(*Config).validateFiles,
 	(*Config).validateBinaries,
+	(*Config).validateContent,
 }
 
 func (c *Config) validate() []error {

@@ -45,50 +45,60 @@ func (*FlatBinary) HCL2Spec() map[string]hcldec.Spec {
 // FlatConfig is an auto-generated flat version of Config.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatConfig struct {
-	PackerBuildName     *string             `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
-	PackerBuilderType   *string             `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
-	PackerCoreVersion   *string             `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
-	PackerDebug         *bool               `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
-	PackerForce         *bool               `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
-	PackerOnError       *string             `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
-	PackerUserVars      map[string]string   `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
-	PackerSensitiveVars []string            `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
-	RawRepos            []map[string]string `mapstructure:"repos" cty:"repos" hcl:"repos"`
-	RepoUsername        *string             `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
-	RepoPassword        *string             `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
-	GPGKeys             []FlatGPGKey        `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	ImportOSKey         *bool               `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
-	ReplaceRepos        *bool               `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
-	EnableRepos         []string            `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
-	Update              *bool               `mapstructure:"update" cty:"update" hcl:"update"`
-	UpdateExclude       []string            `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
-	Reboot              *string             `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
-	RebootTimeout       *string             `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
-	SELinux             *string             `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
-	Groups              []string            `mapstructure:"groups" cty:"groups" hcl:"groups"`
-	Inventory           []string            `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
-	InventoryGroups     *string             `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
-	Packages            []string            `mapstructure:"packages" cty:"packages" hcl:"packages"`
-	ModuleStreams       []string            `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
-	RemovePackages      []string            `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
-	InstallWeakDeps     *bool               `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
-	Exclude             []string            `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
-	GrafanaPlugins      []string            `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
-	DisableServices     []string            `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
-	Users               []FlatUser          `mapstructure:"users" cty:"users" hcl:"users"`
-	MoveLoginHome       *bool               `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
-	LoginHome           *string             `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
-	Files               []FlatFile          `mapstructure:"files" cty:"files" hcl:"files"`
-	Cleanup             *bool               `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
-	SkipCleanupSteps    []string            `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
-	DisableRepos        *bool               `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
-	Binaries            []FlatBinary        `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
-	DefaultBinaries     *bool               `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
-	ReleaseBaseURL      *string             `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
-	BinarySource        *string             `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
-	ManifestOutput      *string             `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
-	ExecuteCommand      *string             `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
-	RemoteFolder        *string             `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
+	PackerBuildName     *string                 `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
+	PackerBuilderType   *string                 `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
+	PackerCoreVersion   *string                 `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
+	PackerDebug         *bool                   `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
+	PackerForce         *bool                   `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
+	PackerOnError       *string                 `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
+	PackerUserVars      map[string]string       `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
+	PackerSensitiveVars []string                `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
+	RawRepos            []map[string]string     `mapstructure:"repos" cty:"repos" hcl:"repos"`
+	RepoUsername        *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
+	RepoPassword        *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
+	GPGKeys             []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	ImportOSKey         *bool                   `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
+	ReplaceRepos        *bool                   `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
+	EnableRepos         []string                `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
+	Update              *bool                   `mapstructure:"update" cty:"update" hcl:"update"`
+	UpdateExclude       []string                `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
+	Reboot              *string                 `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
+	RebootTimeout       *string                 `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
+	SELinux             *string                 `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
+	Groups              []string                `mapstructure:"groups" cty:"groups" hcl:"groups"`
+	Inventory           []string                `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
+	InventoryGroups     *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
+	Packages            []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
+	ModuleStreams       []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
+	RemovePackages      []string                `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
+	InstallWeakDeps     *bool                   `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
+	Exclude             []string                `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
+	GrafanaPlugins      []string                `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
+	DisableServices     []string                `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
+	Users               []FlatUser              `mapstructure:"users" cty:"users" hcl:"users"`
+	MoveLoginHome       *bool                   `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
+	LoginHome           *string                 `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
+	Files               []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
+	Cleanup             *bool                   `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
+	SkipCleanupSteps    []string                `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
+	DisableRepos        *bool                   `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
+	Binaries            []FlatBinary            `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
+	DefaultBinaries     *bool                   `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
+	ReleaseBaseURL      *string                 `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
+	BinarySource        *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
+	GitCheckouts        []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads           []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	PythonEnvs          []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	ContentSource       *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
+	SystemdUnits        []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls             []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists  []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles            []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits              []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs          []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	ManifestOutput      *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
+	ExecuteCommand      *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
+	RemoteFolder        *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
 }
 
 // FlatMapstructure returns a new FlatConfig.
@@ -144,9 +154,79 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"default_binaries":           &hcldec.AttrSpec{Name: "default_binaries", Type: cty.Bool, Required: false},
 		"release_base_url":           &hcldec.AttrSpec{Name: "release_base_url", Type: cty.String, Required: false},
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
+		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
+		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
+		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
+		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*FlatModprobeBlacklist)(nil).HCL2Spec())},
+		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatConfigFile is an auto-generated flat version of ConfigFile.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatConfigFile struct {
+	Name    *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	Content *string `mapstructure:"content" required:"true" cty:"content" hcl:"content"`
+}
+
+// FlatMapstructure returns a new FlatConfigFile.
+// FlatConfigFile is an auto-generated flat version of ConfigFile.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*ConfigFile) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatConfigFile)
+}
+
+// HCL2Spec returns the hcl spec of a ConfigFile.
+// This spec is used by HCL to read the fields of ConfigFile.
+// The decoded values from this spec will then be applied to a FlatConfigFile.
+func (*FlatConfigFile) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"content": &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatDownload is an auto-generated flat version of Download.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatDownload struct {
+	URL             *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
+	SHA256          *string `mapstructure:"sha256" required:"true" cty:"sha256" hcl:"sha256"`
+	Destination     *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Extract         *bool   `mapstructure:"extract" cty:"extract" hcl:"extract"`
+	StripComponents *int    `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
+	Owner           *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
+	Mode            *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
+}
+
+// FlatMapstructure returns a new FlatDownload.
+// FlatDownload is an auto-generated flat version of Download.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*Download) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatDownload)
+}
+
+// HCL2Spec returns the hcl spec of a Download.
+// This spec is used by HCL to read the fields of Download.
+// The decoded values from this spec will then be applied to a FlatDownload.
+func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"url":              &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"sha256":           &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"destination":      &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"extract":          &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
+		"strip_components": &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
+		"owner":            &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+		"mode":             &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -201,6 +281,155 @@ func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"path": &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"key":  &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatGitCheckout is an auto-generated flat version of GitCheckout.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatGitCheckout struct {
+	Repo        *string `mapstructure:"repo" required:"true" cty:"repo" hcl:"repo"`
+	Tag         *string `mapstructure:"tag" cty:"tag" hcl:"tag"`
+	Commit      *string `mapstructure:"commit" cty:"commit" hcl:"commit"`
+	Branch      *string `mapstructure:"branch" cty:"branch" hcl:"branch"`
+	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
+}
+
+// FlatMapstructure returns a new FlatGitCheckout.
+// FlatGitCheckout is an auto-generated flat version of GitCheckout.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*GitCheckout) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatGitCheckout)
+}
+
+// HCL2Spec returns the hcl spec of a GitCheckout.
+// This spec is used by HCL to read the fields of GitCheckout.
+// The decoded values from this spec will then be applied to a FlatGitCheckout.
+func (*FlatGitCheckout) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"repo":        &hcldec.AttrSpec{Name: "repo", Type: cty.String, Required: false},
+		"tag":         &hcldec.AttrSpec{Name: "tag", Type: cty.String, Required: false},
+		"commit":      &hcldec.AttrSpec{Name: "commit", Type: cty.String, Required: false},
+		"branch":      &hcldec.AttrSpec{Name: "branch", Type: cty.String, Required: false},
+		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatModprobeBlacklist is an auto-generated flat version of ModprobeBlacklist.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatModprobeBlacklist struct {
+	Name    *string  `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	Modules []string `mapstructure:"modules" required:"true" cty:"modules" hcl:"modules"`
+}
+
+// FlatMapstructure returns a new FlatModprobeBlacklist.
+// FlatModprobeBlacklist is an auto-generated flat version of ModprobeBlacklist.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*ModprobeBlacklist) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatModprobeBlacklist)
+}
+
+// HCL2Spec returns the hcl spec of a ModprobeBlacklist.
+// This spec is used by HCL to read the fields of ModprobeBlacklist.
+// The decoded values from this spec will then be applied to a FlatModprobeBlacklist.
+func (*FlatModprobeBlacklist) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"modules": &hcldec.AttrSpec{Name: "modules", Type: cty.List(cty.String), Required: false},
+	}
+	return s
+}
+
+// FlatPythonEnv is an auto-generated flat version of PythonEnv.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatPythonEnv struct {
+	Path             *string  `mapstructure:"path" cty:"path" hcl:"path"`
+	Interpreter      *string  `mapstructure:"interpreter" cty:"interpreter" hcl:"interpreter"`
+	Requirements     []string `mapstructure:"requirements" cty:"requirements" hcl:"requirements"`
+	RequirementsFile *string  `mapstructure:"requirements_file" cty:"requirements_file" hcl:"requirements_file"`
+	IndexURL         *string  `mapstructure:"index_url" cty:"index_url" hcl:"index_url"`
+	ExtraIndexURL    *string  `mapstructure:"extra_index_url" cty:"extra_index_url" hcl:"extra_index_url"`
+	System           *bool    `mapstructure:"system" cty:"system" hcl:"system"`
+	Owner            *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
+}
+
+// FlatMapstructure returns a new FlatPythonEnv.
+// FlatPythonEnv is an auto-generated flat version of PythonEnv.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*PythonEnv) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatPythonEnv)
+}
+
+// HCL2Spec returns the hcl spec of a PythonEnv.
+// This spec is used by HCL to read the fields of PythonEnv.
+// The decoded values from this spec will then be applied to a FlatPythonEnv.
+func (*FlatPythonEnv) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"path":              &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
+		"interpreter":       &hcldec.AttrSpec{Name: "interpreter", Type: cty.String, Required: false},
+		"requirements":      &hcldec.AttrSpec{Name: "requirements", Type: cty.List(cty.String), Required: false},
+		"requirements_file": &hcldec.AttrSpec{Name: "requirements_file", Type: cty.String, Required: false},
+		"index_url":         &hcldec.AttrSpec{Name: "index_url", Type: cty.String, Required: false},
+		"extra_index_url":   &hcldec.AttrSpec{Name: "extra_index_url", Type: cty.String, Required: false},
+		"system":            &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
+		"owner":             &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatSysctl is an auto-generated flat version of Sysctl.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatSysctl struct {
+	Name     *string           `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	Settings map[string]string `mapstructure:"settings" required:"true" cty:"settings" hcl:"settings"`
+}
+
+// FlatMapstructure returns a new FlatSysctl.
+// FlatSysctl is an auto-generated flat version of Sysctl.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*Sysctl) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatSysctl)
+}
+
+// HCL2Spec returns the hcl spec of a Sysctl.
+// This spec is used by HCL to read the fields of Sysctl.
+// The decoded values from this spec will then be applied to a FlatSysctl.
+func (*FlatSysctl) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"name":     &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"settings": &hcldec.AttrSpec{Name: "settings", Type: cty.Map(cty.String), Required: false},
+	}
+	return s
+}
+
+// FlatSystemdUnit is an auto-generated flat version of SystemdUnit.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatSystemdUnit struct {
+	Name    *string           `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	Content *string           `mapstructure:"content" cty:"content" hcl:"content"`
+	DropIns map[string]string `mapstructure:"drop_ins" cty:"drop_ins" hcl:"drop_ins"`
+	State   *string           `mapstructure:"state" cty:"state" hcl:"state"`
+}
+
+// FlatMapstructure returns a new FlatSystemdUnit.
+// FlatSystemdUnit is an auto-generated flat version of SystemdUnit.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*SystemdUnit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatSystemdUnit)
+}
+
+// HCL2Spec returns the hcl spec of a SystemdUnit.
+// This spec is used by HCL to read the fields of SystemdUnit.
+// The decoded values from this spec will then be applied to a FlatSystemdUnit.
+func (*FlatSystemdUnit) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"name":     &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"content":  &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
+		"drop_ins": &hcldec.AttrSpec{Name: "drop_ins", Type: cty.Map(cty.String), Required: false},
+		"state":    &hcldec.AttrSpec{Name: "state", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -61,6 +61,8 @@ type state struct {
 	// done. image.json records both.
 	pending  []string
 	rebooted []string
+
+	content contentState // what the content fetch learnt (git commits)
 }
 
 // say shows a step's headline.

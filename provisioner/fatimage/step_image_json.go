@@ -39,9 +39,11 @@ type imageInfo struct {
 	// `inventory_groups` is set.
 	InventoryGroups []string               `json:"inventory_groups,omitempty"`
 	Binaries        map[string]imageBinary `json:"binaries,omitempty"`
-	BuildStarted    string                 `json:"build_started"`
-	BuildFinished   string                 `json:"build_finished"`
-	Builder         string                 `json:"builder"`
+	// Content is what the content kinds put in the image (content.go).
+	Content       *imageContent `json:"content,omitempty"`
+	BuildStarted  string        `json:"build_started"`
+	BuildFinished string        `json:"build_finished"`
+	Builder       string        `json:"builder"`
 }
 
 type imageBinary struct {
@@ -95,6 +97,7 @@ func stepImageJSON(ctx context.Context, s *state) error {
 		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
 		Groups: s.cfg.setNames, InventoryGroups: s.cfg.hostGroups, BuildStarted: s.started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
+		Content: s.imageContentRecord(),
 	}
 	applianceKeys(&info, f, hostGitDir(s.cfg))
 	for _, b := range s.cfg.binaries {

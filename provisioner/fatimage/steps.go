@@ -34,6 +34,9 @@ var steps = []step{
 	// Binaries are fetched and verified before any package work, so a
 	// bad checksum fails the build in seconds, not after the update.
 	{name: "binaries-fetch", when: hasBinaries, run: stepFetchBinaries},
+	// So is every other URL-based content (git checkouts, downloads,
+	// python packages): a bad pin or checksum changes nothing.
+	{name: "content-fetch", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepFetchContent},
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
@@ -48,6 +51,8 @@ var steps = []step{
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
+	{name: "content", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepInstallContent},
+	{name: "system", when: func(s *state) bool { return s.cfg.hasSystem() }, run: stepSystem},
 	{name: "files", when: func(s *state) bool { return len(s.cfg.Files) > 0 }, run: stepFiles},
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},

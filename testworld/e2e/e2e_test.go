@@ -227,7 +227,7 @@ func TestApplianceExample(t *testing.T) {
 	name := fmt.Sprintf("e2e-appliance-%d", time.Now().Unix())
 	dir := t.TempDir()
 	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
-	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"],
+	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"], "-var", "git_base_url=" + theLab.Env["LAB_GIT_URL"],
 		"-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
 	env := theLab.Environ()
 	for _, args := range [][]string{
@@ -258,6 +258,9 @@ func TestApplianceExample(t *testing.T) {
 		Image struct {
 			SnapshotID      string   `json:"snapshot_id"`
 			InventoryGroups []string `json:"inventory_groups"`
+			Content         struct {
+				Git map[string]struct{ Commit string } `json:"git"`
+			} `json:"content"`
 		} `json:"image"`
 		Packages []string `json:"packages"`
 	}
@@ -269,6 +272,10 @@ func TestApplianceExample(t *testing.T) {
 		if !slices.Contains(im.Image.InventoryGroups, g) {
 			t.Errorf("image.json inventory_groups lacks %s: %v", g, im.Image.InventoryGroups)
 		}
+	}
+	// the Open OnDemand apps, cloned from the lab's git server at their pins
+	if rs := im.Image.Content.Git["/var/www/ood/apps/sys/rstudio"]; rs.Commit != theLab.Git.Commit("stackhpc/ood-stackhpc-rstudio", "2025.08.1") || len(im.Image.Content.Git) != 3 {
+		t.Errorf("image manifest git checkouts %+v", im.Image.Content.Git)
 	}
 	// the whole fatimage group: module streams chose nodejs 22 and ruby
 	// 3.3 over the plain 16 and 3.0, @Xfce brought its packages

@@ -13,13 +13,14 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/gitserver"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/releases"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
@@ -84,12 +85,15 @@ type Lab struct {
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
-	// LAB_SSH_USER, plus LAB_CONTROL_URL for lab-status and faults.
+	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, plus LAB_CONTROL_URL for lab-status and
+	// faults.
 	Env map[string]string
 
-	fwMu            sync.Mutex
-	releasesBlocked bool // the host REJECT rule of SetReleasesReachableFromVMs is in place
-	arkBlocked      bool // likewise for SetArkReachableFromVMs
+	Git  *gitserver.Server
+	PyPI *pypi.Server
+
+	fwMu    sync.Mutex
+	blocked map[string]bool // servers whose host REJECT rule (SetServerReachableFromVMs) is in place
 }
 
 // Start builds (or reuses from cache) the repositories and the base image
@@ -165,6 +169,12 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}
+	if l.Git, err = gitserver.Start(gitserver.Options{Addr: net.JoinHostPort(gateway, "0"), Dir: filepath.Join(o.CacheDir, "git"), Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: starting the git server: %w", err)
+	}
+	if l.PyPI, err = pypi.Start(pypi.Options{Addr: net.JoinHostPort(gateway, "0"), Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: starting the package index: %w", err)
+	}
 
 	if l.Cloud, err = cloud.New(cloud.Options{
 		Hypervisor: hypervisor{l.VMs},
@@ -180,8 +190,11 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		FloatingGateway: firstHost(o.Network.FloatingCIDR),
 		Logf:            o.Logf,
 		Control: map[string]http.Handler{
-			"releases": http.HandlerFunc(l.serveReleasesControl),
-			"ark":      http.HandlerFunc(l.serveArkControl),
+			"releases": http.HandlerFunc(l.serveControl),
+			"ark":      http.HandlerFunc(l.serveControl),
+			"git":      http.HandlerFunc(l.serveControl),
+			"pypi":     http.HandlerFunc(l.serveControl),
+			"servers":  http.HandlerFunc(l.serveControl),
 		},
 	}); err != nil {
 		return l, fmt.Errorf("lab: creating the cloud: %w", err)
@@ -280,6 +293,8 @@ func (l *Lab) writeEnv() error {
 		"ARK_PASSWORD":           l.ArkPassword,
 		"LAB_RELEASES_URL":       l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
 		"LAB_SSH_USER":           SSHUser,
+		"LAB_GIT_URL":            l.Git.URL(),       // <url>/<owner>/<name>.git
+		"LAB_PYPI_URL":           l.PyPI.IndexURL(), // pip --index-url
 		"LAB_CONTROL_URL":        l.Cloud.URL() + "/_control",
 		"LAB_PULP_CONTROL_URL":   l.Pulp.URL() + "/_control",
 		"LAB_SITE_PULP_URL":      l.SitePulp.URL(),
@@ -298,11 +313,8 @@ func (l *Lab) writeEnv() error {
 // before their network), then the services and the VM manager.
 func (l *Lab) Close() error {
 	var errs []error
-	if l.Releases != nil && l.VMs != nil {
-		errs = append(errs, l.SetReleasesReachableFromVMs(true))
-	}
-	if l.Pulp != nil && l.VMs != nil {
-		errs = append(errs, l.SetArkReachableFromVMs(true))
+	if l.VMs != nil {
+		errs = append(errs, l.SetAllServersReachableFromVMs(true))
 	}
 	if l.Cloud != nil {
 		errs = append(errs, l.Cloud.Close())
@@ -318,6 +330,12 @@ func (l *Lab) Close() error {
 	}
 	if l.Releases != nil {
 		errs = append(errs, l.Releases.Close())
+	}
+	if l.Git != nil {
+		errs = append(errs, l.Git.Close())
+	}
+	if l.PyPI != nil {
+		errs = append(errs, l.PyPI.Close())
 	}
 	if l.Dir != "" {
 		os.Remove(filepath.Join(l.Dir, "env"))
@@ -351,85 +369,14 @@ func FormatEnv(env map[string]string) string {
 	return b.String()
 }
 
-// SetReleasesReachableFromVMs(false) makes the release server unreachable
-// from the lab's VMs while the host still reaches it: a host iptables rule
-// rejects TCP arriving on the lab bridge for the server's address and port
-// with a TCP reset, so a VM's curl fails at once ("Connection refused")
-// instead of hanging. The host's own connections to the gateway address go
-// over lo and are not matched. true removes the rule; so does Close.
+// SetReleasesReachableFromVMs is SetServerReachableFromVMs("releases", ok)
+// (servers.go).
 func (l *Lab) SetReleasesReachableFromVMs(ok bool) error {
-	return l.setReachableFromVMs("release server", l.Releases.URL(), &l.releasesBlocked, ok)
-}
-
-// setReachableFromVMs adds (ok false) or removes the REJECT rule for the
-// server at serverURL; blocked records whether it is in place.
-func (l *Lab) setReachableFromVMs(what, serverURL string, blocked *bool, ok bool) error {
-	l.fwMu.Lock()
-	defer l.fwMu.Unlock()
-	if ok != *blocked { // already as asked
-		return nil
-	}
-	op := "-I"
-	if ok {
-		op = "-D"
-	}
-	host, port, err := net.SplitHostPort(strings.TrimPrefix(serverURL, "http://"))
-	if err != nil {
-		return err
-	}
-	args := []string{"-w", "5", op, "INPUT", "-i", l.Network.Bridge, "-d", host, "-p", "tcp", "--dport", port,
-		"-j", "REJECT", "--reject-with", "tcp-reset"}
-	if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("lab: iptables %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	*blocked = !ok
-	l.Logf("lab: %s reachable from VMs: %v", what, ok)
-	return nil
+	return l.SetServerReachableFromVMs("releases", ok)
 }
 
 // ReleasesReachableFromVMs reports the state SetReleasesReachableFromVMs set.
-func (l *Lab) ReleasesReachableFromVMs() bool {
-	l.fwMu.Lock()
-	defer l.fwMu.Unlock()
-	return !l.releasesBlocked
-}
-
-// releasesControl is the body of GET and PUT $LAB_CONTROL_URL/releases.
-type releasesControl struct {
-	ReachableFromVMs *bool `json:"reachable_from_vms"`
-}
-
-// serveReleasesControl lets other processes (make lab-up users, e2e
-// drivers) toggle SetReleasesReachableFromVMs:
-//
-//	curl -X PUT -d '{"reachable_from_vms": false}' $LAB_CONTROL_URL/releases
-func (l *Lab) serveReleasesControl(w http.ResponseWriter, r *http.Request) {
-	serveReachability(w, r, l.SetReleasesReachableFromVMs, l.ReleasesReachableFromVMs)
-}
-
-// serveReachability answers GET and PUT {"reachable_from_vms": bool}.
-func serveReachability(w http.ResponseWriter, r *http.Request, set func(bool) error, get func() bool) {
-	switch r.Method {
-	case http.MethodGet:
-	case http.MethodPut:
-		var body releasesControl
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.ReachableFromVMs == nil {
-			http.Error(w, `want {"reachable_from_vms": true|false}`, http.StatusBadRequest)
-			return
-		}
-		if err := set(*body.ReachableFromVMs); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-	default:
-		w.Header().Set("Allow", "GET, PUT")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	ok := get()
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(releasesControl{ReachableFromVMs: &ok})
-}
+func (l *Lab) ReleasesReachableFromVMs() bool { return l.ServerReachableFromVMs("releases") }
 
 // SnapshotRepos are the lab's snapshots taken at timestamp in the shape
 // of the fatimage-ark data source's `repos` output, ready for the fatimage

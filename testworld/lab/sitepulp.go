@@ -3,7 +3,6 @@ package lab
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"path/filepath"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/sitepulp"
@@ -33,20 +32,7 @@ func startSitePulp(o Options, gateway string) (*sitepulp.Server, error) {
 // lab's VMs while the host (and so the site Pulp double) still reaches it,
 // as at a site whose build network has no route to Ark. true undoes it;
 // so does Close.
-func (l *Lab) SetArkReachableFromVMs(ok bool) error {
-	return l.setReachableFromVMs("Ark double", l.Pulp.URL(), &l.arkBlocked, ok)
-}
+func (l *Lab) SetArkReachableFromVMs(ok bool) error { return l.SetServerReachableFromVMs("ark", ok) }
 
 // ArkReachableFromVMs reports the state SetArkReachableFromVMs set.
-func (l *Lab) ArkReachableFromVMs() bool {
-	l.fwMu.Lock()
-	defer l.fwMu.Unlock()
-	return !l.arkBlocked
-}
-
-// serveArkControl toggles SetArkReachableFromVMs from other processes:
-//
-//	curl -X PUT -d '{"reachable_from_vms": false}' $LAB_CONTROL_URL/ark
-func (l *Lab) serveArkControl(w http.ResponseWriter, r *http.Request) {
-	serveReachability(w, r, l.SetArkReachableFromVMs, l.ArkReachableFromVMs)
-}
+func (l *Lab) ArkReachableFromVMs() bool { return l.ServerReachableFromVMs("ark") }

@@ -178,6 +178,15 @@ func status(dir string, w io.Writer) error {
 		return err
 	}
 	st["running"] = true
+	// the content servers (release, git, ...) with their URLs and whether
+	// VMs may reach them
+	if resp, err := http.Get(env["LAB_CONTROL_URL"] + "/servers"); err == nil {
+		var servers map[string]any
+		if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&servers) == nil {
+			st["servers"] = servers
+		}
+		resp.Body.Close()
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(st)

@@ -95,6 +95,8 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		}
 		files = append(files, imageFile{"etc/pki/rpm-gpg/" + name, 0o644, string(data)})
 	}
+	// a Rocky image's boot loader files and their tools (bootloader.go)
+	files = append(files, bootloaderFiles()...)
 	for _, f := range files {
 		if err := writeUpperFile(m.rootfs, upper, f.path, f.mode, []byte(f.data)); err != nil {
 			return "", err

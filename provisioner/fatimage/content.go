@@ -1,0 +1,224 @@
+package fatimage
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// Content beyond RPMs (issue #14). Each kind has its config struct,
+// validation and scripts in its own content_<kind>.go and content/<kind>.sh;
+// this file holds the two hooks Provision calls: fetch and verify every
+// URL-based kind before any package work (so a bad checksum or pin
+// changes nothing), and put everything in place after the packages.
+
+//go:embed content/common.sh
+var contentCommonSh string
+
+// contentState is what one run learnt while fetching: the commit each
+// git checkout resolved to, for the install and image.json.
+type contentState struct {
+	gitCommits []string
+}
+
+// imageContent is the `content` record of image.json.
+type imageContent struct {
+	Git       map[string]imageGit      `json:"git,omitempty"`       // by destination
+	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
+	Python    map[string][]string      `json:"python,omitempty"`    // venv path or interpreter -> pins
+	System    *imageSystem             `json:"system,omitempty"`
+}
+
+// contentSource is who fetches URL-based content: content_source, or
+// binary_source when unset.
+func (c *Config) contentSource() string {
+	if c.ContentSource != "" {
+		return c.ContentSource
+	}
+	return c.BinarySource
+}
+
+// hasContent reports whether any content kind is configured.
+func (c *Config) hasContent() bool {
+	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs) > 0
+}
+
+// contentWarnings are said at the start of a run.
+func (c *Config) contentWarnings() []string {
+	return gitWarnings(c.GitCheckouts)
+}
+
+// stepFetchContent stages and verifies every URL-based content item in
+// the work dir, and checks owners that this run does not create exist.
+func stepFetchContent(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("content: fetching and verifying (content_source = " + c.contentSource() + ")")
+	for _, w := range c.contentWarnings() {
+		s.say("WARNING: " + w)
+	}
+	s.content = contentState{}
+	var sb strings.Builder
+	sb.WriteString(contentCommonSh)
+	sb.WriteString(contentGitSh)
+	sb.WriteString(contentDownloadSh)
+	created := map[string]bool{}
+	for _, u := range c.users {
+		created[u.Name] = true
+		if u.Group != "" {
+			created[u.Group] = true
+		}
+	}
+	for _, o := range contentOwners(c) {
+		if !created[o[1]] {
+			fmt.Fprintf(&sb, "fatimage_check_owner %s %s %s\n", shQuote(o[0]), shQuote(o[1]), shQuote(o[2]))
+		}
+	}
+	if err := s.fetchDownloads(ctx, &sb); err != nil {
+		return err
+	}
+	if err := s.fetchGit(ctx, &sb); err != nil {
+		return err
+	}
+	if err := s.fetchPython(ctx, &sb); err != nil {
+		return err
+	}
+	out, err := s.runScript(ctx, rawScript(sb.String()))
+	if err != nil {
+		return err
+	}
+	s.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
+	for i, commit := range s.content.gitCommits {
+		if commit == "" {
+			return fmt.Errorf("git_checkouts[%d]: the fetch did not report a commit", i)
+		}
+	}
+	return nil
+}
+
+// stepInstallContent puts the verified content in place.
+func stepInstallContent(ctx context.Context, s *state) error {
+	c := s.cfg
+	s.say("content (git checkouts, downloads, python envs)")
+	var sb strings.Builder
+	sb.WriteString(contentCommonSh)
+	sb.WriteString(contentGitSh)
+	sb.WriteString(contentDownloadSh)
+	sb.WriteString(scriptInstallDownloads(c.Downloads, s.workDir))
+	sb.WriteString(scriptInstallGit(c.GitCheckouts, s.content.gitCommits, s.workDir))
+	sb.WriteString(contentPythonSh)
+	sb.WriteString(scriptInstallPython(c, s.workDir))
+	_, err := s.runScript(ctx, rawScript(sb.String()))
+	return err
+}
+
+// rawScript is a script of the content kinds: their bodies
+// (content/*.sh) and the calls Go wrote for them, arguments quoted with
+// shQuote, run after the prelude like every step's script.
+func rawScript(text string) *vmScript {
+	sc := newScript()
+	sc.calls.WriteString(text)
+	return sc
+}
+
+// stageText stages files and returns the script line unpacking them.
+func (s *state) stageText(files ...staged) (string, error) {
+	sc := newScript()
+	if err := s.stage(sc, files...); err != nil {
+		return "", err
+	}
+	return sc.calls.String(), nil
+}
+
+// imageContentRecord is image.json's `content`, nil without content.
+func (s *state) imageContentRecord() *imageContent {
+	c := s.cfg
+	if !c.hasContent() && !c.hasSystem() {
+		return nil
+	}
+	r := &imageContent{System: s.imageSystemRecord()}
+	for i, g := range c.GitCheckouts {
+		if r.Git == nil {
+			r.Git = map[string]imageGit{}
+		}
+		commit := ""
+		if i < len(s.content.gitCommits) {
+			commit = s.content.gitCommits[i]
+		}
+		r.Git[g.Destination] = imageGit{Repo: g.Repo, Ref: g.ref(), Commit: commit}
+	}
+	for _, e := range c.PythonEnvs {
+		if r.Python == nil {
+			r.Python = map[string][]string{}
+		}
+		lines, _ := e.requirementLines()
+		for i, l := range lines {
+			lines[i] = strings.Fields(l)[0] // the pin, without hashes
+		}
+		r.Python[e.label()] = lines
+	}
+	for _, d := range c.Downloads {
+		if r.Downloads == nil {
+			r.Downloads = map[string]imageDownload{}
+		}
+		r.Downloads[d.Destination] = imageDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256)}
+	}
+	return r
+}
+
+// contentOwners lists [what, user, group] for every item with an owner.
+func contentOwners(c *Config) [][3]string {
+	var out [][3]string
+	for i, g := range c.GitCheckouts {
+		u, grp := splitOwner(g.Owner)
+		out = append(out, [3]string{fmt.Sprintf("git_checkouts[%d]", i), u, grp})
+	}
+	for i, d := range c.Downloads {
+		u, grp := splitOwner(d.Owner)
+		out = append(out, [3]string{fmt.Sprintf("downloads[%d]", i), u, grp})
+	}
+	for i, e := range c.PythonEnvs {
+		u, grp := splitOwner(e.Owner)
+		out = append(out, [3]string{fmt.Sprintf("python_envs[%d]", i), u, grp})
+	}
+	return out
+}
+
+// splitOwner turns "user" or "user:group" into user and group; empty is
+// root:root, a user alone has the group of its name.
+func splitOwner(o string) (string, string) {
+	if o == "" {
+		return "root", "root"
+	}
+	u, g, _ := strings.Cut(o, ":")
+	if g == "" {
+		g = u
+	}
+	return u, g
+}
+
+// imageGit is a checkout in image.json.
+type imageGit struct {
+	Repo   string `json:"repo"`
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
+}
+
+// imageDownload is a download in image.json.
+type imageDownload struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
+}
+
+// systemFile is one file a system setting writes.
+type systemFile struct {
+	Path    string
+	Content string
+}
+
+// imageSystem is the system settings' record in image.json.
+type imageSystem struct {
+	Units      map[string]string `json:"units,omitempty"` // name -> state
+	Files      []string          `json:"files,omitempty"`
+	KernelArgs []string          `json:"kernel_args,omitempty"`
+}

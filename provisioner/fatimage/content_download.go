@@ -1,0 +1,122 @@
+//go:generate packer-sdc struct-markdown
+
+package fatimage
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Download is a file fetched by URL and checked against its sha256 before
+// anything is installed: put at a path, or (extract) a tar archive
+// unpacked into a directory.
+type Download struct {
+	// http(s) URL of the file.
+	URL string `mapstructure:"url" required:"true"`
+	// sha256 (hex) of the file.
+	SHA256 string `mapstructure:"sha256" required:"true"`
+	// Absolute path of the file, or with `extract` the directory the
+	// archive is unpacked into (files already there and not in the
+	// archive are kept).
+	Destination string `mapstructure:"destination" required:"true"`
+	// Unpack the file as a tar archive (gzip, bzip2 and xz compression
+	// are recognised) instead of copying it.
+	Extract bool `mapstructure:"extract"`
+	// With `extract`: leading path components dropped from each entry,
+	// like tar's --strip-components (1 drops an archive's top directory).
+	StripComponents int `mapstructure:"strip_components"`
+	// Owner as user or user:group. Default root:root.
+	Owner string `mapstructure:"owner"`
+	// Octal mode of a file download. Default 0644. With `extract` the
+	// archive's modes are kept.
+	Mode string `mapstructure:"mode"`
+}
+
+//go:embed content/download.sh
+var contentDownloadSh string
+
+// staged is where download i lands in the work dir.
+func (d Download) staged(workDir string, i int) string {
+	return path.Join(workDir, fmt.Sprintf("download-%d", i))
+}
+
+func (d Download) mode() string {
+	if d.Mode == "" {
+		return "0644"
+	}
+	return d.Mode
+}
+
+func validateDownloads(ds []Download) []error {
+	var errs []error
+	for i, d := range ds {
+		add := itemErrs(&errs, "downloads", i)
+		if msg := checkHTTPURL("url", d.URL); msg != "" {
+			add("%s", msg)
+		}
+		if d.SHA256 == "" {
+			add("sha256 is required: the download is checked before anything is installed")
+		} else if h, err := hex.DecodeString(d.SHA256); err != nil || len(h) != sha256.Size {
+			add("sha256 must be 64 hex digits")
+		}
+		if !path.IsAbs(d.Destination) || path.Clean(d.Destination) != d.Destination || d.Destination == "/" {
+			add("destination %q must be an absolute, clean path other than /", d.Destination)
+		}
+		if d.StripComponents < 0 {
+			add("strip_components %d must not be negative", d.StripComponents)
+		}
+		if !d.Extract && d.StripComponents != 0 {
+			add("strip_components needs extract = true")
+		}
+		if d.Extract && d.Mode != "" {
+			add("mode applies to a file; with extract = true the archive's modes are kept")
+		}
+		if d.Mode != "" && !reMode.MatchString(d.Mode) {
+			add("mode %q must be octal like 0644", d.Mode)
+		}
+		if !validOwner(d.Owner) {
+			add("owner %q must be user or user:group", d.Owner)
+		}
+	}
+	return errs
+}
+
+// fetchDownloads adds to s the VM's downloads (vm) or uploads the files
+// from the host cache (host), then the sha256 check of every file.
+func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
+	c := s.cfg
+	for i, d := range c.Downloads {
+		what := fmt.Sprintf("downloads[%d]", i)
+		dst := d.staged(s.workDir, i)
+		if c.contentSource() == "host" {
+			if err := s.uploadCached(ctx, what, d.SHA256, d.URL, dst); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(sb, "fatimage_fetch %s %s %s\n", shQuote(what), shQuote(d.URL), shQuote(dst))
+	}
+	for i, d := range c.Downloads {
+		fmt.Fprintf(sb, "fatimage_verify %s %s %s\n", shQuote(fmt.Sprintf("downloads[%d] (%s)", i, d.URL)), shQuote(strings.ToLower(d.SHA256)), shQuote(d.staged(s.workDir, i)))
+	}
+	return nil
+}
+
+func scriptInstallDownloads(ds []Download, workDir string) string {
+	var b strings.Builder
+	for i, d := range ds {
+		what := shQuote(fmt.Sprintf("downloads[%d]", i))
+		u, g := splitOwner(d.Owner)
+		if d.Extract {
+			fmt.Fprintf(&b, "fatimage_download_extract %s %s %s %d %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), d.StripComponents, shQuote(u), shQuote(g))
+		} else {
+			fmt.Fprintf(&b, "fatimage_download_file %s %s %s %s %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), shQuote(u), shQuote(g), shQuote(d.mode()))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,90 @@
+package fatimage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Host-side fetching shared by every URL-based kind of content (binaries,
+// downloads, ...): the plugin downloads a URL once into the
+// content-addressed cache and uploads it, for VMs without internet.
+
+// uploadCached makes sure the file with that sha256 is in the host cache
+// (named by its sha256, so a cached file is known good), then uploads it
+// to dst. what names the content in messages, e.g. "downloads[0]".
+func (s *state) uploadCached(ctx context.Context, what, sum, u, dst string) error {
+	dir, err := binaryCacheDir()
+	if err != nil {
+		return fmt.Errorf("%s: cache: %w", what, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: cache: %w", what, err)
+	}
+	cached := filepath.Join(dir, strings.ToLower(sum))
+	if _, err := os.Stat(cached); err == nil {
+		s.ui.Say(fmt.Sprintf("fatimage: %s from the cache (%s)", strings.TrimPrefix(what, "binaries: "), cached))
+	} else if err := s.downloadVerified(ctx, what, sum, u, dir, cached); err != nil {
+		return err
+	}
+	f, err := os.Open(cached)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	body := s.ui.TrackProgress("upload "+path.Base(u), 0, st.Size(), f)
+	defer body.Close()
+	if err := s.comm.Upload(dst, body, nil); err != nil {
+		return fmt.Errorf("%s: uploading: %w", what, err)
+	}
+	return nil
+}
+
+// downloadVerified fetches u into the cache dir, checks the sha256 and
+// only then renames it to its content address.
+func (s *state) downloadVerified(ctx context.Context, what, sum, u, dir, cached string) error {
+	s.ui.Say(fmt.Sprintf("fatimage: downloading %s", u))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Minute}).Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: GET %s: %s", what, u, resp.Status)
+	}
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return fmt.Errorf("%s: cache: %w", what, err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	body := s.ui.TrackProgress(path.Base(u), 0, resp.ContentLength, resp.Body)
+	defer body.Close()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), body); err != nil {
+		return fmt.Errorf("%s: reading %s: %w", what, u, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, sum) {
+		return fmt.Errorf("%s: sha256 mismatch: want %s, got %s (%s); nothing installed", what, strings.ToLower(sum), got, u)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: cache: %w", what, err)
+	}
+	return os.Rename(tmp.Name(), cached)
+}

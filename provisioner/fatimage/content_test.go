@@ -1,0 +1,246 @@
+package fatimage
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	goodSHA    = "9f5ea48e5bc7b656f8a91a32e7d7deb89f70f73dabd0d974418aca15f37d6810"
+	goodCommit = "0123456789abcdef0123456789abcdef01234567"
+)
+
+// TestContentValidation: every validation message of the content kinds,
+// at Prepare, each naming the field and the cause.
+func TestContentValidation(t *testing.T) {
+	runPrepareCases(t, []prepareCase{
+		{"git ok", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://github.com/a/b.git", "tag": "v3.0", "destination": "/opt/b"}}}, ""},
+		{"git tag+commit ok", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a/b.git", "tag": "v3.0", "commit": goodCommit, "destination": "/opt/b"}}}, ""},
+		{"git no repo", map[string]any{"git_checkouts": []map[string]any{{"tag": "v1", "destination": "/opt/b"}}}, "git_checkouts[0]: repo is required"},
+		{"git bad repo", map[string]any{"git_checkouts": []map[string]any{{"repo": "git@github.com:a/b.git", "tag": "v1", "destination": "/opt/b"}}}, `git_checkouts[0]: repo "git@github.com:a/b.git" must be an http(s) URL`},
+		{"git creds in url", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://u:p@h/a/b.git", "tag": "v1", "destination": "/opt/b"}}}, "git_checkouts[0]: repo must not carry credentials in the URL"},
+		{"git no ref", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "destination": "/opt/b"}}}, "git_checkouts[0]: one of tag, commit or branch is required"},
+		{"git tag and branch", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1", "branch": "main", "destination": "/opt/b"}}}, "git_checkouts[0]: tag and branch exclude each other"},
+		{"git branch+commit", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "branch": "main", "commit": goodCommit, "destination": "/opt/b"}}}, "git_checkouts[0]: commit pins a tag, not a branch"},
+		{"git bad commit", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "commit": "abc123", "destination": "/opt/b"}}}, `git_checkouts[0]: commit "abc123" must be a full commit id`},
+		{"git bad tag", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1..2", "destination": "/opt/b"}}}, `git_checkouts[0]: tag "v1..2" is not a valid git ref name`},
+		{"git relative dest", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1", "destination": "opt/b"}}}, `git_checkouts[0]: destination "opt/b" must be an absolute, clean path other than /`},
+		{"git bad owner", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1", "destination": "/opt/b", "owner": "Root!"}}}, `git_checkouts[0]: owner "Root!" must be user or user:group`},
+		{"download ok", map[string]any{"downloads": []map[string]any{{"url": "https://h/f.tgz", "sha256": goodSHA, "destination": "/opt/f", "extract": true, "strip_components": 1, "owner": "podman:podman"}}}, ""},
+		{"download no sha", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "destination": "/opt/f"}}}, "downloads[0]: sha256 is required: the download is checked before anything is installed"},
+		{"download bad sha", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": "xyz", "destination": "/opt/f"}}}, "downloads[0]: sha256 must be 64 hex digits"},
+		{"download bad url", map[string]any{"downloads": []map[string]any{{"url": "ftp://h/f", "sha256": goodSHA, "destination": "/opt/f"}}}, `downloads[0]: url "ftp://h/f" must be an http(s) URL`},
+		{"download no url", map[string]any{"downloads": []map[string]any{{"sha256": goodSHA, "destination": "/opt/f"}}}, "downloads[0]: url is required"},
+		{"download relative", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "f"}}}, `downloads[0]: destination "f" must be an absolute, clean path other than /`},
+		{"download strip no extract", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/f", "strip_components": 1}}}, "downloads[0]: strip_components needs extract = true"},
+		{"download negative strip", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/f", "extract": true, "strip_components": -1}}}, "downloads[0]: strip_components -1 must not be negative"},
+		{"download mode with extract", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/f", "extract": true, "mode": "0755"}}}, "downloads[0]: mode applies to a file; with extract = true the archive's modes are kept"},
+		{"download bad mode", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/f", "mode": "rwx"}}}, `downloads[0]: mode "rwx" must be octal like 0644`},
+		{"download bad owner", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/f", "owner": "a:b:c"}}}, `downloads[0]: owner "a:b:c" must be user or user:group`},
+		{"same destination", map[string]any{
+			"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1", "destination": "/opt/x"}},
+			"downloads":     []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/opt/x"}}}, "downloads[0]: destination /opt/x is also git_checkouts[0]'s"},
+		{"content_source", map[string]any{"content_source": "cloud"}, `content_source: "cloud" is not one of vm, host`},
+	})
+}
+
+// prepareCase is a configuration and the error it must give ("" = valid).
+type prepareCase struct {
+	name string
+	raw  map[string]any
+	want string
+}
+
+func runPrepareCases(t *testing.T, cases []prepareCase) {
+	t.Helper()
+	clearArkEnv(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Provisioner
+			err := p.Prepare(tc.raw)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("want valid, got %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+func TestGitBranchWarnsAndSourceDefault(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"binary_source": "host", "git_checkouts": []map[string]any{
+		{"repo": "https://h/a.git", "branch": "main", "destination": "/opt/a"},
+		{"repo": "https://h/b.git", "tag": "v1", "destination": "/opt/b"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	w := p.config.contentWarnings()
+	if len(w) != 1 || !strings.HasPrefix(w[0], "git_checkouts[0]: branch main of https://h/a.git is not reproducible") {
+		t.Fatalf("warnings %q", w)
+	}
+	if p.config.contentSource() != "host" {
+		t.Fatalf("content_source defaults to binary_source, got %q", p.config.contentSource())
+	}
+}
+
+// gitRepo makes a repository with tag v1 at one commit and main past it.
+func gitRepo(t *testing.T) (dir, tagCommit, branchCommit string) {
+	t.Helper()
+	dir = t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "v1")
+	git("tag", "-a", "-m", "v1", "v1")
+	tagCommit = git("rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("dev\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-am", "dev")
+	return dir, tagCommit, git("rev-parse", "HEAD")
+}
+
+// TestGitScripts runs the fetch and install scripts locally with the real
+// git: a wrong commit pin fails before anything is installed, the
+// install checks out the pin, a second install changes nothing.
+func TestGitScripts(t *testing.T) {
+	repo, tagCommit, _ := gitRepo(t)
+	work, dest := t.TempDir(), filepath.Join(t.TempDir(), "opt", "b")
+	g := GitCheckout{Repo: "https://example.invalid/a/b.git", Tag: "v1", Commit: strings.Repeat("0", 40), Destination: dest}
+	fetch := func(g GitCheckout) (string, error) {
+		return runLocalRaw(t, work, contentCommonSh+contentGitSh+
+			"fatimage_git_fetch 'git_checkouts[0]' "+shQuote(repo)+" "+shQuote(g.rev())+" "+shQuote(g.Commit)+" "+shQuote(gitStaging(work, 0))+"\n")
+	}
+	out, err := fetch(g)
+	if err == nil || !strings.Contains(out, "git_checkouts[0]: refs/tags/v1 is at commit "+tagCommit+", want "+g.Commit+"; nothing installed") {
+		t.Fatalf("wrong pin: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Fatal("destination created by a failed fetch")
+	}
+	g.Commit = tagCommit
+	out, err = fetch(g)
+	commits := parseGitCommits(out, 1)
+	if err != nil || commits[0] != tagCommit {
+		t.Fatalf("fetch: %v %v\n%s", err, commits, out)
+	}
+	me := "root"
+	install := func() string {
+		out, err := runLocalRaw(t, work, contentCommonSh+contentGitSh+strings.ReplaceAll(scriptInstallGit([]GitCheckout{g}, commits, work), "'root'", shQuote(me)))
+		if err != nil {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		return out
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the install chowns to root")
+	}
+	if out := install(); !strings.Contains(out, "installed "+dest+" at "+tagCommit) {
+		t.Fatalf("install:\n%s", out)
+	}
+	head, _ := exec.Command("git", "-C", dest, "rev-parse", "HEAD").Output()
+	origin, _ := exec.Command("git", "-C", dest, "remote", "get-url", "origin").Output()
+	if strings.TrimSpace(string(head)) != tagCommit || strings.TrimSpace(string(origin)) != g.Repo {
+		t.Fatalf("checkout at %s with origin %s", head, origin)
+	}
+	// again: unchanged
+	if _, err := fetch(g); err != nil {
+		t.Fatal(err)
+	}
+	if out := install(); !strings.Contains(out, "unchanged "+dest) {
+		t.Fatalf("second install:\n%s", out)
+	}
+	// a branch resolves to the branch's commit
+	g2 := GitCheckout{Branch: "main"}
+	out, err = fetch(g2)
+	if err != nil || parseGitCommits(out, 1)[0] == tagCommit {
+		t.Fatalf("branch fetch: %v\n%s", err, out)
+	}
+}
+
+// TestDownloadScripts: a bad sha256 installs nothing; a file and an
+// extracted archive (strip_components) are installed once, then left alone.
+func TestDownloadScripts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the install chowns to root")
+	}
+	work, root := t.TempDir(), t.TempDir()
+	tgz := makeTarball(t, map[string]string{"top-1.0/bin/tool": "T", "top-1.0/README": "R"})
+	ds := []Download{
+		{URL: "http://h/f.txt", SHA256: sha([]byte("hello\n")), Destination: filepath.Join(root, "etc", "f.txt"), Mode: "0640"},
+		{URL: "http://h/a.tgz", SHA256: sha(tgz), Destination: filepath.Join(root, "opt", "top"), Extract: true, StripComponents: 1},
+	}
+	stage := func(second []byte) {
+		if err := os.WriteFile(ds[0].staged(work, 0), []byte("hello\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(ds[1].staged(work, 1), second, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify := func() string {
+		var b strings.Builder
+		for i, d := range ds {
+			b.WriteString("fatimage_verify " + shQuote(strings.Repeat("x", i)+"downloads") + " " + d.SHA256 + " " + shQuote(d.staged(work, i)) + "\n")
+		}
+		return b.String()
+	}
+	stage([]byte("not the archive"))
+	out, err := runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
+	if err == nil || !strings.Contains(out, "sha256 of the download is "+sha([]byte("not the archive"))+", want "+sha(tgz)+"; nothing installed") {
+		t.Fatalf("bad sha256: %v\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("installed before the check: %v", entries)
+	}
+	for round := 0; round < 2; round++ {
+		stage(tgz)
+		out, err = runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
+		if err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, out)
+		}
+		want := "installed "
+		if round == 1 {
+			want = "unchanged "
+		}
+		if strings.Count(out, want) != 2 {
+			t.Fatalf("round %d: want 2 %q:\n%s", round, want, out)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, "opt", "top", "bin", "tool")); string(data) != "T" {
+		t.Fatalf("extracted tool %q", data)
+	}
+	if st, err := os.Stat(ds[0].Destination); err != nil || st.Mode().Perm() != 0o640 {
+		t.Fatalf("file: %v %v", st, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
+		t.Fatalf("staging left: %v", left)
+	}
+}
+
+// runLocalRaw is runLocal for a content kind's script text.
+func runLocalRaw(t *testing.T, workDir, text string) (string, error) {
+	t.Helper()
+	return runLocal(t, workDir, rawScript(text))
+}

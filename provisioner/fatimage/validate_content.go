@@ -1,0 +1,90 @@
+package fatimage
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Validation of the content kinds (git_checkouts, downloads, python_envs,
+// the system settings): what they share and the entry in validators; each
+// kind's own checks are next to its type in content_<kind>.go.
+
+func validateContentSource(s string) []error {
+	switch s {
+	case "", "vm", "host":
+		return nil
+	}
+	return []error{fmt.Errorf("content_source: %q is not one of vm, host", s)}
+}
+
+// validOwner reports whether o is "", "user" or "user:group".
+func validOwner(o string) bool {
+	if o == "" {
+		return true
+	}
+	u, g, hasGroup := strings.Cut(o, ":")
+	return reName.MatchString(u) && (!hasGroup || reName.MatchString(g))
+}
+
+// itemErrs collects the errors of one list item, each prefixed with
+// "<field>[i]: ".
+func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
+	return func(f string, a ...any) {
+		*errs = append(*errs, fmt.Errorf("%s[%d]: "+f, append([]any{field, i}, a...)...))
+	}
+}
+
+// checkHTTPURL reports what is wrong with an item's http(s) URL field,
+// "" when nothing.
+func checkHTTPURL(field, s string) string {
+	if s == "" {
+		return field + " is required"
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
+	}
+	if u.User != nil {
+		return field + " must not carry credentials in the URL"
+	}
+	return ""
+}
+
+// validateContent checks every content kind.
+func (c *Config) validateContent() []error {
+	errs := validateContentSource(c.ContentSource)
+	errs = append(errs, validateGitCheckouts(c.GitCheckouts)...)
+	errs = append(errs, validateDownloads(c.Downloads)...)
+	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
+	errs = append(errs, validateSystemSettings(c)...)
+	return append(errs, validateDestinations(c)...)
+}
+
+// validateDestinations refuses two items writing the same path.
+func validateDestinations(c *Config) []error {
+	var errs []error
+	seen := map[string]string{}
+	claim := func(what, dst string) {
+		if dst == "" {
+			return
+		}
+		if o, ok := seen[dst]; ok {
+			errs = append(errs, fmt.Errorf("%s: destination %s is also %s's", what, dst, o))
+			return
+		}
+		seen[dst] = what
+	}
+	for i, g := range c.GitCheckouts {
+		claim(fmt.Sprintf("git_checkouts[%d]", i), g.Destination)
+	}
+	for i, d := range c.Downloads {
+		claim(fmt.Sprintf("downloads[%d]", i), d.Destination)
+	}
+	for i, e := range c.PythonEnvs {
+		if !e.System {
+			claim(fmt.Sprintf("python_envs[%d]", i), e.Path)
+		}
+	}
+	return errs
+}

@@ -1,0 +1,53 @@
+package pypi
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPipInstall: the real pip installs pinned wheels (and their
+// dependencies) from the index into a venv, with --require-hashes.
+func TestPipInstall(t *testing.T) {
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	if out, err := exec.Command("/usr/bin/python3", "-m", "venv", venv).CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m venv: %v\n%s", err, out)
+	}
+	var req strings.Builder
+	for _, d := range s.Dists() {
+		if d.Name == "jupyterlab" && d.Version != "4.6.1" || d.Name == "openstacksdk" || d.Name == "python-novaclient" || d.Name == "ipykernel" {
+			continue
+		}
+		req.WriteString(d.Name + "==" + d.Version + " --hash=sha256:" + s.WheelSHA256(d) + "\n")
+	}
+	reqFile := filepath.Join(dir, "req.txt")
+	if err := os.WriteFile(reqFile, []byte(req.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(venv, "bin", "pip"), "install", "--no-input", "--disable-pip-version-check", "--index-url", s.IndexURL(), "-r", reqFile)
+	cmd.Env = append(os.Environ(), "PIP_CONFIG_FILE=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pip install: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import jupyter, jupyterlab, notebook, jupyter_server; print(jupyter.__version__, jupyterlab.__version__, jupyter_server.__version__)").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "1.1.1 4.6.1 2.20.0" {
+		t.Fatalf("imports: %v %s", err, out)
+	}
+	// a wrong hash is refused
+	if err := os.WriteFile(reqFile, []byte("ipykernel==7.3.0 --hash=sha256:"+strings.Repeat("0", 64)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(filepath.Join(venv, "bin", "pip"), "install", "--no-input", "--disable-pip-version-check", "--index-url", s.IndexURL(), "-r", reqFile)
+	cmd.Env = append(os.Environ(), "PIP_CONFIG_FILE=/dev/null")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "HASHES") {
+		t.Fatalf("wrong hash accepted: %v\n%s", err, out)
+	}
+}
