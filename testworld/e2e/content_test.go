@@ -116,7 +116,7 @@ func TestContentKinds(t *testing.T) {
 			}
 			// the second run left everything as the first put it
 			from := strings.LastIndex(out, "fatimage: content (git checkouts")
-			if from < 0 || strings.Index(out[from:], "fatimage: cleanup") < 0 {
+			if from < 0 || !strings.Contains(out[from:], "fatimage: cleanup") {
 				t.Fatalf("no second content run followed by a cleanup in the output:\n%s", out)
 			}
 			second := out[from:]
