@@ -44,6 +44,14 @@ func (c *Config) packagePlan() packagePlan {
 	return p
 }
 
+// plan is the run's transaction: the configured plan with the RPMs by URL
+// staged in the work dir, installed as files in the same transaction.
+func (s *state) plan() packagePlan {
+	p := s.cfg.packagePlan()
+	p.Install = append(p.Install, s.rpmURLFiles()...)
+	return p
+}
+
 func (p packagePlan) empty() bool {
 	return !p.Update && len(p.Modules)+len(p.Install)+len(p.Remove) == 0
 }
@@ -124,14 +132,14 @@ func (s *state) runPlan(ctx context.Context, p packagePlan) error {
 // kernelPackagesLater reports whether the packages wait for the running
 // kernel (the packages step after the reboot).
 func kernelPackagesLater(s *state) bool {
-	p := s.cfg.packagePlan()
+	p := s.plan()
 	return p.Update && p.needsRunningKernel()
 }
 
 // stepTransaction updates, installs and removes in one transaction, or
 // only updates when the packages need the running kernel.
 func stepTransaction(ctx context.Context, s *state) error {
-	p := s.cfg.packagePlan()
+	p := s.plan()
 	if kernelPackagesLater(s) {
 		p, _ = p.split()
 	}
@@ -141,7 +149,7 @@ func stepTransaction(ctx context.Context, s *state) error {
 // stepKernelPackages installs the packages that need the running kernel,
 // after the reboot the table forces before it.
 func stepKernelPackages(ctx context.Context, s *state) error {
-	_, rest := s.cfg.packagePlan().split()
+	_, rest := s.plan().split()
 	return s.runPlan(ctx, rest)
 }
 
