@@ -3,7 +3,7 @@
 # plugin's checked zip unpacked where grafana-cli puts plugins, the others
 # installed with grafana-cli. GRAFANA_REPO, when set, is grafana-cli's
 # --repo.
-grafana_plugins_dir=/var/lib/grafana/plugins
+grafana_plugins_dir=${FATIMAGE_SYSROOT:-}/var/lib/grafana/plugins
 
 # grafana_plugin_has DIR VERSION: DIR/plugin.json is that version's.
 grafana_plugin_has() {
@@ -15,13 +15,13 @@ grafana_plugin_has() {
 # grafana_plugin ID VERSION
 grafana_plugin() {
   id=$1 version=$2
-  if grafana_plugin_has "$grafana_plugins_dir/$id" "$version"; then
-    echo "unchanged grafana plugin $id $version"
-    return 0
-  fi
   if ! command -v grafana-cli >/dev/null 2>&1; then
     fatimage_cause 'grafana plugins need grafana-cli: install the grafana package (group grafana)'
     exit 1
+  fi
+  if grafana_plugin_has "$grafana_plugins_dir/$id" "$version"; then
+    echo "unchanged grafana plugin $id $version"
+    return 0
   fi
   if [ -n "${GRAFANA_REPO:-}" ]; then
     fatimage_run grafana-cli "--repo=$GRAFANA_REPO" plugins install "$id" "$version"
