@@ -166,7 +166,11 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.SitePulp, err = startSitePulp(o, gateway); err != nil {
 		return l, err
 	}
-	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Logf: o.Logf}); err != nil {
+	urlRPMs, err := repos.BuildURLRPMs(repos.Options{CacheDir: filepath.Join(o.CacheDir, "repos"), Logf: o.Logf})
+	if err != nil {
+		return l, fmt.Errorf("lab: building the RPMs served by URL: %w", err)
+	}
+	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Files: urlRPMs, Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}
 	if l.Git, err = gitserver.Start(gitserver.Options{Addr: net.JoinHostPort(gateway, "0"), Dir: filepath.Join(o.CacheDir, "git"), Logf: o.Logf}); err != nil {
@@ -286,25 +290,26 @@ func (l *Lab) writeEnv() error {
 		return err
 	}
 	l.Env = map[string]string{
-		"OS_CLOUD":               CloudName,
-		"OS_CLIENT_CONFIG_FILE":  cloudsFile,
-		"ARK_CONTENT_URL":        l.Pulp.ContentURL(),
-		"ARK_USERNAME":           ArkUser,
-		"ARK_PASSWORD":           l.ArkPassword,
-		"LAB_RELEASES_URL":       l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
-		"LAB_SSH_USER":           SSHUser,
-		"LAB_GIT_URL":            l.Git.URL(),       // <url>/<owner>/<name>.git
-		"LAB_PYPI_URL":           l.PyPI.IndexURL(), // pip --index-url
-		"LAB_CONTROL_URL":        l.Cloud.URL() + "/_control",
-		"LAB_PULP_CONTROL_URL":   l.Pulp.URL() + "/_control",
-		"LAB_SITE_PULP_URL":      l.SitePulp.URL(),
-		"LAB_SITE_PULP_USERNAME": SitePulpUser,
-		"LAB_SITE_PULP_PASSWORD": l.SitePulpPassword,
-		"LAB_BASE_IMAGE":         BaseImageName,
-		"LAB_NETWORK":            "lab-net",
-		"LAB_FLOATING_NETWORK":   "public",
-		"LAB_ADMIN_CLOUD":        AdminCloudName,
-		"LAB_SHARE_PROJECT_ID":   l.Cloud.ProjectID(ShareProject),
+		"OS_CLOUD":                CloudName,
+		"OS_CLIENT_CONFIG_FILE":   cloudsFile,
+		"ARK_CONTENT_URL":         l.Pulp.ContentURL(),
+		"ARK_USERNAME":            ArkUser,
+		"ARK_PASSWORD":            l.ArkPassword,
+		"LAB_RELEASES_URL":        l.Releases.URL() + "/prometheus",              // <base>/<name>/releases/download/v<ver>/...
+		"LAB_GRAFANA_PLUGINS_URL": l.Releases.URL() + releases.GrafanaPluginBase, // grafana_plugin_url
+		"LAB_SSH_USER":            SSHUser,
+		"LAB_GIT_URL":             l.Git.URL(),       // <url>/<owner>/<name>.git
+		"LAB_PYPI_URL":            l.PyPI.IndexURL(), // pip --index-url
+		"LAB_CONTROL_URL":         l.Cloud.URL() + "/_control",
+		"LAB_PULP_CONTROL_URL":    l.Pulp.URL() + "/_control",
+		"LAB_SITE_PULP_URL":       l.SitePulp.URL(),
+		"LAB_SITE_PULP_USERNAME":  SitePulpUser,
+		"LAB_SITE_PULP_PASSWORD":  l.SitePulpPassword,
+		"LAB_BASE_IMAGE":          BaseImageName,
+		"LAB_NETWORK":             "lab-net",
+		"LAB_FLOATING_NETWORK":    "public",
+		"LAB_ADMIN_CLOUD":         AdminCloudName,
+		"LAB_SHARE_PROJECT_ID":    l.Cloud.ProjectID(ShareProject),
 	}
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
