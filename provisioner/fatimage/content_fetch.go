@@ -18,6 +18,36 @@ import (
 // downloads, ...): the plugin downloads a URL once into the
 // content-addressed cache and uploads it, for VMs without internet.
 
+// fetchItem is one file fetched by URL into the work dir.
+type fetchItem struct {
+	what string // names it in messages, e.g. "downloads[0]"
+	url  string
+	sum  string // sha256 (hex); "" (an explicit opt-out) is not checked
+	dst  string // staged path in the work dir
+}
+
+// stageFetches puts every item into the work dir, downloaded by the VM
+// (lines added to sb) or, when source is "host", by the plugin through
+// its cache and uploaded, then adds the VM-side check of every sha256:
+// all of it before anything is installed.
+func (s *state) stageFetches(ctx context.Context, sb *strings.Builder, source string, items []fetchItem) error {
+	for _, it := range items {
+		if source == "host" {
+			if err := s.uploadCached(ctx, it.what, it.sum, it.url, it.dst); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(sb, "fatimage_fetch %s %s %s\n", shQuote(it.what), shQuote(it.url), shQuote(it.dst))
+	}
+	for _, it := range items {
+		if it.sum != "" {
+			fmt.Fprintf(sb, "fatimage_verify %s %s %s %s\n", shQuote(it.what), shQuote(strings.ToLower(it.sum)), shQuote(it.dst), shQuote(it.url))
+		}
+	}
+	return nil
+}
+
 // uploadCached makes sure the file with that sha256 is in the host cache
 // (named by its sha256, so a cached file is known good), then uploads it
 // to dst. what names the content in messages, e.g. "downloads[0]". An

@@ -103,17 +103,12 @@ func stepFetchGrafanaPlugins(ctx context.Context, s *state) error {
 	s.say(fmt.Sprintf("grafana plugins: fetching and checking %d zips (content_source = %s)", len(pins), c.contentSource()))
 	var sb strings.Builder
 	sb.WriteString(contentCommonSh)
+	var items []fetchItem
 	for _, g := range pins {
-		if c.contentSource() == "host" {
-			if err := s.uploadCached(ctx, g.what(), g.SHA256, g.url(c.grafanaPluginURL()), g.staged(s.workDir)); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(&sb, "fatimage_fetch %s %s %s\n", shQuote(g.what()), shQuote(g.url(c.grafanaPluginURL())), shQuote(g.staged(s.workDir)))
+		items = append(items, fetchItem{what: g.what(), url: g.url(c.grafanaPluginURL()), sum: g.SHA256, dst: g.staged(s.workDir)})
 	}
-	for _, g := range pins {
-		fmt.Fprintf(&sb, "fatimage_verify %s %s %s\n", shQuote(g.what()+" ("+g.url(c.grafanaPluginURL())+")"), shQuote(g.SHA256), shQuote(g.staged(s.workDir)))
+	if err := s.stageFetches(ctx, &sb, c.contentSource(), items); err != nil {
+		return err
 	}
 	_, err := s.runScript(ctx, rawScript(sb.String()))
 	return err

@@ -104,20 +104,15 @@ func stepFetchRPMs(ctx context.Context, s *state) error {
 	var sb strings.Builder
 	sb.WriteString(contentCommonSh)
 	sb.WriteString(contentRPMSh)
+	var items []fetchItem
 	for i, r := range c.RPMURLs {
-		what := fmt.Sprintf("rpm_urls[%d]", i)
-		dst := r.staged(s.workDir, i)
-		if c.contentSource() == "host" {
-			if err := s.uploadCached(ctx, what, r.SHA256, r.URL, dst); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(&sb, "fatimage_fetch %s %s %s\n", shQuote(what), shQuote(r.URL), shQuote(dst))
+		items = append(items, fetchItem{what: fmt.Sprintf("rpm_urls[%d]", i), url: r.URL, sum: r.SHA256, dst: r.staged(s.workDir, i)})
+	}
+	if err := s.stageFetches(ctx, &sb, c.contentSource(), items); err != nil {
+		return err
 	}
 	for i, r := range c.RPMURLs {
-		what := fmt.Sprintf("rpm_urls[%d] (%s)", i, r.URL)
-		fmt.Fprintf(&sb, "fatimage_rpm_check %s %d %s %s %d\n", shQuote(what), i, shQuote(strings.ToLower(r.SHA256)), shQuote(r.staged(s.workDir, i)), b01(!r.DisableGPGCheck))
+		fmt.Fprintf(&sb, "fatimage_rpm_check %s %d %s %d\n", shQuote(fmt.Sprintf("rpm_urls[%d] (%s)", i, r.URL)), i, shQuote(r.staged(s.workDir, i)), b01(!r.DisableGPGCheck))
 	}
 	out, err := s.runScript(ctx, rawScript(sb.String()))
 	if err != nil {

@@ -124,12 +124,18 @@ func TestRPMCheckScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
+	// the fetch step's script: the sha256 check (unless opted out), then
+	// the package's
 	check := func(sum string, gpg int) (string, error) {
-		return runLocalRaw(t, work, contentCommonSh+contentRPMSh+
-			"fatimage_rpm_check 'rpm_urls[0] (u)' 0 "+shQuote(sum)+" "+shQuote(file)+" "+string(rune('0'+gpg))+"\n")
+		verify := ""
+		if sum != "" {
+			verify = "fatimage_verify 'rpm_urls[0]' " + shQuote(sum) + " " + shQuote(file) + " u\n"
+		}
+		return runLocalRaw(t, work, contentCommonSh+contentRPMSh+verify+
+			"fatimage_rpm_check 'rpm_urls[0] (u)' 0 "+shQuote(file)+" "+string(rune('0'+gpg))+"\n")
 	}
 	out, err := check(strings.Repeat("1", 64), 0)
-	if err == nil || !strings.Contains(out, "!fatimage: rpm_urls[0] (u): sha256 of the download is "+sha(data)+", want "+strings.Repeat("1", 64)+"; nothing installed") {
+	if err == nil || !strings.Contains(out, "!fatimage: rpm_urls[0]: sha256 mismatch: want "+strings.Repeat("1", 64)+", got "+sha(data)+" (u); nothing installed") {
 		t.Errorf("wrong sha256: %v\n%s", err, out)
 	}
 	out, err = check(sha(data), 1)

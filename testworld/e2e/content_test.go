@@ -181,7 +181,7 @@ func TestContentWrongPins(t *testing.T) {
 		{"git-host", "host", "slurm_tools_commit=" + strings.Repeat("1", 40),
 			regexp.MustCompile(`git_checkouts\[0\]: v3\.0 is at commit [0-9a-f]{40}, want 1{40}; nothing installed`)},
 		{"download-vm", "vm", "archive_sha256=" + strings.Repeat("2", 64),
-			regexp.MustCompile(`downloads\[0\] \(http://[^)]+\): sha256 of the download is [0-9a-f]{64}, want 2{64}; nothing installed`)},
+			regexp.MustCompile(`downloads\[0\]: sha256 mismatch: want 2{64}, got [0-9a-f]{64} \(http://\S+\); nothing installed`)},
 		{"download-host", "host", "archive_sha256=" + strings.Repeat("2", 64),
 			regexp.MustCompile(`downloads\[0\]: sha256 mismatch: want 2{64}, got [0-9a-f]{64} \(http://\S+\); nothing installed`)},
 		{"python-host", "host", "python_requirements=" + pythonRequirements(strings.Repeat("3", 64)),

@@ -100,8 +100,8 @@ func TestRPMURLsAndGrafanaPin(t *testing.T) {
 			defer cancel()
 			_, c, stop := labtest.BootDial(ctx, t, theLab, name+"-check", img.ID)
 			got := c.Run(t, "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' "+exporter.Name+" "+rstudio.Name+"; "+
-				"stat -c '%U:%G %a' /var/lib/grafana/plugins/"+plugin.ID+"/gpx_lab_linux_amd64; "+
-				"grep -c lab_stand_in /var/lib/grafana/plugins/"+plugin.ID+"/plugin.json || true")
+				"sudo stat -c '%U:%G %a' /var/lib/grafana/plugins/"+plugin.ID+"/gpx_lab_linux_amd64; "+
+				"sudo grep -c lab_stand_in /var/lib/grafana/plugins/"+plugin.ID+"/plugin.json || true")
 			want := exporter.Name + "-" + exporter.EVR + "\n" + rstudio.Name + "-" + rstudio.EVR + "\nroot:root 755\n0"
 			if got != want {
 				t.Errorf("the image holds\n%s\nwant\n%s", got, want)
@@ -135,7 +135,7 @@ func TestRPMURLWrongPins(t *testing.T) {
 		want         *regexp.Regexp
 	}{
 		{"rpm-vm", "vm", []string{"exporter_sha256=" + bad},
-			regexp.MustCompile(`rpm_urls\[0\] \(http://\S+\): sha256 of the download is [0-9a-f]{64}, want 2{64}; nothing installed`)},
+			regexp.MustCompile(`rpm_urls\[0\]: sha256 mismatch: want 2{64}, got [0-9a-f]{64} \(http://\S+\); nothing installed`)},
 		{"rpm-host", "host", []string{"exporter_sha256=" + bad},
 			regexp.MustCompile(`rpm_urls\[0\]: sha256 mismatch: want 2{64}, got [0-9a-f]{64} \(http://\S+\); nothing installed`)},
 		{"unsigned", "vm", []string{"exporter_disable_gpg_check=false"},
