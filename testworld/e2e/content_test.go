@@ -190,17 +190,8 @@ func TestContentWrongPins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("PACKER_CACHE_DIR", t.TempDir())
 			name := fmt.Sprintf("e2e-content-%s-%d", tc.name, time.Now().Unix())
-			r := build(t, []string{"fat-common.pkr.hcl", "fat-content.pkr.hcl"},
-				append(vars, "-var", tc.override, "-var", "image_name="+name, "-var", "content_source="+tc.source)...)
-			out := r.Output()
-			if r.ExitCode == 0 || !tc.want.MatchString(out) {
-				t.Fatalf("want a failure matching %s:\n%s", tc.want, out)
-			}
-			if strings.Contains(out, "fatimage: packages") || strings.Contains(out, "fatimage: users") {
-				t.Errorf("package or user work ran before the check failed:\n%s", out)
-			}
-			requireNoImage(t, name)
-			labtest.RequireClean(t, theLab)
+			requireFailedBeforePackages(t, build(t, []string{"fat-common.pkr.hcl", "fat-content.pkr.hcl"},
+				append(vars, "-var", tc.override, "-var", "image_name="+name, "-var", "content_source="+tc.source)...), tc.want, name)
 		})
 	}
 }

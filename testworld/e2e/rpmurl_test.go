@@ -13,6 +13,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
 // rpmURLVars are the variables of fat-rpmurl.pkr.hcl: the release
@@ -150,16 +151,23 @@ func TestRPMURLWrongPins(t *testing.T) {
 			for _, o := range tc.override {
 				args = append(args, "-var", o)
 			}
-			r := build(t, []string{"fat-common.pkr.hcl", "fat-rpmurl.pkr.hcl"}, args...)
-			out := r.Output()
-			if r.ExitCode == 0 || !tc.want.MatchString(out) {
-				t.Fatalf("want a failure matching %s:\n%s", tc.want, out)
-			}
-			if strings.Contains(out, "fatimage: packages") || strings.Contains(out, "fatimage: users") {
-				t.Errorf("package or user work ran before the check failed:\n%s", out)
-			}
-			requireNoImage(t, name)
-			labtest.RequireClean(t, theLab)
+			requireFailedBeforePackages(t, build(t, []string{"fat-common.pkr.hcl", "fat-rpmurl.pkr.hcl"}, args...), tc.want, name)
 		})
 	}
+}
+
+// requireFailedBeforePackages: the build failed with an error matching
+// want before any package or user work, and left no image named name and
+// no cloud resource.
+func requireFailedBeforePackages(t *testing.T, r packertest.Result, want *regexp.Regexp, name string) {
+	t.Helper()
+	out := r.Output()
+	if r.ExitCode == 0 || !want.MatchString(out) {
+		t.Fatalf("want a failure matching %s:\n%s", want, out)
+	}
+	if strings.Contains(out, "fatimage: packages") || strings.Contains(out, "fatimage: users") {
+		t.Errorf("package or user work ran before the check failed:\n%s", out)
+	}
+	requireNoImage(t, name)
+	labtest.RequireClean(t, theLab)
 }
