@@ -67,6 +67,11 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 	if r := plan.script().render("/w", "u"); strings.Count(r, "\nrun_transaction\n") != 1 || !strings.Contains(r, "munge\n/var/tmp/fatimage-x/rpm-url-0.rpm\n/var/tmp/fatimage-x/rpm-url-1.rpm'") {
 		t.Errorf("transaction script:\n%s", r)
 	}
+	// a kmod by URL waits for the running kernel as one from a repository
+	s.content.rpms = []fetchedRPM{{Name: "kmod-lustre-client"}, {Name: "b"}}
+	if !s.plan().needsRunningKernel() {
+		t.Error("a kmod RPM by URL does not need the running kernel")
+	}
 	// RPMs alone still make a transaction
 	only := &state{cfg: &Config{RPMURLs: []RPMURL{{URL: "https://h/a.rpm"}}, Update: new(bool)}, workDir: "/w"}
 	if only.plan().empty() {

@@ -18,6 +18,9 @@ type packagePlan struct {
 	KeepAsIs    []string // installed packages the update leaves alone
 	EnableRepos []string // repositories enabled for the transaction
 	WeakDeps    bool     // dnf install_weak_deps
+	// fileNames are the names of the packages Install holds as files
+	// (rpm_urls), for needsRunningKernel.
+	fileNames []string
 }
 
 // packagePlan merges the groups' sets with the explicit options.
@@ -49,6 +52,9 @@ func (c *Config) packagePlan() packagePlan {
 func (s *state) plan() packagePlan {
 	p := s.cfg.packagePlan()
 	p.Install = append(p.Install, s.rpmURLFiles()...)
+	for _, r := range s.content.rpms {
+		p.fileNames = append(p.fileNames, r.Name)
+	}
 	return p
 }
 
@@ -68,7 +74,7 @@ var runningKernelPatterns = []string{
 // needsRunningKernel reports whether p installs a package of
 // runningKernelPatterns (a module stream's name counts too).
 func (p packagePlan) needsRunningKernel() bool {
-	for _, n := range append(slices.Clone(p.Install), p.Modules...) {
+	for _, n := range append(append(slices.Clone(p.Install), p.Modules...), p.fileNames...) {
 		name, _, _ := strings.Cut(n, ":")
 		for _, pat := range runningKernelPatterns {
 			if ok, _ := path.Match(pat, name); ok {
