@@ -56,7 +56,8 @@ type rpmURLImageJSON struct {
 // release server (the GitHub, Posit and grafana.com stand-in) blocked
 // from the VMs: the RPMs go into the one package transaction (one dnf
 // command in all), the plugin is unpacked from its zip without
-// grafana-cli, and the booted image holds both, recorded in image.json.
+// grafana-cli, a second run changes nothing, and the booted image holds
+// both, recorded in image.json.
 func TestRPMURLsAndGrafanaPin(t *testing.T) {
 	vars := rpmURLVars(t)
 	exporter, rstudio := repos.URLRPMs[0], repos.URLRPMs[1]
@@ -80,16 +81,21 @@ func TestRPMURLsAndGrafanaPin(t *testing.T) {
 			out := r.Output()
 			man := readFatManifest(t, m)
 			// the same single transaction as without rpm_urls: one dnf
-			// command, its install naming the staged files
-			if man.DNFRuns != 1 || !strings.Contains(out, "fatimage: done: 1 dnf command(s)") ||
+			// command in each run, its install naming the staged files
+			if man.DNFRuns != 1 || strings.Count(out, "fatimage: done: 1 dnf command(s)") != 2 ||
 				!regexp.MustCompile(`install .*grafana.*oddjob.* /var/tmp/fatimage-[^ ]+/rpm-url-0\.rpm /var/tmp/fatimage-[^ ]+/rpm-url-1\.rpm`).MatchString(out) {
 				t.Errorf("want the RPMs in the one transaction (%d dnf commands):\n%s", man.DNFRuns, out)
 			}
 			if !strings.Contains(out, "WARNING: rpm_urls[0]: disable_gpg_check = true: the signature of "+theLab.Releases.FileURL(exporter.Path)+" is not checked") {
 				t.Errorf("no warning for the unchecked signature:\n%s", out)
 			}
-			if strings.Contains(out, "grafana-cli") || !strings.Contains(out, "installed grafana plugin "+plugin.ID+" "+plugin.Version) {
-				t.Errorf("the pinned plugin was not unpacked from its zip:\n%s", out)
+			if strings.Contains(out, "grafana-cli") || strings.Count(out, "installed grafana plugin "+plugin.ID+" "+plugin.Version) != 1 {
+				t.Errorf("the pinned plugin was not unpacked from its zip once:\n%s", out)
+			}
+			// the second run changed nothing
+			second := out[strings.LastIndex(out, "fatimage: packages:"):]
+			if !strings.Contains(second, "Nothing to do") || !strings.Contains(second, "unchanged grafana plugin "+plugin.ID+" "+plugin.Version) {
+				t.Errorf("the second run changed the image:\n%s", second)
 			}
 			if source == "host" && !strings.Contains(out, "fatimage: downloading "+theLab.Releases.FileURL(plugin.Path())) {
 				t.Errorf("no host-side fetch of the plugin:\n%s", out)

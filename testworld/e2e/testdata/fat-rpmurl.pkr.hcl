@@ -4,7 +4,8 @@
 # against the imported keys, both from the lab's release server and
 # installed in the one package transaction; the grafana group's plugin
 # fetched as a zip from the release server's grafana.com-like API. By the
-# VM or (content_source = "host") by the plugin.
+# VM or (content_source = "host") by the plugin. The provisioner runs
+# twice and the second run must change nothing.
 variable "content_source" {
   type    = string
   default = "vm"
@@ -44,6 +45,29 @@ variable "grafana_plugin_sha256" {
 build {
   sources = ["source.fatimage-openstack.lab"]
 
+  provisioner "fatimage" {
+    repos           = data.fatimage-ark.rocky.repos
+    update          = false
+    selinux         = "unchanged"
+    move_login_home = false
+    groups          = ["grafana"]
+    packages        = ["oddjob"]
+    content_source  = var.content_source
+    rpm_urls {
+      url               = var.exporter_url
+      sha256            = var.exporter_sha256
+      disable_gpg_check = var.exporter_disable_gpg_check
+    }
+    rpm_urls {
+      url    = var.rstudio_url
+      sha256 = var.rstudio_sha256
+    }
+    grafana_plugin_url    = var.grafana_plugin_url
+    grafana_plugin_sha256 = { "grafana-opensearch-datasource" = var.grafana_plugin_sha256 }
+    manifest_output       = var.manifest_output
+  }
+
+  # again: nothing changes
   provisioner "fatimage" {
     repos           = data.fatimage-ark.rocky.repos
     update          = false
