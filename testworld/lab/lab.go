@@ -85,7 +85,7 @@ type Lab struct {
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
-	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, plus LAB_CONTROL_URL for lab-status and
+	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, plus LAB_CONTROL_URL for lab-status and
 	// faults.
 	Env map[string]string
 
@@ -290,27 +290,28 @@ func (l *Lab) writeEnv() error {
 		return err
 	}
 	l.Env = map[string]string{
-		"OS_CLOUD":                CloudName,
-		"OS_CLIENT_CONFIG_FILE":   cloudsFile,
-		"ARK_CONTENT_URL":         l.Pulp.ContentURL(),
-		"ARK_USERNAME":            ArkUser,
-		"ARK_PASSWORD":            l.ArkPassword,
-		"LAB_RELEASES_URL":        l.Releases.URL() + "/prometheus",              // <base>/<name>/releases/download/v<ver>/...
-		"LAB_GRAFANA_PLUGINS_URL": l.Releases.URL() + releases.GrafanaPluginBase, // grafana_plugin_url
-		"LAB_SSH_USER":            SSHUser,
-		"LAB_GIT_URL":             l.Git.URL(),       // <url>/<owner>/<name>.git
-		"LAB_PYPI_URL":            l.PyPI.IndexURL(), // pip --index-url
-		"LAB_CONTROL_URL":         l.Cloud.URL() + "/_control",
-		"LAB_PULP_CONTROL_URL":    l.Pulp.URL() + "/_control",
-		"LAB_SITE_PULP_URL":       l.SitePulp.URL(),
-		"LAB_SITE_PULP_USERNAME":  SitePulpUser,
-		"LAB_SITE_PULP_PASSWORD":  l.SitePulpPassword,
-		"LAB_BASE_IMAGE":          BaseImageName,
-		"LAB_NETWORK":             "lab-net",
-		"LAB_FLOATING_NETWORK":    "public",
-		"LAB_ADMIN_CLOUD":         AdminCloudName,
-		"LAB_SHARE_PROJECT_ID":    l.Cloud.ProjectID(ShareProject),
+		"OS_CLOUD":               CloudName,
+		"OS_CLIENT_CONFIG_FILE":  cloudsFile,
+		"ARK_CONTENT_URL":        l.Pulp.ContentURL(),
+		"ARK_USERNAME":           ArkUser,
+		"ARK_PASSWORD":           l.ArkPassword,
+		"LAB_RELEASES_URL":       l.Releases.URL() + "/prometheus", // <base>/<name>/releases/download/v<ver>/...
+		"LAB_SSH_USER":           SSHUser,
+		"LAB_GIT_URL":            l.Git.URL(),       // <url>/<owner>/<name>.git
+		"LAB_PYPI_URL":           l.PyPI.IndexURL(), // pip --index-url
+		"LAB_CONTROL_URL":        l.Cloud.URL() + "/_control",
+		"LAB_PULP_CONTROL_URL":   l.Pulp.URL() + "/_control",
+		"LAB_SITE_PULP_URL":      l.SitePulp.URL(),
+		"LAB_SITE_PULP_USERNAME": SitePulpUser,
+		"LAB_SITE_PULP_PASSWORD": l.SitePulpPassword,
+		"LAB_BASE_IMAGE":         BaseImageName,
+		"LAB_NETWORK":            "lab-net",
+		"LAB_FLOATING_NETWORK":   "public",
+		"LAB_ADMIN_CLOUD":        AdminCloudName,
+		"LAB_SHARE_PROJECT_ID":   l.Cloud.ProjectID(ShareProject),
 	}
+	// grafana_plugin_url: the release server's grafana.com-like plugin API
+	l.Env["LAB_GRAFANA_PLUGINS_URL"] = l.Releases.URL() + releases.GrafanaPluginBase
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
 
