@@ -109,7 +109,7 @@ func TestContentKinds(t *testing.T) {
 				t.Errorf("no host-side fetch in the output:\n%s", out)
 			}
 			// the second run left everything as the first put it
-			second := out[strings.LastIndex(out, "fatimage: content (git checkouts, downloads)"):]
+			second := out[strings.LastIndex(out, "fatimage: content (git checkouts, downloads, python envs)"):]
 			second = second[:strings.Index(second, "fatimage: cleanup")]
 			// 3 git checkouts, 2 downloads, a venv, 7 system files, 3 unit states, kernel args
 			if n := strings.Count(second, "unchanged "); n != 17 || strings.Contains(second, "grub2-mkconfig") || strings.Contains(second, "installed /") ||
