@@ -20,6 +20,8 @@ var contentCommonSh string
 // git checkout resolved to, for the install and image.json.
 type contentState struct {
 	gitCommits []string
+	// containerDigests are the manifest digests containers resolved to.
+	containerDigests []string
 }
 
 // imageContent is the `content` record of image.json.
@@ -28,6 +30,8 @@ type imageContent struct {
 	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
 	Python    map[string][]string      `json:"python,omitempty"`    // venv path or interpreter -> pins
 	System    *imageSystem             `json:"system,omitempty"`
+	// Containers are the images, in the order configured.
+	Containers []imageContainer `json:"containers,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -133,10 +137,10 @@ func (s *state) stageText(files ...staged) (string, error) {
 // imageContentRecord is image.json's `content`, nil without content.
 func (s *state) imageContentRecord() *imageContent {
 	c := s.cfg
-	if !c.hasContent() && !c.hasSystem() {
+	if !c.hasContent() && !c.hasSystem() && !c.hasContainers() {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), Containers: s.imageContainersRecord()}
 	for i, g := range c.GitCheckouts {
 		if r.Git == nil {
 			r.Git = map[string]imageGit{}
