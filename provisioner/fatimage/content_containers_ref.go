@@ -71,4 +71,3 @@ type imageContainer struct {
 	User   string `json:"user"`
 	Digest string `json:"digest"`
 }
-
