@@ -110,6 +110,7 @@ func Secrets(l *lab.Lab) map[string][]byte {
 		"Ark password":                  []byte(l.ArkPassword),
 		"OpenStack password":            []byte(l.CloudPassword),
 		"application credential secret": []byte(l.AppCredentialSecret),
+		"registry password":             []byte(l.RegistryPassword),
 	}
 }
 
