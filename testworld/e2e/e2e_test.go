@@ -259,7 +259,7 @@ func TestApplianceExample(t *testing.T) {
 			SnapshotID      string   `json:"snapshot_id"`
 			InventoryGroups []string `json:"inventory_groups"`
 			Content         struct {
-				Git        map[string]struct{ Commit string } `json:"git"`
+				Git        map[string]struct{ Commit string }     `json:"git"`
 				Containers []struct{ Image, User, Digest string } `json:"containers"`
 			} `json:"content"`
 		} `json:"image"`
