@@ -116,6 +116,23 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	return err
 }
 
+// parseReports reads the "<marker> <field>[i] <value>" lines a content
+// script prints for n items; a value ok rejects is left "".
+func parseReports(out, marker, field string, n int, ok func(string) bool) []string {
+	vals := make([]string, n)
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != marker || !ok(f[2]) {
+			continue
+		}
+		var i int
+		if _, err := fmt.Sscanf(f[1], field+"[%d]", &i); err == nil && i >= 0 && i < n {
+			vals[i] = f[2]
+		}
+	}
+	return vals
+}
+
 // rawScript is a script of the content kinds: their bodies
 // (content/*.sh) and the calls Go wrote for them, arguments quoted with
 // shQuote, run after the prelude like every step's script.

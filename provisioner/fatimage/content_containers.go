@@ -235,15 +235,7 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		var i int
-		if len(f) == 3 && f[0] == "fatimage-container-digest" && reDigest.MatchString(f[2]) {
-			if _, err := fmt.Sscanf(f[1], "containers[%d]", &i); err == nil && i >= 0 && i < len(c.Containers) {
-				s.content.containerDigests[i] = f[2]
-			}
-		}
-	}
+	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(c.Containers), reDigest.MatchString)
 	for i, d := range s.content.containerDigests {
 		if d == "" {
 			return fmt.Errorf("containers[%d]: the check did not report a digest", i)

@@ -132,20 +132,9 @@ func bearerFront(t *testing.T, upstream, user, pw string) *httptest.Server {
 // digest and uploads an OCI archive whose manifest has the registry's
 // digest.
 func TestHostFetchOCIArchive(t *testing.T) {
-	needs.Tools(t, "docker-registry")
 	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
-	dir := t.TempDir()
 	const user, pw = "puller", `pa:ss "w"`
-	reg, err := registry.Start(registry.Options{Dir: dir, Username: user, Password: pw})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	open, err := registry.Start(registry.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer open.Close()
+	reg, open := startRegistries(t, user, pw)
 	want := reg.Digest("library/mysql:8.0.30")
 	front := bearerFront(t, open.URL(), "", "")
 	frontHost := strings.TrimPrefix(front.URL, "http://")
@@ -178,7 +167,7 @@ func TestHostFetchOCIArchive(t *testing.T) {
 	// a wrong pin fails before anything is uploaded or cached
 	comm.uploads = map[string][]byte{}
 	wrong := reg.Digest("beats/filebeat-oss:7.12.1")
-	_, err = s.uploadContainer(ctx, "containers[1]", Container{Image: reg.Host() + "/library/mysql:8.0.30", Digest: wrong}, "/w/x.tar")
+	_, err := s.uploadContainer(ctx, "containers[1]", Container{Image: reg.Host() + "/library/mysql:8.0.30", Digest: wrong}, "/w/x.tar")
 	if err == nil || err.Error() != fmt.Sprintf("containers[1]: %s/library/mysql:8.0.30 has digest %s, want %s; nothing installed", reg.Host(), want, wrong) || len(comm.uploads) != 0 {
 		t.Fatalf("wrong pin: %v, %d uploads", err, len(comm.uploads))
 	}
@@ -192,6 +181,25 @@ func TestHostFetchOCIArchive(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(filepath.Dir(root), "oci")); len(entries) != 2 {
 		t.Fatalf("cache holds %d entries, want one per image name", len(entries))
 	}
+}
+
+// startRegistries starts the lab's real registry twice on one storage:
+// with basic auth for user and password, and open.
+func startRegistries(t *testing.T, user, pw string) (auth, open *registry.Server) {
+	t.Helper()
+	needs.Tools(t, "docker-registry")
+	dir := t.TempDir()
+	auth, err := registry.Start(registry.Options{Dir: dir, Username: user, Password: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { auth.Close() })
+	open, err = registry.Start(registry.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { open.Close() })
+	return auth, open
 }
 
 func untar(t *testing.T, b []byte) map[string][]byte {
@@ -216,19 +224,9 @@ func untar(t *testing.T, b []byte) map[string][]byte {
 // Bearer token service, a matching pin, a wrong pin (the cause first), a
 // wrong password and an unknown tag.
 func TestResolveScript(t *testing.T) {
-	needs.Tools(t, "docker-registry", "curl")
-	dir := t.TempDir()
+	needs.Tools(t, "curl")
 	const user, pw = "puller", `pa:ss "w" \x`
-	reg, err := registry.Start(registry.Options{Dir: dir, Username: user, Password: pw})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	open, err := registry.Start(registry.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer open.Close()
+	reg, open := startRegistries(t, user, pw)
 	front := strings.TrimPrefix(bearerFront(t, open.URL(), "", "").URL, "http://")
 	want := reg.Digest("library/mysql:8.0.30")
 	work := t.TempDir()
