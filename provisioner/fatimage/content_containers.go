@@ -191,9 +191,6 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 	c := s.cfg
 	s.say("containers: resolving and checking digests (content_source = " + c.contentSource() + ")")
 	s.content.containerDigests = make([]string, len(c.Containers))
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	sb.WriteString(contentContainersSh)
 	if c.contentSource() == "host" {
 		for i, ct := range c.Containers {
 			what := fmt.Sprintf("containers[%d]", i)
@@ -205,6 +202,9 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		}
 		return nil
 	}
+	var sb strings.Builder
+	sb.WriteString(contentCommonSh)
+	sb.WriteString(contentContainersSh)
 	var files []staged
 	done := map[string]bool{}
 	for i, ct := range c.Containers {
@@ -224,14 +224,11 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		fmt.Fprintf(&sb, "fatimage_oci_resolve %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("containers[%d]", i)),
 			shQuote(r.Registry), shQuote(r.Repo), shQuote(ref), shQuote(r.Digest), flag01(c.registry(r.Registry).Insecure), shQuote(cfgFile))
 	}
-	for f := range done {
-		fmt.Fprintf(&sb, "rm -f %s\n", shQuote(f))
-	}
 	unpack, err := s.stageText(files...)
 	if err != nil {
 		return fmt.Errorf("containers: %w", err)
 	}
-	out, err := s.runScript(ctx, rawScript(unpack+sb.String()))
+	out, err := s.runScript(ctx, rawScript(unpack+removeOnExit(files, s.workDir)+sb.String()))
 	if err != nil {
 		return err
 	}
@@ -270,15 +267,25 @@ func stepInstallContainers(ctx context.Context, s *state) error {
 		fmt.Fprintf(&sb, "fatimage_podman_image %s %s %s %s %s %s %s %s\n", shQuote(what), shQuote(ct.user()), shQuote(r.Name()),
 			shQuote(s.content.containerDigests[i]), shQuote(r.Tag), flag01(c.registry(r.Registry).Insecure), shQuote(auth), shQuote(archive))
 	}
-	for f := range done {
-		fmt.Fprintf(&sb, "rm -f %s\n", shQuote(f))
-	}
 	unpack, err := s.stageText(files...)
 	if err != nil {
 		return fmt.Errorf("containers: %w", err)
 	}
-	_, err = s.runScript(ctx, rawScript(unpack+sb.String()))
+	_, err = s.runScript(ctx, rawScript(unpack+removeOnExit(files, s.workDir)+sb.String()))
 	return err
+}
+
+// removeOnExit is the script line removing the staged credential files
+// when the script ends, whether it fails or not.
+func removeOnExit(files []staged, workDir string) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var q []string
+	for _, f := range files {
+		q = append(q, shQuote(path.Join(workDir, f.Name)))
+	}
+	return "trap " + shQuote("rm -f "+strings.Join(q, " ")) + " EXIT\n"
 }
 
 // imageContainersRecord is image.json's content.containers.

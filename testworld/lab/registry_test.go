@@ -2,6 +2,8 @@ package lab_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,21 @@ func TestRegistryFromVM(t *testing.T) {
 	sess.Close()
 	if err == nil || time.Since(start) > 30*time.Second {
 		t.Fatalf("pull while blocked: %v after %v: %s", err, time.Since(start), out)
+	}
+	// lab-status lists both registries, this one blocked
+	resp, err := http.Get(theLab.Env["LAB_CONTROL_URL"] + "/servers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers map[string]struct {
+		URL              string `json:"url"`
+		ReachableFromVMs bool   `json:"reachable_from_vms"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&servers)
+	resp.Body.Close()
+	if err != nil || servers["registry"].URL != "http://"+reg || servers["registry"].ReachableFromVMs ||
+		servers["registry-auth"].URL != "http://"+auth || !servers["registry-auth"].ReachableFromVMs {
+		t.Fatalf("servers %+v (%v)", servers, err)
 	}
 	if _, err := theLab.Registry.ManifestDigest("library/mysql", "8.0.30"); err != nil {
 		t.Fatalf("the host no longer reaches the blocked registry: %v", err)
