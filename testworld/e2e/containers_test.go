@@ -26,7 +26,7 @@ func containerImages() map[string]string {
 	}
 }
 
-// TestContainers builds an image holding the appliance's three
+// TestContainers builds (running the provisioner twice) an image holding the appliance's three
 // container images in the podman user's rootless storage, pulled by the
 // VM, then loaded from archives the plugin fetched with both registries
 // blocked from the VM; the image booted shows the registry's digests to
@@ -58,8 +58,17 @@ func TestContainers(t *testing.T) {
 			if source == "host" && !strings.Contains(out, "fatimage: containers[2]: resolving "+theLab.Env["LAB_REGISTRY_AUTH"]+"/beats/filebeat-oss:7.12.1 on the host") {
 				t.Errorf("no host-side fetch in the output:\n%s", out)
 			}
-			if strings.Count(out, "installed ") < 3 {
-				t.Errorf("the output does not report three images installed:\n%s", out)
+			// the first run installed the three, the second left them alone
+			const step = "fatimage: containers: into the users' podman storage"
+			first, second := strings.Index(out, step), strings.LastIndex(out, step)
+			if first < 0 || first == second {
+				t.Fatalf("the containers step did not run twice:\n%s", out)
+			}
+			if one := stepOutput(out[first:]); strings.Count(one, "installed ") != 3 {
+				t.Errorf("the first run did not install 3 images:\n%s", one)
+			}
+			if two := stepOutput(out[second:]); strings.Count(two, "unchanged ") != 3 || strings.Contains(two, "installed ") {
+				t.Errorf("the second run changed images:\n%s", two)
 			}
 			buildtest.RequireNoSecrets(t, theLab, "the build output", []byte(out))
 			img := findImage(t, name)
@@ -111,6 +120,18 @@ func TestContainers(t *testing.T) {
 			buildtest.RequireNoSecrets(t, theLab, "the manifest", data)
 		})
 	}
+}
+
+// stepOutput is out up to the next headline of the provisioner (a line
+// "==> <build>: fatimage: ..."): one step's output.
+func stepOutput(out string) string {
+	lines := strings.Split(out, "\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.Contains(lines[i], ": fatimage: ") {
+			return strings.Join(lines[:i], "\n")
+		}
+	}
+	return out
 }
 
 func containsAll(s string, lines []string) bool {
