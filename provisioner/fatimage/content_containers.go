@@ -202,33 +202,21 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		}
 		return nil
 	}
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	sb.WriteString(contentContainersSh)
-	var files []staged
-	done := map[string]bool{}
+	sc := newCredScript()
 	for i, ct := range c.Containers {
 		r := ct.ref()
 		cfgFile := ""
 		if cc := c.curlConfig(r.Registry); cc != nil {
-			cfgFile = path.Join(s.workDir, containerAuthName(c, r.Registry, "curl"))
-			if !done[cfgFile] {
-				files = append(files, staged{path.Base(cfgFile), cc})
-				done[cfgFile] = true
-			}
+			cfgFile = sc.stage(s.workDir, containerAuthName(c, r.Registry, "curl"), cc)
 		}
 		ref := r.Tag
 		if ref == "" {
 			ref = r.Digest
 		}
-		fmt.Fprintf(&sb, "fatimage_oci_resolve %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("containers[%d]", i)),
+		fmt.Fprintf(&sc.sb, "fatimage_oci_resolve %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("containers[%d]", i)),
 			shQuote(r.Registry), shQuote(r.Repo), shQuote(ref), shQuote(r.Digest), flag01(c.registry(r.Registry).Insecure), shQuote(cfgFile))
 	}
-	unpack, err := s.stageText(files...)
-	if err != nil {
-		return fmt.Errorf("containers: %w", err)
-	}
-	out, err := s.runScript(ctx, rawScript(unpack+removeOnExit(files, s.workDir)+sb.String()))
+	out, err := sc.run(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -246,11 +234,7 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 func stepInstallContainers(ctx context.Context, s *state) error {
 	c := s.cfg
 	s.say("containers: into the users' podman storage")
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	sb.WriteString(contentContainersSh)
-	var files []staged
-	done := map[string]bool{}
+	sc := newCredScript()
 	for i, ct := range c.Containers {
 		r := ct.ref()
 		what := fmt.Sprintf("containers[%d]", i)
@@ -258,21 +242,43 @@ func stepInstallContainers(ctx context.Context, s *state) error {
 		if c.contentSource() == "host" {
 			archive = containerArchive(s.workDir, i)
 		} else if a := c.authFile(r.Registry); a != nil {
-			auth = path.Join(s.workDir, containerAuthName(c, r.Registry, "json"))
-			if !done[auth] {
-				files = append(files, staged{path.Base(auth), a})
-				done[auth] = true
-			}
+			auth = sc.stage(s.workDir, containerAuthName(c, r.Registry, "json"), a)
 		}
-		fmt.Fprintf(&sb, "fatimage_podman_image %s %s %s %s %s %s %s %s\n", shQuote(what), shQuote(ct.user()), shQuote(r.Name()),
+		fmt.Fprintf(&sc.sb, "fatimage_podman_image %s %s %s %s %s %s %s %s\n", shQuote(what), shQuote(ct.user()), shQuote(r.Name()),
 			shQuote(s.content.containerDigests[i]), shQuote(r.Tag), flag01(c.registry(r.Registry).Insecure), shQuote(auth), shQuote(archive))
 	}
-	unpack, err := s.stageText(files...)
-	if err != nil {
-		return fmt.Errorf("containers: %w", err)
-	}
-	_, err = s.runScript(ctx, rawScript(unpack+removeOnExit(files, s.workDir)+sb.String()))
+	_, err := sc.run(ctx, s)
 	return err
+}
+
+// credScript is a containers script and the credential files it stages
+// (once per registry), removed when the script ends, failed or not.
+type credScript struct {
+	sb    strings.Builder
+	files []staged
+}
+
+func newCredScript() *credScript {
+	sc := &credScript{}
+	sc.sb.WriteString(contentCommonSh)
+	sc.sb.WriteString(contentContainersSh)
+	return sc
+}
+
+// stage stages data as name in the work dir (once) and returns its path.
+func (sc *credScript) stage(workDir, name string, data []byte) string {
+	if !slices.ContainsFunc(sc.files, func(f staged) bool { return f.Name == name }) {
+		sc.files = append(sc.files, staged{name, data})
+	}
+	return path.Join(workDir, name)
+}
+
+func (sc *credScript) run(ctx context.Context, s *state) (string, error) {
+	unpack, err := s.stageText(sc.files...)
+	if err != nil {
+		return "", fmt.Errorf("containers: %w", err)
+	}
+	return s.runScript(ctx, rawScript(unpack+removeOnExit(sc.files, s.workDir)+sc.sb.String()))
 }
 
 // removeOnExit is the script line removing the staged credential files

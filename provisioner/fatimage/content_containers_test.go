@@ -264,3 +264,27 @@ func TestResolveScript(t *testing.T) {
 		t.Fatalf("left behind: %v", left)
 	}
 }
+
+// TestCredentialFilesRemoved: a registry's credential file is staged once
+// however many images use it, and removed when the script ends, also
+// when it fails.
+func TestCredentialFilesRemoved(t *testing.T) {
+	work := t.TempDir()
+	sc := newCredScript()
+	a := sc.stage(work, "registry-0.json", []byte("a"))
+	if b := sc.stage(work, "registry-0.json", []byte("a")); a != b || len(sc.files) != 1 {
+		t.Fatalf("staged %d files (%s, %s)", len(sc.files), a, b)
+	}
+	sc.stage(work, "registry-1.curl", []byte("b"))
+	for _, f := range sc.files {
+		if err := os.WriteFile(filepath.Join(work, f.Name), f.Data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := runLocalRaw(t, work, removeOnExit(sc.files, work)+"fatimage_cause 'containers[0]: failing'\nfalse\n"); err == nil {
+		t.Fatalf("the script did not fail: %s", out)
+	}
+	if left, _ := os.ReadDir(work); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
