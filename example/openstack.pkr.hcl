@@ -26,6 +26,13 @@ locals {
     rstudio    = { repo = "stackhpc/ood-stackhpc-rstudio", tag = "2025.08.1", branch = null }
     codeserver = { repo = "stackhpc/bc_osc_codeserver", tag = "2025.09.1", branch = null }
   }
+  # the appliance's container images (mysql_tag, opensearch_version,
+  # filebeat_version), by inventory group
+  containers = {
+    mysql      = { registry = "docker.io", name = "library/mysql:8.0.30" }
+    opensearch = { registry = "docker.io", name = "opensearchproject/opensearch:2.9.0" }
+    filebeat   = { registry = "docker.elastic.co", name = "beats/filebeat-oss:7.12.1" }
+  }
 }
 
 # The newest snapshot of every repository in the timestamps file (or the
@@ -53,7 +60,7 @@ source "fatimage-openstack" "openhpc" {
   floating_ip_network = var.floating_ip_network
   floating_ip         = var.floating_ip
   security_groups     = var.security_groups
-  user_data = var.ssh_debug_public_key == null ? null : <<-EOT
+  user_data           = var.ssh_debug_public_key == null ? null : <<-EOT
     #cloud-config
     ssh_authorized_keys:
     - ${var.ssh_debug_public_key}
@@ -140,6 +147,22 @@ build {
       content {
         name     = "90-${sysctl.value}"
         settings = { "vm.max_map_count" = "262144" }
+      }
+    }
+    # roles/mysql, roles/opensearch, roles/filebeat: each service's image
+    # in the podman user's rootless storage (its unit runs it later)
+    dynamic "containers" {
+      for_each = { for k, v in local.containers : k => v if contains(local.groups, k) || contains(local.groups, "fatimage") }
+      content {
+        image = "${var.container_registry != "" ? var.container_registry : containers.value.registry}/${containers.value.name}"
+        user  = "podman"
+      }
+    }
+    dynamic "container_registries" {
+      for_each = var.container_registry != "" ? [var.container_registry] : []
+      content {
+        host     = container_registries.value
+        insecure = var.container_registry_insecure
       }
     }
     manifest_output = var.image_manifest_path

@@ -185,6 +185,18 @@ variable "git_base_url" {
   description = "Where the Open OnDemand apps are cloned from (<base>/<owner>/<name>.git)."
 }
 
+variable "container_registry" {
+  type        = string
+  default     = ""
+  description = "A registry (host[:port]) serving the appliance's container images under their names and tags, e.g. a site mirror; empty: each image's own registry (docker.io, docker.elastic.co)."
+}
+
+variable "container_registry_insecure" {
+  type        = bool
+  default     = false
+  description = "container_registry speaks plain HTTP or has a certificate the build VM does not trust."
+}
+
 variable "binary_source" {
   type    = string
   default = "vm"
