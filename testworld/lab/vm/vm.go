@@ -108,6 +108,9 @@ type Manager struct {
 	closed   bool
 	seq      int
 	machines map[*Machine]struct{}
+
+	unpackMu  sync.Mutex
+	unpacking map[string]*sync.Mutex // image key -> held while it is unpacked (unpack.go)
 }
 
 // NewManager creates the bridge (idempotent), the gateway address, routing and
