@@ -21,7 +21,10 @@ func TestHardResetKillsTheWholeCgroup(t *testing.T) {
 	vm, _ := l.bootVM("cgkill", 95, nil, "", 0)
 	c := dial(t, l.ip(95), l.signer, sshWithin)
 	// a stopped process inside the VM, found from the host by its argv
-	mustRun(t, c, "sudo -n sh -c 'sleep 4242 </dev/null >/dev/null 2>&1 & kill -STOP $!'")
+	// (stopped only once it runs with its output redirected, or the stopped
+	// child would hold the session's output open)
+	pid := mustRun(t, c, "sleep 4242 </dev/null >/dev/null 2>&1 & echo $!")
+	mustRun(t, c, "kill -STOP "+pid)
 	vm.mu.Lock()
 	cg := vm.proc.cgroup
 	vm.mu.Unlock()
