@@ -86,10 +86,12 @@ func (m *Manager) unpacked(path, diskFormat, key string) (tree string, cleanup f
 	}
 	tmp := tree + ".tmp"
 	os.RemoveAll(tmp)
+	start := time.Now()
 	if err := unpackImage(path, diskFormat, tmp); err != nil {
 		os.RemoveAll(tmp)
 		return "", nil, err
 	}
+	m.logf("vm: unpacked %s image %.12s in %s (cached for later boots)", diskFormat, key, time.Since(start).Round(time.Millisecond))
 	if err := os.Rename(tmp, tree); err != nil {
 		return "", nil, err
 	}
