@@ -2,7 +2,6 @@ package vm
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,36 +15,37 @@ import (
 // A hard reset or a kill stops a real VM's vCPUs at once: nothing in the
 // guest runs another instruction. The lab's equivalent is the boot's
 // cgroup: it is frozen first (cgroup.freeze; no process of it is scheduled
-// again), then every process in it is killed (cgroup.kill, or SIGKILL to
-// each listed in cgroup.procs on kernels before 5.14), and the kill waits
-// until the cgroup is empty. Killing PID 1 alone would let the other
-// processes run until the PID namespace is torn down, and would miss
-// processes in the VM's cgroup that are outside its PID namespace.
+// again or forks), every process in it but the boot command itself gets
+// SIGKILL (stopped ones too), and the cgroup is thawed so that the boot
+// command (unshare, the PID namespace's parent) reaps the VM's PID 1 and
+// ends; the kill waits until no other process is left. Killing PID 1 alone
+// let the other processes run until the PID namespace was torn down, and
+// missed processes in the VM's cgroup outside its PID namespace. The boot
+// command is spared so that nothing is left a zombie for the host's init.
 
-// killCgroup freezes and kills every process in cgroup dir (and its
-// children) and waits up to timeout until none is left.
-func killCgroup(dir string, timeout time.Duration) error {
+// killCgroup kills every process in cgroup dir (and its children) but
+// keep, at once, and waits up to timeout until none but keep is left.
+func killCgroup(dir string, keep int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.freeze"), []byte("1"), 0); err == nil {
-		// best effort: a cgroup whose processes are dying may never report frozen
+	freeze := filepath.Join(dir, "cgroup.freeze")
+	if err := os.WriteFile(freeze, []byte("1"), 0); err == nil {
+		defer os.WriteFile(freeze, []byte("0"), 0) //nolint:errcheck // a cgroup already gone needs no thaw
+		// A freeze takes effect as each task reaches the kernel boundary:
+		// wait for it, but not forever (a task in uninterruptible sleep).
 		for !cgroupEvent(dir, "frozen") && time.Now().Before(deadline.Add(-timeout/2)) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-			return fmt.Errorf("vm: cgroup.kill %s: %w", dir, err)
+	for {
+		if cgroupPids(dir, keep, true) == 0 {
+			return nil
 		}
-		killListed(dir) // no cgroup.kill (Linux < 5.14)
-	}
-	for cgroupEvent(dir, "populated") {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("vm: processes of cgroup %s survived SIGKILL for %s", dir, timeout)
 		}
-		killListed(dir) // a process forked while the first kill was sent
+		_ = os.WriteFile(freeze, []byte("0"), 0) // let the killed die and be reaped
 		time.Sleep(time.Millisecond)
 	}
-	return nil
 }
 
 // cgroupEvent reads a key of cgroup.events ("populated", "frozen"); a
@@ -63,8 +63,10 @@ func cgroupEvent(dir, key string) bool {
 	return false
 }
 
-// killListed SIGKILLs every process listed in the cgroup tree.
-func killListed(dir string) {
+// cgroupPids counts the live processes (not zombies) in the cgroup tree
+// other than keep, sending each SIGKILL when kill is set.
+func cgroupPids(dir string, keep int, kill bool) int {
+	n := 0
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -74,10 +76,27 @@ func killListed(dir string) {
 			return nil
 		}
 		for _, f := range bytes.Fields(b) {
-			if pid, err := strconv.Atoi(string(f)); err == nil && pid > 0 {
+			pid, err := strconv.Atoi(string(f))
+			if err != nil || pid <= 0 || pid == keep || zombie(pid) {
+				continue
+			}
+			n++
+			if kill {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 		return nil
 	})
+	return n
+}
+
+// zombie: pid has exited and waits to be reaped (or is gone).
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
 }

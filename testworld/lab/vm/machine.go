@@ -566,15 +566,15 @@ func (vm *Machine) take() (*bootProc, error) {
 }
 
 // kill stops every process of the VM at once (its cgroup frozen and
-// killed, cgkill.go), SIGKILLs PID 1 in case that failed, and waits for
-// the boot process to end.
+// killed but for the boot command, which reaps PID 1; cgkill.go), SIGKILLs
+// PID 1 in case that failed, and waits for the boot process to end.
 func (vm *Machine) kill(p *bootProc) {
 	select {
 	case <-p.done:
 		return
 	default:
 	}
-	if err := killCgroup(p.cgroup, 5*time.Second); err != nil {
+	if err := killCgroup(p.cgroup, p.cmd.Process.Pid, 5*time.Second); err != nil {
 		vm.m.logf("vm %s: %v", vm.spec.ID, err)
 	}
 	if p.initPid > 0 {
