@@ -28,8 +28,8 @@ import (
 // know: device files (overlay whiteouts are 0/0 character devices), FIFOs
 // and sockets, extended attributes (trusted.overlay.opaque,
 // security.capability, POSIX ACLs), hard links (each name becomes its own
-// copy) and the set-user-ID/set-group-ID bits (chown after chmod clears
-// them). A second pass lists every directory with debugfs ("ls -p", by
+// copy), the set-user-ID/set-group-ID bits (chown after chmod clears
+// them) and the owners of symlinks. A second pass lists every directory with debugfs ("ls -p", by
 // inode number, so no file name needs quoting) and puts those back; then
 // directory times are restored, as the fix-ups touched them.
 //
@@ -235,6 +235,11 @@ func fixUnpacked(raw, dst string) error {
 				if err := syscall.Chmod(p, e.mode&07777); err != nil {
 					return err
 				}
+			}
+		case syscall.S_IFLNK:
+			// rdump leaves symlinks to whoever made them
+			if err := os.Lchown(p, e.uid, e.gid); err != nil {
+				return err
 			}
 		case syscall.S_IFDIR:
 			if e.mode&(syscall.S_ISGID|syscall.S_ISVTX) != 0 {

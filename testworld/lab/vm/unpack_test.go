@@ -17,7 +17,8 @@ import (
 // directory may hold and rdump alone loses: a whiteout (0/0 character
 // device), an opaque directory (trusted.* attribute), a file capability
 // (security.capability), set-user-ID and set-group-ID files, a sticky
-// directory, a hard link, a FIFO, a socket, a symlink and another owner.
+// directory, a hard link, a FIFO, a socket, symlinks and another owner
+// (of a file and of a symlink).
 func treeFixture(t *testing.T, dir string) {
 	t.Helper()
 	must := func(err error) {
@@ -45,6 +46,8 @@ func treeFixture(t *testing.T, dir string) {
 	must(syscall.Setxattr(filepath.Join(dir, "usr/bin/sgid"), "security.capability",
 		[]byte{0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0))
 	must(os.Symlink("../usr/bin/suid", filepath.Join(dir, "etc/link")))
+	must(os.Symlink(".bashrc", filepath.Join(dir, "home/rocky/.profile")))
+	must(os.Lchown(filepath.Join(dir, "home/rocky/.profile"), 1000, 1000))
 	must(os.WriteFile(filepath.Join(dir, "home/rocky/.bashrc"), []byte("# mine\n"), 0o600))
 	must(os.Lchown(filepath.Join(dir, "home/rocky/.bashrc"), 1000, 1000))
 	must(os.Lchown(filepath.Join(dir, "home/rocky"), 1000, 1000))
