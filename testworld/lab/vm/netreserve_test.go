@@ -18,12 +18,27 @@ import (
 // both used one bridge.
 func TestReserveNetwork(t *testing.T) {
 	requireRoot(t)
-	x := 100 + randInt(100)
-	netw := func(tag string, i int) NetworkOptions {
-		return NetworkOptions{Bridge: "fvr" + tag, CIDR: fmt.Sprintf("10.199.%d.0/24", i),
+	netw := func(prefix string, i int) NetworkOptions {
+		return NetworkOptions{Bridge: fmt.Sprintf("%s%03d", prefix, i), CIDR: fmt.Sprintf("10.199.%d.0/24", i),
 			Gateway: fmt.Sprintf("10.199.%d.1", i), FloatingCIDR: fmt.Sprintf("172.26.%d.0/24", i)}
 	}
-	a, b := netw(randHex(4), x), netw(randHex(4), x+1)
+	// a network x no other process holds (this test may run in two at once)
+	var x int
+	for try := 0; ; try++ {
+		x = 100 + randInt(100)
+		got, err := ReserveNetwork([]NetworkOptions{netw("fvr", x), netw("fvr", x+1), netw("fvr", x+2)})
+		if err == nil && got == netw("fvr", x) {
+			ReleaseNetwork(got.Bridge)
+			break
+		}
+		if err == nil {
+			ReleaseNetwork(got.Bridge)
+		}
+		if try == 20 {
+			t.Fatalf("no free test network: %v", err)
+		}
+	}
+	a, b := netw("fvr", x), netw("fvr", x+1)
 	got, err := ReserveNetwork([]NetworkOptions{a, b})
 	if err != nil || got != a {
 		t.Fatalf("ReserveNetwork = %+v, %v; want %+v", got, err, a)
@@ -35,7 +50,7 @@ func TestReserveNetwork(t *testing.T) {
 			t.Errorf("another process took %s while this lab holds it", name)
 		}
 	}
-	sameSubnet := netw(randHex(4), x)
+	sameSubnet := netw("fvs", x)
 	if _, err := ReserveNetwork([]NetworkOptions{sameSubnet}); !errors.Is(err, ErrNetworkInUse) {
 		t.Errorf("a second bridge on subnet %s: %v, want %v", a.CIDR, err, ErrNetworkInUse)
 	}
@@ -45,7 +60,7 @@ func TestReserveNetwork(t *testing.T) {
 	ReleaseNetwork(b.Bridge)
 
 	// another process holds c: NewManager refuses it before creating anything
-	c := netw(randHex(4), x+2)
+	c := netw("fvr", x+2)
 	holder := exec.Command("flock", "-n", "-o", lock("net-"+c.CIDR), "sh", "-c", "echo locked; exec sleep 600")
 	out, err := holder.StdoutPipe()
 	if err != nil {

@@ -173,7 +173,7 @@ func newLab(t testing.TB) *lab {
 	t.Helper()
 	requireRoot(t)
 	rpms := testRPMs(t)
-	l := &lab{t: t, md: map[string]*Metadata{}, x: freeOctet(t), bridge: "fvt" + randHex(4)}
+	l := &lab{t: t, md: map[string]*Metadata{}, x: freeOctet(t)}
 	l.signer, l.pub = newSigner(t)
 	rootfs := testRootFS(t)
 	var m *Manager
@@ -183,6 +183,9 @@ func newLab(t testing.TB) *lab {
 		if try > 0 {
 			l.x = freeOctet(t)
 		}
+		// named by the subnet: a bounded set of names (and of their
+		// lock files under /run/fatlab-net)
+		l.bridge = fmt.Sprintf("fvt%03d", l.x)
 		m, err = l.newManager(rootfs)
 	}
 	if err != nil {
