@@ -22,6 +22,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
@@ -182,9 +183,20 @@ func TestSnapshotsHaveValidRepodata(t *testing.T) {
 }
 
 // TestSignaturesAndHostPaths checks every RPM is signed by the lab key and
-// installs nothing that exists on this (Debian) host.
+// installs nothing that already exists in the VM userland the stand-ins
+// are installed over (a clash would make rpm refuse or replace the VM's
+// own file). The host's own packages do not matter: VMs never see them
+// (vm's TestHostDoesNotLeak).
 func TestSignaturesAndHostPaths(t *testing.T) {
 	r := built(t)
+	cache, err := os.UserCacheDir() // the lab's default cache (lab.DefaultCacheDir; lab imports this package)
+	if err != nil {
+		cache = os.TempDir()
+	}
+	rootfs, err := vm.BuildRootFS(filepath.Join(cache, "fatimage-lab", "rootfs"), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := t.TempDir()
 	keyFile := filepath.Join(t.TempDir(), "key.asc")
 	if err := os.WriteFile(keyFile, r.GPGPublicKey, 0o644); err != nil {
@@ -206,8 +218,8 @@ func TestSignaturesAndHostPaths(t *testing.T) {
 		if p == "(contains no files)" {
 			continue
 		}
-		if _, err := os.Lstat(p); err == nil {
-			t.Errorf("stand-in file %s exists on the host", p)
+		if _, err := os.Lstat(filepath.Join(rootfs, p)); err == nil {
+			t.Errorf("stand-in file %s exists in the VM userland", p)
 		}
 		if strings.HasSuffix(p, "/os-release") {
 			t.Errorf("a stand-in ships %s", p)
