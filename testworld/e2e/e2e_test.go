@@ -228,7 +228,7 @@ func TestApplianceExample(t *testing.T) {
 	dir := t.TempDir()
 	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
 	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"], "-var", "git_base_url=" + theLab.Env["LAB_GIT_URL"],
-		"-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
+		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
 	env := theLab.Environ()
 	for _, args := range [][]string{
 		append([]string{"validate"}, append(vars, example)...),
@@ -243,8 +243,10 @@ func TestApplianceExample(t *testing.T) {
 	// inventory layout (common → site → environment) with
 	// inventory_groups = "fatimage", as an appliance site would.
 	envs, _ := filepath.Abs("../appliance/environments")
+	applianceDir, _ := filepath.Abs("../appliance")
 	inv := fmt.Sprintf(`inventory=["%s/common/inventory","%s/site/inventory","%s/fatsite/inventory"]`, envs, envs, envs)
-	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
+	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv,
+		"-var", "appliance_dir=" + applianceDir},
 		append(vars, example)...)...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
@@ -288,6 +290,8 @@ func TestApplianceExample(t *testing.T) {
 	if img.ID != fat.ArtifactID || img.Properties["fatimage_kind"] != "fat" || img.Properties["fatimage_os"] != "RL9" {
 		t.Fatalf("image %+v, manifest %+v", img, fat)
 	}
+	labtest.RequireClean(t, theLab)
+	checkApplianceContract(t, fat.CustomData["image_name"], img.ID)
 	labtest.RequireClean(t, theLab)
 
 	r = p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + extraManifest, "-var", "extra_groups=nfs"},
