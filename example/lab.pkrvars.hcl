@@ -22,7 +22,3 @@ binary_sha256 = {
   prometheus    = "7a29a354e9ddb0c67e83c11d2c122759717f385f514d7db706d3f94591afd8ce"
   alertmanager  = "e006874ab066e7514c46b7bbc106b5d1048f61a33f672a0a948625cf26ed0eea"
 }
-
-files = {
-  "files/ansible-init" = "/etc/ansible-init"
-}

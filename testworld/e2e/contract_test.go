@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +20,9 @@ type contractRow struct {
 	row, cmd, want string
 }
 
-// checkApplianceContract boots the fat image TestAppliance built from
-// example/ with inventory_groups = "fatimage" and the checked-in
+// checkApplianceContract boots the fat image TestApplianceExample built
+// from example/ with inventory_groups = "fatimage,compute_init" (a CI
+// build's: compute_init is empty for other sites) and the checked-in
 // appliance layout, and checks each contract row that applies and that
 // the plugin does (docs/appliance-contract.md), from outside.
 func checkApplianceContract(t *testing.T, name, imageID string) {
@@ -29,10 +31,22 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 	defer cancel()
 	_, c, stop := labtest.BootDial(ctx, t, theLab, name+"-contract", imageID)
 	defer stop()
-	gateway, err := os.ReadFile(filepath.Join("..", "appliance", "ansible", "roles", "gateway", "files", "gateway-init.yml"))
+	roles := filepath.Join("..", "appliance", "ansible", "roles")
+	gateway, err := os.ReadFile(filepath.Join(roles, "gateway", "files", "gateway-init.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	computeInit, err := os.ReadFile(filepath.Join(roles, "compute_init", "files", "compute-init.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what compute_init and gateway leave in /etc/ansible-init/playbooks
+	playbooks := []string{"./05-gateway-init.yml", "./10-compute-init.yml", "./files", "./files/NetworkManager-dns-none.conf", "./filter_plugins",
+		"./library", "./roles", "./tasks", "./tasks/tuned.yml", "./templates", "./templates/ceph.conf.j2", "./templates/ceph.keyring.j2", "./templates/resolv.conf.j2"}
+	for _, r := range []string{"basic_users", "cacerts", "sssd", "sshd", "stackhpc.nfs", "mrlesmithjr.chrony", "lustre", "nhc", "eessi", "mounts", "journald"} {
+		playbooks = append(playbooks, "./roles/"+r)
+	}
+	sort.Strings(playbooks)
 	rows := []contractRow{
 		{"kernel_modules: /etc/modprobe.d/appliance.conf (6 modules)", "grep -c '^install \\(esp4\\|esp6\\|rxrpc\\|ip6_tunnel\\|act_pedit\\|openvswitch\\) /bin/false$' /etc/modprobe.d/appliance.conf", "6"},
 		{"journald: Storage=persistent", "sudo cat /etc/systemd/journald.conf.d/ansible-slurm-appliance.conf | grep -v '^#'; sudo stat -c '%a' /etc/systemd/journald.conf.d /etc/systemd/journald.conf.d/ansible-slurm-appliance.conf",
@@ -56,6 +70,9 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 			"grep -c '^\\(home = /var/lib/ansible-init\\|local_tmp = /var/tmp/ansible-init\\|inventory = /etc/ansible-init/inventory\\)$' /etc/ansible-init/ansible.cfg; systemctl is-enabled ansible-init.service; test ! -e /var/lib/ansible-init.done && echo no sentinel",
 			"#!/usr/lib/ansible-init/bin/python\n755\n/etc/ansible-init/includes\n/etc/ansible-init/inventory\n/etc/ansible-init/playbooks\n/etc/ansible-init/vars\n3\nenabled\nno sentinel"},
 		{"gateway: 05-gateway-init.yml from the site's checkout", "cat /etc/ansible-init/playbooks/05-gateway-init.yml", strings.TrimSpace(string(gateway))},
+		{"compute_init: 10-compute-init.yml from the site's checkout", "cat /etc/ansible-init/playbooks/10-compute-init.yml", strings.TrimSpace(string(computeInit))},
+		{"compute_init: injected roles, tasks, templates, files", "cd /etc/ansible-init/playbooks && find . -mindepth 1 -maxdepth 2 | LC_ALL=C sort", strings.Join(playbooks, "\n")},
+		{"compute_init: a role's tasks", "cat /etc/ansible-init/playbooks/roles/mrlesmithjr.chrony/tasks/main.yml | grep -c 'role mrlesmithjr.chrony'", "1"},
 		{"openondemand: apps at their pins", "for a in rstudio codeserver; do sudo git -c safe.directory='*' -C /var/www/ood/apps/sys/$a rev-parse HEAD; done",
 			theLab.Git.Commit("stackhpc/ood-stackhpc-rstudio", "2025.08.1") + "\n" + theLab.Git.Commit("stackhpc/bc_osc_codeserver", "2025.09.1")},
 	}

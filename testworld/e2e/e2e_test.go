@@ -241,13 +241,16 @@ func TestApplianceExample(t *testing.T) {
 	imageManifest := filepath.Join(dir, "image-manifest.json")
 	// The fat build takes its groups from the checked-in appliance
 	// inventory layout (common → site → environment) with
-	// inventory_groups = "fatimage", as an appliance site would.
+	// inventory_groups = "fatimage", as an appliance site would, plus
+	// compute_init as CI builds have it (given after the var file, so it wins);
+	// gateway and compute_init take their files from the checked-in
+	// stand-in of an appliance checkout.
 	envs, _ := filepath.Abs("../appliance/environments")
 	applianceDir, _ := filepath.Abs("../appliance")
 	inv := fmt.Sprintf(`inventory=["%s/common/inventory","%s/site/inventory","%s/fatsite/inventory"]`, envs, envs, envs)
-	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv,
-		"-var", "appliance_dir=" + applianceDir},
-		append(vars, example)...)...)
+	fatVars := append(slices.Clone(vars), "-var", "appliance_dir="+applianceDir, "-var", "inventory_groups=fatimage,compute_init", example)
+	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
+		fatVars...)...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
 	}
@@ -270,7 +273,7 @@ func TestApplianceExample(t *testing.T) {
 		t.Errorf("image manifest snapshot_id %q, data source %q (%v)", im.Image.SnapshotID, fat.CustomData["snapshot_id"], err)
 	}
 	// the host's groups as Ansible resolves them, the environment's own included
-	for _, g := range []string{"builder", "fatimage", "grafana", "openondemand_desktop", "site_monitoring"} {
+	for _, g := range []string{"builder", "fatimage", "compute_init", "grafana", "openondemand_desktop", "site_monitoring"} {
 		if !slices.Contains(im.Image.InventoryGroups, g) {
 			t.Errorf("image.json inventory_groups lacks %s: %v", g, im.Image.InventoryGroups)
 		}
