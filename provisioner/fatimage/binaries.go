@@ -3,7 +3,6 @@
 package fatimage
 
 import (
-	"context"
 	"strings"
 	"text/template"
 
@@ -111,9 +110,4 @@ func (b Binary) downloadURL(baseURL string) (string, error) {
 // binaryCacheDir is the plugin's content-addressed download cache.
 func binaryCacheDir() (string, error) {
 	return packersdk.CachePath("fatimage", "sha256")
-}
-
-// uploadFromCache is uploadCached for a binary's tarball.
-func (s *state) uploadFromCache(ctx context.Context, b Binary, u, dst string) error {
-	return s.uploadCached(ctx, "binaries: "+b.Name+" "+b.Version, b.SHA256, u, dst)
 }

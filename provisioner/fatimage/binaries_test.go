@@ -159,20 +159,26 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 	if err := os.WriteFile(bins[1].tarball(work), good, 0o600); err != nil { // wrong content
 		t.Fatal(err)
 	}
+	// as the VM runs them: the checks of every staged tarball (they are
+	// downloads), then the installs
 	script := func() *vmScript {
-		sc := newScript("binaries")
-		verifyBinaries(sc, bins, work, "https://releases.example")
-		installBinaries(sc, bins, work)
-		return sc
+		var sb strings.Builder
+		sb.WriteString(contentCommonSh + contentDownloadSh)
+		for _, it := range binaryFetches(bins, work, "https://releases.example") {
+			sb.WriteString("fatimage_verify " + shQuote(it.what) + " " + shQuote(it.sum) + " " + shQuote(it.dst) + " " + shQuote(it.url) + "\n")
+		}
+		sb.WriteString(scriptInstallBinaries(bins, work))
+		return rawScript(sb.String())
 	}
 	out, err := runLocal(t, work, script())
-	if err == nil || !strings.Contains(out, "checksum mismatch; nothing installed") {
+	if err == nil || !strings.Contains(out, "; nothing installed") {
 		t.Fatalf("mismatch not caught: %v\n%s", err, out)
 	}
-	// the error's headline is the mismatch, with both sums and the URL
+	// the error's headline is the mismatch, with both sums and the URL,
+	// as the host-side fetch says it
 	e := (&state{cfg: &Config{}}).commandError("binaries-fetch", "sudo -n sh -eu x.sh", 1, out)
 	want := "binaries: node_exporter 1.11.1: sha256 mismatch: want " + sha(other) + ", got " + sha(good) +
-		" (https://releases.example/node_exporter/releases/download/v1.11.1/node_exporter-1.11.1.linux-amd64.tar.gz)"
+		" (https://releases.example/node_exporter/releases/download/v1.11.1/node_exporter-1.11.1.linux-amd64.tar.gz); nothing installed"
 	if first, _, _ := strings.Cut(e.Error(), "\n"); first != want {
 		t.Errorf("headline %q\nwant     %q", first, want)
 	}
@@ -242,7 +248,7 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	p := &state{cfg: &Config{}, ui: packersdk.TestUi(t), comm: comm}
 	b := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: sha(tgz)}
 	for i := 0; i < 2; i++ {
-		if err := p.uploadFromCache(context.Background(), b, srv.URL+"/x.tar.gz", "/w/bin.tar.gz"); err != nil {
+		if err := p.uploadCached(context.Background(), b.what(), b.SHA256, srv.URL+"/x.tar.gz", "/w/bin.tar.gz"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -259,7 +265,7 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	// a wrong checksum leaves nothing in the cache and uploads nothing
 	bad := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: strings.Repeat("0", 64)}
 	comm.uploads = map[string][]byte{}
-	err := p.uploadFromCache(context.Background(), bad, srv.URL+"/x.tar.gz", "/w/bad.tar.gz")
+	err := p.uploadCached(context.Background(), bad.what(), bad.SHA256, srv.URL+"/x.tar.gz", "/w/bad.tar.gz")
 	if err == nil || err.Error() != "binaries: node_exporter 1.11.1: sha256 mismatch: want "+strings.Repeat("0", 64)+", got "+sha(tgz)+" ("+srv.URL+"/x.tar.gz); nothing installed" || len(comm.uploads) != 0 {
 		t.Errorf("bad checksum: %v, uploads %d", err, len(comm.uploads))
 	}

@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -193,6 +193,18 @@ type Config struct {
 	// Grafana plugins as "<id> <version>", installed with grafana-cli;
 	// added to those of `groups`.
 	GrafanaPlugins []string `mapstructure:"grafana_plugins"`
+	// sha256 (hex) of Grafana plugins' zip files (the linux-amd64
+	// package), by plugin id. A plugin with one is pinned: its zip is
+	// fetched from `grafana_plugin_url` by whoever `content_source` names
+	// (the VM, or the host through its cache), checked before any package
+	// work and unpacked into /var/lib/grafana/plugins/<id> as grafana-cli
+	// does. A plugin without one is installed by grafana-cli on the VM,
+	// which needs grafana.com.
+	GrafanaPluginSHA256 map[string]string `mapstructure:"grafana_plugin_sha256"`
+	// Base URL of the Grafana plugin repository; a pinned plugin's zip is
+	// `<url>/<id>/versions/<version>/download?os=linux&arch=amd64`.
+	// Default https://grafana.com/api/plugins.
+	GrafanaPluginURL string `mapstructure:"grafana_plugin_url"`
 	// Services left stopped and disabled, added to those of `groups`.
 	DisableServices []string `mapstructure:"disable_services"`
 	// Users with fixed IDs, added to (or replacing by name) those of `groups`.
@@ -229,10 +241,15 @@ type Config struct {
 	// Files and tar archives fetched by URL and checked against their
 	// sha256 (see Downloads below).
 	Downloads []Download `mapstructure:"downloads"`
+	// RPM packages fetched by URL, checked (sha256, signature) before any
+	// package work and installed in the same dnf transaction as the
+	// repositories' packages (see RPMs by URL below).
+	RPMURLs []RPMURL `mapstructure:"rpm_urls"`
 	// Python virtual environments (or system interpreters) with pinned
 	// requirements installed by pip (see Python environments below).
 	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
-	// Who fetches `git_checkouts`, `downloads` and `python_envs`' packages:
+	// Who fetches `git_checkouts`, `downloads`, `rpm_urls`, `python_envs`'
+	// packages and pinned Grafana plugins:
 	// `vm` or `host` (the plugin fetches and uploads). Default
 	// `binary_source`.
 	ContentSource string `mapstructure:"content_source"`

@@ -78,6 +78,8 @@ type FlatConfig struct {
 	InstallWeakDeps     *bool                   `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
 	Exclude             []string                `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
 	GrafanaPlugins      []string                `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
+	GrafanaPluginSHA256 map[string]string       `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
+	GrafanaPluginURL    *string                 `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
 	DisableServices     []string                `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
 	Users               []FlatUser              `mapstructure:"users" cty:"users" hcl:"users"`
 	MoveLoginHome       *bool                   `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
@@ -92,6 +94,7 @@ type FlatConfig struct {
 	BinarySource        *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
 	GitCheckouts        []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads           []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs             []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs          []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	ContentSource       *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
 	SystemdUnits        []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
@@ -150,6 +153,8 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"install_weak_deps":          &hcldec.AttrSpec{Name: "install_weak_deps", Type: cty.Bool, Required: false},
 		"exclude":                    &hcldec.AttrSpec{Name: "exclude", Type: cty.List(cty.String), Required: false},
 		"grafana_plugins":            &hcldec.AttrSpec{Name: "grafana_plugins", Type: cty.List(cty.String), Required: false},
+		"grafana_plugin_sha256":      &hcldec.AttrSpec{Name: "grafana_plugin_sha256", Type: cty.Map(cty.String), Required: false},
+		"grafana_plugin_url":         &hcldec.AttrSpec{Name: "grafana_plugin_url", Type: cty.String, Required: false},
 		"disable_services":           &hcldec.AttrSpec{Name: "disable_services", Type: cty.List(cty.String), Required: false},
 		"users":                      &hcldec.BlockListSpec{TypeName: "users", Nested: hcldec.ObjectSpec((*FlatUser)(nil).HCL2Spec())},
 		"move_login_home":            &hcldec.AttrSpec{Name: "move_login_home", Type: cty.Bool, Required: false},
@@ -164,6 +169,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
 		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
@@ -388,6 +394,35 @@ func (*FlatPythonEnv) HCL2Spec() map[string]hcldec.Spec {
 		"extra_index_url":   &hcldec.AttrSpec{Name: "extra_index_url", Type: cty.String, Required: false},
 		"system":            &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
 		"owner":             &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatRPMURL is an auto-generated flat version of RPMURL.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatRPMURL struct {
+	URL                  *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
+	SHA256               *string `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
+	InsecureSkipChecksum *bool   `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
+	DisableGPGCheck      *bool   `mapstructure:"disable_gpg_check" cty:"disable_gpg_check" hcl:"disable_gpg_check"`
+}
+
+// FlatMapstructure returns a new FlatRPMURL.
+// FlatRPMURL is an auto-generated flat version of RPMURL.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*RPMURL) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatRPMURL)
+}
+
+// HCL2Spec returns the hcl spec of a RPMURL.
+// This spec is used by HCL to read the fields of RPMURL.
+// The decoded values from this spec will then be applied to a FlatRPMURL.
+func (*FlatRPMURL) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
+		"disable_gpg_check":      &hcldec.AttrSpec{Name: "disable_gpg_check", Type: cty.Bool, Required: false},
 	}
 	return s
 }

@@ -20,6 +20,7 @@ var contentCommonSh string
 // git checkout resolved to, for the install and image.json.
 type contentState struct {
 	gitCommits []string
+	rpms       []fetchedRPM // by rpm_urls index
 }
 
 // imageContent is the `content` record of image.json.
@@ -27,7 +28,10 @@ type imageContent struct {
 	Git       map[string]imageGit      `json:"git,omitempty"`       // by destination
 	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
 	Python    map[string][]string      `json:"python,omitempty"`    // venv path or interpreter -> pins
-	System    *imageSystem             `json:"system,omitempty"`
+	RPMs      map[string]imageRPM      `json:"rpms,omitempty"`      // by package name
+	// pinned Grafana plugins by id
+	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
+	System         *imageSystem             `json:"system,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -133,10 +137,17 @@ func (s *state) stageText(files ...staged) (string, error) {
 // imageContentRecord is image.json's `content`, nil without content.
 func (s *state) imageContentRecord() *imageContent {
 	c := s.cfg
-	if !c.hasContent() && !c.hasSystem() {
+	pins, _ := c.grafanaPins()
+	if !c.hasContent() && !c.hasSystem() && len(c.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord()}
+	for _, g := range pins {
+		if r.GrafanaPlugins == nil {
+			r.GrafanaPlugins = map[string]imageDownload{}
+		}
+		r.GrafanaPlugins[g.ID] = imageDownload{URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256}
+	}
 	for i, g := range c.GitCheckouts {
 		if r.Git == nil {
 			r.Git = map[string]imageGit{}

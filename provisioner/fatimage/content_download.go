@@ -86,25 +86,13 @@ func validateDownloads(ds []Download) []error {
 	return errs
 }
 
-// fetchDownloads adds to s the VM's downloads (vm) or uploads the files
-// from the host cache (host), then the sha256 check of every file.
+// fetchDownloads stages every download and its sha256 check (sb).
 func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
-	c := s.cfg
-	for i, d := range c.Downloads {
-		what := fmt.Sprintf("downloads[%d]", i)
-		dst := d.staged(s.workDir, i)
-		if c.contentSource() == "host" {
-			if err := s.uploadCached(ctx, what, d.SHA256, d.URL, dst); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(sb, "fatimage_fetch %s %s %s\n", shQuote(what), shQuote(d.URL), shQuote(dst))
+	var items []fetchItem
+	for i, d := range s.cfg.Downloads {
+		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
-	for i, d := range c.Downloads {
-		fmt.Fprintf(sb, "fatimage_verify %s %s %s\n", shQuote(fmt.Sprintf("downloads[%d] (%s)", i, d.URL)), shQuote(strings.ToLower(d.SHA256)), shQuote(d.staged(s.workDir, i)))
-	}
-	return nil
+	return s.stageFetches(ctx, sb, s.cfg.contentSource(), items)
 }
 
 func scriptInstallDownloads(ds []Download, workDir string) string {

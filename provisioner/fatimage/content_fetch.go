@@ -18,9 +18,41 @@ import (
 // downloads, ...): the plugin downloads a URL once into the
 // content-addressed cache and uploads it, for VMs without internet.
 
+// fetchItem is one file fetched by URL into the work dir.
+type fetchItem struct {
+	what string // names it in messages, e.g. "downloads[0]"
+	url  string
+	sum  string // sha256 (hex); "" (an explicit opt-out) is not checked
+	dst  string // staged path in the work dir
+}
+
+// stageFetches puts every item into the work dir, downloaded by the VM
+// (lines added to sb) or, when source is "host", by the plugin through
+// its cache and uploaded, then adds the VM-side check of every sha256:
+// all of it before anything is installed.
+func (s *state) stageFetches(ctx context.Context, sb *strings.Builder, source string, items []fetchItem) error {
+	for _, it := range items {
+		if source == "host" {
+			if err := s.uploadCached(ctx, it.what, it.sum, it.url, it.dst); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(sb, "fatimage_fetch %s %s %s\n", shQuote(it.what), shQuote(it.url), shQuote(it.dst))
+	}
+	for _, it := range items {
+		if it.sum != "" {
+			fmt.Fprintf(sb, "fatimage_verify %s %s %s %s\n", shQuote(it.what), shQuote(strings.ToLower(it.sum)), shQuote(it.dst), shQuote(it.url))
+		}
+	}
+	return nil
+}
+
 // uploadCached makes sure the file with that sha256 is in the host cache
 // (named by its sha256, so a cached file is known good), then uploads it
-// to dst. what names the content in messages, e.g. "downloads[0]".
+// to dst. what names the content in messages, e.g. "downloads[0]". An
+// empty sum (an explicit opt-out of the check) downloads the file afresh
+// and caches it under the sha256 it turns out to have.
 func (s *state) uploadCached(ctx context.Context, what, sum, u, dst string) error {
 	dir, err := binaryCacheDir()
 	if err != nil {
@@ -30,9 +62,9 @@ func (s *state) uploadCached(ctx context.Context, what, sum, u, dst string) erro
 		return fmt.Errorf("%s: cache: %w", what, err)
 	}
 	cached := filepath.Join(dir, strings.ToLower(sum))
-	if _, err := os.Stat(cached); err == nil {
+	if _, err := os.Stat(cached); err == nil && sum != "" {
 		s.ui.Say(fmt.Sprintf("fatimage: %s from the cache (%s)", strings.TrimPrefix(what, "binaries: "), cached))
-	} else if err := s.downloadVerified(ctx, what, sum, u, dir, cached); err != nil {
+	} else if cached, err = s.downloadVerified(ctx, what, sum, u, dir); err != nil {
 		return err
 	}
 	f, err := os.Open(cached)
@@ -52,25 +84,26 @@ func (s *state) uploadCached(ctx context.Context, what, sum, u, dst string) erro
 	return nil
 }
 
-// downloadVerified fetches u into the cache dir, checks the sha256 and
-// only then renames it to its content address.
-func (s *state) downloadVerified(ctx context.Context, what, sum, u, dir, cached string) error {
+// downloadVerified fetches u into the cache dir, checks the sha256 (when
+// one is given) and only then renames it to its content address, which
+// it returns.
+func (s *state) downloadVerified(ctx context.Context, what, sum, u, dir string) (string, error) {
 	s.ui.Say(fmt.Sprintf("fatimage: downloading %s", u))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Minute}).Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: GET %s: %s", what, u, resp.Status)
+		return "", fmt.Errorf("%s: GET %s: %s", what, u, resp.Status)
 	}
 	tmp, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
-		return fmt.Errorf("%s: cache: %w", what, err)
+		return "", fmt.Errorf("%s: cache: %w", what, err)
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -78,13 +111,15 @@ func (s *state) downloadVerified(ctx context.Context, what, sum, u, dir, cached 
 	defer body.Close()
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(tmp, h), body); err != nil {
-		return fmt.Errorf("%s: reading %s: %w", what, u, err)
+		return "", fmt.Errorf("%s: reading %s: %w", what, u, err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, sum) {
-		return fmt.Errorf("%s: sha256 mismatch: want %s, got %s (%s); nothing installed", what, strings.ToLower(sum), got, u)
+	got := hex.EncodeToString(h.Sum(nil))
+	if sum != "" && !strings.EqualFold(got, sum) {
+		return "", fmt.Errorf("%s: sha256 mismatch: want %s, got %s (%s); nothing installed", what, strings.ToLower(sum), got, u)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: cache: %w", what, err)
+		return "", fmt.Errorf("%s: cache: %w", what, err)
 	}
-	return os.Rename(tmp.Name(), cached)
+	cached := filepath.Join(dir, got)
+	return cached, os.Rename(tmp.Name(), cached)
 }

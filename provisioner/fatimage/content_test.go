@@ -202,13 +202,13 @@ func TestDownloadScripts(t *testing.T) {
 	verify := func() string {
 		var b strings.Builder
 		for i, d := range ds {
-			b.WriteString("fatimage_verify " + shQuote(strings.Repeat("x", i)+"downloads") + " " + d.SHA256 + " " + shQuote(d.staged(work, i)) + "\n")
+			b.WriteString("fatimage_verify " + shQuote(strings.Repeat("x", i)+"downloads") + " " + d.SHA256 + " " + shQuote(d.staged(work, i)) + " " + shQuote(d.URL) + "\n")
 		}
 		return b.String()
 	}
 	stage([]byte("not the archive"))
 	out, err := runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
-	if err == nil || !strings.Contains(out, "sha256 of the download is "+sha([]byte("not the archive"))+", want "+sha(tgz)+"; nothing installed") {
+	if err == nil || !strings.Contains(out, "sha256 mismatch: want "+sha(tgz)+", got "+sha([]byte("not the archive"))+" (http://h/a.tgz); nothing installed") {
 		t.Fatalf("bad sha256: %v\n%s", err, out)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {

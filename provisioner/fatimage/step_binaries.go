@@ -7,55 +7,60 @@ import (
 	"strings"
 )
 
+// The monitoring binaries are downloads: fetched, checked and cached as
+// every download is (content_fetch.go, content/common.sh), then their
+// executables installed from the archive (content/download.sh). Only
+// binary_source, not content_source, says who fetches them.
+
 // tarball is where b's tarball is staged in the work dir.
 func (b Binary) tarball(workDir string) string {
 	return path.Join(workDir, "bin-"+b.Name+".tar.gz")
 }
 
-// stepFetchBinaries puts every tarball into the work dir (downloaded by
-// the VM, or by the plugin through its cache and uploaded) and checks
-// every sha256 on the VM, all before anything is installed.
+// what names b in messages.
+func (b Binary) what() string { return "binaries: " + b.Name + " " + b.Version }
+
+// binaryFetches are the binaries as downloads to stage and check.
+func binaryFetches(bins []Binary, workDir, baseURL string) []fetchItem {
+	var items []fetchItem
+	for _, b := range bins {
+		u, _ := b.downloadURL(baseURL)
+		items = append(items, fetchItem{what: b.what(), url: u, sum: b.SHA256, dst: b.tarball(workDir)})
+	}
+	return items
+}
+
+// stepFetchBinaries stages every tarball in the work dir and checks its
+// sha256 on the VM, all before anything is installed.
 func stepFetchBinaries(ctx context.Context, s *state) error {
 	c := s.cfg
 	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(c.binaries), c.BinarySource))
-	sc := newScript("binaries")
-	for _, b := range c.binaries {
-		u, _ := b.downloadURL(c.ReleaseBaseURL)
-		dst := b.tarball(s.workDir)
-		if c.BinarySource == "host" {
-			if err := s.uploadFromCache(ctx, b, u, dst); err != nil {
-				return err
-			}
-			continue
-		}
-		sc.call("fetch_binary", u, dst)
+	var sb strings.Builder
+	sb.WriteString(contentCommonSh)
+	if err := s.stageFetches(ctx, &sb, c.BinarySource, binaryFetches(c.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
+		return err
 	}
-	verifyBinaries(sc, c.binaries, s.workDir, c.ReleaseBaseURL)
-	_, err := s.runScript(ctx, sc)
+	sb.WriteString("echo 'binaries: all checksums match'\n")
+	_, err := s.runScript(ctx, rawScript(sb.String()))
 	return err
 }
 
-// verifyBinaries adds the checks of every staged tarball's sha256.
-func verifyBinaries(sc *vmScript, bins []Binary, workDir, baseURL string) {
+// scriptInstallBinaries installs each checked tarball's executables.
+func scriptInstallBinaries(bins []Binary, workDir string) string {
+	var sb strings.Builder
 	for _, b := range bins {
-		u, _ := b.downloadURL(baseURL)
-		sc.call("verify_binary", b.Name, b.Version, strings.ToLower(b.SHA256), b.tarball(workDir), u)
+		fmt.Fprintf(&sb, "fatimage_download_files %s %s %s %s", shQuote(b.what()), shQuote(b.tarball(workDir)), shQuote(b.Destination), shQuote(b.Mode))
+		for _, f := range b.Files {
+			sb.WriteString(" " + shQuote(f))
+		}
+		sb.WriteString("\n")
 	}
-	sc.call("verify_binaries_done")
-}
-
-// installBinaries adds the unpacking and installing of each tarball.
-func installBinaries(sc *vmScript, bins []Binary, workDir string) {
-	for _, b := range bins {
-		sc.call("install_binary", append([]string{b.Name, b.Version, b.tarball(workDir), b.Destination, b.Mode}, b.Files...)...)
-	}
+	return sb.String()
 }
 
 // stepInstallBinaries installs the checked tarballs' executables.
 func stepInstallBinaries(ctx context.Context, s *state) error {
 	s.say("installing binaries")
-	sc := newScript("binaries")
-	installBinaries(sc, s.cfg.binaries, s.workDir)
-	_, err := s.runScript(ctx, sc)
+	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentDownloadSh+scriptInstallBinaries(s.cfg.binaries, s.workDir)))
 	return err
 }

@@ -18,6 +18,9 @@ type packagePlan struct {
 	KeepAsIs    []string // installed packages the update leaves alone
 	EnableRepos []string // repositories enabled for the transaction
 	WeakDeps    bool     // dnf install_weak_deps
+	// fileNames are the names of the packages Install holds as files
+	// (rpm_urls), for needsRunningKernel.
+	fileNames []string
 }
 
 // packagePlan merges the groups' sets with the explicit options.
@@ -44,6 +47,17 @@ func (c *Config) packagePlan() packagePlan {
 	return p
 }
 
+// plan is the run's transaction: the configured plan with the RPMs by URL
+// staged in the work dir, installed as files in the same transaction.
+func (s *state) plan() packagePlan {
+	p := s.cfg.packagePlan()
+	p.Install = append(p.Install, s.rpmURLFiles()...)
+	for _, r := range s.content.rpms {
+		p.fileNames = append(p.fileNames, r.Name)
+	}
+	return p
+}
+
 func (p packagePlan) empty() bool {
 	return !p.Update && len(p.Modules)+len(p.Install)+len(p.Remove) == 0
 }
@@ -60,7 +74,7 @@ var runningKernelPatterns = []string{
 // needsRunningKernel reports whether p installs a package of
 // runningKernelPatterns (a module stream's name counts too).
 func (p packagePlan) needsRunningKernel() bool {
-	for _, n := range append(slices.Clone(p.Install), p.Modules...) {
+	for _, n := range append(append(slices.Clone(p.Install), p.Modules...), p.fileNames...) {
 		name, _, _ := strings.Cut(n, ":")
 		for _, pat := range runningKernelPatterns {
 			if ok, _ := path.Match(pat, name); ok {
@@ -124,14 +138,14 @@ func (s *state) runPlan(ctx context.Context, p packagePlan) error {
 // kernelPackagesLater reports whether the packages wait for the running
 // kernel (the packages step after the reboot).
 func kernelPackagesLater(s *state) bool {
-	p := s.cfg.packagePlan()
+	p := s.plan()
 	return p.Update && p.needsRunningKernel()
 }
 
 // stepTransaction updates, installs and removes in one transaction, or
 // only updates when the packages need the running kernel.
 func stepTransaction(ctx context.Context, s *state) error {
-	p := s.cfg.packagePlan()
+	p := s.plan()
 	if kernelPackagesLater(s) {
 		p, _ = p.split()
 	}
@@ -141,7 +155,7 @@ func stepTransaction(ctx context.Context, s *state) error {
 // stepKernelPackages installs the packages that need the running kernel,
 // after the reboot the table forces before it.
 func stepKernelPackages(ctx context.Context, s *state) error {
-	_, rest := s.cfg.packagePlan().split()
+	_, rest := s.plan().split()
 	return s.runPlan(ctx, rest)
 }
 

@@ -37,6 +37,8 @@ var steps = []step{
 	// So is every other URL-based content (git checkouts, downloads,
 	// python packages): a bad pin or checksum changes nothing.
 	{name: "content-fetch", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepFetchContent},
+	{name: "rpm-urls-fetch", when: func(s *state) bool { return len(s.cfg.RPMURLs) > 0 }, run: stepFetchRPMs},
+	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
@@ -45,7 +47,7 @@ var steps = []step{
 	// The update, installs and removals: one dnf transaction (the update
 	// alone when the packages need the running kernel: they follow the
 	// reboot, in "kernel-packages").
-	{name: "packages", when: func(s *state) bool { return !s.cfg.packagePlan().empty() }, run: stepTransaction},
+	{name: "packages", when: func(s *state) bool { return !s.plan().empty() }, run: stepTransaction},
 	{name: "reboot", run: stepReboot},
 	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},

@@ -56,6 +56,8 @@ func (c *Config) validateContent() []error {
 	errs := validateContentSource(c.ContentSource)
 	errs = append(errs, validateGitCheckouts(c.GitCheckouts)...)
 	errs = append(errs, validateDownloads(c.Downloads)...)
+	errs = append(errs, validateRPMURLs(c.RPMURLs)...)
+	errs = append(errs, c.validateGrafanaPins()...)
 	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
 	errs = append(errs, validateSystemSettings(c)...)
 	return append(errs, validateDestinations(c)...)

@@ -554,7 +554,8 @@ func TestFatHostBinaries(t *testing.T) {
 	// at the download, before any package work, and leaves nothing
 	name := fmt.Sprintf("e2e-vmsrc-%d", time.Now().Unix())
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-host.pkr.hcl"}, append(labBinaryVars(), "-var", "image_name="+name, "-var", "binary_source=vm")...)
-	if r.ExitCode == 0 || !strings.Contains(r.Output(), "fatimage binaries-fetch: curl -fsSL") {
+	// the cause first: which binary, from where
+	if r.ExitCode == 0 || !strings.Contains(r.Output(), "binaries: node_exporter 1.11.1: downloading "+theLab.Env["LAB_RELEASES_URL"]+"/node_exporter/releases/download/v1.11.1/node_exporter-1.11.1.linux-amd64.tar.gz failed\nfatimage binaries-fetch: ") {
 		t.Fatalf("want the VM's download to fail:\n%s", r.Output())
 	}
 	requireNoImage(t, name)

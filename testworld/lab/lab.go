@@ -85,7 +85,7 @@ type Lab struct {
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
-	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, plus LAB_CONTROL_URL for lab-status and
+	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, plus LAB_CONTROL_URL for lab-status and
 	// faults.
 	Env map[string]string
 
@@ -166,7 +166,11 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.SitePulp, err = startSitePulp(o, gateway); err != nil {
 		return l, err
 	}
-	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Logf: o.Logf}); err != nil {
+	urlRPMs, err := repos.BuildURLRPMs(repos.Options{CacheDir: filepath.Join(o.CacheDir, "repos"), Logf: o.Logf})
+	if err != nil {
+		return l, fmt.Errorf("lab: building the RPMs served by URL: %w", err)
+	}
+	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Files: urlRPMs, Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}
 	if l.Git, err = gitserver.Start(gitserver.Options{Addr: net.JoinHostPort(gateway, "0"), Dir: filepath.Join(o.CacheDir, "git"), Logf: o.Logf}); err != nil {
@@ -306,6 +310,8 @@ func (l *Lab) writeEnv() error {
 		"LAB_ADMIN_CLOUD":        AdminCloudName,
 		"LAB_SHARE_PROJECT_ID":   l.Cloud.ProjectID(ShareProject),
 	}
+	// grafana_plugin_url: the release server's grafana.com-like plugin API
+	l.Env["LAB_GRAFANA_PLUGINS_URL"] = l.Releases.URL() + releases.GrafanaPluginBase
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
 

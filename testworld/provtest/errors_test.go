@@ -53,7 +53,7 @@ func TestProvisionLabErrorHeadlines(t *testing.T) {
 			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=install_weak_deps=false shell "},
 		{"checksum", password, map[string]any{"binaries": []any{map[string]any{"name": "node_exporter", "sha256": strings.Repeat("0", 64)}},
 			"release_base_url": theLab.Env["LAB_RELEASES_URL"]},
-			"binaries: node_exporter 1.11.1: sha256 mismatch: want " + strings.Repeat("0", 64) + ", got " + theLab.BinaryChecksums()["node_exporter"] + " (" + nodeExporterURL + ")",
+			"binaries: node_exporter 1.11.1: sha256 mismatch: want " + strings.Repeat("0", 64) + ", got " + theLab.BinaryChecksums()["node_exporter"] + " (" + nodeExporterURL + "); nothing installed",
 			"fatimage binaries-fetch: sudo -n sh -eu /var/tmp/fatimage-"},
 		{"no match", password, map[string]any{"repos": labRepos(t), "gpg_keys": rockyKey, "packages": []string{"no-such-package-xyz", "htop-nope"}},
 			"packages: no match for no-such-package-xyz, htop-nope in the configured repositories (" + strings.Join(ids, ", ") + ")",

@@ -6,13 +6,18 @@
 # (directories made on the way included) must be readable as usual.
 umask 022
 
-# fatimage_verify <what> <sha256> <file>: fails naming what when the
-# file's sha256 differs.
+# fatimage_verify <what> <sha256> <file> <url>: fails naming what when
+# the file is missing or its sha256 differs (said as the host-side fetch
+# says it).
 fatimage_verify() {
+	if [ ! -f "$3" ]; then
+		fatimage_cause "$1: $3 is missing ($4); nothing installed"
+		return 1
+	fi
 	if printf '%s  %s\n' "$2" "$3" | sha256sum -c --quiet - >/dev/null 2>&1; then
 		return 0
 	fi
-	fatimage_cause "$1: sha256 of the download is $(sha256sum "$3" | cut -d' ' -f1), want $2; nothing installed"
+	fatimage_cause "$1: sha256 mismatch: want $2, got $(sha256sum "$3" | cut -d' ' -f1) ($4); nothing installed"
 	return 1
 }
 

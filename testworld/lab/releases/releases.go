@@ -76,7 +76,12 @@ type Options struct {
 	Addr     string   // listen address; default "127.0.0.1:0"
 	CacheDir string   // optional: assets are also written here, in the served layout
 	Binaries []Binary // default DefaultBinaries()
-	Logf     func(format string, args ...any)
+	// Files are served as they are, by URL path (RPMs by URL).
+	Files map[string][]byte
+	// GrafanaPlugins are served as zips at grafana.com's paths
+	// (GrafanaPlugin.Path); default DefaultGrafanaPlugins().
+	GrafanaPlugins []GrafanaPlugin
+	Logf           func(format string, args ...any)
 }
 
 // Request is one entry of the request log.
@@ -92,6 +97,7 @@ type Server struct {
 	binaries  []Binary
 	files     map[string][]byte // URL path -> content
 	checksums map[string]string // tarball name -> sha256 hex
+	plugins   []GrafanaPlugin
 	available atomic.Bool
 	logf      func(string, ...any)
 
@@ -134,6 +140,9 @@ func Start(o Options) (*Server, error) {
 	for dir, lines := range sums {
 		sort.Slice(lines, func(i, j int) bool { return lines[i][66:] < lines[j][66:] })
 		s.files[dir+"/sha256sums.txt"] = []byte(strings.Join(lines, "\n") + "\n")
+	}
+	if err := s.addExtras(o); err != nil {
+		return nil, err
 	}
 	if o.CacheDir != "" {
 		if err := s.writeCache(o.CacheDir); err != nil {

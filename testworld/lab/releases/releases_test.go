@@ -2,6 +2,7 @@ package releases
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -187,5 +188,49 @@ func TestCustomBinariesAndAvailability(t *testing.T) {
 	}
 	if _, err := Start(Options{Binaries: []Binary{{Name: "x"}}}); err == nil {
 		t.Error("invalid binary accepted")
+	}
+}
+
+// TestServesFilesAndGrafanaPlugins: extra files by path and a Grafana
+// plugin zip at grafana.com's path (query ignored), with one top
+// directory holding plugin.json at the plugin's version.
+func TestServesFilesAndGrafanaPlugins(t *testing.T) {
+	s := start(t, Options{Files: map[string][]byte{"/a/b/x.rpm": []byte("rpm")}})
+	if code, data := get(t, s.FileURL("/a/b/x.rpm")); code != http.StatusOK || string(data) != "rpm" {
+		t.Errorf("file: %d %q", code, data)
+	}
+	sum := sha256.Sum256([]byte("rpm"))
+	if s.SHA256("/a/b/x.rpm") != hex.EncodeToString(sum[:]) || s.SHA256("/nothing") != "" {
+		t.Error("SHA256")
+	}
+	g := s.GrafanaPlugins()[0]
+	code, data := get(t, s.URL()+g.Path()+"?os=linux&arch=amd64")
+	if code != http.StatusOK || g.ID != "grafana-opensearch-datasource" || s.SHA256(g.Path()) == "" {
+		t.Fatalf("plugin: %d %+v", code, g)
+	}
+	z, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range z.File {
+		if !strings.HasPrefix(f.Name, g.ID+"/") {
+			t.Errorf("entry %s outside the top directory", f.Name)
+		}
+		if f.Name == g.ID+"/plugin.json" {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			found = strings.Contains(string(b), `"version":"2.8.1"`)
+		}
+	}
+	if !found {
+		t.Error("no plugin.json at version 2.8.1")
+	}
+	if again, _ := PluginZip(g); !bytes.Equal(again, data) {
+		t.Error("the zip is not deterministic")
+	}
+	if _, err := Start(Options{Files: map[string][]byte{"x": nil}}); err == nil {
+		t.Error("a relative path was accepted")
 	}
 }
