@@ -91,10 +91,11 @@ build {
     inventory_groups = length(var.inventory) > 0 ? var.inventory_groups : ""
     # the built-in groups' own content: the Open OnDemand apps, the
     # ansible-init venv, the playbooks of gateway and compute_init
-    git_base_url      = var.git_base_url
-    python_index_url  = var.python_index_url
-    appliance_dir     = var.appliance_dir
-    sssd_install_ldap = var.sssd_install_ldap
+    git_base_url        = var.git_base_url
+    github_releases_url = var.github_releases_url
+    python_index_url    = var.python_index_url
+    appliance_dir       = var.appliance_dir
+    sssd_install_ldap   = var.sssd_install_ldap
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {

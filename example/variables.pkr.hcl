@@ -185,6 +185,12 @@ variable "git_base_url" {
   description = "Where the built-in groups clone from (<base>/<owner>/<name>.git): the Open OnDemand apps."
 }
 
+variable "github_releases_url" {
+  type        = string
+  default     = "https://github.com"
+  description = "Where the built-in groups download GitHub release assets from (<base>/<owner>/<repo>/releases/download/...): the slurm exporter RPM."
+}
+
 variable "python_index_url" {
   type        = string
   default     = "https://pypi.org/simple"

@@ -173,6 +173,10 @@ type Config struct {
 	// (`<git_base_url>/<owner>/<name>.git`), for a mirror. Default
 	// https://github.com.
 	GitBaseURL string `mapstructure:"git_base_url"`
+	// Base URL of the GitHub release downloads the built-in groups fetch
+	// (`<base>/<owner>/<repo>/releases/download/...`, e.g. the
+	// slurm_exporter RPM), for a mirror. Default https://github.com.
+	GitHubReleasesURL string `mapstructure:"github_releases_url"`
 	// Package index of the built-in groups' Python environments (pip
 	// --index-url). Default https://pypi.org/simple.
 	PythonIndexURL string `mapstructure:"python_index_url"`
@@ -396,6 +400,9 @@ func (c *Config) Prepare(raws ...any) error {
 	}
 	if c.GitBaseURL == "" {
 		c.GitBaseURL = "https://github.com"
+	}
+	if c.GitHubReleasesURL == "" {
+		c.GitHubReleasesURL = "https://github.com"
 	}
 	if c.PythonIndexURL == "" {
 		c.PythonIndexURL = defaultIndexURL

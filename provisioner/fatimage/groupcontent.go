@@ -19,7 +19,8 @@ import (
 //
 //   - the same entry from two groups is kept once;
 //   - a template entry with the same identity (destination, unit or
-//     drop-in name, kernel argument) as a group's replaces the group's,
+//     drop-in name, RPM file name, kernel argument) as a group's replaces
+//     the group's,
 //     so a site can re-pin or rewrite what a group does;
 //   - two groups writing the same identity differently, or a group and
 //     the template claiming one path with different kinds, is an error
@@ -31,6 +32,7 @@ import (
 type groupContent struct {
 	GitCheckouts       []GitCheckout       `mapstructure:"git_checkouts"`
 	Downloads          []Download          `mapstructure:"downloads"`
+	RPMURLs            []RPMURL            `mapstructure:"rpm_urls"`
 	PythonEnvs         []PythonEnv         `mapstructure:"python_envs"`
 	SystemdUnits       []SystemdUnit       `mapstructure:"systemd_units"`
 	Sysctls            []Sysctl            `mapstructure:"sysctl"`
@@ -49,9 +51,10 @@ func (c *Config) groupOptions() map[string]bool {
 // placeholders are what a group's content strings may refer to.
 func (c *Config) placeholders() map[string]string {
 	return map[string]string{
-		"{{git_base_url}}":     strings.TrimSuffix(c.GitBaseURL, "/"),
-		"{{python_index_url}}": c.PythonIndexURL,
-		"{{appliance_dir}}":    strings.TrimSuffix(c.ApplianceDir, "/"),
+		"{{git_base_url}}":        strings.TrimSuffix(c.GitBaseURL, "/"),
+		"{{github_releases_url}}": strings.TrimSuffix(c.GitHubReleasesURL, "/"),
+		"{{python_index_url}}":    c.PythonIndexURL,
+		"{{appliance_dir}}":       strings.TrimSuffix(c.ApplianceDir, "/"),
 	}
 }
 
@@ -133,7 +136,7 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error
 
 // apply sets c's content options to gc's.
 func (gc *groupContent) apply(c *Config) {
-	c.GitCheckouts, c.Downloads, c.PythonEnvs = gc.GitCheckouts, gc.Downloads, gc.PythonEnvs
+	c.GitCheckouts, c.Downloads, c.RPMURLs, c.PythonEnvs = gc.GitCheckouts, gc.Downloads, gc.RPMURLs, gc.PythonEnvs
 	c.SystemdUnits, c.Sysctls, c.ModprobeBlacklists = gc.SystemdUnits, gc.Sysctls, gc.ModprobeBlacklists
 	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
 }
@@ -180,6 +183,7 @@ func (c *Config) expandGroupContent() []error {
 	var (
 		git   []owned[GitCheckout]
 		dl    []owned[Download]
+		rpms  []owned[RPMURL]
 		py    []owned[PythonEnv]
 		units []owned[SystemdUnit]
 		sysc  []owned[Sysctl]
@@ -198,6 +202,7 @@ func (c *Config) expandGroupContent() []error {
 		}
 		git = appendOwned(git, g.Name, gc.GitCheckouts)
 		dl = appendOwned(dl, g.Name, gc.Downloads)
+		rpms = appendOwned(rpms, g.Name, gc.RPMURLs)
 		py = appendOwned(py, g.Name, gc.PythonEnvs)
 		units = appendOwned(units, g.Name, gc.SystemdUnits)
 		sysc = appendOwned(sysc, g.Name, gc.Sysctls)
@@ -210,6 +215,9 @@ func (c *Config) expandGroupContent() []error {
 	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
 	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
 	c.Downloads = mergeEntries("downloads destination", dl, c.Downloads, func(d Download) string { return d.Destination }, &errs)
+	// an RPM's identity is its file name: a template entry for the same
+	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
+	c.RPMURLs = mergeEntries("rpm_urls file", rpms, c.RPMURLs, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
 	c.PythonEnvs = mergeEntries("python_envs", py, c.PythonEnvs, func(e PythonEnv) string { return e.label() }, &errs)
 	c.SystemdUnits = mergeEntries("systemd_units", units, c.SystemdUnits, func(u SystemdUnit) string { return u.Name }, &errs)
 	c.Sysctls = mergeEntries("sysctl", sysc, c.Sysctls, func(s Sysctl) string { return s.Name }, &errs)

@@ -296,3 +296,26 @@ func TestGroupTypoStillSuggests(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// slurm_exporter installs the appliance's RPM by URL, unsigned and
+// unchecksummed as there; a template entry for the same file replaces it.
+func TestGroupSlurmExporter(t *testing.T) {
+	c := mustGroups(t, []string{"slurm_exporter"}, map[string]any{"github_releases_url": "http://releases.lab/"})
+	const file = "/stackhpc/prometheus-slurm-exporter/releases/download/0.22/prometheus-slurm-exporter-0.22-1.el8.x86_64.rpm"
+	if len(c.RPMURLs) != 1 || c.RPMURLs[0].URL != "http://releases.lab"+file || !c.RPMURLs[0].InsecureSkipChecksum || !c.RPMURLs[0].DisableGPGCheck {
+		t.Errorf("rpm_urls %+v", c.RPMURLs)
+	}
+	if !slices.Contains(c.disabledServices(), "prometheus-slurm-exporter") {
+		t.Errorf("services %v", c.disabledServices())
+	}
+	sum := strings.Repeat("a", 64)
+	c = mustGroups(t, []string{"slurm_exporter"}, map[string]any{
+		"rpm_urls": []map[string]any{{"url": "https://mirror.example" + file, "sha256": sum, "disable_gpg_check": true}},
+	})
+	if len(c.RPMURLs) != 1 || c.RPMURLs[0].SHA256 != sum || c.RPMURLs[0].InsecureSkipChecksum {
+		t.Errorf("the template's pinned entry does not replace the group's: %+v", c.RPMURLs)
+	}
+	if c := mustGroups(t, []string{"slurm_exporter"}, nil); !strings.HasPrefix(c.RPMURLs[0].URL, "https://github.com/stackhpc/") {
+		t.Errorf("default %s", c.RPMURLs[0].URL)
+	}
+}

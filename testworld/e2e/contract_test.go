@@ -77,6 +77,8 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 		{"compute_init: 10-compute-init.yml from the site's checkout", "cat /etc/ansible-init/playbooks/10-compute-init.yml", strings.TrimSpace(string(computeInit))},
 		{"compute_init: injected roles, tasks, templates, files", "cd /etc/ansible-init/playbooks && find . -mindepth 1 -maxdepth 2 | LC_ALL=C sort", strings.Join(playbooks, "\n")},
 		{"compute_init: a role's tasks", "cat /etc/ansible-init/playbooks/roles/mrlesmithjr.chrony/tasks/main.yml", strings.TrimSpace(string(chrony))},
+		{"slurm_exporter: the RPM by URL", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' prometheus-slurm-exporter",
+			"prometheus-slurm-exporter-0.22-1.el8"},
 		{"openondemand: apps at their pins", "for a in rstudio codeserver; do sudo git -c safe.directory='*' -C /var/www/ood/apps/sys/$a rev-parse HEAD; done",
 			theLab.Git.Commit("stackhpc/ood-stackhpc-rstudio", "2025.08.1") + "\n" + theLab.Git.Commit("stackhpc/bc_osc_codeserver", "2025.09.1")},
 	}
