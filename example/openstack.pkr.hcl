@@ -21,6 +21,13 @@ locals {
   git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
   image_name = "${var.image_name}-${local.timestamp}-${local.git_commit}"
   groups     = [for g in split(",", var.inventory_groups) : trimspace(g) if trimspace(g) != ""]
+  # the appliance's container images (mysql_tag, opensearch_version,
+  # filebeat_version), by inventory group
+  containers = {
+    mysql      = { registry = "docker.io", name = "library/mysql:8.0.30" }
+    opensearch = { registry = "docker.io", name = "opensearchproject/opensearch:2.9.0" }
+    filebeat   = { registry = "docker.elastic.co", name = "beats/filebeat-oss:7.12.1" }
+  }
 }
 
 # The newest snapshot of every repository in the timestamps file (or the
@@ -48,7 +55,7 @@ source "fatimage-openstack" "openhpc" {
   floating_ip_network = var.floating_ip_network
   floating_ip         = var.floating_ip
   security_groups     = var.security_groups
-  user_data = var.ssh_debug_public_key == null ? null : <<-EOT
+  user_data           = var.ssh_debug_public_key == null ? null : <<-EOT
     #cloud-config
     ssh_authorized_keys:
     - ${var.ssh_debug_public_key}
@@ -126,6 +133,22 @@ build {
       content {
         name     = "90-${sysctl.value}"
         settings = { "vm.max_map_count" = "262144" }
+      }
+    }
+    # roles/mysql, roles/opensearch, roles/filebeat: each service's image
+    # in the podman user's rootless storage (its unit runs it later)
+    dynamic "containers" {
+      for_each = { for k, v in local.containers : k => v if contains(local.groups, k) || contains(local.groups, "fatimage") }
+      content {
+        image = "${var.container_registry != "" ? var.container_registry : containers.value.registry}/${containers.value.name}"
+        user  = "podman"
+      }
+    }
+    dynamic "container_registries" {
+      for_each = var.container_registry != "" ? [var.container_registry] : []
+      content {
+        host     = container_registries.value
+        insecure = var.container_registry_insecure
       }
     }
     manifest_output = var.image_manifest_path

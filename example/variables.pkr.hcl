@@ -209,6 +209,18 @@ variable "sssd_install_ldap" {
   description = "Install sssd-ldap with the sssd group, as the appliance's variable of that name."
 }
 
+variable "container_registry" {
+  type        = string
+  default     = ""
+  description = "A registry (host[:port]) serving the appliance's container images under their names and tags, e.g. a site mirror; empty: each image's own registry (docker.io, docker.elastic.co)."
+}
+
+variable "container_registry_insecure" {
+  type        = bool
+  default     = false
+  description = "container_registry speaks plain HTTP or has a certificate the build VM does not trust."
+}
+
 variable "binary_source" {
   type    = string
   default = "vm"

@@ -14,6 +14,7 @@ packages=(
   e2fsprogs qemu-utils                              # the lab's Glance: disk images (mkfs.ext4 -d, qemu-img convert)
   ansible-core python3-requests python3-bs4         # make bench: the playbook and the Python listing comparison
   python3-venv python3-pip                          # the lab VMs' venvs and pip; the plugin's host-side pip download
+  docker-registry                                   # the lab's OCI registry (the distribution registry)
   shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
 )
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }

@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -252,8 +252,14 @@ type Config struct {
 	// Python virtual environments (or system interpreters) with pinned
 	// requirements installed by pip (see Python environments below).
 	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
+	// Container images pulled into a user's podman storage, each by a
+	// digest checked before any package work (see Containers below).
+	Containers []Container `mapstructure:"containers"`
+	// TLS and credentials of the registries `containers` pull from (see
+	// Containers below).
+	ContainerRegistries []ContainerRegistry `mapstructure:"container_registries"`
 	// Who fetches `git_checkouts`, `downloads`, `rpm_urls`, `python_envs`'
-	// packages and pinned Grafana plugins:
+	// packages, pinned Grafana plugins and `containers` (host: as OCI archives):
 	// `vm` or `host` (the plugin fetches and uploads). Default
 	// `binary_source`.
 	ContentSource string `mapstructure:"content_source"`
@@ -459,6 +465,7 @@ var validators = []func(*Config) []error{
 	(*Config).validateFiles,
 	(*Config).validateBinaries,
 	(*Config).validateContent,
+	(*Config).validateContainers,
 }
 
 func (c *Config) validate() []error {

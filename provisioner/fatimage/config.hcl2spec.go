@@ -97,6 +97,8 @@ type FlatConfig struct {
 	Downloads           []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs             []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs          []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers          []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	ContainerRegistries []FlatContainerRegistry `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
 	ContentSource       *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
 	SystemdUnits        []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
 	Sysctls             []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
@@ -173,6 +175,8 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"container_registries":       &hcldec.BlockListSpec{TypeName: "container_registries", Nested: hcldec.ObjectSpec((*FlatContainerRegistry)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
 		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
 		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
@@ -208,6 +212,62 @@ func (*FlatConfigFile) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
 		"content": &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatContainer is an auto-generated flat version of Container.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatContainer struct {
+	Image  *string `mapstructure:"image" required:"true" cty:"image" hcl:"image"`
+	Digest *string `mapstructure:"digest" cty:"digest" hcl:"digest"`
+	User   *string `mapstructure:"user" cty:"user" hcl:"user"`
+}
+
+// FlatMapstructure returns a new FlatContainer.
+// FlatContainer is an auto-generated flat version of Container.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*Container) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatContainer)
+}
+
+// HCL2Spec returns the hcl spec of a Container.
+// This spec is used by HCL to read the fields of Container.
+// The decoded values from this spec will then be applied to a FlatContainer.
+func (*FlatContainer) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"image":  &hcldec.AttrSpec{Name: "image", Type: cty.String, Required: false},
+		"digest": &hcldec.AttrSpec{Name: "digest", Type: cty.String, Required: false},
+		"user":   &hcldec.AttrSpec{Name: "user", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatContainerRegistry is an auto-generated flat version of ContainerRegistry.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatContainerRegistry struct {
+	Host     *string `mapstructure:"host" required:"true" cty:"host" hcl:"host"`
+	Insecure *bool   `mapstructure:"insecure" cty:"insecure" hcl:"insecure"`
+	Username *string `mapstructure:"username" cty:"username" hcl:"username"`
+	Password *string `mapstructure:"password" cty:"password" hcl:"password"`
+}
+
+// FlatMapstructure returns a new FlatContainerRegistry.
+// FlatContainerRegistry is an auto-generated flat version of ContainerRegistry.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*ContainerRegistry) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatContainerRegistry)
+}
+
+// HCL2Spec returns the hcl spec of a ContainerRegistry.
+// This spec is used by HCL to read the fields of ContainerRegistry.
+// The decoded values from this spec will then be applied to a FlatContainerRegistry.
+func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"host":     &hcldec.AttrSpec{Name: "host", Type: cty.String, Required: false},
+		"insecure": &hcldec.AttrSpec{Name: "insecure", Type: cty.Bool, Required: false},
+		"username": &hcldec.AttrSpec{Name: "username", Type: cty.String, Required: false},
+		"password": &hcldec.AttrSpec{Name: "password", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -21,6 +21,8 @@ var contentCommonSh string
 type contentState struct {
 	gitCommits []string
 	rpms       []fetchedRPM // by rpm_urls index
+	// containerDigests are the manifest digests containers resolved to.
+	containerDigests []string
 }
 
 // imageContent is the `content` record of image.json.
@@ -32,6 +34,8 @@ type imageContent struct {
 	// pinned Grafana plugins by id
 	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
 	System         *imageSystem             `json:"system,omitempty"`
+	// Containers are the images, in the order configured.
+	Containers []imageContainer `json:"containers,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -116,6 +120,23 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	return err
 }
 
+// parseReports reads the "<marker> <field>[i] <value>" lines a content
+// script prints for n items; a value ok rejects is left "".
+func parseReports(out, marker, field string, n int, ok func(string) bool) []string {
+	vals := make([]string, n)
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != marker || !ok(f[2]) {
+			continue
+		}
+		var i int
+		if _, err := fmt.Sscanf(f[1], field+"[%d]", &i); err == nil && i >= 0 && i < n {
+			vals[i] = f[2]
+		}
+	}
+	return vals
+}
+
 // rawScript is a script of the content kinds: their bodies
 // (content/*.sh) and the calls Go wrote for them, arguments quoted with
 // shQuote, run after the prelude like every step's script.
@@ -138,10 +159,10 @@ func (s *state) stageText(files ...staged) (string, error) {
 func (s *state) imageContentRecord() *imageContent {
 	c := s.cfg
 	pins, _ := c.grafanaPins()
-	if !c.hasContent() && !c.hasSystem() && len(c.RPMURLs)+len(pins) == 0 {
+	if !c.hasContent() && !c.hasSystem() && !c.hasContainers() && len(c.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}

@@ -150,18 +150,7 @@ func (s *state) fetchGit(ctx context.Context, sb *strings.Builder) error {
 
 // parseGitCommits reads the "fatimage-git-commit <what> <id>" lines.
 func parseGitCommits(out string, n int) []string {
-	commits := make([]string, n)
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) != 3 || f[0] != "fatimage-git-commit" {
-			continue
-		}
-		var i int
-		if _, err := fmt.Sscanf(f[1], "git_checkouts[%d]", &i); err == nil && i >= 0 && i < n && reCommit.MatchString(f[2]) {
-			commits[i] = f[2]
-		}
-	}
-	return commits
+	return parseReports(out, "fatimage-git-commit", "git_checkouts", n, reCommit.MatchString)
 }
 
 func scriptInstallGit(gs []GitCheckout, commits []string, workDir string) string {

@@ -34,6 +34,7 @@ func (p *Provisioner) Prepare(raws ...any) error {
 	if p.config.RepoPassword != "" {
 		packersdk.LogSecretFilter.Set(p.config.RepoPassword)
 	}
+	packersdk.LogSecretFilter.Set(p.config.registryPasswords()...)
 	return nil
 }
 

@@ -250,10 +250,13 @@ func withoutCauses(out string) string {
 	return strings.Join(kept, "\n")
 }
 
-// redact hides the repository password in remote output (dnf prints it
+// redact hides the repository and registry passwords in remote output (dnf prints it
 // when it dumps a repository's configuration).
 func (s *state) redact(out string) string {
 	if pw := s.cfg.RepoPassword; pw != "" {
+		out = strings.ReplaceAll(out, pw, "<sensitive>")
+	}
+	for _, pw := range s.cfg.registryPasswords() {
 		out = strings.ReplaceAll(out, pw, "<sensitive>")
 	}
 	return out

@@ -39,6 +39,8 @@ var steps = []step{
 	{name: "content-fetch", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepFetchContent},
 	{name: "rpm-urls-fetch", when: func(s *state) bool { return len(s.cfg.RPMURLs) > 0 }, run: stepFetchRPMs},
 	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
+	// Container images: digests resolved and checked (host: fetched).
+	{name: "containers-fetch", when: func(s *state) bool { return s.cfg.hasContainers() }, run: stepFetchContainers},
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
@@ -54,6 +56,8 @@ var steps = []step{
 	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
 	{name: "content", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepInstallContent},
+	// After users and packages: the user and podman exist.
+	{name: "containers", when: func(s *state) bool { return s.cfg.hasContainers() }, run: stepInstallContainers},
 	{name: "system", when: func(s *state) bool { return s.cfg.hasSystem() }, run: stepSystem},
 	{name: "files", when: func(s *state) bool { return len(s.cfg.Files) > 0 }, run: stepFiles},
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/base64"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,6 +111,9 @@ func Secrets(l *lab.Lab) map[string][]byte {
 		"Ark password":                  []byte(l.ArkPassword),
 		"OpenStack password":            []byte(l.CloudPassword),
 		"application credential secret": []byte(l.AppCredentialSecret),
+		"registry password":             []byte(l.RegistryPassword),
+		// what a containers auth file holds
+		"registry auth": []byte(base64.StdEncoding.EncodeToString([]byte(lab.RegistryUser + ":" + l.RegistryPassword))),
 	}
 }
 

@@ -228,7 +228,7 @@ func TestApplianceExample(t *testing.T) {
 	dir := t.TempDir()
 	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
 	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"], "-var", "git_base_url=" + theLab.Env["LAB_GIT_URL"],
-		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
+		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
 	env := theLab.Environ()
 	for _, args := range [][]string{
 		append([]string{"validate"}, append(vars, example)...),
@@ -264,7 +264,8 @@ func TestApplianceExample(t *testing.T) {
 			SnapshotID      string   `json:"snapshot_id"`
 			InventoryGroups []string `json:"inventory_groups"`
 			Content         struct {
-				Git map[string]struct{ Commit string } `json:"git"`
+				Git        map[string]struct{ Commit string }     `json:"git"`
+				Containers []struct{ Image, User, Digest string } `json:"containers"`
 			} `json:"content"`
 		} `json:"image"`
 		Packages []string `json:"packages"`
@@ -281,6 +282,16 @@ func TestApplianceExample(t *testing.T) {
 	// the Open OnDemand apps, cloned from the lab's git server at their pins
 	if rs := im.Image.Content.Git["/var/www/ood/apps/sys/rstudio"]; rs.Commit != theLab.Git.Commit("stackhpc/ood-stackhpc-rstudio", "2025.08.1") || len(im.Image.Content.Git) != 3 {
 		t.Errorf("image manifest git checkouts %+v", im.Image.Content.Git)
+	}
+	// mysql, opensearch and filebeat from the lab's registry, as podman's
+	for _, ct := range im.Image.Content.Containers {
+		ref := strings.TrimPrefix(ct.Image, theLab.Env["LAB_REGISTRY"]+"/")
+		if ct.User != "podman" || ct.Digest == "" || ct.Digest != theLab.Registry.Digest(ref) {
+			t.Errorf("image manifest container %+v, the registry has %s", ct, theLab.Registry.Digest(ref))
+		}
+	}
+	if len(im.Image.Content.Containers) != 3 {
+		t.Errorf("image manifest containers %+v", im.Image.Content.Containers)
 	}
 	// the whole fatimage group: module streams chose nodejs 22 and ruby
 	// 3.3 over the plain 16 and 3.0, @Xfce brought its packages

@@ -121,8 +121,9 @@ func TestFlakyAPI(t *testing.T) {
 	auditBuild(t, b, r)
 	requireNoSecrets(t, "manifest_output", data)
 	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minFatImageFiles)
-	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files: clean",
-		len(r.Output()), len(b.logText(t)), len(data), n)
+	disk := buildtest.RequireNoSecretsInImageFile(t, theLab, img.ID)
+	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files, image disk %d bytes: clean",
+		len(r.Output()), len(b.logText(t)), len(data), n, disk)
 	if !strings.Contains(r.Output(), "fatimage: done:") {
 		t.Errorf("the provisioner did not finish:\n%s", r.Output())
 	}

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"encoding/base64"
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
@@ -38,5 +39,36 @@ func TestSecretAuditAppCredential(t *testing.T) {
 	labtest.RequireClean(t, theLab)
 	auditBuild(t, b, r)
 	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minBuilderImageFiles)
-	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files: no secret", hits, retries, len(r.Output()), len(log), n)
+	disk := buildtest.RequireNoSecretsInImageFile(t, theLab, img.ID)
+	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files, image disk %d bytes: no secret", hits, retries, len(r.Output()), len(log), n, disk)
+}
+
+// TestSecretAuditFindsALeak is the audit's negative test: a deliberately
+// leaky shell provisioner writes the Ark password into a file it keeps,
+// and the whole-disk audit of the image file downloaded from Glance finds
+// it. The same step writes the OpenStack password into a file it deletes
+// before the snapshot: on a real cloud the snapshot is a block copy of the
+// VM's disk and the freed blocks still hold it (what
+// buildtest.TestWholeDiskAuditSeesFreedBlocks shows the audit finds); the
+// lab's image files are made afresh from the disk's tree (mkfs.ext4 -d),
+// so they carry no freed blocks and the lab cannot show that leak
+// (docs/lab.md).
+func TestSecretAuditFindsALeak(t *testing.T) {
+	labtest.Require(t)
+	name := uniqueName("leaky")
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	b, r := runBuild(t, "leaky", []string{"PKR_VAR_kept_b64=" + b64(theLab.ArkPassword), "PKR_VAR_removed_b64=" + b64(theLab.CloudPassword)},
+		"-var", "image_name="+name)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	auditBuild(t, b, r) // the secrets went in as sensitive variables: nothing shows
+	img := findImage(t, name)
+	found, n := buildtest.ScanImageFile(t, theLab, img.ID, buildtest.Secrets(theLab))
+	if _, ok := found["Ark password"]; !ok {
+		t.Fatalf("the whole-disk audit of %d bytes missed the Ark password the build left in /etc/leaky-kept.conf (found %v)", n, found)
+	}
+	_, removed := found["OpenStack password"]
+	t.Logf("%d bytes scanned: the kept secret at byte %d; the deleted file's secret found: %v (the lab's images hold no freed blocks)",
+		n, found["Ark password"], removed)
 }

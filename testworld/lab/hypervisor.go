@@ -14,6 +14,8 @@ type hypervisor struct{ m *vm.Manager }
 func (h hypervisor) CloneDisk(src string) (string, error) { return h.m.CloneDisk(src) }
 func (h hypervisor) DeleteDisk(id string) error           { return h.m.DeleteDisk(id) }
 func (h hypervisor) DiskSize(id string) (int64, error)    { return h.m.DiskSize(id) }
+
+// ExportDisk and UnpackDisk: Glance keeps real image files and servers boot from them.
 func (h hypervisor) ExportDisk(id, format, path string) (int64, error) {
 	return h.m.ExportDisk(id, format, path)
 }
@@ -43,4 +45,8 @@ func powerState(p vm.PowerState) cloud.PowerState {
 	default:
 		return cloud.PowerCrashed
 	}
+}
+
+func (h hypervisor) UnpackDisk(path, format, key string) (string, error) {
+	return h.m.UnpackDisk(path, format, key)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/gitserver"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/registry"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/releases"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
@@ -35,6 +36,7 @@ const (
 	CloudName     = "lab"
 	ArkUser       = "lab-ark"
 	SitePulpUser  = "lab-site-admin"
+	RegistryUser  = "lab-pull"
 	// AdminCloudName is the clouds.yaml entry of the lab's admin, for the
 	// few tests that need what only an admin may do; builds use CloudName,
 	// a project member, as on a real site.
@@ -60,6 +62,8 @@ type Options struct {
 	// (% # : @ quotes, a space, non-ASCII), so every build proves they pass
 	// through.
 	CloudPassword, ArkPassword, AppCredentialSecret, AdminPassword, SitePulpPassword string
+	// RegistryPassword is the authenticated registry's (RegistryUser).
+	RegistryPassword string
 	// Timing of cloud state transitions; zero takes the profile named by
 	// $LAB_PROFILE (fast, the default, or realistic).
 	Timing cloud.Timing
@@ -85,12 +89,16 @@ type Lab struct {
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
-	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, plus LAB_CONTROL_URL for lab-status and
+	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, LAB_REGISTRY(_AUTH,
+	// _USERNAME, _PASSWORD), plus LAB_CONTROL_URL for lab-status and
 	// faults.
 	Env map[string]string
 
 	Git  *gitserver.Server
 	PyPI *pypi.Server
+	// Registry serves the lab's container images anonymously;
+	// RegistryAuth serves the same storage only to RegistryUser.
+	Registry, RegistryAuth *registry.Server
 
 	fwMu    sync.Mutex
 	blocked map[string]bool // servers whose host REJECT rule (SetServerReachableFromVMs) is in place
@@ -114,7 +122,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if o.Network.Bridge == "" {
 		o.Network = RandomNetwork()
 	}
-	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword, &o.ArkPassword, &o.SitePulpPassword} {
+	for _, s := range []*string{&o.CloudPassword, &o.AppCredentialSecret, &o.AdminPassword, &o.ArkPassword, &o.SitePulpPassword, &o.RegistryPassword} {
 		if *s == "" {
 			*s = awkwardSecret()
 		}
@@ -179,6 +187,15 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.PyPI, err = pypi.Start(pypi.Options{Addr: net.JoinHostPort(gateway, "0"), Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the package index: %w", err)
 	}
+	// the open registry pushes the images; the authenticated one shares
+	// its storage
+	regDir := filepath.Join(o.CacheDir, "registry")
+	if l.Registry, err = registry.Start(registry.Options{Host: gateway, Dir: regDir, Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: starting the registry: %w", err)
+	}
+	if l.RegistryAuth, err = registry.Start(registry.Options{Host: gateway, Dir: regDir, Username: RegistryUser, Password: o.RegistryPassword, Logf: o.Logf}); err != nil {
+		return l, fmt.Errorf("lab: starting the authenticated registry: %w", err)
+	}
 
 	if l.Cloud, err = cloud.New(cloud.Options{
 		Hypervisor: hypervisor{l.VMs},
@@ -194,11 +211,13 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		FloatingGateway: firstHost(o.Network.FloatingCIDR),
 		Logf:            o.Logf,
 		Control: map[string]http.Handler{
-			"releases": http.HandlerFunc(l.serveControl),
-			"ark":      http.HandlerFunc(l.serveControl),
-			"git":      http.HandlerFunc(l.serveControl),
-			"pypi":     http.HandlerFunc(l.serveControl),
-			"servers":  http.HandlerFunc(l.serveControl),
+			"releases":      http.HandlerFunc(l.serveControl),
+			"ark":           http.HandlerFunc(l.serveControl),
+			"git":           http.HandlerFunc(l.serveControl),
+			"pypi":          http.HandlerFunc(l.serveControl),
+			"registry":      http.HandlerFunc(l.serveControl),
+			"registry-auth": http.HandlerFunc(l.serveControl),
+			"servers":       http.HandlerFunc(l.serveControl),
 		},
 	}); err != nil {
 		return l, fmt.Errorf("lab: creating the cloud: %w", err)
@@ -299,6 +318,10 @@ func (l *Lab) writeEnv() error {
 		"LAB_SSH_USER":           SSHUser,
 		"LAB_GIT_URL":            l.Git.URL(),       // <url>/<owner>/<name>.git
 		"LAB_PYPI_URL":           l.PyPI.IndexURL(), // pip --index-url
+		"LAB_REGISTRY":           l.Registry.Host(), // host:port, plain HTTP
+		"LAB_REGISTRY_AUTH":      l.RegistryAuth.Host(),
+		"LAB_REGISTRY_USERNAME":  RegistryUser,
+		"LAB_REGISTRY_PASSWORD":  l.RegistryPassword,
 		"LAB_CONTROL_URL":        l.Cloud.URL() + "/_control",
 		"LAB_PULP_CONTROL_URL":   l.Pulp.URL() + "/_control",
 		"LAB_SITE_PULP_URL":      l.SitePulp.URL(),
@@ -342,6 +365,11 @@ func (l *Lab) Close() error {
 	}
 	if l.PyPI != nil {
 		errs = append(errs, l.PyPI.Close())
+	}
+	for _, r := range []*registry.Server{l.Registry, l.RegistryAuth} {
+		if r != nil {
+			errs = append(errs, r.Close())
+		}
 	}
 	if l.Dir != "" {
 		os.Remove(filepath.Join(l.Dir, "env"))

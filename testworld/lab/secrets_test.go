@@ -17,7 +17,7 @@ import (
 func TestAwkwardSecrets(t *testing.T) {
 	labtest.Require(t)
 	for name, s := range map[string]string{"Keystone password": theLab.CloudPassword,
-		"application credential secret": theLab.AppCredentialSecret, "Ark password": theLab.ArkPassword} {
+		"application credential secret": theLab.AppCredentialSecret, "Ark password": theLab.ArkPassword, "registry password": theLab.RegistryPassword} {
 		for _, c := range []string{"%", "#", ":", "@", `"`, "'", " "} {
 			if !strings.Contains(s, c) {
 				t.Errorf("the %s lacks %q", name, c)

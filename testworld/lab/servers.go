@@ -31,6 +31,12 @@ func (l *Lab) contentServers() map[string]string {
 	if l.PyPI != nil {
 		out["pypi"] = l.PyPI.URL()
 	}
+	if l.Registry != nil {
+		out["registry"] = l.Registry.URL()
+	}
+	if l.RegistryAuth != nil {
+		out["registry-auth"] = l.RegistryAuth.URL()
+	}
 	return out
 }
 

@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"math/big"
+	mathrand "math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,17 +13,28 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
 )
 
-// RandomNetwork picks a bridge name and subnets unlikely to clash with
-// another lab on the same machine (parallel test packages each run one).
+// RandomNetwork picks a bridge name and subnets no other lab on this host
+// uses (parallel test packages each run one): a random one of 200, reserved
+// host-wide (vm.ReserveNetwork).
 func RandomNetwork() vm.NetworkOptions {
-	n, _ := rand.Int(rand.Reader, big.NewInt(200))
-	i := int(n.Int64()) + 20
-	return vm.NetworkOptions{
-		Bridge:       fmt.Sprintf("fatlab%d", i),
-		CIDR:         fmt.Sprintf("10.214.%d.0/24", i),
-		Gateway:      fmt.Sprintf("10.214.%d.1", i),
-		FloatingCIDR: fmt.Sprintf("172.25.%d.0/24", i),
+	var candidates []vm.NetworkOptions
+	for _, k := range mathrand.Perm(200) {
+		i := k + 20
+		candidates = append(candidates, vm.NetworkOptions{
+			Bridge:       fmt.Sprintf("fatlab%d", i),
+			CIDR:         fmt.Sprintf("10.214.%d.0/24", i),
+			Gateway:      fmt.Sprintf("10.214.%d.1", i),
+			FloatingCIDR: fmt.Sprintf("172.25.%d.0/24", i),
+		})
 	}
+	// Held until the lab's VM manager closes, so no concurrent lab on this
+	// host picks it; when all are taken, the manager refuses the first
+	// with an error that says so.
+	n, err := vm.ReserveNetwork(candidates)
+	if err != nil {
+		return candidates[0]
+	}
+	return n
 }
 
 // DefaultNetwork is what `make lab-up` uses.

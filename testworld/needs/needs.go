@@ -89,10 +89,13 @@ func root(what string) error {
 }
 
 // LabCommands are the host commands a lab runs: its VMs' network and
-// namespaces, their sshd, sudo and dnf, and the repository build.
+// namespaces, their sshd, sudo and dnf, the repository build, and Glance's
+// image files (made with mkfs.ext4 and qemu-img, booted through e2fsck and
+// debugfs).
 var LabCommands = []string{
 	"ip", "iptables", "unshare", "mount", "/usr/sbin/sshd", "ssh-keygen", "sudo", "dnf",
 	"rpm", "rpmbuild", "rpmsign", "createrepo_c", "modifyrepo_c", "gpg", "gpgconf",
+	"mkfs.ext4", "e2fsck", "debugfs", "qemu-img",
 }
 
 var (

@@ -885,14 +885,15 @@ func (nv *nova) buildServer(s *server) {
 		return
 	}
 	s.TaskState = "spawning"
-	var src, existingVolDisk string
+	var src diskSource
+	var existingVolDisk string
 	switch {
 	case s.bootVol == "":
-		src = nv.c.image.diskOf(s.ImageID)
+		src = nv.c.image.bootSource(s.ImageID)
 	case s.bootSnapshot != "":
-		src = nv.c.volume.snapshotDisk(s.bootSnapshot)
+		src = diskSource{disk: nv.c.volume.snapshotDisk(s.bootSnapshot)}
 	case s.bootVolNew:
-		src = nv.c.image.diskOf(s.bootImage)
+		src = nv.c.image.bootSource(s.bootImage)
 	default:
 		existingVolDisk = nv.c.volume.diskOf(s.bootVol)
 	}
@@ -916,7 +917,7 @@ func (nv *nova) buildServer(s *server) {
 	var err error
 	if existingVolDisk != "" {
 		disk = existingVolDisk
-	} else if disk, err = nv.c.o.Hypervisor.CloneDisk(src); err != nil {
+	} else if disk, err = nv.c.makeDisk(src); err != nil {
 		errorOut(fmt.Errorf("Build of instance %s aborted: %v", s.ID, err))
 		return
 	}

@@ -90,7 +90,11 @@ file, PUT stage and POST import (web-download fetches the URI; glance-direct
 uses staged data), GET /v2/info/import and /v2/info/stores.
 
 Uploaded or imported data becomes a disk when the Hypervisor implements
-DiskImporter; otherwise it is kept in memory and served by GET .../file.
+DiskImporter, is kept as a file when it implements DiskUnpacker, and is
+otherwise kept in memory; GET .../file serves it back. With a
+DiskUnpacker, servers and volumes made from an image that has a file get
+a disk unpacked from it (image_boot.go); data that is no bootable disk
+fails the server (ERROR, Nova's ImageUnacceptable fault) or the volume.
 Disk-backed images (AddImage with Disk, snapshots, volume uploads) in raw
 or qcow2 get a real image file when the Hypervisor implements
 DiskExporter: size, virtual_size, checksum and os_hash_value are computed
@@ -135,9 +139,6 @@ hard reset, slow SSH start).
   - Single region, single availability zone "nova", no quotas; policy is
     the admin/member split above, not a full oslo.policy engine (no
     reader-only restrictions, no custom policy files).
-  - Snapshots of volume-backed servers copy the boot volume's disk into the
-    image instead of creating a Cinder snapshot and a block_device_mapping
-    property.
   - Only the boot volume of block_device_mapping_v2 is modelled.
   - Glance's delete of a protected image is 403 (as Glance does), not 409.
   - Only the "default" security group exists; rules are not enforced.

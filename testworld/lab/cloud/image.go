@@ -1027,6 +1027,7 @@ func (gl *glance) serveMembers(w http.ResponseWriter, r *http.Request, img *imag
 
 type ingested struct {
 	disk           string
+	file           string // stored upload (keepsUploads)
 	data           []byte // when the hypervisor cannot import disks
 	size           int64
 	md5, sha512hex string
@@ -1042,6 +1043,8 @@ func (gl *glance) ingest(r io.Reader, format string) (*ingested, error) {
 	if imp, ok := gl.c.o.Hypervisor.(DiskImporter); ok {
 		ing.disk, err = imp.ImportDisk(cr, format)
 		_, _ = io.Copy(io.Discard, cr) // drain what the importer left, for the checksum
+	} else if gl.keepsUploads() {
+		ing.file, err = gl.uploadFile(cr)
 	} else {
 		ing.data, err = io.ReadAll(cr)
 	}
@@ -1071,6 +1074,9 @@ func (gl *glance) finishIngest(img *image, ing *ingested, err error) *httpErr {
 			d := ing.disk
 			gl.c.goAfter(0, func() { gl.c.deleteDisk(d) })
 		}
+		if ing != nil && ing.file != "" {
+			os.Remove(ing.file)
+		}
 	}
 	if gl.images[img.ID] != img {
 		drop()
@@ -1086,9 +1092,12 @@ func (gl *glance) finishIngest(img *image, ing *ingested, err error) *httpErr {
 		img.Status = "killed"
 		return &httpErr{http.StatusInternalServerError, "Error in store configuration. Adding images to store is disabled."}
 	}
-	if ing.disk != "" {
+	switch {
+	case ing.disk != "":
 		img.Disk = ing.disk
-	} else {
+	case ing.file != "":
+		img.file = ing.file
+	default:
 		img.Data, img.hasData = ing.data, true
 	}
 	img.Size, img.Checksum, img.HashValue = ing.size, ing.md5, ing.sha512hex

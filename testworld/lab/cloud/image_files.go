@@ -13,9 +13,8 @@ import (
 
 // Image files: when the Hypervisor is a DiskExporter, every image made
 // from a disk gets a real disk image file (raw or qcow2) in the cloud's
-// image directory, and Glance reports and serves that file. Booting still
-// clones the disk the image was made from (an unpacked copy of the same
-// tree), so servers start without converting the file back.
+// image directory, and Glance reports and serves that file; servers and
+// volumes made from the image are unpacked from it (image_boot.go).
 
 // imageFile is an exported disk image and its true figures.
 type imageFile struct {

@@ -24,12 +24,6 @@ func (gl *glance) imageCopy(id string) *image {
 	return &cp
 }
 
-// diskOf is the hypervisor disk of image id ("" when none).
-func (gl *glance) diskOf(id string) string {
-	d, _ := gl.imageDisk(id)
-	return d
-}
-
 // add registers a new image.
 func (gl *glance) add(img *image) {
 	gl.mu.Lock()

@@ -336,7 +336,7 @@ func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token)
 			return
 		}
 	}
-	src := ""
+	var src diskSource
 	if bv.ImageRef != "" {
 		img := cn.c.image.imageCopy(bv.ImageRef)
 		if img == nil || !visibleTo(img, t.project.ID, "") {
@@ -352,21 +352,21 @@ func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token)
 			return
 		}
 		v.ImageID, v.imageMeta, v.Bootable = img.ID, volumeImageMeta(img), true
-		src = img.Disk
+		src = imageSource(img)
 	} else if bv.SourceVolID != "" {
 		sv := cn.volumes[bv.SourceVolID]
 		if sv == nil {
 			fail(w, svc, http.StatusNotFound, "", "Volume "+bv.SourceVolID+" could not be found.")
 			return
 		}
-		src, v.Bootable = sv.Disk, sv.Bootable
+		src.disk, v.Bootable = sv.Disk, sv.Bootable
 	} else if bv.SnapshotID != "" {
 		d, e := cn.snapshotSource(bv.SnapshotID, t.project.ID, size)
 		if e != nil {
 			fail(w, svc, e.status, "", e.msg)
 			return
 		}
-		src, v.SnapshotID = d, bv.SnapshotID
+		src.disk, v.SnapshotID = d, bv.SnapshotID
 	}
 	var fault string
 	if cn.c.takeFault(FaultVolumeError, v.Name) != nil {
@@ -377,7 +377,7 @@ func (cn *cinder) createVolume(w http.ResponseWriter, r *http.Request, t *token)
 	}
 	v.listable = cn.c.listableAt(v.Created)
 	cn.volumes[v.ID] = v
-	cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeCreate, cn.c.diskBytes(src)), func() {
+	cn.c.goAfter(cn.c.took(cn.c.o.Timing.VolumeCreate, cn.c.diskBytes(src.disk)), func() {
 		if fault == "stuck" {
 			cn.c.logf("cloud: volume %s stuck in creating (injected)", v.ID)
 			return

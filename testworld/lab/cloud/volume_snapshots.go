@@ -66,7 +66,7 @@ func (cn *cinder) newSnapshot(v *volume, name, desc string, meta map[string]stri
 	cn.snapshots[s.ID] = s
 	src := v.Disk
 	cn.c.goAfter(cn.c.took(cn.c.o.Timing.SnapshotCreate, 0), func() {
-		final := cn.copyDisk("snapshot", s.ID, src, func() bool { return cn.snapshots[s.ID] == s && s.Status == "creating" },
+		final := cn.copyDisk("snapshot", s.ID, diskSource{disk: src}, func() bool { return cn.snapshots[s.ID] == s && s.Status == "creating" },
 			func(disk, status string) { s.Disk, s.Status, s.Updated = disk, status, time.Now() })
 		if s.onReady != nil {
 			s.onReady(final)
@@ -76,12 +76,13 @@ func (cn *cinder) newSnapshot(v *volume, name, desc string, meta map[string]stri
 }
 
 // copyDisk is the background half of making a volume, snapshot or
-// backup: it clones src and, with cn.mu held, checks the resource still
-// waits for it (current; otherwise the copy is dropped) and sets its disk
+// backup: it makes a disk from src (a clone, or an image file unpacked)
+// and, with cn.mu held, checks the resource still waits for it (current;
+// otherwise the copy is dropped) and sets its disk
 // and status ("available", or "error" when the copy failed). It returns
 // that status, or "gone".
-func (cn *cinder) copyDisk(kind, id, src string, current func() bool, set func(disk, status string)) string {
-	disk, err := cn.c.o.Hypervisor.CloneDisk(src)
+func (cn *cinder) copyDisk(kind, id string, src diskSource, current func() bool, set func(disk, status string)) string {
+	disk, err := cn.c.makeDisk(src)
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	if !current() {
@@ -230,7 +231,7 @@ func (cn *cinder) serveBackups(w http.ResponseWriter, r *http.Request, segs []st
 		cn.backups[bk.ID] = bk
 		src := v.Disk
 		cn.c.goAfter(cn.c.took(cn.c.o.Timing.BackupCreate, cn.c.diskBytes(src)), func() {
-			cn.copyDisk("backup", bk.ID, src, func() bool { return cn.backups[bk.ID] == bk && bk.Status == "creating" },
+			cn.copyDisk("backup", bk.ID, diskSource{disk: src}, func() bool { return cn.backups[bk.ID] == bk && bk.Status == "creating" },
 				func(disk, status string) { bk.Disk, bk.Status, bk.Updated = disk, status, time.Now() })
 		})
 		writeJSON(w, http.StatusAccepted, obj{"backup": obj{"id": bk.ID, "name": bk.Name,

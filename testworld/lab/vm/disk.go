@@ -21,11 +21,18 @@ import (
 
 // CloneDisk creates a new disk, a copy of src (src "" = empty disk).
 func (m *Manager) CloneDisk(src string) (string, error) {
-	if src != "" {
-		if err := m.checkDisk(src); err != nil {
-			return "", err
-		}
+	if src == "" {
+		return m.newDiskFrom("")
 	}
+	if err := m.checkDisk(src); err != nil {
+		return "", err
+	}
+	return m.newDiskFrom(filepath.Join(src, "upper"))
+}
+
+// newDiskFrom creates a new disk whose tree is a copy of directory tree
+// ("" = empty).
+func (m *Manager) newDiskFrom(tree string) (string, error) {
 	dst := filepath.Join(m.diskDir, "disk-"+randHex(8))
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return "", err
@@ -36,7 +43,7 @@ func (m *Manager) CloneDisk(src string) (string, error) {
 			return "", err
 		}
 	}
-	if src == "" {
+	if tree == "" {
 		if err := os.Mkdir(filepath.Join(dst, "upper"), 0o755); err != nil {
 			os.RemoveAll(dst)
 			return "", err
@@ -50,7 +57,7 @@ func (m *Manager) CloneDisk(src string) (string, error) {
 	var err error
 	for try := 0; try < 3; try++ {
 		os.RemoveAll(filepath.Join(dst, "upper"))
-		out, err = exec.Command("cp", "-a", "--", filepath.Join(src, "upper"), filepath.Join(dst, "upper")).CombinedOutput()
+		out, err = exec.Command("cp", "-a", "--", tree, filepath.Join(dst, "upper")).CombinedOutput()
 		if err == nil {
 			return dst, nil
 		}

@@ -25,6 +25,12 @@ func (m *Manager) ExportDisk(id, diskFormat, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return exportTree(filepath.Join(id, "upper"), diskFormat, path, used)
+}
+
+// exportTree writes directory tree, which uses used bytes, as an ext4
+// image file at path in diskFormat; it returns the virtual size.
+func exportTree(tree, diskFormat, path string, used int64) (int64, error) {
 	// Room for the filesystem's own metadata; whole MiB.
 	size := (used*13/10 + 16<<20 + 1<<20 - 1) &^ (1<<20 - 1)
 	raw := path
@@ -33,7 +39,7 @@ func (m *Manager) ExportDisk(id, diskFormat, path string) (int64, error) {
 		defer os.Remove(raw)
 	}
 	os.Remove(raw)
-	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-L", "root", "-d", filepath.Join(id, "upper"),
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-L", "root", "-d", tree,
 		raw, fmt.Sprintf("%dk", size>>10)).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("vm: mkfs.ext4 -d: %v: %s", err, strings.TrimSpace(string(out)))
 	}

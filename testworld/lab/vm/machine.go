@@ -93,6 +93,7 @@ type Machine struct {
 
 type bootProc struct {
 	cmd      *exec.Cmd
+	cgroup   string // the boot's cgroup2 directory
 	initPid  int
 	done     chan struct{}
 	exitCode int // -1: killed by a signal
@@ -391,7 +392,7 @@ func (vm *Machine) boot() error {
 		vm.m.removeCgroup(cg)
 		return err
 	}
-	p := &bootProc{cmd: cmd, done: make(chan struct{})}
+	p := &bootProc{cmd: cmd, cgroup: cg, done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		p.exitCode = 0
@@ -564,13 +565,17 @@ func (vm *Machine) take() (*bootProc, error) {
 	return p, nil
 }
 
-// kill SIGKILLs the VM's PID 1 (which takes the whole PID namespace with it)
-// and waits for the boot process to end.
+// kill stops every process of the VM at once (its cgroup frozen and
+// killed but for the boot command, which reaps PID 1; cgkill.go), SIGKILLs
+// PID 1 in case that failed, and waits for the boot process to end.
 func (vm *Machine) kill(p *bootProc) {
 	select {
 	case <-p.done:
 		return
 	default:
+	}
+	if err := killCgroup(p.cgroup, p.cmd.Process.Pid, 5*time.Second); err != nil {
+		vm.m.logf("vm %s: %v", vm.spec.ID, err)
 	}
 	if p.initPid > 0 {
 		_ = syscall.Kill(p.initPid, syscall.SIGKILL)

@@ -108,6 +108,9 @@ type Manager struct {
 	closed   bool
 	seq      int
 	machines map[*Machine]struct{}
+
+	unpackMu  sync.Mutex
+	unpacking map[string]*sync.Mutex // image key -> held while it is unpacked (unpack.go)
 }
 
 // NewManager creates the bridge (idempotent), the gateway address, routing and
@@ -151,6 +154,16 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// no other lab on this host may use this network (netreserve.go)
+	if err := holdNetwork(n); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			ReleaseNetwork(n.Bridge)
+		}
+	}()
 	ones, _ := subnet.Mask.Size()
 	sd, err := filepath.Abs(o.StateDir)
 	if err != nil {
@@ -195,6 +208,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		return nil, err
 	}
 	m.logf("vm: manager %s: bridge %s gateway %s/%d metadata on %s", m.tag, n.Bridge, gw, ones, m.mdAddr)
+	ok = true
 	return m, nil
 }
 
@@ -273,6 +287,7 @@ func (m *Manager) Close() error {
 	if len(errs) == 0 {
 		m.reg.remove()
 	}
+	ReleaseNetwork(m.opts.Network.Bridge)
 	return errors.Join(errs...)
 }
 

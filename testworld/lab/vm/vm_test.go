@@ -173,25 +173,21 @@ func newLab(t testing.TB) *lab {
 	t.Helper()
 	requireRoot(t)
 	rpms := testRPMs(t)
-	l := &lab{t: t, md: map[string]*Metadata{}, x: freeOctet(t), bridge: "fvt" + randHex(4)}
+	l := &lab{t: t, md: map[string]*Metadata{}, x: freeOctet(t)}
 	l.signer, l.pub = newSigner(t)
 	rootfs := testRootFS(t)
-	m, err := NewManager(ManagerOptions{
-		StateDir: t.TempDir(),
-		RootFS:   rootfs,
-		Network: NetworkOptions{
-			Bridge:       l.bridge,
-			CIDR:         fmt.Sprintf("10.213.%d.0/24", l.x),
-			Gateway:      fmt.Sprintf("10.213.%d.1", l.x),
-			FloatingCIDR: fmt.Sprintf("172.24.%d.0/24", l.x),
-		},
-		Metadata: func(ip string) *Metadata {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			return l.md[ip]
-		},
-		Logf: t.Logf,
-	})
+	var m *Manager
+	var err error
+	// a parallel test may hold the subnet drawn (netreserve.go): draw again
+	for try := 0; try == 0 || (errors.Is(err, ErrNetworkInUse) && try < 10); try++ {
+		if try > 0 {
+			l.x = freeOctet(t)
+		}
+		// named by the subnet: a bounded set of names (and of their
+		// lock files under /run/fatlab-net)
+		l.bridge = fmt.Sprintf("fvt%03d", l.x)
+		m, err = l.newManager(rootfs)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +208,26 @@ func newLab(t testing.TB) *lab {
 	}
 	t.Logf("BuildBaseImage took %v", time.Since(start))
 	return l
+}
+
+func (l *lab) newManager(rootfs string) (*Manager, error) {
+	t := l.t
+	return NewManager(ManagerOptions{
+		StateDir: t.TempDir(),
+		RootFS:   rootfs,
+		Network: NetworkOptions{
+			Bridge:       l.bridge,
+			CIDR:         fmt.Sprintf("10.213.%d.0/24", l.x),
+			Gateway:      fmt.Sprintf("10.213.%d.1", l.x),
+			FloatingCIDR: fmt.Sprintf("172.24.%d.0/24", l.x),
+		},
+		Metadata: func(ip string) *Metadata {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return l.md[ip]
+		},
+		Logf: t.Logf,
+	})
 }
 
 func (l *lab) ip(host int) string { return fmt.Sprintf("10.213.%d.%d", l.x, host) }

@@ -1,0 +1,290 @@
+package fatimage
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/registry"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
+)
+
+var goodDigest = "sha256:" + strings.Repeat("ab", 32)
+
+// TestContainersValidation: every validation message of containers and
+// container_registries, at Prepare, naming the field and the cause.
+func TestContainersValidation(t *testing.T) {
+	ct := func(m map[string]any) map[string]any { return map[string]any{"containers": []map[string]any{m}} }
+	reg := func(m map[string]any) map[string]any {
+		return map[string]any{"container_registries": []map[string]any{m}}
+	}
+	runPrepareCases(t, []prepareCase{
+		{"ok tag", ct(map[string]any{"image": "docker.io/library/mysql:8.0.30"}), ""},
+		{"ok tag+pin, podman of the group", map[string]any{"groups": []string{"podman"}, "containers": []map[string]any{{"image": "mysql:8.0.30", "digest": goodDigest, "user": "podman"}}}, ""},
+		{"ok digest only", ct(map[string]any{"image": "registry.example.org:5000/beats/filebeat-oss@" + goodDigest}), ""},
+		{"ok user of users", map[string]any{"users": []map[string]any{{"name": "svc", "uid": 1500}}, "containers": []map[string]any{{"image": "a/b:1", "user": "svc"}}}, ""},
+		{"no image", ct(map[string]any{"digest": goodDigest}), "containers[0]: image is required"},
+		{"no tag", ct(map[string]any{"image": "docker.io/library/mysql"}), `containers[0]: image "docker.io/library/mysql": has neither a tag nor a digest (an implicit latest is not a pin)`},
+		{"upper case", ct(map[string]any{"image": "docker.io/Library/MySQL:8"}), `containers[0]: image "docker.io/Library/MySQL:8": name "Library/MySQL" is not a lowercase repository name`},
+		{"bad tag", ct(map[string]any{"image": "mysql:8.0.30!"}), `containers[0]: image "mysql:8.0.30!": tag "8.0.30!" is not a valid tag`},
+		{"bad digest in image", ct(map[string]any{"image": "mysql@sha256:abc"}), `containers[0]: image "mysql@sha256:abc": digest "sha256:abc" in the image must be sha256: followed by 64 lowercase hex digits`},
+		{"bad digest", ct(map[string]any{"image": "mysql:8.0.30", "digest": "md5:abc"}), `containers[0]: digest "md5:abc" must be sha256: followed by 64 lowercase hex digits`},
+		{"upper digest", ct(map[string]any{"image": "mysql:8.0.30", "digest": strings.ToUpper(goodDigest)}), "containers[0]: digest \"SHA256:"},
+		{"tag+digest conflict", ct(map[string]any{"image": "mysql:8.0.30@" + goodDigest, "digest": "sha256:" + strings.Repeat("cd", 32)}),
+			"containers[0]: digest sha256:" + strings.Repeat("cd", 32) + " conflicts with the image's @" + goodDigest + "; give the digest once"},
+		{"unknown user", ct(map[string]any{"image": "mysql:8.0.30", "user": "podman"}), `containers[0]: user "podman" is neither root nor a user this run creates (add it to users, or a group that has it)`},
+		{"bad user", ct(map[string]any{"image": "mysql:8.0.30", "user": "Pod Man"}), `containers[0]: user "Pod Man" is not a user name`},
+		{"registry ok", reg(map[string]any{"host": "10.0.0.1:5000", "insecure": true, "username": "u", "password": "p"}), ""},
+		{"registry no host", reg(map[string]any{"insecure": true}), "container_registries[0]: host is required"},
+		{"registry url", reg(map[string]any{"host": "https://registry.example.org"}), `container_registries[0]: host "https://registry.example.org" must be host or host:port, as image references name the registry`},
+		{"username alone", reg(map[string]any{"host": "docker.io", "username": "u"}), "container_registries[0]: username is set but password is not; give both or neither"},
+		{"password alone", reg(map[string]any{"host": "docker.io", "password": "p"}), "container_registries[0]: password is set but username is not; give both or neither"},
+		{"registry twice", map[string]any{"container_registries": []map[string]any{{"host": "docker.io"}, {"host": "docker.io"}}}, "container_registries[1]: host docker.io is configured twice"},
+	})
+}
+
+func TestParseImageRef(t *testing.T) {
+	for in, want := range map[string]imageRef{
+		"mysql:8.0.30":                                {"docker.io", "library/mysql", "8.0.30", ""},
+		"opensearchproject/opensearch:2.9.0":          {"docker.io", "opensearchproject/opensearch", "2.9.0", ""},
+		"docker.elastic.co/beats/filebeat-oss:7.12.1": {"docker.elastic.co", "beats/filebeat-oss", "7.12.1", ""},
+		"10.1.2.3:5000/library/mysql@" + goodDigest:   {"10.1.2.3:5000", "library/mysql", "", goodDigest},
+		"localhost/x/y:1@" + goodDigest:               {"localhost", "x/y", "1", goodDigest},
+	} {
+		got, err := parseImageRef(in)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", in, got, err, want)
+		}
+	}
+}
+
+// TestContainerSecretsRedacted: the password (and the base64 of
+// user:password an auth file carries) is hidden in remote output.
+func TestContainerSecretsRedacted(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	pw := `s3cr:et "x"`
+	if err := p.Prepare(map[string]any{"container_registries": []map[string]any{{"host": "r.example:5000", "username": "u", "password": pw}}}); err != nil {
+		t.Fatal(err)
+	}
+	s := &state{cfg: &p.config}
+	auth := p.config.authFile("r.example:5000")
+	if out := s.redact("dump " + pw + " " + string(auth)); strings.Contains(out, pw) || strings.Contains(out, "czNjcjpldCAieCI") || strings.Contains(out, "dToz") {
+		t.Fatalf("not redacted: %s", out)
+	}
+	if cc := string(p.config.curlConfig("r.example:5000")); cc != `user = "u:s3cr:et \"x\""`+"\n" {
+		t.Fatalf("curl config %q", cc)
+	}
+	if p.config.authFile("other:1") != nil {
+		t.Fatal("an auth file for a registry without credentials")
+	}
+}
+
+// bearerFront puts a Bearer token service in front of a registry, as
+// Docker Hub has: 401 with a challenge, a token for the right basic
+// credentials (any when user is ""), then the token on every request.
+func bearerFront(t *testing.T, upstream, user, pw string) *httptest.Server {
+	t.Helper()
+	u, _ := url.Parse(upstream)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			if gu, gp, _ := r.BasicAuth(); user != "" && (gu != user || gp != pw) {
+				http.Error(w, "bad credentials", http.StatusUnauthorized)
+				return
+			}
+			if !strings.HasPrefix(r.URL.Query().Get("scope"), "repository:") || r.URL.Query().Get("service") != "lab" {
+				http.Error(w, "bad scope", http.StatusBadRequest)
+				return
+			}
+			json.NewEncoder(w).Encode(map[string]string{"token": "t0k"})
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s/token",service="lab",scope="repository:x:pull"`, srv.URL))
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		r.Header.Del("Authorization")
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestHostFetchOCIArchive: the host-side client fetches an image from
+// the real registry (basic auth) and through a Bearer token service,
+// checks the pin before anything is uploaded, caches the archive by
+// digest and uploads an OCI archive whose manifest has the registry's
+// digest.
+func TestHostFetchOCIArchive(t *testing.T) {
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+	const user, pw = "puller", `pa:ss "w"`
+	reg, open := startRegistries(t, user, pw)
+	want := reg.Digest("library/mysql:8.0.30")
+	front := bearerFront(t, open.URL(), "", "")
+	frontHost := strings.TrimPrefix(front.URL, "http://")
+
+	comm := &recordingComm{uploads: map[string][]byte{}}
+	cfg := &Config{ContainerRegistries: []ContainerRegistry{
+		{Host: reg.Host(), Insecure: true, Username: user, Password: pw},
+		{Host: frontHost, Insecure: true},
+	}}
+	s := &state{cfg: cfg, ui: packersdk.TestUi(t), comm: comm}
+	ctx := context.Background()
+	for _, host := range []string{reg.Host(), frontHost} {
+		ct := Container{Image: host + "/library/mysql:8.0.30", Digest: want}
+		got, err := s.uploadContainer(ctx, "containers[0]", ct, "/w/"+host+".tar")
+		if err != nil || got != want {
+			t.Fatalf("%s: %s %v, want %s", host, got, err, want)
+		}
+		files := untar(t, comm.uploads["/w/"+host+".tar"])
+		var idx struct {
+			Manifests []ociDescriptor `json:"manifests"`
+		}
+		if err := json.Unmarshal(files["index.json"], &idx); err != nil || len(idx.Manifests) != 1 || idx.Manifests[0].Digest != want ||
+			idx.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != host+"/library/mysql:8.0.30" {
+			t.Fatalf("%s: index.json %s (%v)", host, files["index.json"], err)
+		}
+		if len(files) != 5 || files["blobs/sha256/"+strings.TrimPrefix(want, "sha256:")] == nil {
+			t.Fatalf("%s: archive holds %d files", host, len(files))
+		}
+	}
+	// a wrong pin fails before anything is uploaded or cached
+	comm.uploads = map[string][]byte{}
+	wrong := reg.Digest("beats/filebeat-oss:7.12.1")
+	_, err := s.uploadContainer(ctx, "containers[1]", Container{Image: reg.Host() + "/library/mysql:8.0.30", Digest: wrong}, "/w/x.tar")
+	if err == nil || err.Error() != fmt.Sprintf("containers[1]: %s/library/mysql:8.0.30 has digest %s, want %s; nothing installed", reg.Host(), want, wrong) || len(comm.uploads) != 0 {
+		t.Fatalf("wrong pin: %v, %d uploads", err, len(comm.uploads))
+	}
+	// wrong credentials: the cause names them
+	s.cfg = &Config{ContainerRegistries: []ContainerRegistry{{Host: reg.Host(), Insecure: true, Username: user, Password: "nope"}}}
+	_, err = s.uploadContainer(ctx, "containers[2]", Container{Image: reg.Host() + "/library/mysql:8.0.30"}, "/w/y.tar")
+	if err == nil || !strings.HasPrefix(err.Error(), "containers[2]: "+reg.Host()+" refused access to library/mysql (401 Unauthorized): check container_registries' username and password") {
+		t.Fatalf("wrong password: %v", err)
+	}
+	root, _ := binaryCacheDir()
+	if entries, _ := os.ReadDir(filepath.Join(filepath.Dir(root), "oci")); len(entries) != 2 {
+		t.Fatalf("cache holds %d entries, want one per image name", len(entries))
+	}
+}
+
+// startRegistries starts the lab's real registry twice on one storage:
+// with basic auth for user and password, and open.
+func startRegistries(t *testing.T, user, pw string) (auth, open *registry.Server) {
+	t.Helper()
+	needs.Tools(t, "docker-registry")
+	dir := t.TempDir()
+	auth, err := registry.Start(registry.Options{Dir: dir, Username: user, Password: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { auth.Close() })
+	open, err = registry.Start(registry.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { open.Close() })
+	return auth, open
+}
+
+func untar(t *testing.T, b []byte) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(tr)
+		out[h.Name] = data
+	}
+}
+
+// TestResolveScript runs the VM's digest check locally with the real
+// curl against the real registry: basic auth from the curl config, a
+// Bearer token service, a matching pin, a wrong pin (the cause first), a
+// wrong password and an unknown tag.
+func TestResolveScript(t *testing.T) {
+	needs.Tools(t, "curl")
+	const user, pw = "puller", `pa:ss "w" \x`
+	reg, open := startRegistries(t, user, pw)
+	front := strings.TrimPrefix(bearerFront(t, open.URL(), "", "").URL, "http://")
+	want := reg.Digest("library/mysql:8.0.30")
+	work := t.TempDir()
+	cfg := &Config{ContainerRegistries: []ContainerRegistry{{Host: reg.Host(), Username: user, Password: pw}}}
+	if err := os.WriteFile(filepath.Join(work, "curl"), cfg.curlConfig(reg.Host()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(host, ref, pin, conf string) (string, error) {
+		return runLocalRaw(t, work, contentCommonSh+contentContainersSh+
+			fmt.Sprintf("fatimage_oci_resolve 'containers[0]' %s library/mysql %s %s 1 %s\n", shQuote(host), shQuote(ref), shQuote(pin), shQuote(conf)))
+	}
+	for _, c := range []struct{ host, conf string }{{reg.Host(), filepath.Join(work, "curl")}, {front, ""}} {
+		out, err := run(c.host, "8.0.30", want, c.conf)
+		if err != nil || !strings.Contains(out, "fatimage-container-digest containers[0] "+want) {
+			t.Fatalf("%s: %v\n%s", c.host, err, out)
+		}
+	}
+	if out, err := run(reg.Host(), want, "", filepath.Join(work, "curl")); err != nil || !strings.Contains(out, want) {
+		t.Fatalf("by digest: %v\n%s", err, out)
+	}
+	wrong := reg.Digest("beats/filebeat-oss:7.12.1")
+	out, err := run(reg.Host(), "8.0.30", wrong, filepath.Join(work, "curl"))
+	if err == nil || !strings.Contains(out, "!fatimage: containers[0]: "+reg.Host()+"/library/mysql:8.0.30 has digest "+want+", want "+wrong+"; nothing installed") {
+		t.Fatalf("wrong pin: %v\n%s", err, out)
+	}
+	out, err = run(reg.Host(), "8.0.30", "", "")
+	if err == nil || !strings.Contains(out, "refused access to library/mysql (HTTP 401)") || strings.Contains(out, pw) {
+		t.Fatalf("no credentials: %v\n%s", err, out)
+	}
+	out, err = run(open.Host(), "9.9.9", "", "")
+	if err == nil || !strings.Contains(out, "has no manifest library/mysql:9.9.9 (HTTP 404)") {
+		t.Fatalf("unknown tag: %v\n%s", err, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "manifest*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// TestCredentialFilesRemoved: a registry's credential file is staged once
+// however many images use it, and removed when the script ends, also
+// when it fails.
+func TestCredentialFilesRemoved(t *testing.T) {
+	work := t.TempDir()
+	sc := newCredScript()
+	a := sc.stage(work, "registry-0.json", []byte("a"))
+	if b := sc.stage(work, "registry-0.json", []byte("a")); a != b || len(sc.files) != 1 {
+		t.Fatalf("staged %d files (%s, %s)", len(sc.files), a, b)
+	}
+	sc.stage(work, "registry-1.curl", []byte("b"))
+	for _, f := range sc.files {
+		if err := os.WriteFile(filepath.Join(work, f.Name), f.Data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := runLocalRaw(t, work, removeOnExit(sc.files, work)+"fatimage_cause 'containers[0]: failing'\nfalse\n"); err == nil {
+		t.Fatalf("the script did not fail: %s", out)
+	}
+	if left, _ := os.ReadDir(work); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}

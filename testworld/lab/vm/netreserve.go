@@ -1,0 +1,101 @@
+package vm
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Labs that run at once on one host (several test packages, make lab-up)
+// must not share a bridge or a subnet. A lab network is held by exclusive
+// flocks on /run/fatlab-net/<name>.lock, one for its bridge, one for its
+// fixed and one for its floating subnet, for as long as its Manager lives: host-wide, across processes, and released by the kernel
+// when a process dies without Close, so a crashed lab never blocks a
+// network for good.
+
+// netLockDir holds the network locks (a variable for tests).
+var netLockDir = "/run/fatlab-net"
+
+// ErrNetworkInUse is returned when another lab on this host holds a network.
+var ErrNetworkInUse = errors.New("in use by another lab on this host")
+
+var held = struct {
+	sync.Mutex
+	files map[string][]*os.File // bridge -> its locked files
+}{files: map[string][]*os.File{}}
+
+// ReserveNetwork returns the first of candidates that no lab on this host
+// holds and whose bridge does not exist, and holds it for this process
+// until the Manager using it closes (or ReleaseNetwork).
+func ReserveNetwork(candidates []NetworkOptions) (NetworkOptions, error) {
+	for _, n := range candidates {
+		if _, err := net.InterfaceByName(n.Bridge); err == nil {
+			continue // a bridge of a lab that predates the locks, or of anything else
+		}
+		if err := holdNetwork(n); err == nil {
+			return n, nil
+		} else if !errors.Is(err, ErrNetworkInUse) {
+			return NetworkOptions{}, err
+		}
+	}
+	return NetworkOptions{}, fmt.Errorf("vm: all %d candidate lab networks are %w", len(candidates), ErrNetworkInUse)
+}
+
+// holdNetwork takes the locks of network n unless this process holds them.
+func holdNetwork(n NetworkOptions) error {
+	held.Lock()
+	defer held.Unlock()
+	if held.files[n.Bridge] != nil {
+		return nil
+	}
+	for _, c := range []*string{&n.CIDR, &n.FloatingCIDR} {
+		if _, p, err := net.ParseCIDR(*c); err == nil {
+			*c = p.String() // one lock name however the subnet is written
+		}
+	}
+	if err := os.MkdirAll(netLockDir, 0o755); err != nil {
+		return err
+	}
+	var files []*os.File
+	drop := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, name := range []string{"bridge-" + n.Bridge, "net-" + n.CIDR, "net-" + n.FloatingCIDR} {
+		if name == "net-" {
+			continue // no floating network
+		}
+		f, err := os.OpenFile(filepath.Join(netLockDir, strings.ReplaceAll(name, "/", "_")+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			drop()
+			return err
+		}
+		files = append(files, f)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			drop()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return fmt.Errorf("vm: lab network %s (%s) is %w", n.Bridge, strings.TrimPrefix(strings.TrimPrefix(name, "bridge-"), "net-"), ErrNetworkInUse)
+			}
+			return fmt.Errorf("vm: locking lab network %s: %w", name, err)
+		}
+	}
+	held.files[n.Bridge] = files
+	return nil
+}
+
+// ReleaseNetwork gives up this process's hold on bridge's network
+// (Manager.Close does it).
+func ReleaseNetwork(bridge string) {
+	held.Lock()
+	defer held.Unlock()
+	for _, f := range held.files[bridge] {
+		f.Close() // closing the last descriptor drops the flock
+	}
+	delete(held.files, bridge)
+}
