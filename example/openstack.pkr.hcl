@@ -21,13 +21,6 @@ locals {
   git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
   image_name = "${var.image_name}-${local.timestamp}-${local.git_commit}"
   groups     = [for g in split(",", var.inventory_groups) : trimspace(g) if trimspace(g) != ""]
-  # the appliance's container images (mysql_tag, opensearch_version,
-  # filebeat_version), by inventory group
-  containers = {
-    mysql      = { registry = "docker.io", name = "library/mysql:8.0.30" }
-    opensearch = { registry = "docker.io", name = "opensearchproject/opensearch:2.9.0" }
-    filebeat   = { registry = "docker.elastic.co", name = "beats/filebeat-oss:7.12.1" }
-  }
 }
 
 # The newest snapshot of every repository in the timestamps file (or the
@@ -103,6 +96,7 @@ build {
     python_index_url    = var.python_index_url
     appliance_dir       = var.appliance_dir
     sssd_install_ldap   = var.sssd_install_ldap
+    container_registry  = var.container_registry
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {
@@ -125,23 +119,6 @@ build {
         # relative sources are relative to this template
         source      = abspath(files.key) == files.key ? files.key : "${path.root}/${files.key}"
         destination = files.value
-      }
-    }
-    # roles/opensearch: the container needs a larger mmap count
-    dynamic "sysctl" {
-      for_each = contains(local.groups, "opensearch") || contains(local.groups, "fatimage") ? ["opensearch"] : []
-      content {
-        name     = "90-${sysctl.value}"
-        settings = { "vm.max_map_count" = "262144" }
-      }
-    }
-    # roles/mysql, roles/opensearch, roles/filebeat: each service's image
-    # in the podman user's rootless storage (its unit runs it later)
-    dynamic "containers" {
-      for_each = { for k, v in local.containers : k => v if contains(local.groups, k) || contains(local.groups, "fatimage") }
-      content {
-        image = "${var.container_registry != "" ? var.container_registry : containers.value.registry}/${containers.value.name}"
-        user  = "podman"
       }
     }
     dynamic "container_registries" {

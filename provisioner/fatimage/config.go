@@ -173,6 +173,12 @@ type Config struct {
 	// (`<git_base_url>/<owner>/<name>.git`), for a mirror. Default
 	// https://github.com.
 	GitBaseURL string `mapstructure:"git_base_url"`
+	// A registry (host[:port]) serving the built-in groups' container
+	// images (mysql, opensearch, filebeat) under their names and tags, e.g.
+	// a site mirror; empty: each image's own registry (docker.io,
+	// docker.elastic.co). Its TLS and credentials come from
+	// `container_registries`.
+	ContainerRegistry string `mapstructure:"container_registry"`
 	// Base URL of the GitHub release downloads the built-in groups fetch
 	// (`<base>/<owner>/<repo>/releases/download/...`, e.g. the
 	// slurm_exporter RPM), for a mirror. Default https://github.com.

@@ -70,6 +70,7 @@ type FlatConfig struct {
 	InventoryGroups     *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
 	ApplianceDir        *string                 `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
 	GitBaseURL          *string                 `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
+	ContainerRegistry   *string                 `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
 	GitHubReleasesURL   *string                 `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
 	PythonIndexURL      *string                 `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
 	SSSDInstallLDAP     *bool                   `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
@@ -148,6 +149,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"inventory_groups":           &hcldec.AttrSpec{Name: "inventory_groups", Type: cty.String, Required: false},
 		"appliance_dir":              &hcldec.AttrSpec{Name: "appliance_dir", Type: cty.String, Required: false},
 		"git_base_url":               &hcldec.AttrSpec{Name: "git_base_url", Type: cty.String, Required: false},
+		"container_registry":         &hcldec.AttrSpec{Name: "container_registry", Type: cty.String, Required: false},
 		"github_releases_url":        &hcldec.AttrSpec{Name: "github_releases_url", Type: cty.String, Required: false},
 		"python_index_url":           &hcldec.AttrSpec{Name: "python_index_url", Type: cty.String, Required: false},
 		"sssd_install_ldap":          &hcldec.AttrSpec{Name: "sssd_install_ldap", Type: cty.Bool, Required: false},

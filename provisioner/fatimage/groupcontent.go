@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,7 @@ type groupContent struct {
 	GitCheckouts       []GitCheckout       `mapstructure:"git_checkouts"`
 	Downloads          []Download          `mapstructure:"downloads"`
 	RPMURLs            []RPMURL            `mapstructure:"rpm_urls"`
+	Containers         []Container         `mapstructure:"containers"`
 	PythonEnvs         []PythonEnv         `mapstructure:"python_envs"`
 	SystemdUnits       []SystemdUnit       `mapstructure:"systemd_units"`
 	Sysctls            []Sysctl            `mapstructure:"sysctl"`
@@ -55,8 +57,14 @@ func (c *Config) placeholders() map[string]string {
 		"{{github_releases_url}}": strings.TrimSuffix(c.GitHubReleasesURL, "/"),
 		"{{python_index_url}}":    c.PythonIndexURL,
 		"{{appliance_dir}}":       strings.TrimSuffix(c.ApplianceDir, "/"),
+		// only through {{container_registry|<the image's own registry>}}
+		"{{container_registry}}": strings.TrimSuffix(c.ContainerRegistry, "/"),
 	}
 }
+
+// reRegistryPlaceholder is the placeholder of a container image's registry:
+// {{container_registry|<the image's own registry>}}.
+var reRegistryPlaceholder = regexp.MustCompile(`\{\{container_registry\|([A-Za-z0-9.:-]+)\}\}`)
 
 // render replaces the placeholders in every string of v (a decoded YAML
 // value) and turns a file's `embedded: <name>` into its content; used
@@ -64,6 +72,12 @@ func (c *Config) placeholders() map[string]string {
 func render(v any, repl map[string]string, used map[string]bool) (any, error) {
 	switch x := v.(type) {
 	case string:
+		x = reRegistryPlaceholder.ReplaceAllStringFunc(x, func(m string) string {
+			if r := repl["{{container_registry}}"]; r != "" {
+				return r
+			}
+			return reRegistryPlaceholder.FindStringSubmatch(m)[1]
+		})
 		for k, r := range repl {
 			if strings.Contains(x, k) {
 				used[k] = true
@@ -125,7 +139,7 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error
 		return nil, []error{fmt.Errorf("group %q: content: %v", g.Name, err)}
 	}
 	// checked as a template's would be, on its own
-	tmp := &Config{ContentSource: c.ContentSource, BinarySource: c.BinarySource}
+	tmp := &Config{ContentSource: c.ContentSource, BinarySource: c.BinarySource, users: c.users}
 	gc.apply(tmp)
 	var errs []error
 	for _, e := range append(tmp.validateContent(), tmp.validateFiles()...) {
@@ -138,6 +152,7 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error
 func (gc *groupContent) apply(c *Config) {
 	c.GitCheckouts, c.Downloads, c.RPMURLs, c.PythonEnvs = gc.GitCheckouts, gc.Downloads, gc.RPMURLs, gc.PythonEnvs
 	c.SystemdUnits, c.Sysctls, c.ModprobeBlacklists = gc.SystemdUnits, gc.Sysctls, gc.ModprobeBlacklists
+	c.Containers = gc.Containers
 	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
 }
 
@@ -184,6 +199,7 @@ func (c *Config) expandGroupContent() []error {
 		git   []owned[GitCheckout]
 		dl    []owned[Download]
 		rpms  []owned[RPMURL]
+		cts   []owned[Container]
 		py    []owned[PythonEnv]
 		units []owned[SystemdUnit]
 		sysc  []owned[Sysctl]
@@ -203,6 +219,7 @@ func (c *Config) expandGroupContent() []error {
 		git = appendOwned(git, g.Name, gc.GitCheckouts)
 		dl = appendOwned(dl, g.Name, gc.Downloads)
 		rpms = appendOwned(rpms, g.Name, gc.RPMURLs)
+		cts = appendOwned(cts, g.Name, gc.Containers)
 		py = appendOwned(py, g.Name, gc.PythonEnvs)
 		units = appendOwned(units, g.Name, gc.SystemdUnits)
 		sysc = appendOwned(sysc, g.Name, gc.Sysctls)
@@ -218,6 +235,7 @@ func (c *Config) expandGroupContent() []error {
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
 	c.RPMURLs = mergeEntries("rpm_urls file", rpms, c.RPMURLs, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
+	c.Containers = mergeEntries("containers image", cts, c.Containers, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
 	c.PythonEnvs = mergeEntries("python_envs", py, c.PythonEnvs, func(e PythonEnv) string { return e.label() }, &errs)
 	c.SystemdUnits = mergeEntries("systemd_units", units, c.SystemdUnits, func(u SystemdUnit) string { return u.Name }, &errs)
 	c.Sysctls = mergeEntries("sysctl", sysc, c.Sysctls, func(s Sysctl) string { return s.Name }, &errs)

@@ -319,3 +319,23 @@ func TestGroupSlurmExporter(t *testing.T) {
 		t.Errorf("default %s", c.RPMURLs[0].URL)
 	}
 }
+
+// mysql, opensearch and filebeat pull the appliance's images into the
+// podman user's storage, each from its own registry or the mirror.
+func TestGroupContainers(t *testing.T) {
+	c := mustGroups(t, []string{"mysql", "opensearch", "filebeat"}, nil)
+	var got []string
+	for _, ct := range c.Containers {
+		got = append(got, ct.user()+" "+ct.Image)
+	}
+	if strings.Join(got, ", ") != "podman docker.io/library/mysql:8.0.30, podman docker.io/opensearchproject/opensearch:2.9.0, podman docker.elastic.co/beats/filebeat-oss:7.12.1" {
+		t.Errorf("containers %v", got)
+	}
+	if len(c.Sysctls) != 1 || c.Sysctls[0].Settings["vm.max_map_count"] != "262144" || !slices.ContainsFunc(c.users, func(u User) bool { return u.Name == "podman" }) {
+		t.Errorf("sysctl %+v users %+v", c.Sysctls, c.users)
+	}
+	c = mustGroups(t, []string{"filebeat"}, map[string]any{"container_registry": "registry.lab:5000"})
+	if len(c.Containers) != 1 || c.Containers[0].Image != "registry.lab:5000/beats/filebeat-oss:7.12.1" {
+		t.Errorf("mirror %+v", c.Containers)
+	}
+}
