@@ -21,18 +21,6 @@ locals {
   git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
   image_name = "${var.image_name}-${local.timestamp}-${local.git_commit}"
   groups     = [for g in split(",", var.inventory_groups) : trimspace(g) if trimspace(g) != ""]
-  ood_apps = {
-    jupyter    = { repo = "OSC/bc_example_jupyter", tag = null, branch = "master" }
-    rstudio    = { repo = "stackhpc/ood-stackhpc-rstudio", tag = "2025.08.1", branch = null }
-    codeserver = { repo = "stackhpc/bc_osc_codeserver", tag = "2025.09.1", branch = null }
-  }
-  # the appliance's container images (mysql_tag, opensearch_version,
-  # filebeat_version), by inventory group
-  containers = {
-    mysql      = { registry = "docker.io", name = "library/mysql:8.0.30" }
-    opensearch = { registry = "docker.io", name = "opensearchproject/opensearch:2.9.0" }
-    filebeat   = { registry = "docker.elastic.co", name = "beats/filebeat-oss:7.12.1" }
-  }
 }
 
 # The newest snapshot of every repository in the timestamps file (or the
@@ -101,6 +89,14 @@ build {
     groups           = length(var.inventory) > 0 ? [] : local.groups
     inventory        = var.inventory
     inventory_groups = length(var.inventory) > 0 ? var.inventory_groups : ""
+    # the built-in groups' own content: the Open OnDemand apps, the
+    # ansible-init venv, the playbooks of gateway and compute_init
+    git_base_url        = var.git_base_url
+    github_releases_url = var.github_releases_url
+    python_index_url    = var.python_index_url
+    appliance_dir       = var.appliance_dir
+    sssd_install_ldap   = var.sssd_install_ldap
+    container_registry  = var.container_registry
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {
@@ -123,39 +119,6 @@ build {
         # relative sources are relative to this template
         source      = abspath(files.key) == files.key ? files.key : "${path.root}/${files.key}"
         destination = files.value
-      }
-    }
-    # group_vars/all/openondemand.yml: the batch-connect apps, at the
-    # appliance's pins (jupyter follows master there: the build warns)
-    dynamic "git_checkouts" {
-      for_each = contains(local.groups, "openondemand") || contains(local.groups, "fatimage") ? local.ood_apps : {}
-      content {
-        repo        = "${var.git_base_url}/${git_checkouts.value.repo}.git"
-        tag         = git_checkouts.value.tag
-        branch      = git_checkouts.value.branch
-        destination = "/var/www/ood/apps/sys/${git_checkouts.key}"
-      }
-    }
-    # mitigations.yml: these modules never load, on every build
-    modprobe_blacklist {
-      name    = "appliance"
-      modules = ["esp4", "esp6", "rxrpc", "ip6_tunnel", "act_pedit", "openvswitch"]
-    }
-    # roles/opensearch: the container needs a larger mmap count
-    dynamic "sysctl" {
-      for_each = contains(local.groups, "opensearch") || contains(local.groups, "fatimage") ? ["opensearch"] : []
-      content {
-        name     = "90-${sysctl.value}"
-        settings = { "vm.max_map_count" = "262144" }
-      }
-    }
-    # roles/mysql, roles/opensearch, roles/filebeat: each service's image
-    # in the podman user's rootless storage (its unit runs it later)
-    dynamic "containers" {
-      for_each = { for k, v in local.containers : k => v if contains(local.groups, k) || contains(local.groups, "fatimage") }
-      content {
-        image = "${var.container_registry != "" ? var.container_registry : containers.value.registry}/${containers.value.name}"
-        user  = "podman"
       }
     }
     dynamic "container_registries" {

@@ -182,7 +182,31 @@ variable "release_base_url" {
 variable "git_base_url" {
   type        = string
   default     = "https://github.com"
-  description = "Where the Open OnDemand apps are cloned from (<base>/<owner>/<name>.git)."
+  description = "Where the built-in groups clone from (<base>/<owner>/<name>.git): the Open OnDemand apps."
+}
+
+variable "github_releases_url" {
+  type        = string
+  default     = "https://github.com"
+  description = "Where the built-in groups download GitHub release assets from (<base>/<owner>/<repo>/releases/download/...): the slurm exporter RPM."
+}
+
+variable "python_index_url" {
+  type        = string
+  default     = "https://pypi.org/simple"
+  description = "Package index of the built-in groups' Python environments (the ansible-init venv)."
+}
+
+variable "appliance_dir" {
+  type        = string
+  default     = ""
+  description = "The site's appliance checkout (holding ansible/); needed when the inventory puts the build in gateway or compute_init."
+}
+
+variable "sssd_install_ldap" {
+  type        = bool
+  default     = false
+  description = "Install sssd-ldap with the sssd group, as the appliance's variable of that name."
 }
 
 variable "container_registry" {

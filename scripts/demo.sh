@@ -32,7 +32,7 @@ if ! "$tools/lab" status | grep -q '"running": true'; then started=1; fi
 # shellcheck disable=SC1091
 . .lab/env
 
-vars=(-var-file=example/lab.pkrvars.hcl -var "release_base_url=$LAB_RELEASES_URL" -var "git_base_url=$LAB_GIT_URL"
+vars=(-var-file=example/lab.pkrvars.hcl -var "release_base_url=$LAB_RELEASES_URL" -var "git_base_url=$LAB_GIT_URL" -var "python_index_url=$LAB_PYPI_URL" -var "github_releases_url=${LAB_RELEASES_URL%/prometheus}"
   -var "container_registry=$LAB_REGISTRY"
   -var "git_commit=$(git rev-parse HEAD 2>/dev/null || echo nogit)")
 

@@ -6,7 +6,7 @@
 package packagesets
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,6 +16,12 @@ import (
 
 //go:embed package_sets.yaml
 var packageSetsYAML []byte
+
+// files are the files groups place from the plugin itself (`embedded:`
+// in a group's content), by path below files/.
+//
+//go:embed files
+var files embed.FS
 
 // Set is what one built-in inventory group puts into an image.
 type Set struct {
@@ -27,6 +33,24 @@ type Set struct {
 	GrafanaPlugins []string `yaml:"grafana_plugins"`
 	Users          []string `yaml:"users"`
 	Services       []string `yaml:"services"`
+	// Content is provisioner configuration the group adds, written as a
+	// template would write it (git_checkouts, downloads, python_envs,
+	// systemd_units, sysctl, modprobe_blacklist, tmpfiles, limits,
+	// kernel_args, files); the provisioner decodes it with its own
+	// types, so a group can say nothing a template could not.
+	Content map[string]any `yaml:"content"`
+	// NeedsRepos are vendor repositories (repo_name sections) the
+	// group installs from and the plugin cannot supply.
+	NeedsRepos []NeededRepo `yaml:"needs_repos"`
+	// WithOption adds a set when a boolean provisioner option of that
+	// name is true (sssd_install_ldap adds sssd-ldap).
+	WithOption map[string]Set `yaml:"with_option"`
+}
+
+// NeededRepo is a repository a group needs configured.
+type NeededRepo struct {
+	Name string `yaml:"name"` // repo_name of the section
+	What string `yaml:"what"` // what it is and where the appliance gets it
 }
 
 // Group is a built-in group and its set.
@@ -69,7 +93,12 @@ func mustLoad(b []byte) *table {
 	if err := yaml.Unmarshal(b, &t); err != nil {
 		panic("package_sets.yaml: " + err.Error())
 	}
-	for _, g := range t.Groups {
+	for name, g := range t.Groups {
+		for _, f := range embeddedNames(g.Content) {
+			if _, err := files.ReadFile("files/" + f); err != nil {
+				panic("package_sets.yaml: group " + name + ": " + err.Error())
+			}
+		}
 		for _, u := range g.Users {
 			if _, ok := t.Users[u]; !ok {
 				panic("package_sets.yaml: unknown user " + u)
@@ -178,4 +207,23 @@ func Merged(groups []Group) Set {
 func IsExpansion(name string) bool {
 	_, ok := builtin.Expands[name]
 	return ok
+}
+
+// Embedded is a file a group places from the plugin (`embedded: <name>`).
+func Embedded(name string) ([]byte, error) {
+	return files.ReadFile("files/" + name)
+}
+
+// embeddedNames are the `embedded:` names of a content block's files.
+func embeddedNames(content map[string]any) []string {
+	var out []string
+	list, _ := content["files"].([]any)
+	for _, it := range list {
+		if m, ok := it.(map[string]any); ok {
+			if n, ok := m["embedded"].(string); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

@@ -86,10 +86,16 @@ type User struct {
 // File is a local file or directory copied into the image.
 type File struct {
 	// Local file or directory. A directory is copied recursively: its
-	// contents land in destination, which it becomes.
-	Source string `mapstructure:"source" required:"true"`
+	// contents land in destination, which it becomes. Required unless
+	// `content` or `directory` is set.
+	Source string `mapstructure:"source"`
 	// Absolute path in the image.
 	Destination string `mapstructure:"destination" required:"true"`
+	// Literal content written to destination, instead of a source.
+	Content string `mapstructure:"content"`
+	// Create destination as an empty directory (mode Mode, default
+	// 0755), instead of copying a source.
+	Directory bool `mapstructure:"directory"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 	// Octal mode of files, e.g. "0644". Default 0644; executables
@@ -159,6 +165,30 @@ type Config struct {
 	// "doca,cuda"). Used with `inventory`; without it the host is in
 	// these groups and `builder` only.
 	InventoryGroups string `mapstructure:"inventory_groups"`
+	// The site's checkout of the Slurm appliance (the directory holding
+	// `ansible/`): the built-in groups compute_init and gateway place
+	// their playbooks and roles from it, as the appliance does.
+	ApplianceDir string `mapstructure:"appliance_dir"`
+	// Base URL the built-in groups clone GitHub repositories from
+	// (`<git_base_url>/<owner>/<name>.git`), for a mirror. Default
+	// https://github.com.
+	GitBaseURL string `mapstructure:"git_base_url"`
+	// A registry (host[:port]) serving the built-in groups' container
+	// images (mysql, opensearch, filebeat) under their names and tags, e.g.
+	// a site mirror; empty: each image's own registry (docker.io,
+	// docker.elastic.co). Its TLS and credentials come from
+	// `container_registries`.
+	ContainerRegistry string `mapstructure:"container_registry"`
+	// Base URL of the GitHub release downloads the built-in groups fetch
+	// (`<base>/<owner>/<repo>/releases/download/...`, e.g. the
+	// slurm_exporter RPM), for a mirror. Default https://github.com.
+	GitHubReleasesURL string `mapstructure:"github_releases_url"`
+	// Package index of the built-in groups' Python environments (pip
+	// --index-url). Default https://pypi.org/simple.
+	PythonIndexURL string `mapstructure:"python_index_url"`
+	// Install sssd-ldap with the sssd group, as the appliance's
+	// `sssd_install_ldap` does.
+	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
 	// Extra packages installed in the same transaction.
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
@@ -380,6 +410,15 @@ func (c *Config) Prepare(raws ...any) error {
 	if c.RemoteFolder == "" {
 		c.RemoteFolder = "/var/tmp"
 	}
+	if c.GitBaseURL == "" {
+		c.GitBaseURL = "https://github.com"
+	}
+	if c.GitHubReleasesURL == "" {
+		c.GitHubReleasesURL = "https://github.com"
+	}
+	if c.PythonIndexURL == "" {
+		c.PythonIndexURL = defaultIndexURL
+	}
 	c.sets, c.users, c.binaries, c.hostGroups = nil, nil, nil, nil
 	c.setNames = slices.Clone(c.Groups)
 	typos := suggestGroup(c.Groups)
@@ -390,7 +429,7 @@ func (c *Config) Prepare(raws ...any) error {
 		c.hostGroups = hostGroups
 		c.setNames = appendUnique(c.setNames, builtins...)
 	}
-	sets, setsErr := resolveGroups(c.setNames)
+	sets, setsErr := resolveGroups(c.setNames, c.groupOptions())
 	if setsErr != nil {
 		if len(typos) == 0 { // else the "did you mean" already names the cause
 			resolveErrs = append(resolveErrs, setsErr)
@@ -408,7 +447,12 @@ func (c *Config) Prepare(raws ...any) error {
 		boolDefault(&c.repos[i].Enabled, true)
 	}
 	var errs *packer.MultiError
-	for _, e := range append(resolveErrs, c.validate()...) {
+	resolveErrs = append(resolveErrs, c.validate()...)
+	// The groups' content joins the template's after the template's own
+	// is checked, so an index in an error is the template's and a
+	// group's problem names the group.
+	resolveErrs = append(resolveErrs, c.expandGroupContent()...)
+	for _, e := range resolveErrs {
 		errs = packer.MultiErrorAppend(errs, e)
 	}
 	if errs != nil && len(errs.Errors) > 0 {

@@ -68,6 +68,12 @@ type FlatConfig struct {
 	Groups              []string                `mapstructure:"groups" cty:"groups" hcl:"groups"`
 	Inventory           []string                `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
 	InventoryGroups     *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
+	ApplianceDir        *string                 `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
+	GitBaseURL          *string                 `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
+	ContainerRegistry   *string                 `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
+	GitHubReleasesURL   *string                 `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
+	PythonIndexURL      *string                 `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
+	SSSDInstallLDAP     *bool                   `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
 	Packages            []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
 	ModuleStreams       []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
 	RemovePackages      []string                `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
@@ -141,6 +147,12 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"groups":                     &hcldec.AttrSpec{Name: "groups", Type: cty.List(cty.String), Required: false},
 		"inventory":                  &hcldec.AttrSpec{Name: "inventory", Type: cty.List(cty.String), Required: false},
 		"inventory_groups":           &hcldec.AttrSpec{Name: "inventory_groups", Type: cty.String, Required: false},
+		"appliance_dir":              &hcldec.AttrSpec{Name: "appliance_dir", Type: cty.String, Required: false},
+		"git_base_url":               &hcldec.AttrSpec{Name: "git_base_url", Type: cty.String, Required: false},
+		"container_registry":         &hcldec.AttrSpec{Name: "container_registry", Type: cty.String, Required: false},
+		"github_releases_url":        &hcldec.AttrSpec{Name: "github_releases_url", Type: cty.String, Required: false},
+		"python_index_url":           &hcldec.AttrSpec{Name: "python_index_url", Type: cty.String, Required: false},
+		"sssd_install_ldap":          &hcldec.AttrSpec{Name: "sssd_install_ldap", Type: cty.Bool, Required: false},
 		"packages":                   &hcldec.AttrSpec{Name: "packages", Type: cty.List(cty.String), Required: false},
 		"module_streams":             &hcldec.AttrSpec{Name: "module_streams", Type: cty.List(cty.String), Required: false},
 		"remove_packages":            &hcldec.AttrSpec{Name: "remove_packages", Type: cty.List(cty.String), Required: false},
@@ -300,8 +312,10 @@ func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
 // FlatFile is an auto-generated flat version of File.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatFile struct {
-	Source      *string `mapstructure:"source" required:"true" cty:"source" hcl:"source"`
+	Source      *string `mapstructure:"source" cty:"source" hcl:"source"`
 	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Content     *string `mapstructure:"content" cty:"content" hcl:"content"`
+	Directory   *bool   `mapstructure:"directory" cty:"directory" hcl:"directory"`
 	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
 	Mode        *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
 }
@@ -320,6 +334,8 @@ func (*FlatFile) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"source":      &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
 		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"content":     &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
+		"directory":   &hcldec.AttrSpec{Name: "directory", Type: cty.Bool, Required: false},
 		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 		"mode":        &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}

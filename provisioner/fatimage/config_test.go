@@ -137,7 +137,7 @@ func TestPrepareValidation(t *testing.T) {
 }
 
 func TestGroupsResolve(t *testing.T) {
-	r, err := resolveGroups([]string{"control", "compute"})
+	r, err := resolveGroups([]string{"control", "compute"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestGroupsResolve(t *testing.T) {
 	if got := strings.Join(users, ","); got != "slurm:202::0,prometheus:981:prometheus:976,grafana:984:grafana:979" {
 		t.Errorf("users %s", got)
 	}
-	fat, err := resolveGroups([]string{"fatimage"})
+	fat, err := resolveGroups([]string{"fatimage"}, nil)
 	if err != nil || strings.Join(fat.Modules, ",") != "nodejs:22,ruby:3.3" {
 		t.Errorf("modules %v %v", fat.Modules, err)
 	}
@@ -176,7 +176,7 @@ func TestGroupsResolve(t *testing.T) {
 		t.Errorf("fatimage users %v services %v", fat.users, fat.Services)
 	}
 	// an extra build's feature group brings only its own packages
-	nfs, _ := resolveGroups([]string{"nfs"})
+	nfs, _ := resolveGroups([]string{"nfs"}, nil)
 	if strings.Join(nfs.Packages, ",") != "nfs-utils" || len(nfs.users)+len(nfs.binaries)+len(nfs.Remove) != 0 {
 		t.Errorf("nfs %+v", nfs)
 	}

@@ -9,6 +9,9 @@ import (
 )
 
 // applianceLayout is the checked-in appliance inventory layout.
+// applianceDir is the checked-in stand-in of an appliance checkout.
+const applianceDir = "../../testworld/appliance"
+
 var applianceLayout = []string{
 	"../../testworld/appliance/environments/common/inventory",
 	"../../testworld/appliance/environments/site/inventory",
@@ -18,7 +21,7 @@ var applianceLayout = []string{
 func TestInventoryFatBuild(t *testing.T) {
 	clearArkEnv(t)
 	var p Provisioner
-	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "fatimage"}); err != nil {
+	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "fatimage", "appliance_dir": applianceDir}); err != nil {
 		t.Fatal(err)
 	}
 	c := p.config
@@ -46,11 +49,16 @@ func TestInventoryFatBuild(t *testing.T) {
 func TestInventoryExtraBuild(t *testing.T) {
 	clearArkEnv(t)
 	var p Provisioner
-	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "doca,cuda"}); err != nil {
+	vendor := []map[string]string{
+		{"name": "doca", "repo_file": "doca", "repo_name": "doca", "baseurl": "https://doca.example/rhel9/x86_64/", "gpgcheck": "false"},
+		{"name": "cuda", "repo_file": "cuda-rhel9", "repo_name": "cuda", "baseurl": "https://cuda.example/rhel9/x86_64/", "gpgcheck": "false"},
+	}
+	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "doca,cuda", "repos": vendor}); err != nil {
 		t.Fatal(err)
 	}
-	// builder's own work and dnf_repos (builder is its child), nothing of the fat build
-	if got := strings.Join(p.config.setNames, ","); got != "always,dnf_repos" {
+	// builder's own work, its children kernel_modules and dnf_repos, and
+	// the vendor groups; nothing of the fat build
+	if got := strings.Join(p.config.setNames, ","); got != "always,cuda,dnf_repos,doca,kernel_modules" {
 		t.Errorf("extra build sets %s", got)
 	}
 	if slices.Contains(p.config.sets.Packages, "grafana") {

@@ -8,15 +8,28 @@ type resolved struct {
 	packagesets.Set
 	users    []User
 	binaries []Binary
+	// groups are the built-in groups, in order, for their content and
+	// needed repositories.
+	groups []packagesets.Group
 }
 
 // resolveGroups merges the sets of the groups names stand for.
-func resolveGroups(names []string) (*resolved, error) {
+// A group's with_option set joins it when that option is true.
+func resolveGroups(names []string, options map[string]bool) (*resolved, error) {
 	groups, err := packagesets.Expand(names...)
 	if err != nil {
 		return nil, err
 	}
-	r := &resolved{Set: packagesets.Merged(groups)}
+	var all []packagesets.Group
+	for _, g := range groups {
+		all = append(all, g)
+		for _, opt := range sortedKeys(g.WithOption) {
+			if options[opt] {
+				all = append(all, packagesets.Group{Name: g.Name, Set: g.WithOption[opt]})
+			}
+		}
+	}
+	r := &resolved{Set: packagesets.Merged(all), groups: all}
 	for _, name := range r.Users {
 		u, _ := packagesets.LookupUser(name)
 		r.users = append(r.users, User(u))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // stepFiles copies the files and directories of `files` into the image.
@@ -14,13 +13,27 @@ func stepFiles(ctx context.Context, s *state) error {
 	sc := newScript("files")
 	var place [][]string // calls after the unpacking
 	for i, f := range s.cfg.Files {
+		owner, group := splitOwner(f.Owner)
+		mode := f.Mode
+		if f.Directory {
+			if mode == "" {
+				mode = "0755"
+			}
+			place = append(place, []string{"make_dir", f.Destination, owner, group, mode})
+			continue
+		}
+		if mode == "" {
+			mode = "0644"
+		}
+		name := fmt.Sprintf("file-%d", i)
+		if f.Content != "" {
+			files = append(files, staged{name, []byte(f.Content)})
+			place = append(place, []string{"place_file", s.inWorkDir(name), f.Destination, owner, group, mode})
+			continue
+		}
 		st, err := os.Stat(f.Source)
 		if err != nil {
 			return fmt.Errorf("files[%d]: %w", i, err)
-		}
-		mode := f.Mode
-		if mode == "" {
-			mode = "0644"
 		}
 		var data []byte
 		if st.IsDir() {
@@ -31,15 +44,7 @@ func stepFiles(ctx context.Context, s *state) error {
 		if err != nil {
 			return fmt.Errorf("files[%d]: %w", i, err)
 		}
-		name := fmt.Sprintf("file-%d", i)
 		files = append(files, staged{name, data})
-		owner, group := "root", "root"
-		if f.Owner != "" {
-			owner, group, _ = strings.Cut(f.Owner, ":")
-			if group == "" {
-				group = owner
-			}
-		}
 		if st.IsDir() {
 			place = append(place, []string{"place_dir", s.inWorkDir(name), f.Destination, owner, group})
 		} else {

@@ -15,10 +15,21 @@ var (
 func (c *Config) validateFiles() []error {
 	var errs problems
 	for i, f := range c.Files {
-		if f.Source == "" {
-			errs.add("files[%d]: source is required", i)
-		} else if _, err := os.Stat(f.Source); err != nil {
-			errs.add("files[%d]: source: %v", i, err)
+		n := 0
+		for _, set := range []bool{f.Source != "", f.Content != "", f.Directory} {
+			if set {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			errs.add("files[%d]: one of source, content or directory = true is required", i)
+		case n > 1:
+			errs.add("files[%d]: source, content and directory = true exclude each other", i)
+		case f.Source != "":
+			if _, err := os.Stat(f.Source); err != nil {
+				errs.add("files[%d]: source: %v", i, err)
+			}
 		}
 		if !path.IsAbs(f.Destination) {
 			errs.add("files[%d]: destination %q must be absolute", i, f.Destination)

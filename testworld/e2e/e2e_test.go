@@ -228,7 +228,7 @@ func TestApplianceExample(t *testing.T) {
 	dir := t.TempDir()
 	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
 	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"], "-var", "git_base_url=" + theLab.Env["LAB_GIT_URL"],
-		"-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
+		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
 	env := theLab.Environ()
 	for _, args := range [][]string{
 		append([]string{"validate"}, append(vars, example)...),
@@ -241,11 +241,16 @@ func TestApplianceExample(t *testing.T) {
 	imageManifest := filepath.Join(dir, "image-manifest.json")
 	// The fat build takes its groups from the checked-in appliance
 	// inventory layout (common → site → environment) with
-	// inventory_groups = "fatimage", as an appliance site would.
+	// inventory_groups = "fatimage", as an appliance site would, plus
+	// compute_init as CI builds have it (given after the var file, so it wins);
+	// gateway and compute_init take their files from the checked-in
+	// stand-in of an appliance checkout.
 	envs, _ := filepath.Abs("../appliance/environments")
+	applianceDir, _ := filepath.Abs("../appliance")
 	inv := fmt.Sprintf(`inventory=["%s/common/inventory","%s/site/inventory","%s/fatsite/inventory"]`, envs, envs, envs)
+	fatVars := append(slices.Clone(vars), "-var", "appliance_dir="+applianceDir, "-var", "inventory_groups=fatimage,compute_init", example)
 	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
-		append(vars, example)...)...)
+		fatVars...)...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
 	}
@@ -269,7 +274,7 @@ func TestApplianceExample(t *testing.T) {
 		t.Errorf("image manifest snapshot_id %q, data source %q (%v)", im.Image.SnapshotID, fat.CustomData["snapshot_id"], err)
 	}
 	// the host's groups as Ansible resolves them, the environment's own included
-	for _, g := range []string{"builder", "fatimage", "grafana", "openondemand_desktop", "site_monitoring"} {
+	for _, g := range []string{"builder", "fatimage", "compute_init", "grafana", "openondemand_desktop", "site_monitoring"} {
 		if !slices.Contains(im.Image.InventoryGroups, g) {
 			t.Errorf("image.json inventory_groups lacks %s: %v", g, im.Image.InventoryGroups)
 		}
@@ -299,6 +304,8 @@ func TestApplianceExample(t *testing.T) {
 	if img.ID != fat.ArtifactID || img.Properties["fatimage_kind"] != "fat" || img.Properties["fatimage_os"] != "RL9" {
 		t.Fatalf("image %+v, manifest %+v", img, fat)
 	}
+	labtest.RequireClean(t, theLab)
+	checkApplianceContract(t, fat.CustomData["image_name"], img.ID)
 	labtest.RequireClean(t, theLab)
 
 	r = p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + extraManifest, "-var", "extra_groups=nfs"},

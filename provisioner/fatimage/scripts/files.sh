@@ -17,3 +17,10 @@ place_dir() {
   rm -f "$1"
   echo "placed $2/"
 }
+
+# make_dir DST OWNER GROUP MODE makes an (empty) directory, or sets an
+# existing one's owner and mode.
+make_dir() {
+  install -d -o "$2" -g "$3" -m "$4" "$1"
+  echo "made $1/"
+}

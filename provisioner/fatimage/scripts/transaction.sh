@@ -41,9 +41,17 @@ FATIMAGE_EOF
 $TX_EXCLUDE
 FATIMAGE_EOF
   install=
+  # dnf shell takes local RPM files (rpm_urls) only before any other job
+  # ("Cannot add local packages, because transaction job already
+  # exists"): they get their own install line, first
+  local_rpms=
   while IFS= read -r p; do
     case $keep in *" $p "*) continue ;; esac
-    if [ -n "$p" ]; then install="$install $p"; fi
+    case $p in
+    "") ;;
+    /*.rpm) local_rpms="$local_rpms $p" ;;
+    *) install="$install $p" ;;
+    esac
   done <<FATIMAGE_EOF
 $TX_INSTALL
 FATIMAGE_EOF
@@ -54,6 +62,7 @@ FATIMAGE_EOF
 $TX_REMOVE
 FATIMAGE_EOF
   : > "$tx"
+  if [ -n "$local_rpms" ]; then echo "install$local_rpms" >> "$tx"; fi
   if [ "$TX_UPDATE" = true ]; then echo upgrade >> "$tx"; fi
   if [ -n "$install" ]; then echo "install$install" >> "$tx"; fi
   if [ -n "$rm_list" ]; then echo "remove$rm_list" >> "$tx"; fi

@@ -43,7 +43,8 @@ func (d Dist) Wheel() string {
 }
 
 // DefaultDists are distributions the appliance pins (Open OnDemand's
-// jupyter requirements, slurm-openstack-tools' dependencies), two
+// jupyter requirements, slurm-openstack-tools' dependencies, the plugin's
+// pins of the ansible-init venv), two
 // versions of some so a wrong pin shows.
 func DefaultDists() []Dist {
 	return []Dist{
@@ -55,6 +56,11 @@ func DefaultDists() []Dist {
 		{Name: "ipykernel", Version: "7.3.0"},
 		{Name: "openstacksdk", Version: "4.1.0"},
 		{Name: "python-novaclient", Version: "18.7.0"},
+		// the ansible-init venv of the built-in group ansible_init
+		{Name: "ansible", Version: "8.7.0"},
+		{Name: "jmespath", Version: "1.0.1"},
+		{Name: "requests", Version: "2.32.3"},
+		{Name: "netaddr", Version: "1.3.0"},
 	}
 }
 
