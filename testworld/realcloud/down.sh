@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make realcloud-down: stop every daemon up.sh started (by the pid files in
+# the state dir, in reverse start order), keeping packages, databases and
+# images, so the next realcloud-up is fast. REALCLOUD_PURGE=1 also removes
+# the state dir.
+
+# shellcheck source=testworld/realcloud/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# stop NAME: TERM the daemon's session (uwsgi's and Python's workers are in
+# it), then KILL what is left after 30 seconds.
+stop() {
+	local name=$1 pid i
+	pid_alive "$name" || { rm -f "$RUN/$name.pid"; return 0; }
+	pid=$(cat "$RUN/$name.pid")
+	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+	for ((i = 0; i < 30; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "$name did not stop on TERM: killing it"
+		kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid"
+	fi
+	rm -f "$RUN/$name.pid"
+	log "stopped $name"
+}
+
+[[ -d $STATE ]] || exit 0
+for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do
+	stop "${DAEMONS[i]}"
+done
+if pgrep -f "epmd.*-port $PORT_EPMD" >/dev/null; then
+	# RabbitMQ's epmd daemonises outside the session: its port is ours.
+	HOME=$STATE/rabbitmq epmd -port "$PORT_EPMD" -kill >/dev/null 2>&1 || true
+fi
+rm -f "$STATE/env"
+if [[ ${REALCLOUD_PURGE:-} == 1 ]]; then
+	rm -rf "$STATE"
+	log "removed $STATE"
+fi
