@@ -213,4 +213,3 @@ func (r Resources) String() string {
 	}
 	return b.String()
 }
-

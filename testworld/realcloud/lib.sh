@@ -1,9 +1,13 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are for the scripts that source this
 # Shared by up.sh, down.sh and status.sh: where the tier lives and its
 # fixed loopback ports (chosen high, away from the lab's own, which it
 # picks at random; see docs/lab.md).
 
 set -euo pipefail
+
+# Debian's python3 (the services' modules are there), not a pyenv shim.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin:$PATH
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -26,7 +30,7 @@ PORT_EPMD=47508
 PORT_RABBIT_DIST=47509
 
 # Every daemon the tier runs, in start order.
-DAEMONS=(mariadb rabbitmq keystone placement glance neutron nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+DAEMONS=(mariadb rabbitmq keystone placement glance neutron-server nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
 
 export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
 export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP

@@ -51,6 +51,7 @@ start() {
 }
 
 mysql_root() { mariadb --no-defaults --socket="$RUN/mysql.sock" -uroot "$@"; }
+mysql_quiet() { mysql_root -e 'select 1' >/dev/null 2>&1; }
 
 start_mariadb() {
 	if [[ ! -d $STATE/mysql/mysql ]]; then
@@ -63,7 +64,7 @@ start_mariadb() {
 		--collation-server=utf8mb4_general_ci --max-connections=1000 \
 		--innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=2 \
 		--skip-log-bin
-	wait_for mariadb 60 mysql_root -e 'select 1' >/dev/null
+	wait_for mariadb 60 mysql_quiet
 	local db pw
 	pw=$(secret db)
 	for db in keystone glance placement nova_api nova nova_cell0 neutron cinder; do
@@ -73,17 +74,17 @@ start_mariadb() {
 		GRANT ALL PRIVILEGES ON *.* TO 'realcloud'@'127.0.0.1'; FLUSH PRIVILEGES"
 }
 
-rabbit_ready() { rabbitmq-diagnostics -q check_port_connectivity >/dev/null 2>&1; }
-
 start_rabbitmq() {
 	mkdir -p "$STATE/rabbitmq/mnesia"
 	: >"$STATE/rabbitmq/enabled_plugins"
-	echo '[].' >"$STATE/rabbitmq/advanced.config"
+	# Erlang's distribution port too listens on loopback only.
+	echo '[{kernel, [{inet_dist_use_interface, {127,0,0,1}}]}].' >"$STATE/rabbitmq/advanced.config"
 	: >"$STATE/rabbitmq/rabbitmq-env.conf"
 	printf 'loopback_users.guest = true\nlisteners.tcp.default = %s:%s\n' "$HOST" "$PORT_AMQP" >"$STATE/rabbitmq/rabbitmq.conf"
 	# The Erlang cookie lives in HOME: the state dir's, not root's.
 	HOME=$STATE/rabbitmq start rabbitmq /usr/lib/rabbitmq/bin/rabbitmq-server
-	HOME=$STATE/rabbitmq wait_for rabbitmq 90 rabbit_ready
+	# The AMQP listener opens once the broker has booted.
+	wait_for rabbitmq 90 port_open "$PORT_AMQP"
 }
 
 write_configs() {
@@ -114,7 +115,7 @@ db_sync() {
 		touch "$done/glance"
 	fi
 	if [[ ! -e $done/placement ]]; then
-		placement-manage --config-file "$ETC/placement.conf" db sync
+		placement-manage --config-file "$ETC/placement/placement.conf" db sync
 		touch "$done/placement"
 	fi
 	if [[ ! -e $done/neutron ]]; then
@@ -148,7 +149,9 @@ uwsgi_app() {
 		--pidfile "$RUN/$name.uwsgi.pid"
 }
 
-py() { start "$1" env PYTHONPATH="$HERE/python" FATCLOUD_DISK_DIR="$STATE/disks" python3 -c "$2" "${@:3}"; }
+# py SERVICE ARGS...: a service through python/launch.py, with the fatcloud
+# drivers on its path.
+py() { start "$1" env PYTHONPATH="$HERE/python" FATCLOUD_DISK_DIR="$STATE/disks" /usr/bin/python3 "$HERE/python/launch.py" "$@"; }
 
 start_apis() {
 	uwsgi_app keystone "$PORT_KEYSTONE" /usr/bin/keystone-wsgi-public OS_KEYSTONE_CONFIG_FILES="$ETC/keystone.conf"
@@ -157,17 +160,14 @@ start_apis() {
 	seed identity
 	uwsgi_app placement "$PORT_PLACEMENT" /usr/bin/placement-api OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
 	start glance glance-api --config-file "$ETC/glance-api.conf"
-	py neutron 'import sys; from neutron.cmd.eventlet.server import main; sys.argv[0]="neutron-server"; sys.exit(main())' \
-		--config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
+	py neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
 	start nova-api nova-api --config-file "$ETC/nova.conf"
 	start nova-conductor nova-conductor --config-file "$ETC/nova.conf"
 	start nova-scheduler nova-scheduler --config-file "$ETC/nova.conf"
-	py nova-compute 'import sys; from nova.cmd.compute import main; sys.argv[0]="nova-compute"; sys.exit(main())' \
-		--config-file "$ETC/nova.conf"
+	py nova-compute --config-file "$ETC/nova.conf"
 	start cinder-api cinder-api --config-file "$ETC/cinder.conf"
 	start cinder-scheduler cinder-scheduler --config-file "$ETC/cinder.conf"
-	py cinder-volume 'import sys; from cinder.cmd.volume import main; sys.argv[0]="cinder-volume"; sys.exit(main())' \
-		--config-file "$ETC/cinder.conf"
+	py cinder-volume --config-file "$ETC/cinder.conf"
 	local p
 	for p in "$PORT_PLACEMENT" "$PORT_GLANCE" "$PORT_NEUTRON" "$PORT_NOVA" "$PORT_CINDER"; do
 		wait_for "the API on port $p" 180 port_open "$p"
