@@ -51,7 +51,7 @@ class SnapshotFakeDriver(fake.FakeDriver):
             raise exception.InstanceDeployFailure(
                 reason="%s is set in the server's metadata" % FAIL_SPAWN_KEY)
         path = self._disk_path(instance)
-        image_id = getattr(image_meta, "id", None) if image_meta else None
+        image_id = image_id_of(image_meta)
         if path and image_id and not _boots_from_volume(block_device_info):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             glance.API().download(context, image_id, dest_path=path)
@@ -80,6 +80,15 @@ class SnapshotFakeDriver(fake.FakeDriver):
                         block_device_info=block_device_info,
                         destroy_disks=destroy_disks,
                         destroy_secrets=destroy_secrets)
+
+
+def image_id_of(image_meta):
+    """The image a server boots from, None when it boots from a volume:
+    then Nova's ImageMeta has no id set, and reading it raises (an
+    unset field of a versioned object is not None)."""
+    if image_meta is None or not image_meta.obj_attr_is_set("id"):
+        return None
+    return image_meta.id
 
 
 def _boots_from_volume(block_device_info):
