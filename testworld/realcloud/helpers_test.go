@@ -148,4 +148,3 @@ func mustContain(t *testing.T, out string, wants ...string) {
 		}
 	}
 }
-
