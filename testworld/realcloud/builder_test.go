@@ -75,28 +75,16 @@ func TestImageFromServer(t *testing.T) {
 	clean(t, tr)
 	name := uniqueName("rc-server")
 	shown := filepath.Join(t.TempDir(), "server.json")
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
-  source_image_name   = %q
-  flavor              = "m1.small"
-  networks            = [%q]
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
   floating_ip_network = %q
-  communicator        = "none"
-  instance_name       = %q
-  instance_metadata   = { site = "realcloud" }
-  image_name          = %q
-  image_tags          = ["fat", "realcloud"]
-  metadata            = { build_site = "realcloud" }
-  image_visibility    = "private"
-  image_protected     = true
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-%s}
-`, BaseImageName, networkID(t, tr, TenantNetwork), FloatingNetwork, name, name, serverShow(name, shown)))
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build failed:\n%s", r.Output())
-	}
+  instance_name = %q
+  instance_metadata = { site = "realcloud" }
+  image_name = %q
+  image_tags = ["fat", "realcloud"]
+  metadata = { build_site = "realcloud" }
+  image_visibility = "private"
+  image_protected = true`, BaseImageName, FloatingNetwork, name, name), serverShow(name, shown)))
 	mustContain(t, r.Output(), "Creating server "+name, "Allocating a floating IP", "Creating image "+name+" from server", "Releasing floating IP")
 	s := readShown(t, shown)
 	if s.Status != "ACTIVE" || s.Properties["ansible_init_disable"] != "true" || s.Properties["site"] != "realcloud" {
@@ -132,24 +120,12 @@ func TestImageFromVolume(t *testing.T) {
 	ic := client(t, tr, false, openstack.NewImageV2)
 	base := findImage(t, ic, BaseImageName)
 	name := uniqueName("rc-volume")
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
-  source_image            = %q
-  flavor                  = "m1.small"
-  networks                = [%q]
-  communicator            = "none"
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image = %q
   use_blockstorage_volume = true
-  volume_size             = 1
-  image_name              = %q
-  image_disk_format       = "raw"
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, base.ID, networkID(t, tr, TenantNetwork), name))
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build failed:\n%s", r.Output())
-	}
+  volume_size = 1
+  image_name = %q
+  image_disk_format = "raw"`, base.ID, name), ""))
 	mustContain(t, r.Output(), "Creating boot volume", "Uploading volume", "Deleting boot volume")
 	img := imageNamed(t, ic, name)
 	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" {
@@ -186,27 +162,15 @@ func TestSourceImageFilterMostRecent(t *testing.T) {
 		ids = append(ids, im.ID)
 		time.Sleep(1100 * time.Millisecond) // Glance's created_at has one-second resolution
 	}
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_filter {
     filters {
-      tags = [%q]
+  tags = [%q]
     }
-    most_recent = true
+  most_recent = true
   }
-  flavor            = "m1.small"
-  networks          = [%q]
-  communicator      = "none"
-  image_name        = "unused"
-  skip_create_image = true
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, tag, networkID(t, tr, TenantNetwork)))
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build failed:\n%s", r.Output())
-	}
+  image_name = "unused"
+  skip_create_image = true`, tag), ""))
 	mustContain(t, r.Output(), "Using source image rc-nightly-1 ("+ids[1]+")")
 }
 
@@ -220,23 +184,11 @@ func TestGivenFloatingIP(t *testing.T) {
 	}
 	t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
 	clean(t, tr)
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
-  flavor            = "m1.small"
-  networks          = [%q]
-  floating_ip       = %q
-  communicator      = "none"
-  image_name        = "unused"
-  skip_create_image = true
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, BaseImageName, networkID(t, tr, TenantNetwork), fip.FloatingIP))
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build failed:\n%s", r.Output())
-	}
+  floating_ip = %q
+  image_name = "unused"
+  skip_create_image = true`, BaseImageName, fip.FloatingIP), ""))
 	mustContain(t, r.Output(), "Floating IP "+fip.FloatingIP+" is attached", "Detaching floating IP")
 	got, err := floatingips.Get(context.Background(), nc, fip.ID).Extract()
 	if err != nil || got.PortID != "" {
@@ -259,24 +211,12 @@ func TestImageMembers(t *testing.T) {
 		t.Fatal("the env file has no LAB_SHARE_PROJECT_ID")
 	}
 	name := uniqueName("rc-shared")
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
-  source_image_name         = %q
-  flavor                    = "m1.small"
-  networks                  = [%q]
-  communicator              = "none"
-  image_name                = %q
-  image_visibility          = "shared"
-  image_members             = [%q]
-  image_auto_accept_members = true
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, BaseImageName, networkID(t, tr, TenantNetwork), name, share))
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build failed:\n%s", r.Output())
-	}
+	mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  image_name = %q
+  image_visibility = "shared"
+  image_members = [%q]
+  image_auto_accept_members = true`, BaseImageName, name, share), ""))
 	ic := client(t, tr, false, openstack.NewImageV2)
 	img := imageNamed(t, ic, name)
 	m, err := members.Get(context.Background(), ic, img.ID, share).Extract()
@@ -307,25 +247,13 @@ func TestApplicationCredential(t *testing.T) {
 	}
 	t.Cleanup(func() { applicationcredentials.Delete(context.Background(), id, user.ID, ac.ID) })
 	clean(t, tr)
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
-  identity_endpoint             = %q
-  application_credential_id     = %q
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  identity_endpoint = %q
+  application_credential_id = %q
   application_credential_secret = %q
-  source_image_name             = %q
-  flavor                        = "m1.small"
-  networks                      = [%q]
-  communicator                  = "none"
-  image_name                    = "unused"
-  skip_create_image             = true
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, AuthURL(tr.Ports), ac.ID, ac.Secret, BaseImageName, networkID(t, tr, TenantNetwork)), "OS_CLOUD=")
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build failed:\n%s", r.Output())
-	}
+  source_image_name = %q
+  image_name = "unused"
+  skip_create_image = true`, AuthURL(tr.Ports), ac.ID, ac.Secret, BaseImageName), ""), "OS_CLOUD=")
 	if strings.Contains(r.Output(), ac.Secret) {
 		t.Errorf("the application credential's secret was printed:\n%s", r.Output())
 	}
@@ -336,20 +264,11 @@ build {
 func TestSpawnFailure(t *testing.T) {
 	tr := tier(t)
 	clean(t, tr)
-	r := build(t, tr, fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
-  source_image_name   = %q
-  flavor              = "m1.small"
-  networks            = [%q]
+	r := build(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
   floating_ip_network = %q
-  communicator        = "none"
-  instance_metadata   = { realcloud_fail_spawn = "true" }
-  image_name          = %q
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, BaseImageName, networkID(t, tr, TenantNetwork), FloatingNetwork, uniqueName("rc-fail")))
+  instance_metadata = { realcloud_fail_spawn = "true" }
+  image_name = %q`, BaseImageName, FloatingNetwork, uniqueName("rc-fail")), ""))
 	if r.ExitCode == 0 {
 		t.Fatalf("packer build passed with a failed spawn:\n%s", r.Output())
 	}
@@ -363,19 +282,10 @@ func TestInterrupt(t *testing.T) {
 	clean(t, tr)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
-	tpl := pluginBlock + fmt.Sprintf(`
-source "fatimage-openstack" "rc" {
-  source_image_name   = %q
-  flavor              = "m1.small"
-  networks            = [%q]
+	tpl := pluginBlock + rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
   floating_ip_network = %q
-  communicator        = "none"
-  image_name          = %q
-}
-build {
-  sources = ["source.fatimage-openstack.rc"]
-}
-`, BaseImageName, networkID(t, tr, TenantNetwork), FloatingNetwork, uniqueName("rc-int"))
+  image_name = %q`, BaseImageName, FloatingNetwork, uniqueName("rc-int")), "")
 	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(tpl), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -407,4 +317,33 @@ func networkID(t *testing.T, tr *Tier, name string) string {
 		t.Fatalf("networks named %s: %d (%v)", name, len(all), err)
 	}
 	return all[0].ID
+}
+
+// rcTemplate is a build of one fatimage-openstack source booting on the
+// tier's tenant network with communicator none (no guest runs: nothing
+// could answer SSH); attrs are the source's other attributes, extra what
+// the build block holds besides the source.
+func rcTemplate(t *testing.T, tr *Tier, attrs, extra string) string {
+	t.Helper()
+	return fmt.Sprintf(`
+source "fatimage-openstack" "rc" {
+  flavor       = "m1.small"
+  networks     = [%q]
+  communicator = "none"
+%s
+}
+build {
+  sources = ["source.fatimage-openstack.rc"]
+%s}
+`, networkID(t, tr, TenantNetwork), attrs, extra)
+}
+
+// mustBuild is build, failing the test when packer does.
+func mustBuild(t *testing.T, tr *Tier, template string, extra ...string) packertest.Result {
+	t.Helper()
+	r := build(t, tr, template, extra...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	return r
 }

@@ -11,8 +11,6 @@ package realcloud
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -55,7 +53,7 @@ func realTarget(t *testing.T) target {
 }
 
 func doubleTarget(t *testing.T) target {
-	hv := &memHV{disks: map[string]int64{}}
+	hv := &cloud.MemHypervisor{}
 	c, err := cloud.New(cloud.Options{
 		Hypervisor: hv,
 		Users: []cloud.User{{Name: "member", Password: "contract-pw", Project: "member", Domain: "Default",
@@ -192,74 +190,3 @@ var contractChecks = []struct {
 		wantCode(t, "a floating IP from the tenant network", err, 400)
 	}},
 }
-
-// memHV is an in-memory hypervisor for the double: disks are sizes, a
-// machine is a power state.
-type memHV struct {
-	mu    sync.Mutex
-	n     int
-	disks map[string]int64
-}
-
-func (h *memHV) CloneDisk(src string) (string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	size := int64(1 << 20)
-	if src != "" {
-		s, ok := h.disks[src]
-		if !ok {
-			return "", fmt.Errorf("no disk %q", src)
-		}
-		size = s
-	}
-	h.n++
-	id := fmt.Sprintf("disk-%d", h.n)
-	h.disks[id] = size
-	return id, nil
-}
-
-func (h *memHV) DeleteDisk(id string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.disks, id)
-	return nil
-}
-
-func (h *memHV) DiskSize(id string) (int64, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s, ok := h.disks[id]
-	if !ok {
-		return 0, fmt.Errorf("no disk %q", id)
-	}
-	return s, nil
-}
-
-func (h *memHV) Boot(spec cloud.MachineSpec, onPower func(cloud.PowerState)) (cloud.Machine, error) {
-	return &memMachine{}, nil
-}
-
-type memMachine struct {
-	mu    sync.Mutex
-	state cloud.PowerState
-}
-
-func (m *memMachine) set(s cloud.PowerState) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.state = s
-	return nil
-}
-func (m *memMachine) Stop(context.Context) error         { return m.set(cloud.PowerShutdown) }
-func (m *memMachine) Start(context.Context) error        { return m.set(cloud.PowerRunning) }
-func (m *memMachine) Reboot(context.Context, bool) error { return m.set(cloud.PowerRunning) }
-func (m *memMachine) HardReset() error                   { return m.set(cloud.PowerRunning) }
-func (m *memMachine) Destroy() error                     { return nil }
-func (m *memMachine) PowerState() cloud.PowerState {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.state
-}
-func (m *memMachine) AddFloatingIP(string) error    { return nil }
-func (m *memMachine) RemoveFloatingIP(string) error { return nil }
-func (m *memMachine) ConsoleLog() string            { return "" }

@@ -30,9 +30,10 @@ stop() {
 for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do
 	stop "${DAEMONS[i]}"
 done
-if pgrep -f "epmd.*-port $PORT_EPMD" >/dev/null; then
-	# RabbitMQ's epmd daemonises outside the session: its port is ours.
-	HOME=$STATE/rabbitmq epmd -port "$PORT_EPMD" -kill >/dev/null 2>&1 || true
+if port_open "$PORT_EPMD"; then
+	# RabbitMQ's epmd daemonises out of the broker's session; the port
+	# (ERL_EPMD_PORT, lib.sh) is the tier's own.
+	epmd -kill >/dev/null 2>&1 || log "epmd on $PORT_EPMD did not stop"
 fi
 rm -f "$STATE/env"
 if [[ ${REALCLOUD_PURGE:-} == 1 ]]; then
