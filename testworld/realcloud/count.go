@@ -3,6 +3,8 @@ package realcloud
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -199,13 +201,8 @@ func (r Resources) Added(before Resources) Resources {
 
 // String lists the resources kind by kind.
 func (r Resources) String() string {
-	kinds := make([]string, 0, len(r))
-	for k := range r {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
 	var b strings.Builder
-	for _, k := range kinds {
+	for _, k := range slices.Sorted(maps.Keys(r)) {
 		fmt.Fprintf(&b, "%s (%d):\n", k, len(r[k]))
 		for _, id := range r[k] {
 			fmt.Fprintf(&b, "  %s\n", id)

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -126,13 +127,8 @@ func (t *Tier) WriteEnv(shareProjectID string) (map[string]string, error) {
 		"LAB_ADMIN_CLOUD":       AdminCloudName,
 		"LAB_SHARE_PROJECT_ID":  shareProjectID,
 	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		fmt.Fprintf(&b, "export %s='%s'\n", k, strings.ReplaceAll(env[k], "'", `'\''`))
 	}
 	return env, os.WriteFile(filepath.Join(t.Dir, "env"), []byte(b.String()), 0o600)
