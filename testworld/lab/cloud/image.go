@@ -433,6 +433,11 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 		}
 	case "disk_format", "container_format":
 		s, _ := v.(string)
+		if v != nil { // null is in the schema's enum
+			if err := checkFormat(k, s); err != nil {
+				return err
+			}
+		}
 		if !create && img.Status != "queued" {
 			return &httpErr{http.StatusForbidden, "Attribute " + k + " can be only replaced for a queued image."}
 		}
@@ -1104,4 +1109,28 @@ func (gl *glance) finishIngest(img *image, ing *ingested, err error) *httpErr {
 	img.Status = "active"
 	gl.c.states.note("image", img.ID, "active")
 	return nil
+}
+
+// Glance's image schema enumerates the formats (its default
+// [image_format] lists); anything else fails schema validation, on
+// create and on update, before any state check. Seen on Debian's Glance
+// 25 by the real-cloud tier's contract test.
+var imageFormats = map[string][]string{
+	"disk_format":      {"ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso", "ploop"},
+	"container_format": {"ami", "ari", "aki", "bare", "ovf", "ova", "docker", "compressed"},
+}
+
+func checkFormat(field, value string) *httpErr {
+	allowed := imageFormats[field]
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	quoted := make([]string, 0, len(allowed)+1)
+	quoted = append(quoted, "None")
+	for _, a := range allowed {
+		quoted = append(quoted, "'"+a+"'")
+	}
+	return &httpErr{http.StatusBadRequest, fmt.Sprintf("Provided object does not match schema 'image': '%s' is not one of [%s]", value, strings.Join(quoted, ", "))}
 }

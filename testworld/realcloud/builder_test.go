@@ -1,0 +1,349 @@
+//go:build realcloud
+
+package realcloud
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/members"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+)
+
+// baseChecksum is the MD5 Glance records for the tier's base image: a
+// snapshot of a server booted from it holds the same bytes (the tier's
+// Nova driver uploads the server's disk).
+func baseChecksum() string {
+	sum := md5.Sum(BaseImage())
+	return hex.EncodeToString(sum[:])
+}
+
+// serverShow is a shell-local step that records the build server as Nova
+// shows it (the real openstack CLI, run while the server exists).
+func serverShow(name, out string) string {
+	return fmt.Sprintf(`
+  provisioner "shell-local" {
+    inline = ["/usr/bin/openstack server show %s -f json > %s"]
+  }
+`, name, out)
+}
+
+type shownServer struct {
+	Status     string            `json:"status"`
+	Properties map[string]string `json:"properties"`
+	Addresses  map[string]any    `json:"addresses"`
+}
+
+func readShown(t *testing.T, path string) shownServer {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the shell-local step wrote nothing: %v", err)
+	}
+	var s shownServer
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("openstack server show: %v\n%s", err, b)
+	}
+	return s
+}
+
+// An image from a server booted from the base image by name: the server
+// gets the metadata (ansible_init_disable = "true" by default) and a new
+// floating IP, is stopped, snapshotted by real Nova into an active image
+// with the base image's bytes, tags, properties, visibility and
+// protection; the server, its port, keypair and floating IP are gone.
+func TestImageFromServer(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	name := uniqueName("rc-server")
+	shown := filepath.Join(t.TempDir(), "server.json")
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  floating_ip_network = %q
+  instance_name = %q
+  instance_metadata = { site = "realcloud" }
+  image_name = %q
+  image_tags = ["fat", "realcloud"]
+  metadata = { build_site = "realcloud" }
+  image_visibility = "private"
+  image_protected = true`, BaseImageName, FloatingNetwork, name, name), serverShow(name, shown)))
+	mustContain(t, r.Output(), "Creating server "+name, "Allocating a floating IP", "Creating image "+name+" from server", "Releasing floating IP")
+	s := readShown(t, shown)
+	if s.Status != "ACTIVE" || s.Properties["ansible_init_disable"] != "true" || s.Properties["site"] != "realcloud" {
+		t.Errorf("the build server as Nova showed it: %+v", s)
+	}
+	ic := client(t, tr, false, openstack.NewImageV2)
+	img := imageNamed(t, ic, name)
+	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" || img.Visibility != images.ImageVisibilityPrivate || !img.Protected {
+		t.Errorf("image %s: status %s, disk_format %s, visibility %s, protected %v", img.ID, img.Status, img.DiskFormat, img.Visibility, img.Protected)
+	}
+	if img.Checksum != baseChecksum() {
+		t.Errorf("image checksum %s, want the base image's %s", img.Checksum, baseChecksum())
+	}
+	if strings.Join(img.Tags, ",") != "fat,realcloud" && strings.Join(img.Tags, ",") != "realcloud,fat" {
+		t.Errorf("image tags %v", img.Tags)
+	}
+	if img.Properties["build_site"] != "realcloud" {
+		t.Errorf("image properties %v", img.Properties)
+	}
+	// protected means protected, by real Glance
+	if err := images.Delete(context.Background(), ic, img.ID).ExtractErr(); err == nil {
+		t.Errorf("Glance deleted the protected image %s", img.ID)
+	}
+}
+
+// An image from a volume: the base image by id, a boot volume created from
+// it by real Cinder, the server deleted to free it, the volume uploaded
+// (os-volume_upload_image) into an active image with the base image's
+// bytes; the volume is deleted.
+func TestImageFromVolume(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	ic := client(t, tr, false, openstack.NewImageV2)
+	base := findImage(t, ic, BaseImageName)
+	name := uniqueName("rc-volume")
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image = %q
+  use_blockstorage_volume = true
+  volume_size = 1
+  image_name = %q
+  image_disk_format = "raw"`, base.ID, name), ""))
+	mustContain(t, r.Output(), "Creating boot volume", "Uploading volume", "Deleting boot volume")
+	img := imageNamed(t, ic, name)
+	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" {
+		t.Errorf("image %s: status %s, disk_format %s", img.ID, img.Status, img.DiskFormat)
+	}
+	// The upload is the whole volume: the base image's bytes, then zeros.
+	rc, err := imagedata.Download(context.Background(), ic, img.ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	head := make([]byte, 64)
+	if _, err := rc.Read(head); err != nil || !bytes.HasPrefix(head, BaseImage()[:40]) {
+		t.Errorf("the uploaded volume starts %q (%v), want the base image's bytes", head, err)
+	}
+}
+
+// The newest of the images a filter matches, with most_recent.
+func TestSourceImageFilterMostRecent(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	ic := client(t, tr, false, openstack.NewImageV2)
+	tag := uniqueName("nightly")
+	var ids []string
+	for i := 0; i < 2; i++ {
+		im, err := images.Create(context.Background(), ic, images.CreateOpts{Name: fmt.Sprintf("rc-nightly-%d", i), Tags: []string{tag}, DiskFormat: "raw", ContainerFormat: "bare"}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { deleteImage(t, ic, im.ID) })
+		if err := imagedata.Upload(context.Background(), ic, im.ID, bytes.NewReader(BaseImage())).ExtractErr(); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, im.ID)
+		time.Sleep(1100 * time.Millisecond) // Glance's created_at has one-second resolution
+	}
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_filter {
+    filters {
+  tags = [%q]
+    }
+  most_recent = true
+  }
+  image_name = "unused"
+  skip_create_image = true`, tag), ""))
+	mustContain(t, r.Output(), "Using source image rc-nightly-1 ("+ids[1]+")")
+}
+
+// A given floating IP (by address) is attached and left, detached.
+func TestGivenFloatingIP(t *testing.T) {
+	tr := tier(t)
+	nc := client(t, tr, false, openstack.NewNetworkV2)
+	fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: networkID(t, tr, FloatingNetwork)}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
+	clean(t, tr)
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  floating_ip = %q
+  image_name = "unused"
+  skip_create_image = true`, BaseImageName, fip.FloatingIP), ""))
+	mustContain(t, r.Output(), "Floating IP "+fip.FloatingIP+" is attached", "Detaching floating IP")
+	got, err := floatingips.Get(context.Background(), nc, fip.ID).Extract()
+	if err != nil || got.PortID != "" {
+		t.Errorf("the given floating IP must stay, detached: %+v %v", got, err)
+	}
+}
+
+// Shared with a second project and accepted for it, as the member.
+func TestImageMembers(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	env, _ := tr.Env()
+	var share string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LAB_SHARE_PROJECT_ID="); ok {
+			share = v
+		}
+	}
+	if share == "" {
+		t.Fatal("the env file has no LAB_SHARE_PROJECT_ID")
+	}
+	name := uniqueName("rc-shared")
+	mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  image_name = %q
+  image_visibility = "shared"
+  image_members = [%q]
+  image_auto_accept_members = true`, BaseImageName, name, share), ""))
+	ic := client(t, tr, false, openstack.NewImageV2)
+	img := imageNamed(t, ic, name)
+	m, err := members.Get(context.Background(), ic, img.ID, share).Extract()
+	if err != nil || m.Status != "accepted" {
+		t.Errorf("membership of %s: %+v %v", share, m, err)
+	}
+}
+
+// Application credentials instead of a password: the build authenticates
+// with the credential's id and secret alone.
+func TestApplicationCredential(t *testing.T) {
+	tr := tier(t)
+	p, err := tr.Provider(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := openstack.NewIdentityV3(p, EndpointOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := tokens.Get(context.Background(), id, p.Token()).ExtractUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := applicationcredentials.Create(context.Background(), id, user.ID, applicationcredentials.CreateOpts{Name: uniqueName("rc-appcred")}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { applicationcredentials.Delete(context.Background(), id, user.ID, ac.ID) })
+	clean(t, tr)
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  identity_endpoint = %q
+  application_credential_id = %q
+  application_credential_secret = %q
+  source_image_name = %q
+  image_name = "unused"
+  skip_create_image = true`, AuthURL(tr.Ports), ac.ID, ac.Secret, BaseImageName), ""), "OS_CLOUD=")
+	if strings.Contains(r.Output(), ac.Secret) {
+		t.Errorf("the application credential's secret was printed:\n%s", r.Output())
+	}
+}
+
+// A server that real Nova puts in ERROR (the tier's driver fails the
+// spawn): the build fails naming the fault, and leaves nothing.
+func TestSpawnFailure(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	r := build(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  floating_ip_network = %q
+  instance_metadata = { realcloud_fail_spawn = "true" }
+  image_name = %q`, BaseImageName, FloatingNetwork, uniqueName("rc-fail")), ""))
+	if r.ExitCode == 0 {
+		t.Fatalf("packer build passed with a failed spawn:\n%s", r.Output())
+	}
+	mustContain(t, r.Output(), "ERROR")
+}
+
+// Ctrl-C while the server is being created: packer stops, and the real
+// services count nothing left.
+func TestInterrupt(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	p := packertest.Setup(t)
+	dir := t.TempDir()
+	tpl := pluginBlock + rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  floating_ip_network = %q
+  image_name = %q`, BaseImageName, FloatingNetwork, uniqueName("rc-int")), "")
+	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(tpl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, err := tr.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := p.Start(t, dir, env, "build", ".")
+	proc.WaitFor(t, "to become ACTIVE", 5*time.Minute)
+	if err := proc.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	res := proc.Wait(t, 5*time.Minute)
+	if res.ExitCode == 0 {
+		t.Fatalf("packer exited 0 after Ctrl-C:\n%s", res.Output())
+	}
+	mustContain(t, res.Output(), "Deleting server")
+}
+
+func networkID(t *testing.T, tr *Tier, name string) string {
+	t.Helper()
+	nc := client(t, tr, false, openstack.NewNetworkV2)
+	pages, err := networks.List(nc, networks.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := networks.ExtractNetworks(pages)
+	if err != nil || len(all) != 1 {
+		t.Fatalf("networks named %s: %d (%v)", name, len(all), err)
+	}
+	return all[0].ID
+}
+
+// rcTemplate is a build of one fatimage-openstack source booting on the
+// tier's tenant network with communicator none (no guest runs: nothing
+// could answer SSH); attrs are the source's other attributes, extra what
+// the build block holds besides the source.
+func rcTemplate(t *testing.T, tr *Tier, attrs, extra string) string {
+	t.Helper()
+	return fmt.Sprintf(`
+source "fatimage-openstack" "rc" {
+  flavor       = "m1.small"
+  networks     = [%q]
+  communicator = "none"
+%s
+}
+build {
+  sources = ["source.fatimage-openstack.rc"]
+%s}
+`, networkID(t, tr, TenantNetwork), attrs, extra)
+}
+
+// mustBuild is build, failing the test when packer does.
+func mustBuild(t *testing.T, tr *Tier, template string, extra ...string) packertest.Result {
+	t.Helper()
+	r := build(t, tr, template, extra...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	return r
+}

@@ -1,0 +1,192 @@
+//go:build realcloud
+
+package realcloud
+
+// One contract suite, two targets: each check runs against the real
+// services (the tier) and against the lab's cloud double
+// (testworld/lab/cloud, started in process with an in-memory hypervisor),
+// and asserts what real OpenStack answers. A check that passes on the
+// tier and fails on the double is a difference of the double.
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/members"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+)
+
+// target is a cloud the contract runs against: the member's provider,
+// the tenant network's and the external network's names, a second
+// project of the member.
+type target struct {
+	member           *gophercloud.ProviderClient
+	tenant, external string
+	shareProject     string
+	base             string // the public base image's name
+}
+
+func realTarget(t *testing.T) target {
+	tr := tier(t)
+	p, err := tr.Provider(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := tr.Env()
+	share := ""
+	for _, kv := range env {
+		if len(kv) > 21 && kv[:21] == "LAB_SHARE_PROJECT_ID=" {
+			share = kv[21:]
+		}
+	}
+	return target{member: p, tenant: TenantNetwork, external: FloatingNetwork, shareProject: share, base: BaseImageName}
+}
+
+func doubleTarget(t *testing.T) target {
+	hv := &cloud.MemHypervisor{}
+	c, err := cloud.New(cloud.Options{
+		Hypervisor: hv,
+		Users: []cloud.User{{Name: "member", Password: "contract-pw", Project: "member", Domain: "Default",
+			OtherProjects: []string{"share"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.AddFlavor(cloud.Flavor{ID: "1", Name: "m1.small", VCPUs: 1, RAM: 2048, Disk: 20})
+	disk, _ := hv.CloneDisk("")
+	if _, err := c.AddImage(cloud.ImageSeed{Name: BaseImageName, Disk: disk, Visibility: "public"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
+		IdentityEndpoint: c.AuthURL(), Username: "member", Password: "contract-pw", DomainName: "Default",
+		Scope: &gophercloud.AuthScope{ProjectName: "member", DomainName: "Default"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target{member: p, tenant: "lab-net", external: "public", shareProject: c.ProjectID("share"), base: BaseImageName}
+}
+
+// TestContract runs every check on both targets.
+func TestContract(t *testing.T) {
+	targets := map[string]func(*testing.T) target{"real": realTarget, "double": doubleTarget}
+	for _, name := range []string{"real", "double"} {
+		t.Run(name, func(t *testing.T) {
+			tg := targets[name](t)
+			for _, c := range contractChecks {
+				t.Run(c.name, func(t *testing.T) { c.check(t, tg) })
+			}
+		})
+	}
+}
+
+func (tg target) client(t *testing.T, newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)) *gophercloud.ServiceClient {
+	t.Helper()
+	c, err := newClient(tg.member, gophercloud.EndpointOpts{Region: Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func wantCode(t *testing.T, what string, err error, code int) {
+	t.Helper()
+	if !gophercloud.ResponseCodeIs(err, code) {
+		t.Errorf("%s: got %v, want HTTP %d", what, err, code)
+	}
+}
+
+// newImage is an active private image of the member, deleted at the end.
+func (tg target) newImage(t *testing.T, ic *gophercloud.ServiceClient) *images.Image {
+	t.Helper()
+	ctx := context.Background()
+	vis := images.ImageVisibilityShared
+	im, err := images.Create(ctx, ic, images.CreateOpts{Name: uniqueName("contract"), DiskFormat: "raw", ContainerFormat: "bare", Visibility: &vis}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteImage(t, ic, im.ID) })
+	if err := imagedata.Upload(ctx, ic, im.ID, bytes.NewReader([]byte("contract image"))).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	return im
+}
+
+var contractChecks = []struct {
+	name  string
+	check func(*testing.T, target)
+}{
+	{"glance/owner-cannot-accept-membership", func(t *testing.T, tg target) {
+		ic := tg.client(t, openstack.NewImageV2)
+		im := tg.newImage(t, ic)
+		if _, err := members.Create(context.Background(), ic, im.ID, tg.shareProject).Extract(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := members.Update(context.Background(), ic, im.ID, tg.shareProject, members.UpdateOpts{Status: "accepted"}).Extract()
+		wantCode(t, "the owner accepting its own share", err, 403)
+	}},
+	{"glance/protected-image-not-deleted", func(t *testing.T, tg target) {
+		ic := tg.client(t, openstack.NewImageV2)
+		im := tg.newImage(t, ic)
+		if _, err := images.Update(context.Background(), ic, im.ID, images.UpdateOpts{images.ReplaceImageProtected{NewProtected: true}}).Extract(); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, "deleting a protected image", images.Delete(context.Background(), ic, im.ID).ExtractErr(), 403)
+	}},
+	{"glance/second-upload-conflicts", func(t *testing.T, tg target) {
+		ic := tg.client(t, openstack.NewImageV2)
+		im := tg.newImage(t, ic)
+		err := imagedata.Upload(context.Background(), ic, im.ID, bytes.NewReader([]byte("again"))).ExtractErr()
+		wantCode(t, "uploading to an active image", err, 409)
+	}},
+	{"glance/bad-disk-format", func(t *testing.T, tg target) {
+		ic := tg.client(t, openstack.NewImageV2)
+		_, err := images.Create(context.Background(), ic, images.CreateOpts{Name: uniqueName("contract"), DiskFormat: "floppy", ContainerFormat: "bare"}).Extract()
+		wantCode(t, "disk_format floppy", err, 400)
+	}},
+	{"nova/missing-server", func(t *testing.T, tg target) {
+		cc := tg.client(t, openstack.NewComputeV2)
+		_, err := servers.Get(context.Background(), cc, "0b7e1c5a-6a4f-4c53-9d8a-2a4b7f3c9e10").Extract()
+		wantCode(t, "GET a missing server", err, 404)
+	}},
+	{"nova/missing-flavor", func(t *testing.T, tg target) {
+		cc := tg.client(t, openstack.NewComputeV2)
+		_, err := servers.Create(context.Background(), cc, servers.CreateOpts{Name: uniqueName("contract"), FlavorRef: "no-such-flavor", ImageRef: "0b7e1c5a-6a4f-4c53-9d8a-2a4b7f3c9e10"}, nil).Extract()
+		wantCode(t, "a server with a missing flavor", err, 400)
+	}},
+	{"cinder/missing-volume", func(t *testing.T, tg target) {
+		bc := tg.client(t, openstack.NewBlockStorageV3)
+		_, err := volumes.Get(context.Background(), bc, "0b7e1c5a-6a4f-4c53-9d8a-2a4b7f3c9e10").Extract()
+		wantCode(t, "GET a missing volume", err, 404)
+	}},
+	{"neutron/floating-ip-needs-external-network", func(t *testing.T, tg target) {
+		nc := tg.client(t, openstack.NewNetworkV2)
+		pages, err := networks.List(nc, networks.ListOpts{Name: tg.tenant}).AllPages(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		nets, _ := networks.ExtractNetworks(pages)
+		if len(nets) != 1 {
+			t.Fatalf("networks named %s: %d", tg.tenant, len(nets))
+		}
+		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: nets[0].ID}).Extract()
+		if err == nil {
+			floatingips.Delete(context.Background(), nc, fip.ID)
+		}
+		wantCode(t, "a floating IP from the tenant network", err, 400)
+	}},
+}

@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are for the scripts that source this
+# Shared by up.sh, down.sh and status.sh: where the tier lives and its
+# fixed loopback ports (chosen high, away from the lab's own, which it
+# picks at random; see docs/lab.md).
+
+set -euo pipefail
+
+# Debian's python3 (the services' modules are there), not a pyenv shim.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin:$PATH
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+STATE=${REALCLOUD_DIR:-$ROOT/.realcloud}
+export REALCLOUD_DIR=$STATE
+RUN=$STATE/run
+LOG=$STATE/log
+ETC=$STATE/etc
+
+HOST=127.0.0.1
+PORT_KEYSTONE=47500
+PORT_GLANCE=47501
+PORT_NOVA=47502
+PORT_PLACEMENT=47503
+PORT_NEUTRON=47504
+PORT_CINDER=47505
+PORT_MYSQL=47506
+PORT_AMQP=47507
+PORT_EPMD=47508
+PORT_RABBIT_DIST=47509
+
+# Every daemon the tier runs, in start order.
+DAEMONS=(mariadb rabbitmq keystone placement glance neutron-server nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+
+export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
+export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP
+export RABBITMQ_DIST_PORT=$PORT_RABBIT_DIST RABBITMQ_MNESIA_BASE=$STATE/rabbitmq/mnesia
+export RABBITMQ_LOG_BASE=$LOG RABBITMQ_PID_FILE=$RUN/rabbitmq.pid RABBITMQ_ENABLED_PLUGINS_FILE=$STATE/rabbitmq/enabled_plugins
+export RABBITMQ_CONFIG_FILE=$STATE/rabbitmq/rabbitmq RABBITMQ_ADVANCED_CONFIG_FILE=$STATE/rabbitmq/advanced.config
+export RABBITMQ_CONF_ENV_FILE=$STATE/rabbitmq/rabbitmq-env.conf
+
+log() { printf 'realcloud: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# pid_alive NAME: the daemon started under NAME still runs.
+pid_alive() {
+	local f=$RUN/$1.pid
+	[[ -s $f ]] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# port_open PORT: something accepts connections on the loopback port.
+port_open() {
+	(exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+}
+
+# wait_for WHAT SECONDS CMD...: run CMD once a second until it succeeds.
+wait_for() {
+	local what=$1 secs=$2
+	shift 2
+	local i
+	for ((i = 0; i < secs; i++)); do
+		if "$@"; then
+			return 0
+		fi
+		sleep 1
+	done
+	die "$what not ready after ${secs}s (logs in $LOG)"
+}

@@ -1,0 +1,55 @@
+package realcloud
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every template renders, each config names the tier's state, database
+// and ports, and the files are private (they hold passwords).
+func TestWriteConfigs(t *testing.T) {
+	etc := t.TempDir()
+	v := Values{Host: Host, State: "/state", DB: "mysql+pymysql://u:dbpw@127.0.0.1:47506", RPC: "rabbit://guest:guest@127.0.0.1:47507/",
+		ServiceUser: ServiceUser, ServicePassword: "svc-pw-7f3a", Ports: DefaultPorts}
+	if err := WriteConfigs(etc, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, dst := range configFiles {
+		path := filepath.Join(etc, dst)
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v", dst, st.Mode().Perm())
+		}
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), "<no value>") {
+			t.Errorf("%s has an unfilled value:\n%s", dst, b)
+		}
+	}
+	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
+	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:47506/nova_api", "osapi_compute_listen_port = 47502",
+		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1"} {
+		if !strings.Contains(string(nova), want) {
+			t.Errorf("nova.conf lacks %q", want)
+		}
+	}
+	if err := WriteConfigs(t.TempDir(), Values{State: "/s", DB: "x", RPC: "y"}); err == nil || !strings.Contains(err.Error(), "service password") {
+		t.Errorf("no service password: %v", err)
+	}
+}
+
+func TestResourcesAdded(t *testing.T) {
+	before := Resources{"servers": {"a name ACTIVE"}, "images": {"i1 base active"}}
+	after := Resources{"servers": {"a name SHUTOFF", "b other BUILD"}, "images": {"i1 base active"}, "volumes": {"v1 vol available"}}
+	got := after.Added(before)
+	if len(got) != 2 || len(got["servers"]) != 1 || got["servers"][0] != "b other BUILD" || len(got["volumes"]) != 1 {
+		t.Errorf("added %v", got)
+	}
+	if len(before.Added(before)) != 0 {
+		t.Error("a resource list adds to itself")
+	}
+}

@@ -1,0 +1,371 @@
+package realcloud
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/services"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/provider"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+)
+
+// catalog is what the tier registers besides Keystone (keystone-manage
+// bootstrap does that one). Cinder is registered under both of its types:
+// gophercloud asks for block-storage, Nova and the CLI for volumev3.
+func catalog(p Ports) []struct{ Type, Name, URL string } {
+	u := func(port int, path string) string { return fmt.Sprintf("http://%s:%d%s", Host, port, path) }
+	return []struct{ Type, Name, URL string }{
+		{"image", "glance", u(p.Glance, "")},
+		{"placement", "placement", u(p.Placement, "")},
+		{"compute", "nova", u(p.Nova, "/v2.1")},
+		{"network", "neutron", u(p.Neutron, "")},
+		{"volumev3", "cinderv3", u(p.Cinder, "/v3/%(project_id)s")},
+		{"block-storage", "cinder", u(p.Cinder, "/v3/%(project_id)s")},
+	}
+}
+
+// SeedIdentity registers the catalog, the service user (admin and service
+// roles in the service project: the service role makes Nova's service
+// token count), the member user in its own project and a share project,
+// idempotently.
+func (t *Tier) SeedIdentity(ctx context.Context) error {
+	p, err := t.Provider(ctx, true)
+	if err != nil {
+		return err
+	}
+	id, err := openstack.NewIdentityV3(p, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	for _, s := range catalog(t.Ports) {
+		if err := ensureService(ctx, id, s.Type, s.Name, s.URL); err != nil {
+			return err
+		}
+	}
+	roleIDs := map[string]string{}
+	for _, r := range []string{"admin", "member", "reader", "service"} {
+		if roleIDs[r], err = ensureRole(ctx, id, r); err != nil {
+			return err
+		}
+	}
+	projectIDs := map[string]string{}
+	for _, pr := range []string{ServiceProject, MemberProject, ShareProject} {
+		if projectIDs[pr], err = ensureProject(ctx, id, pr); err != nil {
+			return err
+		}
+	}
+	grants := []struct {
+		user, secret, project string
+		roles                 []string
+	}{
+		{ServiceUser, "service", ServiceProject, []string{"admin", "service"}},
+		{MemberUser, "member", MemberProject, []string{"member", "reader"}},
+		{MemberUser, "member", ShareProject, []string{"member", "reader"}},
+	}
+	for _, g := range grants {
+		pw, err := t.Secret(g.secret)
+		if err != nil {
+			return err
+		}
+		uid, err := ensureUser(ctx, id, g.user, pw, projectIDs[g.project])
+		if err != nil {
+			return err
+		}
+		for _, r := range g.roles {
+			if err := roles.Assign(ctx, id, roleIDs[r], roles.AssignOpts{UserID: uid, ProjectID: projectIDs[g.project]}).ExtractErr(); err != nil {
+				return fmt.Errorf("realcloud: granting %s on %s to %s: %w", r, g.project, g.user, err)
+			}
+		}
+	}
+	return nil
+}
+
+func ensureService(ctx context.Context, c *gophercloud.ServiceClient, typ, name, url string) error {
+	pages, err := services.List(c, services.ListOpts{ServiceType: typ, Name: name}).AllPages(ctx)
+	if err != nil {
+		return fmt.Errorf("realcloud: listing services: %w", err)
+	}
+	all, err := services.ExtractServices(pages)
+	if err != nil {
+		return err
+	}
+	var sid string
+	if len(all) > 0 {
+		sid = all[0].ID
+	} else {
+		s, err := services.Create(ctx, c, services.CreateOpts{Type: typ, Extra: map[string]any{"name": name}}).Extract()
+		if err != nil {
+			return fmt.Errorf("realcloud: creating service %s: %w", name, err)
+		}
+		sid = s.ID
+	}
+	for _, av := range []gophercloud.Availability{gophercloud.AvailabilityPublic, gophercloud.AvailabilityInternal} {
+		pages, err := endpoints.List(c, endpoints.ListOpts{ServiceID: sid, Availability: av}).AllPages(ctx)
+		if err != nil {
+			return err
+		}
+		eps, err := endpoints.ExtractEndpoints(pages)
+		if err != nil {
+			return err
+		}
+		if len(eps) > 0 {
+			continue
+		}
+		if _, err := endpoints.Create(ctx, c, endpoints.CreateOpts{Availability: av, Name: name, Region: Region, URL: url, ServiceID: sid}).Extract(); err != nil {
+			return fmt.Errorf("realcloud: creating the %s endpoint of %s: %w", av, name, err)
+		}
+	}
+	return nil
+}
+
+func ensureRole(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
+	pages, err := roles.List(c, roles.ListOpts{Name: name}).AllPages(ctx)
+	if err != nil {
+		return "", err
+	}
+	all, err := roles.ExtractRoles(pages)
+	if err != nil {
+		return "", err
+	}
+	if len(all) > 0 {
+		return all[0].ID, nil
+	}
+	r, err := roles.Create(ctx, c, roles.CreateOpts{Name: name}).Extract()
+	if err != nil {
+		return "", fmt.Errorf("realcloud: creating role %s: %w", name, err)
+	}
+	return r.ID, nil
+}
+
+func ensureProject(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
+	pages, err := projects.List(c, projects.ListOpts{Name: name, DomainID: "default"}).AllPages(ctx)
+	if err != nil {
+		return "", err
+	}
+	all, err := projects.ExtractProjects(pages)
+	if err != nil {
+		return "", err
+	}
+	if len(all) > 0 {
+		return all[0].ID, nil
+	}
+	pr, err := projects.Create(ctx, c, projects.CreateOpts{Name: name, DomainID: "default"}).Extract()
+	if err != nil {
+		return "", fmt.Errorf("realcloud: creating project %s: %w", name, err)
+	}
+	return pr.ID, nil
+}
+
+func ensureUser(ctx context.Context, c *gophercloud.ServiceClient, name, password, projectID string) (string, error) {
+	pages, err := users.List(c, users.ListOpts{Name: name, DomainID: "default"}).AllPages(ctx)
+	if err != nil {
+		return "", err
+	}
+	all, err := users.ExtractUsers(pages)
+	if err != nil {
+		return "", err
+	}
+	if len(all) > 0 {
+		return all[0].ID, nil
+	}
+	u, err := users.Create(ctx, c, users.CreateOpts{Name: name, DomainID: "default", Password: password, DefaultProjectID: projectID}).Extract()
+	if err != nil {
+		return "", fmt.Errorf("realcloud: creating user %s: %w", name, err)
+	}
+	return u.ID, nil
+}
+
+// Flavors are named like the lab's, so a template runs on either.
+var Flavors = []flavors.CreateOpts{
+	{ID: "1", Name: "m1.small", VCPUs: 1, RAM: 2048, Disk: gophercloud.IntToPointer(20)},
+	{ID: "2", Name: "m1.medium", VCPUs: 2, RAM: 4096, Disk: gophercloud.IntToPointer(40)},
+	{ID: "3", Name: "general.v1.small", VCPUs: 2, RAM: 4096, Disk: gophercloud.IntToPointer(20)},
+}
+
+// BaseImage is the bytes of the tier's base image: a raw disk of one MiB
+// whose first bytes name it. Nothing boots it (the servers are fakes); a
+// snapshot of a server booted from it holds the same bytes.
+func BaseImage() []byte {
+	b := make([]byte, 1<<20)
+	copy(b, "fatimage realcloud base image "+BaseImageName+"\n")
+	return b
+}
+
+// SeedResources creates the flavors, the external network "public" (admin),
+// the member's network, subnet and router to public, and the public base
+// image, idempotently; then writes clouds.yaml and the env file.
+func (t *Tier) SeedResources(ctx context.Context) error {
+	admin, err := t.Provider(ctx, true)
+	if err != nil {
+		return err
+	}
+	member, err := t.Provider(ctx, false)
+	if err != nil {
+		return err
+	}
+	compute, err := openstack.NewComputeV2(admin, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	for _, f := range Flavors {
+		if _, err := flavors.Get(ctx, compute, f.ID).Extract(); err == nil {
+			continue
+		}
+		if _, err := flavors.Create(ctx, compute, f).Extract(); err != nil {
+			return fmt.Errorf("realcloud: creating flavor %s: %w", f.Name, err)
+		}
+	}
+	anet, err := openstack.NewNetworkV2(admin, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	pub, err := ensureNetwork(ctx, anet, FloatingNetwork, external.CreateOptsExt{
+		CreateOptsBuilder: provider.CreateOptsExt{
+			CreateOptsBuilder: networks.CreateOpts{Name: FloatingNetwork, Shared: gophercloud.Enabled},
+			Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: "ext"}},
+		},
+		External: gophercloud.Enabled,
+	})
+	if err != nil {
+		return err
+	}
+	if err := ensureSubnet(ctx, anet, pub, "public-subnet", "203.0.113.0/24"); err != nil {
+		return err
+	}
+	mnet, err := openstack.NewNetworkV2(member, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	tenant, err := ensureNetwork(ctx, mnet, TenantNetwork, networks.CreateOpts{Name: TenantNetwork})
+	if err != nil {
+		return err
+	}
+	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, "10.42.0.0/24"); err != nil {
+		return err
+	}
+	if err := ensureRouter(ctx, mnet, pub, tenant); err != nil {
+		return err
+	}
+	img, err := openstack.NewImageV2(admin, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	if err := ensureBaseImage(ctx, img); err != nil {
+		return err
+	}
+	id, err := openstack.NewIdentityV3(admin, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	share, err := ensureProject(ctx, id, ShareProject)
+	if err != nil {
+		return err
+	}
+	_, err = t.WriteEnv(share)
+	return err
+}
+
+func findNetwork(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
+	pages, err := networks.List(c, networks.ListOpts{Name: name}).AllPages(ctx)
+	if err != nil {
+		return "", err
+	}
+	all, err := networks.ExtractNetworks(pages)
+	if err != nil || len(all) == 0 {
+		return "", err
+	}
+	return all[0].ID, nil
+}
+
+func ensureNetwork(ctx context.Context, c *gophercloud.ServiceClient, name string, opts networks.CreateOptsBuilder) (string, error) {
+	if id, err := findNetwork(ctx, c, name); err != nil || id != "" {
+		return id, err
+	}
+	n, err := networks.Create(ctx, c, opts).Extract()
+	if err != nil {
+		return "", fmt.Errorf("realcloud: creating network %s: %w", name, err)
+	}
+	return n.ID, nil
+}
+
+func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string) error {
+	pages, err := subnets.List(c, subnets.ListOpts{NetworkID: network}).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	if all, err := subnets.ExtractSubnets(pages); err != nil || len(all) > 0 {
+		return err
+	}
+	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: gophercloud.Disabled}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: creating subnet %s: %w", name, err)
+	}
+	return nil
+}
+
+func ensureRouter(ctx context.Context, c *gophercloud.ServiceClient, external, tenant string) error {
+	pages, err := routers.List(c, routers.ListOpts{Name: RouterName}).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	if all, err := routers.ExtractRouters(pages); err != nil || len(all) > 0 {
+		return err
+	}
+	r, err := routers.Create(ctx, c, routers.CreateOpts{Name: RouterName, GatewayInfo: &routers.GatewayInfo{NetworkID: external}}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: creating router: %w", err)
+	}
+	spages, err := subnets.List(c, subnets.ListOpts{NetworkID: tenant}).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	sn, err := subnets.ExtractSubnets(spages)
+	if err != nil || len(sn) == 0 {
+		return fmt.Errorf("realcloud: no subnet on %s: %v", TenantNetwork, err)
+	}
+	if _, err := routers.AddInterface(ctx, c, r.ID, routers.AddInterfaceOpts{SubnetID: sn[0].ID}).Extract(); err != nil {
+		return fmt.Errorf("realcloud: router interface: %w", err)
+	}
+	return nil
+}
+
+func ensureBaseImage(ctx context.Context, c *gophercloud.ServiceClient) error {
+	pages, err := images.List(c, images.ListOpts{Name: BaseImageName}).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := images.ExtractImages(pages)
+	if err != nil {
+		return err
+	}
+	for _, im := range all {
+		if im.Status == images.ImageStatusActive {
+			return nil
+		}
+	}
+	vis := images.ImageVisibilityPublic
+	im, err := images.Create(ctx, c, images.CreateOpts{
+		Name: BaseImageName, DiskFormat: "raw", ContainerFormat: "bare", Visibility: &vis,
+		Properties: map[string]string{"os_distro": "rocky", "os_version": "9.6", "os_type": "linux"},
+	}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: creating %s: %w", BaseImageName, err)
+	}
+	if err := imagedata.Upload(ctx, c, im.ID, bytes.NewReader(BaseImage())).ExtractErr(); err != nil {
+		return fmt.Errorf("realcloud: uploading %s: %w", BaseImageName, err)
+	}
+	return nil
+}

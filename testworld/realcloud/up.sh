@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# make realcloud-up: Debian's real OpenStack (Keystone, Glance, Placement,
+# Nova, Neutron, Cinder) on loopback, with MariaDB and RabbitMQ, all state
+# in $REALCLOUD_DIR (default .realcloud/). Idempotent: packages are
+# installed and databases synced once; a second run starts only what is
+# not running.
+
+# shellcheck source=testworld/realcloud/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+T0=$(date +%s)
+timing() { log "$1 after $(($(date +%s) - T0))s"; }
+
+install_packages() {
+	local missing=() p
+	while read -r p; do
+		[[ -z $p || $p == \#* ]] && continue
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done <"$HERE/packages.txt"
+	((${#missing[@]} == 0)) && return 0
+	log "installing ${missing[*]}"
+	# Debian's maintainer scripts would start every service (on the
+	# default ports, as the distribution's users): forbid it for this run.
+	local policy=/usr/sbin/policy-rc.d own_policy=
+	if [[ ! -e $policy ]]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod +x "$policy"
+		own_policy=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+	[[ -n $own_policy ]] && rm -f "$policy"
+	timing "packages installed"
+}
+
+secret() {
+	local f=$STATE/secrets/$1
+	if [[ ! -s $f ]]; then
+		head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$f"
+	fi
+	cat "$f"
+}
+
+# start NAME CMD...: run CMD in its own session in the background, log and
+# pid in the state dir, unless NAME already runs.
+start() {
+	local name=$1
+	shift
+	pid_alive "$name" && return 0
+	setsid "$@" >>"$LOG/$name.log" 2>&1 </dev/null &
+	echo $! >"$RUN/$name.pid"
+}
+
+mysql_root() { mariadb --no-defaults --socket="$RUN/mysql.sock" -uroot "$@"; }
+mysql_quiet() { mysql_root -e 'select 1' >/dev/null 2>&1; }
+
+start_mariadb() {
+	if [[ ! -d $STATE/mysql/mysql ]]; then
+		mariadb-install-db --no-defaults --datadir="$STATE/mysql" --user=root \
+			--auth-root-authentication-method=socket >"$LOG/mariadb-install.log" 2>&1
+	fi
+	start mariadb mariadbd --no-defaults --datadir="$STATE/mysql" --user=root \
+		--socket="$RUN/mysql.sock" --port="$PORT_MYSQL" --bind-address="$HOST" \
+		--pid-file="$RUN/mariadbd.pid" --character-set-server=utf8mb4 \
+		--collation-server=utf8mb4_general_ci --max-connections=1000 \
+		--innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=2 \
+		--skip-log-bin
+	wait_for mariadb 60 mysql_quiet
+	local db pw
+	pw=$(secret db)
+	for db in keystone glance placement nova_api nova nova_cell0 neutron cinder; do
+		mysql_root -e "CREATE DATABASE IF NOT EXISTS $db"
+	done
+	mysql_root -e "CREATE USER IF NOT EXISTS 'realcloud'@'127.0.0.1' IDENTIFIED BY '$pw';
+		GRANT ALL PRIVILEGES ON *.* TO 'realcloud'@'127.0.0.1'; FLUSH PRIVILEGES"
+}
+
+start_rabbitmq() {
+	mkdir -p "$STATE/rabbitmq/mnesia"
+	: >"$STATE/rabbitmq/enabled_plugins"
+	# Erlang's distribution port too listens on loopback only.
+	echo '[{kernel, [{inet_dist_use_interface, {127,0,0,1}}]}].' >"$STATE/rabbitmq/advanced.config"
+	: >"$STATE/rabbitmq/rabbitmq-env.conf"
+	printf 'loopback_users.guest = true\nlisteners.tcp.default = %s:%s\n' "$HOST" "$PORT_AMQP" >"$STATE/rabbitmq/rabbitmq.conf"
+	# The Erlang cookie lives in HOME: the state dir's, not root's.
+	HOME=$STATE/rabbitmq start rabbitmq /usr/lib/rabbitmq/bin/rabbitmq-server
+	# The AMQP listener opens once the broker has booted.
+	wait_for rabbitmq 90 port_open "$PORT_AMQP"
+}
+
+write_configs() {
+	local dbpw db rpc
+	dbpw=$(secret db)
+	db="mysql+pymysql://realcloud:$dbpw@$HOST:$PORT_MYSQL"
+	rpc="rabbit://guest:guest@$HOST:$PORT_AMQP/"
+	mkdir -p "$ETC"
+	FATCLOUD_DB=$db FATCLOUD_RPC=$rpc "$STATE/bin/realcloud" configs
+}
+
+db_sync() {
+	local done=$STATE/synced
+	mkdir -p "$done"
+	if [[ ! -e $done/keystone ]]; then
+		keystone-manage --config-file "$ETC/keystone.conf" db_sync
+		keystone-manage --config-file "$ETC/keystone.conf" fernet_setup --keystone-user root --keystone-group root
+		keystone-manage --config-file "$ETC/keystone.conf" credential_setup --keystone-user root --keystone-group root
+		keystone-manage --config-file "$ETC/keystone.conf" bootstrap --bootstrap-password "$(secret admin)" \
+			--bootstrap-admin-url "http://$HOST:$PORT_KEYSTONE/v3/" \
+			--bootstrap-internal-url "http://$HOST:$PORT_KEYSTONE/v3/" \
+			--bootstrap-public-url "http://$HOST:$PORT_KEYSTONE/v3/" \
+			--bootstrap-region-id RegionOne
+		touch "$done/keystone"
+	fi
+	if [[ ! -e $done/glance ]]; then
+		glance-manage --config-file "$ETC/glance-api.conf" db_sync
+		touch "$done/glance"
+	fi
+	if [[ ! -e $done/placement ]]; then
+		placement-manage --config-file "$ETC/placement/placement.conf" db sync
+		touch "$done/placement"
+	fi
+	if [[ ! -e $done/neutron ]]; then
+		neutron-db-manage --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini" upgrade heads
+		touch "$done/neutron"
+	fi
+	if [[ ! -e $done/nova ]]; then
+		local n=(nova-manage --config-file "$ETC/nova.conf")
+		"${n[@]}" api_db sync
+		"${n[@]}" cell_v2 map_cell0 --database_connection "mysql+pymysql://realcloud:$(secret db)@$HOST:$PORT_MYSQL/nova_cell0"
+		"${n[@]}" cell_v2 list_cells | grep -q ' cell1 ' || "${n[@]}" cell_v2 create_cell --name cell1
+		"${n[@]}" db sync
+		touch "$done/nova"
+	fi
+	if [[ ! -e $done/cinder ]]; then
+		cinder-manage --config-file "$ETC/cinder.conf" db sync
+		touch "$done/cinder"
+	fi
+	timing "databases synced"
+}
+
+# uwsgi_app NAME PORT WSGI-FILE ENV...: a WSGI API under uwsgi's HTTP
+# socket. uwsgi's plain HTTP socket does not keep connections alive, and
+# without "Connection: close" clients reuse a connection it has dropped.
+uwsgi_app() {
+	local name=$1 port=$2 file=$3
+	shift 3
+	start "$name" env "$@" uwsgi --plugin python3 --http-socket "$HOST:$port" \
+		--wsgi-file "$file" --master --processes 2 --threads 1 --die-on-term \
+		--add-header 'Connection: close' --buffer-size 65535 --lazy-apps \
+		--pidfile "$RUN/$name.uwsgi.pid"
+}
+
+# py SERVICE ARGS...: a service through python/launch.py, with the fatcloud
+# drivers on its path.
+py() { start "$1" env PYTHONPATH="$HERE/python" FATCLOUD_DISK_DIR="$STATE/disks" /usr/bin/python3 "$HERE/python/launch.py" "$@"; }
+
+start_apis() {
+	uwsgi_app keystone "$PORT_KEYSTONE" /usr/bin/keystone-wsgi-public OS_KEYSTONE_CONFIG_FILES="$ETC/keystone.conf"
+	wait_for keystone 90 port_open "$PORT_KEYSTONE"
+	timing "keystone up"
+	seed identity
+	uwsgi_app placement "$PORT_PLACEMENT" /usr/bin/placement-api OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
+	start glance glance-api --config-file "$ETC/glance-api.conf"
+	py neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
+	start nova-api nova-api --config-file "$ETC/nova.conf"
+	start nova-conductor nova-conductor --config-file "$ETC/nova.conf"
+	start nova-scheduler nova-scheduler --config-file "$ETC/nova.conf"
+	py nova-compute --config-file "$ETC/nova.conf"
+	start cinder-api cinder-api --config-file "$ETC/cinder.conf"
+	start cinder-scheduler cinder-scheduler --config-file "$ETC/cinder.conf"
+	py cinder-volume --config-file "$ETC/cinder.conf"
+	local p
+	for p in "$PORT_PLACEMENT" "$PORT_GLANCE" "$PORT_NEUTRON" "$PORT_NOVA" "$PORT_CINDER"; do
+		wait_for "the API on port $p" 180 port_open "$p"
+	done
+	timing "APIs listening"
+}
+
+compute_registered() {
+	nova-manage --config-file "$ETC/nova.conf" cell_v2 discover_hosts --strict >/dev/null 2>&1 ||
+		nova-manage --config-file "$ETC/nova.conf" cell_v2 list_hosts 2>/dev/null | grep -q realcloud
+}
+
+seed() {
+	"$STATE/bin/realcloud" seed "$1"
+}
+
+main() {
+	[[ $(id -u) == 0 ]] || die "needs root (packages, daemons as root)"
+	install_packages
+	mkdir -p "$STATE/secrets" "$RUN" "$LOG" "$STATE/disks" "$STATE/volumes" "$STATE/images" "$STATE/lock"
+	chmod 700 "$STATE" "$STATE/secrets"
+	secret admin >/dev/null
+	(cd "$ROOT" && go build -o "$STATE/bin/realcloud" ./testworld/cmd/realcloud)
+	secret member >/dev/null
+	write_configs
+	start_mariadb
+	timing "mariadb up"
+	start_rabbitmq
+	timing "rabbitmq up"
+	db_sync
+	start_apis
+	wait_for "nova-compute's host in cell1" 120 compute_registered
+	seed resources
+	timing "ready; env in $STATE/env"
+}
+
+main "$@"
