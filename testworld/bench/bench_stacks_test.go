@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -112,10 +113,7 @@ func BenchmarkWholeBuild(b *testing.B) {
 	requireLab(b)
 	p := packertest.Setup(b)
 	InstallOfficial(b, p)
-	w, err := NewWorkload(theLab, "control")
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := benchWorkload(b)
 	runs := map[string][]*stackRun{}
 	var rows [][]string
 	for b.Loop() {
@@ -154,23 +152,22 @@ func BenchmarkWholeBuild(b *testing.B) {
 		header = append(header, m.name+" s")
 	}
 	header = append(header, "reboots", "secret hits", "resources left")
-	profile := os.Getenv("LAB_PROFILE")
-	if profile == "" {
-		profile = "fast"
-	}
+	profile := profileName()
 	t := Table{
 		Title:  fmt.Sprintf("Whole packer build (profile %s): fatimage-openstack + fatimage vs official openstack + ansible", profile),
 		Header: header,
 		Rows:   rows,
 		Notes: []string{
 			fmt.Sprintf("median wall: fatimage %s s, official+expert %s s, official+appliance %s s", secs(ours.wall), secs(ex.wall), secs(ap.wall)),
-			fmt.Sprintf("RATIO whole-build fatimage/official+expert = %.3f (goal <= 0.5: %s)", ratio(ours.wall, ex.wall), met(ratio(ours.wall, ex.wall) <= 0.5)),
-			fmt.Sprintf("RATIO whole-build fatimage/official+appliance = %.3f", ratio(ours.wall, ap.wall)),
-			fmt.Sprintf("provisioning phase: fatimage %s s, official+expert %s s (ratio %.3f), official+appliance %s s (ratio %.3f)",
-				secs(ours.phases[2].Took), secs(ex.phases[2].Took), ratio(ours.phases[2].Took, ex.phases[2].Took),
-				secs(ap.phases[2].Took), ratio(ours.phases[2].Took, ap.phases[2].Took)),
-			fmt.Sprintf("fatimage: %s dnf command(s), %s reboot(s); end states equal but for the allow-list (%d entries): %s",
-				ours.dnf, ours.reboots, len(EndStateAllowList), strings.Join(eq, "; ")),
+			fmt.Sprintf("GOAL whole build (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile, ratio(ours.wall, ex.wall), secs(ours.wall), secs(ex.wall), met(ratio(ours.wall, ex.wall) <= 0.5)),
+			fmt.Sprintf("GOAL whole build (%s): fatimage / official+appliance = %.3f (%s s / %s s; no goal)", profile, ratio(ours.wall, ap.wall), secs(ours.wall), secs(ap.wall)),
+			fmt.Sprintf("GOAL provisioning phase (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile,
+				ratio(ours.phases[2].Took, ex.phases[2].Took), secs(ours.phases[2].Took), secs(ex.phases[2].Took), met(ratio(ours.phases[2].Took, ex.phases[2].Took) <= 0.5)),
+			fmt.Sprintf("provisioning phase: official+appliance %s s (fatimage / it = %.3f)", secs(ap.phases[2].Took), ratio(ours.phases[2].Took, ap.phases[2].Took)),
+			fmt.Sprintf("GOAL dnf commands per fat build (fatimage) = %s (goal <= 2: %s)", ours.dnf, met(atoi(ours.dnf) <= 2 && ours.dnf != "")),
+			fmt.Sprintf("GOAL reboots of a fat build without kernel-dependent steps (fatimage) = %s (goal 0: %s); the expert playbook rebooted: %s",
+				ours.reboots, met(ours.reboots == "0"), ex.reboots),
+			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; ")),
 		},
 	}
 	t.Print(os.Stdout)
@@ -198,6 +195,35 @@ func BenchmarkWholeBuild(b *testing.B) {
 	b.ReportMetric(ex.wall.Seconds(), "official-expert-s")
 	b.ReportMetric(ap.wall.Seconds(), "official-appliance-s")
 	b.ReportMetric(ratio(ours.wall, ex.wall), "fatimage/official-expert")
+}
+
+// benchWorkload is the control group's job plus, unless BENCH_WORKLOAD=lab,
+// the generated realistic repository.
+func benchWorkload(b *testing.B) *Workload {
+	b.Helper()
+	w, err := NewWorkload(theLab, "control")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if spec, ok := WorkloadSpec(); ok {
+		start := time.Now()
+		if err := w.AddRealistic(theLab, labtest.CacheDir(), spec, b.Logf); err != nil {
+			b.Fatal(err)
+		}
+		r := w.Realistic
+		fmt.Printf("\n== Workload: the control group's sets plus a generated repository of %d packages, %.0f MiB of RPMs, %d top-level packages, %d layers of Requires (%s; %s)\n\n",
+			r.Spec.Packages, float64(r.Bytes)/(1<<20), len(r.Tops), r.Spec.Depth,
+			map[bool]string{true: "built in " + time.Since(start).Round(time.Second).String(), false: "from the cache"}[r.BuildTook > 0], r.Hash)
+	}
+	return w
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func met(ok bool) string {

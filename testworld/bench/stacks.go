@@ -251,6 +251,16 @@ func (b *Build) WaitFor(re *regexp.Regexp, timeout time.Duration) bool {
 	}
 }
 
+// Exited reports whether packer has exited.
+func (b *Build) Exited() bool {
+	select {
+	case <-b.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Interrupt sends SIGINT to packer's process group, as Ctrl-C does.
 func (b *Build) Interrupt() error { return syscall.Kill(-b.cmd.Process.Pid, syscall.SIGINT) }
 

@@ -341,18 +341,7 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 		for _, a := range chunks[i] {
 			files = append(files, filepath.Join(rpmsDir, a.file))
 		}
-		args := []string{
-			"--define", "__gpg /usr/bin/gpg",
-			"--define", "_gpg_path " + home.dir,
-			"--define", "_gpg_name " + key.Fingerprint,
-			"--addsign",
-		}
-		cmd := exec.Command("rpmsign", append(args, files...)...)
-		cmd.Env = append(home.env(), "HOME="+home.dir) // keep rpm away from ~/.rpmdb
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("rpmsign: %v: %s", err, out)
-		}
-		return nil
+		return home.sign(key, files)
 	})
 	if err != nil {
 		return nil, err

@@ -143,3 +143,19 @@ func (h *gpgHome) close() {
 	_ = cmd.Run()
 	os.RemoveAll(h.dir)
 }
+
+// sign adds key's signature to the RPM files (the key imported into h).
+func (h *gpgHome) sign(key *signingKey, files []string) error {
+	args := []string{
+		"--define", "__gpg /usr/bin/gpg",
+		"--define", "_gpg_path " + h.dir,
+		"--define", "_gpg_name " + key.Fingerprint,
+		"--addsign",
+	}
+	cmd := exec.Command("rpmsign", append(args, files...)...)
+	cmd.Env = append(h.env(), "HOME="+h.dir) // keep rpm away from ~/.rpmdb
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("rpmsign: %v: %s", err, out)
+	}
+	return nil
+}
