@@ -64,3 +64,23 @@ func TestWorkloadSmall(t *testing.T) {
 		t.Errorf("second build: %v, took %v, dir %s", err, again.BuildTook, again.Dir)
 	}
 }
+
+func TestWorkloadLayers(t *testing.T) {
+	sizes, err := RealWorkload.layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for i, n := range sizes {
+		sum += n
+		if i > 0 && n > 2*sizes[i-1] {
+			t.Errorf("layer %d has %d packages, more than twice the %d above", i, n, sizes[i-1])
+		}
+	}
+	if sum != RealWorkload.Packages || len(sizes) != RealWorkload.Depth {
+		t.Errorf("layers %v", sizes)
+	}
+	if _, err := (WorkloadSpec{Packages: 1000, Tops: 2, Depth: 3}).layers(); err == nil {
+		t.Error("1000 packages in 3 layers from 2 tops: no error")
+	}
+}
