@@ -9,7 +9,8 @@
 # Environment: PACKER_BIN (default .tools/bin/packer), OFFICIAL_PLUGIN_DIR
 # (default .tools/bin, see make official-tools), BENCH_ROUNDS (default 1
 # here: the machine is shared, one round of each contender per profile),
-# BENCH_WORKLOAD (default the realistic generated repository).
+# BENCH_WORKLOAD (default the realistic generated repository), BENCH_FROM
+# (regenerate the docs from the raw output directory of an earlier run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=false
@@ -19,7 +20,6 @@ export FATIMAGE_E2E=1
 export PACKER_BIN="${PACKER_BIN:-$PWD/.tools/bin/packer}"
 export BENCH_ROUNDS="${BENCH_ROUNDS:-1}"
 out=$(mktemp -d /tmp/fatimage-bench.XXXXXX)
-echo "benchmarks: raw output in $out" >&2
 
 # Packages that define a benchmark: every other lab package would start
 # (and stop) a lab for nothing.
@@ -33,11 +33,24 @@ run() {
   LAB_PROFILE=$profile go test -p 1 -count 1 -run '^$' -bench "$re" -benchtime 1x -timeout 240m "$@" 2>&1 | tee -a "$out/$profile.txt"
 }
 
-started=$(date -u +%Y-%m-%dT%H:%MZ)
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-run realistic . "${pkgs[@]}"
-run fast 'WholeBuild|Builder' ./testworld/bench/
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "${BENCH_FROM:-}" ]; then
+  # regenerate the docs from an earlier run's raw output (its directory)
+  out=$BENCH_FROM
+else
+  {
+    echo "started=$(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "load_before='$(cut -d' ' -f1-3 /proc/loadavg)'"
+    echo "commit=$(git rev-parse --short HEAD)"
+    echo "dirty=$(git status --porcelain --untracked-files=no | wc -l)"
+  } > "$out/meta"
+  echo "benchmarks: raw output in $out" >&2
+  run realistic . "${pkgs[@]}"
+  run fast 'WholeBuild|Builder' ./testworld/bench/
+  echo "load_after='$(cut -d' ' -f1-3 /proc/loadavg)'" >> "$out/meta"
+fi
+started='' load_before='' load_after='' commit='' dirty=0
+# shellcheck source=/dev/null
+. "$out/meta"
 
 if grep -q -- '^--- FAIL\|^FAIL' "$out/realistic.txt" "$out/fast.txt"; then
   echo "benchmarks: a benchmark failed (see $out); the docs are not regenerated" >&2
@@ -54,8 +67,7 @@ goals() {
   grep -h '^ *GOAL ' "$@" | sed 's/^ *GOAL /- /'
 }
 
-commit=$(git rev-parse --short HEAD)
-if [ -n "$(git status --porcelain --untracked-files=no)" ]; then commit="$commit (with uncommitted changes)"; fi
+if [ "$dirty" != 0 ]; then commit="$commit (with uncommitted changes)"; fi
 machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, kernel $(uname -r), $(sed -n "s/^PRETTY_NAME=//p" /etc/os-release | tr -d '"')"
 tools="$(go version | cut -d' ' -f3), $($PACKER_BIN version | head -1), ansible-core $(dpkg-query -W -f='${Version}' ansible-core), ansible (collections) $(dpkg-query -W -f='${Version}' ansible), Python $(python3 -c 'import platform; print(platform.python_version())')"
 
@@ -81,7 +93,13 @@ generated section of [reliability.md](reliability.md).
 
 ## Goals
 
-$(goals "$out/realistic.txt" "$out/fast.txt")
+Realistic profile (the headline):
+
+$(goals "$out/realistic.txt")
+
+Fast profile:
+
+$(goals "$out/fast.txt")
 
 ## What is real and what is simulated
 
@@ -132,6 +150,13 @@ $(tables "$out/realistic.txt")
 ## Second table: fast profile
 
 $(tables "$out/fast.txt")
+
+## Every benchmark's metrics (\`b.ReportMetric\`), both profiles
+
+\`\`\`text
+$(grep -h '^Benchmark' "$out/realistic.txt" | sed 's/^/realistic  /')
+$(grep -h '^Benchmark' "$out/fast.txt" | sed 's/^/fast       /')
+\`\`\`
 
 ## How each contender runs
 
