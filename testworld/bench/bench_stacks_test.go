@@ -191,6 +191,11 @@ func BenchmarkWholeBuild(b *testing.B) {
 		}
 		(&Table{Title: "Steps of " + r.stack.Name + " (median run)", Header: []string{"step or task", "s", "phase"}, Rows: tr}).Print(os.Stdout)
 	}
+	var al [][]string
+	for _, a := range EndStateAllowList {
+		al = append(al, []string{"/" + a.Pattern, a.Why})
+	}
+	(&Table{Title: "End-state allow-list: where the images may differ, and why", Header: []string{"path", "why"}, Rows: al}).Print(os.Stdout)
 	b.ReportMetric(ours.wall.Seconds(), "fatimage-s")
 	b.ReportMetric(ex.wall.Seconds(), "official-expert-s")
 	b.ReportMetric(ap.wall.Seconds(), "official-appliance-s")
