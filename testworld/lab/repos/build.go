@@ -328,21 +328,13 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 
 	// Sign.
 	t0 = time.Now()
-	home, err := newGPGHome()
-	if err != nil {
-		return nil, err
-	}
-	defer home.close()
-	if _, err := home.run(key.Secret, "--import"); err != nil {
-		return nil, fmt.Errorf("importing lab key: %w", err)
-	}
-	err = parallel(len(chunks), func(i int) error {
-		var files []string
-		for _, a := range chunks[i] {
-			files = append(files, filepath.Join(rpmsDir, a.file))
+	groups := make([][]string, len(chunks))
+	for i, c := range chunks {
+		for _, a := range c {
+			groups[i] = append(groups[i], filepath.Join(rpmsDir, a.file))
 		}
-		return home.sign(key, files)
-	})
+	}
+	err = signAll(key, groups)
 	if err != nil {
 		return nil, err
 	}

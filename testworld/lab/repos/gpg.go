@@ -159,3 +159,17 @@ func (h *gpgHome) sign(key *signingKey, files []string) error {
 	}
 	return nil
 }
+
+// signAll signs each group of RPM files with key, groups in parallel, in
+// a throwaway GnuPG home holding the key.
+func signAll(key *signingKey, groups [][]string) error {
+	home, err := newGPGHome()
+	if err != nil {
+		return err
+	}
+	defer home.close()
+	if _, err := home.run(key.Secret, "--import"); err != nil {
+		return fmt.Errorf("importing lab key: %w", err)
+	}
+	return parallel(len(groups), func(i int) error { return home.sign(key, groups[i]) })
+}

@@ -299,19 +299,11 @@ cp -a %s/. %%{buildroot}/
 	if len(files) != s.Packages {
 		return nil, fmt.Errorf("workload: rpmbuild made %d packages, want %d", len(files), s.Packages)
 	}
-	home, err := newGPGHome()
-	if err != nil {
-		return nil, err
+	var groups [][]string
+	for lo := 0; lo < len(files); lo += wlChunk {
+		groups = append(groups, files[lo:min(lo+wlChunk, len(files))])
 	}
-	defer home.close()
-	if _, err := home.run(key.Secret, "--import"); err != nil {
-		return nil, fmt.Errorf("importing lab key: %w", err)
-	}
-	err = parallel(len(chunks), func(c int) error {
-		lo, hi := c*wlChunk, min((c+1)*wlChunk, len(files))
-		return home.sign(key, files[lo:hi])
-	})
-	if err != nil {
+	if err := signAll(key, groups); err != nil {
 		return nil, err
 	}
 	repo := filepath.Join(work, "repo")
