@@ -187,7 +187,11 @@ func BenchmarkWholeBuild(b *testing.B) {
 	for _, r := range []*stackRun{ours, ex, ap} {
 		var tr [][]string
 		for _, s := range r.steps {
-			tr = append(tr, []string{s.Name, secs(s.Took), GroupOf(s.Name)})
+			name := s.Name
+			if len(name) > 72 {
+				name = name[:69] + "..."
+			}
+			tr = append(tr, []string{name, secs(s.Took), GroupOf(s.Name)})
 		}
 		(&Table{Title: "Steps of " + r.stack.Name + " (median run)", Header: []string{"step or task", "s", "phase"}, Rows: tr}).Print(os.Stdout)
 	}
