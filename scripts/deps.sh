@@ -13,6 +13,7 @@ packages=(
   python3-openstackclient                           # the official CLI, checked against the cloud double
   e2fsprogs qemu-utils                              # the lab's Glance: disk images (mkfs.ext4 -d, qemu-img convert)
   ansible-core python3-requests python3-bs4         # make bench: the playbook and the Python listing comparison
+  ansible                                           # make bench: the collections (ansible.posix's profile_tasks times each task)
   python3-venv python3-pip                          # the lab VMs' venvs and pip; the plugin's host-side pip download
   docker-registry                                   # the lab's OCI registry (the distribution registry)
   shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included

@@ -202,7 +202,11 @@ func (s *state) runScriptMode(ctx context.Context, step string, sc *vmScript, st
 	// uploaded files) is written by the command that runs it.
 	remoteCmd := cmd
 	if len(full) <= inlineScriptMax {
-		remoteCmd = fmt.Sprintf("umask 077 && printf %%s %s | base64 -d > %s && %s",
+		// umask 077 only while the script is written: the script itself
+		// runs under the login's umask (022), or every file it makes
+		// (grafana plugins, unpacked binaries) would be unreadable to the
+		// services that run as their own users.
+		remoteCmd = fmt.Sprintf("(umask 077 && printf %%s %s | base64 -d > %s) && %s",
 			base64.StdEncoding.EncodeToString([]byte(full)), shQuote(remote), cmd)
 	} else if err := s.upload(remote, []byte(full)); err != nil {
 		return "", fmt.Errorf("fatimage %s: uploading script: %w", step, err)

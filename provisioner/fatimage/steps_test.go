@@ -24,7 +24,7 @@ type scriptComm struct {
 	steps []string
 }
 
-var reInlineScript = regexp.MustCompile(`^umask 077 && printf %s (\S+) \| base64 -d > '([^']+)'`)
+var reInlineScript = regexp.MustCompile(`^\(umask 077 && printf %s (\S+) \| base64 -d > '([^']+)'\)`)
 
 func (c *scriptComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 	out, errOut := "", ""

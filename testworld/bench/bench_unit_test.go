@@ -99,3 +99,65 @@ func checkPlaybook(t *testing.T, pb []byte) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+func TestProfileTasksAndGroups(t *testing.T) {
+	out := "    openstack.lab: ===============================================================================\n" +
+		"    openstack.lab: Gathering Facts --------------------------------------------------------- 1.50s\n" +
+		"    openstack.lab: Update every package ------------------------------------------------ 12.25s\n" +
+		"    openstack.lab: Reboot -------------------------------------------------------------- 30.00s\n" +
+		"    openstack.lab: Fetch and check the monitoring binaries ----------------------------- 0.75s\n" +
+		"    openstack.lab: Playbook run took 0 days, 0 hours, 0 minutes, 44 seconds\n"
+	ps := ProfileTasks(out)
+	if len(ps) != 4 || ps[1].Name != "Update every package" || ps[1].Took != 12250*time.Millisecond {
+		t.Fatalf("%+v", ps)
+	}
+	g := Grouped(ps)
+	if g["facts"] != 1500*time.Millisecond || g["reboot"] != 30*time.Second || g["binaries"] != 750*time.Millisecond ||
+		g["packages (update, install, remove)"] != 12250*time.Millisecond {
+		t.Errorf("%v", g)
+	}
+	for name, want := range map[string]string{
+		"packages: update, install 12 package(s)": "packages (update, install, remove)",
+		"repositories":           "repos and keys",
+		"disabling repositories": "rest (services, plugins, cleanup, image.json)",
+		"Grafana plugins, services, binaries and cleanup":      "rest (services, plugins, cleanup, image.json)",
+		"Write and import the GPG keys, write every repo file": "repos and keys",
+		"Create users with fixed ids":                          "users",
+		"Check whether a reboot is needed":                     "reboot",
+	} {
+		if got := GroupOf(name); got != want {
+			t.Errorf("GroupOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestProvisionerSteps(t *testing.T) {
+	t0 := time.Now()
+	lines := []Line{
+		{t0, "==> lab: Connected to SSH!"},
+		{t0.Add(time.Second), "==> lab: fatimage: repositories"},
+		{t0.Add(3 * time.Second), "==> lab: fatimage: packages: update"},
+		{t0.Add(4 * time.Second), "    lab: Installing..."},
+		{t0.Add(10 * time.Second), "==> lab: Stopping server abc..."},
+	}
+	ps := ProvisionerSteps(lines)
+	if len(ps) != 2 || ps[0].Took != 2*time.Second || ps[1].Name != "packages: update" || ps[1].Took != 7*time.Second {
+		t.Errorf("%+v", ps)
+	}
+}
+
+func TestEndStateDiff(t *testing.T) {
+	a := &EndState{Packages: []string{"a-1", "b-1"}, Users: []string{"u:1:1:/h:/bin/sh"},
+		Files: map[string]string{"etc/x": "file 0644 0:0 aa", "var/log/dnf.log": "file 0644 0:0 11", "var/lib/rpm/rpmdb.sqlite": "file 0644 0:0 1"}}
+	b := &EndState{Packages: []string{"a-1", "b-2"}, Users: []string{"u:1:1:/h:/bin/sh"},
+		Files: map[string]string{"etc/x": "file 0600 0:0 aa", "var/log/dnf.log": "file 0644 0:0 22", "etc/ssh/ssh_host_rsa_key": "file 0600 0:0 9", "etc/y": "deleted"}}
+	d := a.Diff(b, EndStateAllowList)
+	want := []string{"package only in the first: b-1", "package only in the second: b-2",
+		"file differs: /etc/x (file 0644 0:0 aa vs file 0600 0:0 aa)", "file only in the second: /etc/y (deleted)"}
+	if strings.Join(d, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diff:\n%s", strings.Join(d, "\n"))
+	}
+	if d := a.Diff(a, nil); len(d) != 0 {
+		t.Errorf("self diff: %v", d)
+	}
+}

@@ -2,12 +2,15 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // Workload is one fat-image job, given to the provisioner as its
@@ -29,6 +32,11 @@ type Workload struct {
 	// ReleaseBaseURL is the lab's release server as release_base_url.
 	ReleaseBaseURL string
 	UpdateExclude  []string
+	// Packages are installed besides the groups' sets (the provisioner's
+	// `packages`; one more set for the playbooks): the realistic workload.
+	Packages []string
+	// Realistic is the generated repository AddRealistic added.
+	Realistic *repos.WorkloadRepo
 }
 
 // PackageSet is one inventory group's packages (one dnf task in the playbook).
@@ -141,6 +149,7 @@ func (w *Workload) ProvisionerConfig() map[string]any {
 		"groups":             w.Groups,
 		"binaries":           bins,
 		"release_base_url":   w.ReleaseBaseURL,
+		"packages":           w.Packages,
 		"skip_cleanup_steps": SkipCleanup,
 		// the playbook does not move the login user's home
 		"move_login_home": false,
@@ -170,4 +179,39 @@ func (w *Workload) AnsibleVars() map[string]any {
 		"users": w.Users, "binaries": w.Binaries, "grafana_plugins": plugins,
 		"services": w.Services, "update_exclude": w.UpdateExclude,
 	}
+}
+
+// WorkloadSpec is the realistic workload's size: repos.RealWorkload unless
+// BENCH_WORKLOAD=small (a tenth of it, for a quick look) or lab (none:
+// only the lab's stand-ins).
+func WorkloadSpec() (repos.WorkloadSpec, bool) {
+	switch os.Getenv("BENCH_WORKLOAD") {
+	case "lab":
+		return repos.WorkloadSpec{}, false
+	case "small":
+		return repos.WorkloadSpec{Packages: 100, TotalBytes: 40 << 20, Tops: 4, Depth: 6}, true
+	}
+	return repos.RealWorkload, true
+}
+
+// AddRealistic builds (once; cached and content-hashed beside the lab's
+// repositories, signed with the same lab key) the generated workload
+// repository, serves it from the lab's Pulp double behind the Ark
+// credentials and adds it and its top-level packages to w.
+func (w *Workload) AddRealistic(l *lab.Lab, cacheDir string, spec repos.WorkloadSpec, logf func(string, ...any)) error {
+	wr, err := repos.BuildWorkload(filepath.Join(cacheDir, "repos"), spec, logf)
+	if err != nil {
+		return err
+	}
+	l.Pulp.AddDistribution(pulpfake.Distribution{BasePath: wr.BasePath(), Dir: wr.Dir,
+		Guard: &pulpfake.Guard{Users: map[string]string{lab.ArkUser: l.ArkPassword}}})
+	w.Repos = append(w.Repos, map[string]any{
+		"name": wr.RepoName, "repo_file": wr.RepoFile, "repo_name": wr.RepoName,
+		"baseurl": strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + wr.BasePath(),
+		"path":    wr.PulpPath, "timestamp": wr.Timestamp, "gpgcheck": true,
+	})
+	w.Packages = wr.Tops
+	w.Sets = append(w.Sets, PackageSet{Name: "workload", Packages: wr.Tops, EnableRepos: []string{}})
+	w.Realistic = wr
+	return nil
 }

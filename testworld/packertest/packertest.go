@@ -134,6 +134,13 @@ func (p *Packer) Run(t testing.TB, dir string, env []string, args ...string) Res
 	return r
 }
 
+// Command is the packer command Run and Start use (private plugin
+// directory, no colour, no checkpoint), for callers that read its output
+// as it comes (the benchmarks stamp each line with the time it arrived).
+func (p *Packer) Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	return p.command(ctx, dir, env, args...)
+}
+
 // command prepares packer with the private plugin directory.
 func (p *Packer) command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, p.Bin, args...)

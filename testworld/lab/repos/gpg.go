@@ -143,3 +143,33 @@ func (h *gpgHome) close() {
 	_ = cmd.Run()
 	os.RemoveAll(h.dir)
 }
+
+// sign adds key's signature to the RPM files (the key imported into h).
+func (h *gpgHome) sign(key *signingKey, files []string) error {
+	args := []string{
+		"--define", "__gpg /usr/bin/gpg",
+		"--define", "_gpg_path " + h.dir,
+		"--define", "_gpg_name " + key.Fingerprint,
+		"--addsign",
+	}
+	cmd := exec.Command("rpmsign", append(args, files...)...)
+	cmd.Env = append(h.env(), "HOME="+h.dir) // keep rpm away from ~/.rpmdb
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("rpmsign: %v: %s", err, out)
+	}
+	return nil
+}
+
+// signAll signs each group of RPM files with key, groups in parallel, in
+// a throwaway GnuPG home holding the key.
+func signAll(key *signingKey, groups [][]string) error {
+	home, err := newGPGHome()
+	if err != nil {
+		return err
+	}
+	defer home.close()
+	if _, err := home.run(key.Secret, "--import"); err != nil {
+		return fmt.Errorf("importing lab key: %w", err)
+	}
+	return parallel(len(groups), func(i int) error { return home.sign(key, groups[i]) })
+}

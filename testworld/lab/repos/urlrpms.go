@@ -83,7 +83,7 @@ func BuildURLRPMs(o Options) (map[string][]byte, error) {
 		return nil, err
 	}
 	if len(signed) > 0 {
-		if err := signRPMs(key, [][]string{signed}); err != nil {
+		if err := signAll(key, [][]string{signed}); err != nil {
 			return nil, err
 		}
 	}

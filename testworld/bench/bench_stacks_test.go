@@ -1,0 +1,243 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+)
+
+// stackRun is one whole build of one stack.
+type stackRun struct {
+	stack    Stack
+	wall     time.Duration
+	phases   []Phase
+	steps    []Phase // provisioner steps or Ansible tasks
+	state    *EndState
+	secrets  int // secret hits in output, PACKER_LOG and the image's files
+	files    int // image files scanned
+	leftover int
+	reboots  string
+	dnf      string
+}
+
+// runStack runs one whole `packer build` of s and reads its image.
+func runStack(b *testing.B, p *packertest.Packer, s Stack, w *Workload, round int) *stackRun {
+	b.Helper()
+	dir := b.TempDir()
+	name := fmt.Sprintf("bench-stack-%s-%d-%d", strings.ReplaceAll(s.Name, "+", "-"), round, time.Now().UnixNano()%1e6)
+	if err := s.WriteTemplate(theLab, w, dir, name); err != nil {
+		b.Fatal(err)
+	}
+	before := theLab.Status().Total()
+	bd := StartBuild(b, p, theLab, dir)
+	bd.Wait(b, 60*time.Minute)
+	out := bd.Output()
+	if bd.Exit != 0 {
+		b.Fatalf("%s: packer build exited %d:\n%s", s.Name, bd.Exit, tail(out, 60))
+	}
+	r := &stackRun{stack: s, wall: bd.Wall(), phases: bd.Phases()}
+	if s.Official() {
+		r.steps = ProfileTasks(out)
+		if len(r.steps) == 0 {
+			b.Fatalf("%s: no profile_tasks figures in the output (is Debian's ansible package, with ansible.posix, installed?):\n%s", s.Name, tail(out, 40))
+		}
+		r.reboots = ansibleTaskOutcome(out, "Reboot")
+	} else {
+		r.steps = ProvisionerSteps(bd.Lines())
+		if m := regexp.MustCompile(`fatimage: done: (\d+) dnf command\(s\), (\d+) reboot\(s\)`).FindStringSubmatch(out); m != nil {
+			r.dnf, r.reboots = m[1], m[2]
+		}
+	}
+	list := buildtest.ListImages(b, theLab, name)
+	if len(list) != 1 {
+		b.Fatalf("%s: want one image named %s, got %d", s.Name, name, len(list))
+	}
+	upper := buildtest.ImageFiles(b, theLab, list[0].ID)
+	st, err := ReadEndState(upper)
+	if err != nil {
+		b.Fatalf("%s: %v", s.Name, err)
+	}
+	r.state = st
+	log, _ := os.ReadFile(bd.Log)
+	r.secrets = SecretHits(theLab, []byte(out)) + SecretHits(theLab, log)
+	hits, files, err := SecretHitsInTree(theLab, upper)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.secrets += hits
+	r.files = files
+	deleteImage(b, name)
+	r.leftover = settledTotal(theLab) - before
+	return r
+}
+
+// ansibleTaskOutcome is how the Ansible task named task ended: "ran",
+// "skipped" or "" when it did not run.
+func ansibleTaskOutcome(out, task string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, "TASK ["+task+"]") {
+			continue
+		}
+		for _, n := range lines[i+1:] {
+			switch {
+			case strings.Contains(n, "skipping:"):
+				return "0 (skipped)"
+			case strings.Contains(n, "changed:"), strings.Contains(n, "ok:"):
+				return "1"
+			case strings.Contains(n, "TASK ["):
+				return ""
+			}
+		}
+	}
+	return ""
+}
+
+// BenchmarkWholeBuild runs whole `packer build`s of the fat image side by
+// side on the lab: ours (fatimage-openstack + fatimage) against today's
+// stack (the official openstack builder + the official ansible
+// provisioner) running the expert-tuned and the appliance-style playbook.
+// Same source image, snapshots and package sets; the images' end states
+// (rpm -qa, users, groups, every file the build wrote) must match but for
+// EndStateAllowList, or the benchmark fails.
+func BenchmarkWholeBuild(b *testing.B) {
+	requireLab(b)
+	p := packertest.Setup(b)
+	InstallOfficial(b, p)
+	w := benchWorkload(b)
+	runs := map[string][]*stackRun{}
+	var rows [][]string
+	for b.Loop() {
+		for round := range rounds() {
+			for i := range Stacks {
+				s := Stacks[(i+round)%len(Stacks)]
+				r := runStack(b, p, s, w, round)
+				runs[s.Name] = append(runs[s.Name], r)
+				row := []string{strconv.Itoa(round + 1), s.Name, secs(r.wall)}
+				for _, ph := range r.phases {
+					row = append(row, secs(ph.Took))
+				}
+				rows = append(rows, append(row, r.reboots, strconv.Itoa(r.secrets), strconv.Itoa(r.leftover)))
+			}
+		}
+	}
+	// The end states: every image against ours of the first round.
+	ref := runs["fatimage"][0].state
+	var eq []string
+	for _, s := range Stacks {
+		for i, r := range runs[s.Name] {
+			if d := ref.Diff(r.state, EndStateAllowList); len(d) > 0 {
+				b.Errorf("%s round %d: its image differs from fatimage's beyond the allow-list:\n  %s", s.Name, i+1, strings.Join(d, "\n  "))
+			}
+		}
+		eq = append(eq, fmt.Sprintf("%s %d packages, %d users, %d files", s.Name, len(runs[s.Name][0].state.Packages), len(runs[s.Name][0].state.Users), len(runs[s.Name][0].state.Files)))
+	}
+	med := func(name string) *stackRun {
+		rs := append([]*stackRun(nil), runs[name]...)
+		sort.Slice(rs, func(i, j int) bool { return rs[i].wall < rs[j].wall })
+		return rs[(len(rs)-1)/2]
+	}
+	ours, ex, ap := med("fatimage"), med("official+expert"), med("official+appliance")
+	header := []string{"round", "stack", "wall s"}
+	for _, m := range phaseMarks {
+		header = append(header, m.name+" s")
+	}
+	header = append(header, "reboots", "secret hits", "resources left")
+	profile := profileName()
+	t := Table{
+		Title:  fmt.Sprintf("Whole packer build (profile %s): fatimage-openstack + fatimage vs official openstack + ansible", profile),
+		Header: header,
+		Rows:   rows,
+		Notes: []string{
+			fmt.Sprintf("median wall: fatimage %s s, official+expert %s s, official+appliance %s s", secs(ours.wall), secs(ex.wall), secs(ap.wall)),
+			fmt.Sprintf("GOAL whole build (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile, ratio(ours.wall, ex.wall), secs(ours.wall), secs(ex.wall), met(ratio(ours.wall, ex.wall) <= 0.5)),
+			fmt.Sprintf("GOAL whole build (%s): fatimage / official+appliance = %.3f (%s s / %s s; no goal)", profile, ratio(ours.wall, ap.wall), secs(ours.wall), secs(ap.wall)),
+			fmt.Sprintf("GOAL provisioning phase (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile,
+				ratio(ours.phases[2].Took, ex.phases[2].Took), secs(ours.phases[2].Took), secs(ex.phases[2].Took), met(ratio(ours.phases[2].Took, ex.phases[2].Took) <= 0.5)),
+			fmt.Sprintf("provisioning phase: official+appliance %s s (fatimage / it = %.3f)", secs(ap.phases[2].Took), ratio(ours.phases[2].Took, ap.phases[2].Took)),
+			fmt.Sprintf("GOAL dnf commands per fat build (fatimage) = %s (goal <= 2: %s)", ours.dnf, met(atoi(ours.dnf) <= 2 && ours.dnf != "")),
+			fmt.Sprintf("GOAL reboots of a fat build without kernel-dependent steps (fatimage) = %s (goal 0: %s); the expert playbook rebooted: %s",
+				ours.reboots, met(ours.reboots == "0"), ex.reboots),
+			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; ")),
+		},
+	}
+	t.Print(os.Stdout)
+	// Per phase of provisioning (median runs): the provisioner's steps and
+	// profile_tasks' per-task times grouped alike.
+	g := []map[string]time.Duration{Grouped(ours.steps), Grouped(ex.steps), Grouped(ap.steps)}
+	var prow [][]string
+	for _, grp := range ProvisioningGroups {
+		prow = append(prow, []string{grp, secs(g[0][grp]), secs(g[1][grp]), fmt.Sprintf("%.2f", ratio(g[0][grp], g[1][grp])), secs(g[2][grp])})
+	}
+	pt := Table{
+		Title:  "Provisioning by phase (median runs; fatimage's step lines vs profile_tasks)",
+		Header: []string{"phase", "fatimage s", "official+expert s", "ratio", "official+appliance s"},
+		Rows:   prow,
+	}
+	pt.Print(os.Stdout)
+	for _, r := range []*stackRun{ours, ex, ap} {
+		var tr [][]string
+		for _, s := range r.steps {
+			name := s.Name
+			if len(name) > 72 {
+				name = name[:69] + "..."
+			}
+			tr = append(tr, []string{name, secs(s.Took), GroupOf(s.Name)})
+		}
+		(&Table{Title: "Steps of " + r.stack.Name + " (median run)", Header: []string{"step or task", "s", "phase"}, Rows: tr}).Print(os.Stdout)
+	}
+	var al [][]string
+	for _, a := range EndStateAllowList {
+		al = append(al, []string{"/" + a.Pattern, a.Why})
+	}
+	(&Table{Title: "End-state allow-list: where the images may differ, and why", Header: []string{"path", "why"}, Rows: al}).Print(os.Stdout)
+	b.ReportMetric(ours.wall.Seconds(), "fatimage-s")
+	b.ReportMetric(ex.wall.Seconds(), "official-expert-s")
+	b.ReportMetric(ap.wall.Seconds(), "official-appliance-s")
+	b.ReportMetric(ratio(ours.wall, ex.wall), "fatimage/official-expert")
+}
+
+// benchWorkload is the control group's job plus, unless BENCH_WORKLOAD=lab,
+// the generated realistic repository.
+func benchWorkload(b *testing.B) *Workload {
+	b.Helper()
+	w, err := NewWorkload(theLab, "control")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if spec, ok := WorkloadSpec(); ok {
+		start := time.Now()
+		if err := w.AddRealistic(theLab, labtest.CacheDir(), spec, b.Logf); err != nil {
+			b.Fatal(err)
+		}
+		r := w.Realistic
+		fmt.Printf("\n== Workload: the control group's sets plus a generated repository of %d packages, %.0f MiB of RPMs, %d top-level packages, %d layers of Requires (%s; %s)\n\n",
+			r.Spec.Packages, float64(r.Bytes)/(1<<20), len(r.Tops), r.Spec.Depth,
+			map[bool]string{true: "built in " + time.Since(start).Round(time.Second).String(), false: "from the cache"}[r.BuildTook > 0], r.Hash)
+	}
+	return w
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
