@@ -26,9 +26,6 @@ fatimage_cause() {
 fatimage_dnf() {
   _n=$#
   set -- "$@" -y --setopt=max_parallel_downloads=10
-  if [ -d "$FATIMAGE_SECRETDIR/repos" ]; then
-    set -- "$@" "--setopt=reposdir=$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d"
-  fi
   while IFS= read -r _r; do
     if [ -n "$_r" ]; then set -- "$@" "--enablerepo=$_r"; fi
   done <<FATIMAGE_EOF
@@ -40,7 +37,14 @@ FATIMAGE_EOF
     shift
     _n=$((_n - 1))
   done
-  fatimage_run dnf "$@"
+  if [ -d "$FATIMAGE_SECRETDIR/repos" ]; then
+    # traced (and so named in errors) without this option: the same
+    # every time, it would only lengthen the error's headline
+    printf '+fatimage: dnf %s\n' "$*" >&2
+    dnf "--setopt=reposdir=$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" "$@"
+  else
+    fatimage_run dnf "$@"
+  fi
 }
 
 # unpack_bundle unpacks a staged tar archive into the work dir.
