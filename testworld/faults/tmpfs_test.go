@@ -27,12 +27,7 @@ func TestNoSecretOnDiskMidBuild(t *testing.T) {
 	labtest.Require(t)
 	name := uniqueName("tmpfs")
 	b := startBuild(t, "fat", nil, "-var", "image_name="+name)
-	b.Proc.WaitFor(t, "Transaction Summary", 3*time.Minute)
-	dnf := vmProcess(t, 30*time.Second, "dnf", "shell")
-	if err := syscall.Kill(dnf, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stopping the VM's dnf (pid %d): %v", dnf, err)
-	}
-	waitState(t, dnf, "T")
+	dnf := freezeDNF(t, b)
 	stopped := true
 	defer func() {
 		if stopped {
