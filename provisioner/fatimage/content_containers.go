@@ -251,11 +251,12 @@ func stepInstallContainers(ctx context.Context, s *state) error {
 	return err
 }
 
-// credScript is a containers script and the credential files it stages
-// (once per registry), removed when the script ends, failed or not.
+// credScript is a containers script and the credential files it needs
+// (once per registry): the script's secrets, on the tmpfs secret dir
+// only while the script runs.
 type credScript struct {
-	sb    strings.Builder
-	files []staged
+	sb      strings.Builder
+	secrets vmScript
 }
 
 func newCredScript() *credScript {
@@ -265,33 +266,15 @@ func newCredScript() *credScript {
 	return sc
 }
 
-// stage stages data as name in the work dir (once) and returns its path.
+// stage adds data as name to the secrets (once) and returns its path.
 func (sc *credScript) stage(workDir, name string, data []byte) string {
-	if !slices.ContainsFunc(sc.files, func(f staged) bool { return f.Name == name }) {
-		sc.files = append(sc.files, staged{name, data})
-	}
-	return path.Join(workDir, name)
+	return sc.secrets.secret(workDir, name, data)
 }
 
 func (sc *credScript) run(ctx context.Context, s *state) (string, error) {
-	unpack, err := s.stageText(sc.files...)
-	if err != nil {
-		return "", fmt.Errorf("containers: %w", err)
-	}
-	return s.runScript(ctx, rawScript(unpack+removeOnExit(sc.files, s.workDir)+sc.sb.String()))
-}
-
-// removeOnExit is the script line removing the staged credential files
-// when the script ends, whether it fails or not.
-func removeOnExit(files []staged, workDir string) string {
-	if len(files) == 0 {
-		return ""
-	}
-	var q []string
-	for _, f := range files {
-		q = append(q, shQuote(path.Join(workDir, f.Name)))
-	}
-	return "trap " + shQuote("rm -f "+strings.Join(q, " ")) + " EXIT\n"
+	rs := rawScript(sc.sb.String())
+	rs.secrets = sc.secrets.secrets
+	return s.runScript(ctx, rs)
 }
 
 // imageContainersRecord is image.json's content.containers.

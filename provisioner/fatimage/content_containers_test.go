@@ -265,26 +265,24 @@ func TestResolveScript(t *testing.T) {
 	}
 }
 
-// TestCredentialFilesRemoved: a registry's credential file is staged once
-// however many images use it, and removed when the script ends, also
-// when it fails.
-func TestCredentialFilesRemoved(t *testing.T) {
-	work := t.TempDir()
+// TestCredentialFilesOnTmpfs: a registry's credential file is sent once
+// however many images use it, as a secret of the script (on its stdin,
+// into the tmpfs secret dir the script removes when it ends), never
+// staged in the work dir.
+func TestCredentialFilesOnTmpfs(t *testing.T) {
+	work := "/var/tmp/fatimage-0123"
 	sc := newCredScript()
 	a := sc.stage(work, "registry-0.json", []byte("a"))
-	if b := sc.stage(work, "registry-0.json", []byte("a")); a != b || len(sc.files) != 1 {
-		t.Fatalf("staged %d files (%s, %s)", len(sc.files), a, b)
+	if b := sc.stage(work, "registry-0.json", []byte("a")); a != b || len(sc.secrets.secrets) != 1 {
+		t.Fatalf("staged %d files (%s, %s)", len(sc.secrets.secrets), a, b)
+	}
+	if a != "/run/fatimage-0123/registry-0.json" {
+		t.Fatalf("credential file at %s, not in the tmpfs secret dir", a)
 	}
 	sc.stage(work, "registry-1.curl", []byte("b"))
-	for _, f := range sc.files {
-		if err := os.WriteFile(filepath.Join(work, f.Name), f.Data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := runLocalRaw(t, work, removeOnExit(sc.files, work)+"fatimage_cause 'containers[0]: failing'\nfalse\n"); err == nil {
-		t.Fatalf("the script did not fail: %s", out)
-	}
-	if left, _ := os.ReadDir(work); len(left) != 0 {
-		t.Fatalf("left behind: %v", left)
+	rs := rawScript(sc.sb.String())
+	rs.secrets = sc.secrets.secrets
+	if !strings.Contains(rs.render(work, "rocky"), "\nfatimage_secrets_in\n") {
+		t.Fatal("the script does not unpack its secrets")
 	}
 }

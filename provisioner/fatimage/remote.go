@@ -42,31 +42,41 @@ type staged struct {
 
 // stage uploads files into the work dir as one tar archive (one SSH
 // session however many files) and adds the call unpacking it to sc; they
-// are 0600, like everything in the private work dir.
+// are 0600, like everything in the private work dir. Never for
+// credentials: those are the script's secrets (vmScript.secret).
 func (s *state) stage(sc *vmScript, files ...staged) error {
 	if len(files) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o600, Size: int64(len(f.Data)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
+	buf, err := tarFiles(files)
+	if err != nil {
 		return err
 	}
 	s.seq++
 	bundle := path.Join(s.workDir, fmt.Sprintf("%02d-files.tar", s.seq))
-	if err := s.upload(bundle, buf.Bytes()); err != nil {
+	if err := s.upload(bundle, buf); err != nil {
 		return fmt.Errorf("uploading %s: %w", files[0].Name, err)
 	}
 	sc.call("unpack_bundle", bundle)
 	return nil
+}
+
+// tarFiles is files as a tar archive of 0600 files.
+func tarFiles(files []staged) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o600, Size: int64(len(f.Data)), Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // syncBuffer is a bytes.Buffer the stdout and stderr copiers of one
@@ -126,13 +136,18 @@ func (s *state) run(ctx context.Context, step, command string, stream bool) (str
 
 // runShown is run naming the command as shown in errors.
 func (s *state) runShown(ctx context.Context, step, command, shown string, stream bool) (string, error) {
+	return s.runStdin(ctx, step, command, shown, stream, nil)
+}
+
+// runStdin is runShown feeding stdin to the command.
+func (s *state) runStdin(ctx context.Context, step, command, shown string, stream bool, stdin io.Reader) (string, error) {
 	var stdout, both syncBuffer
 	var outW, errW io.Writer = io.MultiWriter(&stdout, &both), &both
 	if stream && s.ui != nil {
 		outW = io.MultiWriter(outW, &uiWriter{ui: s.ui, redact: s.redact})
 		errW = io.MultiWriter(errW, &uiWriter{ui: s.ui, redact: s.redact})
 	}
-	cmd := &packersdk.RemoteCmd{Command: command, Stdout: outW, Stderr: errW}
+	cmd := &packersdk.RemoteCmd{Command: command, Stdin: stdin, Stdout: outW, Stderr: errW}
 	if err := s.comm.Start(ctx, cmd); err != nil {
 		return "", fmt.Errorf("fatimage %s: starting %q: %w", step, shown, err)
 	}
@@ -198,8 +213,18 @@ func (s *state) runScriptMode(ctx context.Context, step string, sc *vmScript, st
 	if err != nil {
 		return "", err
 	}
-	// One session per step: the script (never a secret: those travel as
-	// uploaded files) is written by the command that runs it.
+	// The script's secrets travel on its stdin, a tar archive the script
+	// unpacks into the tmpfs secret dir: never as a file on the disk.
+	var stdin io.Reader
+	if len(sc.secrets) > 0 {
+		b, err := tarFiles(sc.secrets)
+		if err != nil {
+			return "", err
+		}
+		stdin = bytes.NewReader(b)
+	}
+	// One session per step: the script (never a secret: those travel on
+	// stdin) is written by the command that runs it.
 	remoteCmd := cmd
 	if len(full) <= inlineScriptMax {
 		// umask 077 only while the script is written: the script itself
@@ -211,7 +236,7 @@ func (s *state) runScriptMode(ctx context.Context, step string, sc *vmScript, st
 	} else if err := s.upload(remote, []byte(full)); err != nil {
 		return "", fmt.Errorf("fatimage %s: uploading script: %w", step, err)
 	}
-	return s.runShown(ctx, step, remoteCmd, cmd, stream)
+	return s.runStdin(ctx, step, remoteCmd, cmd, stream, stdin)
 }
 
 // Marker lines of the scripts on stderr (see scripts/prelude.sh); nested

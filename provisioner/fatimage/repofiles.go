@@ -91,6 +91,24 @@ func installRepoFiles(sc *vmScript, files []repoFile, dir string, disableOthers 
 	}
 }
 
+// stripRepoFiles adds to sc the calls removing our sections from the
+// existing files of the same names (the others kept, disabled when
+// disableOthers is set): during the build dnf reads ours from the tmpfs
+// secret dir (see buildRepoSecrets).
+func stripRepoFiles(sc *vmScript, files []repoFile, disableOthers bool) {
+	for _, f := range files {
+		sc.call("strip_repo_file", path.Join(repoDir, f.Name), strings.Join(f.Sections, " "), flag01(disableOthers))
+	}
+}
+
+// buildRepoSecrets adds the build's repo files, credentials and all, to
+// sc's secrets, where fatimage_dnf reads them.
+func (c *Config) buildRepoSecrets(sc *vmScript, workDir string) {
+	for _, f := range renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false) {
+		sc.secret(workDir, path.Join("repos", f.Name), []byte(f.Content))
+	}
+}
+
 // repoFileNames are the files' names.
 func repoFileNames(files []repoFile) []string {
 	var names []string

@@ -3,6 +3,8 @@ package fatimage
 import (
 	"embed"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -30,6 +32,10 @@ type vmScript struct {
 	bodies []string // scripts/<name>.sh, in order
 	vars   []string // NAME='value' lines
 	calls  strings.Builder
+	// secrets are credential-bearing files the script gets in
+	// $FATIMAGE_SECRETDIR, a private directory on the tmpfs /run, sent on
+	// its stdin: they never touch the VM's disk (see secretDir).
+	secrets []staged
 }
 
 func newScript(bodies ...string) *vmScript { return &vmScript{bodies: bodies} }
@@ -56,16 +62,35 @@ func (s *vmScript) call(fn string, args ...string) *vmScript {
 	return s
 }
 
+// secret adds a credential-bearing file to the script's secrets (once
+// by name) and returns its path on the VM.
+func (s *vmScript) secret(workDir, name string, data []byte) string {
+	if !slices.ContainsFunc(s.secrets, func(f staged) bool { return f.Name == name }) {
+		s.secrets = append(s.secrets, staged{name, data})
+	}
+	return path.Join(secretDir(workDir), name)
+}
+
+// secretDir is the run's directory for credentials on the VM: on /run, a
+// tmpfs, so that no credential is ever written to a block of the disk a
+// snapshot copies (a file's old blocks stay on the disk after the file is
+// rewritten or removed). Each script with secrets makes it and removes it
+// when it ends, failed or not; a reboot empties /run anyway.
+func secretDir(workDir string) string { return path.Join("/run", path.Base(workDir)) }
+
 // render is the whole script for a run with this work dir and login user.
 func (s *vmScript) render(workDir, loginUser string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FATIMAGE_WORKDIR=%s\nFATIMAGE_LOGIN_USER=%s\n", shQuote(workDir), shQuote(loginUser))
+	fmt.Fprintf(&b, "FATIMAGE_WORKDIR=%s\nFATIMAGE_LOGIN_USER=%s\nFATIMAGE_SECRETDIR=%s\n", shQuote(workDir), shQuote(loginUser), shQuote(secretDir(workDir)))
 	for _, v := range s.vars {
 		b.WriteString(v + "\n")
 	}
 	b.WriteString(scriptBody("prelude"))
 	for _, n := range s.bodies {
 		b.WriteString(scriptBody(n))
+	}
+	if len(s.secrets) > 0 {
+		b.WriteString("fatimage_secrets_in\n")
 	}
 	b.WriteString(s.calls.String())
 	return b.String()

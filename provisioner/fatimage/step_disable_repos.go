@@ -11,14 +11,23 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 		if w := c.credentialsLeftWarning(); w != "" {
 			s.ui.Say(w)
 		}
-		return nil
+		// asked for: the repositories stay enabled, credentials and all
+		s.say("repositories: left enabled (disable_repos = false)")
+		repoFiles := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
+		if len(repoFiles) == 0 {
+			return nil
+		}
+		sc := newScript("repofiles")
+		for _, f := range repoFiles {
+			sc.secret(s.workDir, f.Name, []byte(f.Content))
+		}
+		installRepoFiles(sc, repoFiles, secretDir(s.workDir), false)
+		_, err := s.runScript(ctx, sc)
+		return err
 	}
 	s.say("disabling repositories")
 	repoFiles := renderRepoFiles(c.repos, "", "", true)
-	files := []staged{{"pw", nil}}
-	if c.RepoPassword != "" {
-		files[0].Data = []byte(c.RepoPassword + "\n")
-	}
+	var files []staged
 	for _, f := range repoFiles {
 		files = append(files, staged{f.Name, []byte(f.Content)})
 	}
@@ -26,10 +35,15 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 	if err := s.stage(sc, files...); err != nil {
 		return err
 	}
+	var pwData []byte // the check's pattern: on the tmpfs, like every credential
+	if c.RepoPassword != "" {
+		pwData = []byte(c.RepoPassword + "\n")
+	}
+	pw := sc.secret(s.workDir, "pw", pwData)
 	installRepoFiles(sc, repoFiles, s.workDir, true)
 	sc.call("remove_repo_copies")
 	sc.call("disable_other_repos", repoFileNames(repoFiles)...)
-	sc.call("verify_repos_clean", s.inWorkDir("pw"))
+	sc.call("verify_repos_clean", pw)
 	_, err := s.runScript(ctx, sc)
 	return err
 }

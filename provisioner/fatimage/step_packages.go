@@ -126,7 +126,9 @@ func (p packagePlan) headline() string {
 // runPlan runs a transaction and records the reboot it leaves pending.
 func (s *state) runPlan(ctx context.Context, p packagePlan) error {
 	s.say("packages: " + p.headline())
-	out, err := s.runScript(ctx, p.script())
+	sc := p.script()
+	s.cfg.buildRepoSecrets(sc, s.workDir)
+	out, err := s.runScript(ctx, sc)
 	for _, l := range strings.Split(out, "\n") {
 		if r, ok := strings.CutPrefix(strings.TrimSpace(l), "REBOOT-PENDING: "); ok {
 			s.pending = appendUnique(s.pending, r)

@@ -25,10 +25,8 @@ func stepRepos(ctx context.Context, s *state) error {
 			files = append(files, staged{keyFile(i), []byte(k.Key)})
 		}
 	}
-	repoFiles := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
-	for _, f := range repoFiles {
-		files = append(files, staged{f.Name, []byte(f.Content)})
-	}
+	// no credentials here: only the names and sections matter
+	repoFiles := renderRepoFiles(c.repos, "", "", false)
 	sc := newScript("repofiles", "repos")
 	if err := s.stage(sc, files...); err != nil {
 		return err
@@ -42,7 +40,11 @@ func stepRepos(ctx context.Context, s *state) error {
 		}
 		sc.call("import_key", k.Path)
 	}
-	installRepoFiles(sc, repoFiles, s.workDir, *c.ReplaceRepos)
+	// /etc/yum.repos.d never receives a credential (its old blocks would
+	// stay in the snapshot): dnf reads our repositories from the tmpfs
+	// secret dir during the build, and disable-repos writes them back
+	// without credentials.
+	stripRepoFiles(sc, repoFiles, *c.ReplaceRepos)
 	if *c.ReplaceRepos && len(repoFiles) > 0 {
 		sc.call("disable_other_repos", repoFileNames(repoFiles)...)
 	}

@@ -19,16 +19,8 @@ func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 	defer theLab.Cloud.SetFaults()
 	name := uniqueName("reset")
 	b := startBuild(t, "fat", nil, "-var", "image_name="+name)
-	// dnf shell prints this once it has resolved the transaction, before
-	// it downloads and installs
-	b.Proc.WaitFor(t, "Transaction Summary", 3*time.Minute)
-	// Freeze the VM's dnf from the host (SIGSTOP), so it is provably
-	// still running, mid-transaction, when the reset comes.
-	dnf := vmProcess(t, 30*time.Second, "dnf", "shell")
-	if err := syscall.Kill(dnf, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stopping the VM's dnf (pid %d): %v", dnf, err)
-	}
-	waitState(t, dnf, "T")
+	// dnf provably still running, mid-transaction, when the reset comes
+	dnf := freezeDNF(t, b)
 	// the server is ACTIVE: SetFaults resets it at once
 	theLab.Cloud.SetFaults(cloud.Fault{Kind: cloud.FaultServerHardReset, Name: "^" + name + "$", Times: 1})
 	waitHits(t, 0, 1, 10*time.Second)
@@ -63,6 +55,20 @@ func TestHardResetErrorSaysDisconnected(t *testing.T) {
 	if strings.Contains(r.Output(), "status 2300218") || !strings.Contains(strings.ToLower(r.Output()), "connection") {
 		t.Fatalf("the error does not say the connection to the VM was lost:\n%s", r.Output())
 	}
+}
+
+// freezeDNF waits until the build's dnf transaction is resolved (dnf
+// shell prints its summary before it downloads and installs) and freezes
+// the VM's dnf from the host (SIGSTOP), returning its pid.
+func freezeDNF(t *testing.T, b *build) int {
+	t.Helper()
+	b.Proc.WaitFor(t, "Transaction Summary", 3*time.Minute)
+	dnf := vmProcess(t, 30*time.Second, "dnf", "shell")
+	if err := syscall.Kill(dnf, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stopping the VM's dnf (pid %d): %v", dnf, err)
+	}
+	waitState(t, dnf, "T")
+	return dnf
 }
 
 // waitState waits until process pid is in state ("" = gone), see

@@ -140,8 +140,10 @@ fatimage_podman_image() {
 		set -- pull -q --tls-verify="$([ "$insecure" = 1 ] && echo false || echo true)"
 		af=
 		if [ -n "$auth" ]; then
-			# a copy only the user reads, removed whatever the pull does
-			af=$(mktemp /tmp/fatimage-auth.XXXXXX)
+			# a copy only the user reads, on the tmpfs /run (next to the
+			# secret dir, removed with it when the script ends), removed
+			# whatever the pull does
+			af=$(mktemp "$FATIMAGE_SECRETDIR-auth.XXXXXX")
 			cat "$auth" >"$af"
 			chown "$user" "$af"
 			set -- "$@" --authfile "$af"

@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # The start of every script the provisioner runs on the VM, after the
-# lines setting FATIMAGE_WORKDIR, FATIMAGE_LOGIN_USER and the step's
+# lines setting FATIMAGE_WORKDIR, FATIMAGE_LOGIN_USER, FATIMAGE_SECRETDIR and the step's
 # inputs. execute_command runs the whole with `sh -eu`.
-export LC_ALL=C FATIMAGE_WORKDIR FATIMAGE_LOGIN_USER
+export LC_ALL=C FATIMAGE_WORKDIR FATIMAGE_LOGIN_USER FATIMAGE_SECRETDIR
 
 # fatimage_run prints a trace line naming the command, then runs it: a
 # failure's error names the command that failed. The provisioner hides
@@ -19,7 +19,10 @@ fatimage_cause() {
 }
 
 # fatimage_dnf runs dnf -y with parallel downloads and the repositories
-# in DNF_ENABLE (one a line) enabled, followed by the arguments.
+# in DNF_ENABLE (one a line) enabled, followed by the arguments. The
+# build's repository definitions, which carry the credentials, are read
+# from the secret dir's repos/ (first: their sections win), never from
+# the disk.
 fatimage_dnf() {
   _n=$#
   set -- "$@" -y --setopt=max_parallel_downloads=10
@@ -34,11 +37,39 @@ FATIMAGE_EOF
     shift
     _n=$((_n - 1))
   done
-  fatimage_run dnf "$@"
+  if [ -d "$FATIMAGE_SECRETDIR/repos" ]; then
+    # traced (and so named in errors) without this option: the same
+    # every time, it would only lengthen the error's headline
+    printf '+fatimage: dnf %s\n' "$*" >&2
+    dnf "--setopt=reposdir=$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" "$@"
+  else
+    fatimage_run dnf "$@"
+  fi
 }
 
 # unpack_bundle unpacks a staged tar archive into the work dir.
 unpack_bundle() {
   tar -xf "$1" -C "$FATIMAGE_WORKDIR" --no-same-owner
   rm -f "$1"
+}
+
+# fatimage_secrets_in makes FATIMAGE_SECRETDIR, a private directory on
+# /run, and unpacks into it the credential files the provisioner sends on
+# stdin (a tar archive); it is removed when the script ends, failed or
+# not, with the copies handed to other users ($FATIMAGE_SECRETDIR-*). /run must be a tmpfs: a file written to the disk leaves its blocks
+# there after it is rewritten or removed, and a snapshot copies them.
+fatimage_secrets_in() {
+  _fs=$(findmnt -n -o FSTYPE --mountpoint /run 2>/dev/null || true)
+  if [ "$_fs" != tmpfs ]; then
+    fatimage_cause "/run is not a tmpfs on this VM (${_fs:-not a mount point}): the provisioner keeps repository and registry credentials on a tmpfs only, never on the disk the image is made from"
+    exit 1
+  fi
+  trap 'rm -rf "$FATIMAGE_SECRETDIR" "$FATIMAGE_SECRETDIR"-*' EXIT
+  trap 'exit 129' HUP
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  rm -rf "$FATIMAGE_SECRETDIR"
+  (umask 077 && mkdir "$FATIMAGE_SECRETDIR")
+  chmod 0700 "$FATIMAGE_SECRETDIR"
+  tar -xf - -C "$FATIMAGE_SECRETDIR" --no-same-owner
 }

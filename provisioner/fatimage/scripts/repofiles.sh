@@ -34,6 +34,26 @@ install_repo_file() {
   rm -f "$src"
 }
 
+# strip_repo_file DST SECTIONS OFF removes our SECTIONS (space-separated)
+# from an existing DST before the build: they are read from the tmpfs
+# secret dir during the build (they carry credentials) and written back
+# without credentials at its end. The others are kept, disabled when OFF
+# is 1; a file left without sections is removed.
+strip_repo_file() {
+  dst=$1 sections=$2 off=$3
+  [ -f "$dst" ] || return 0
+  tmpf=$FATIMAGE_WORKDIR/repo.tmp
+  awk -v keep="$sections" -v off="$off" "$other_sections_awk" "$dst" > "$tmpf"
+  if grep -q '^[[:space:]]*\[' "$tmpf"; then
+    cat "$tmpf" > "$dst"
+    echo "moved our sections out of $dst"
+  else
+    rm -f "$dst"
+    echo "removed $dst (the build reads it from memory)"
+  fi
+  rm -f "$tmpf"
+}
+
 # disable_other_repos KEEP... disables every section of every .repo file
 # in /etc/yum.repos.d but the files named KEEP. The file is rewritten
 # through a temporary file in the work dir and `cat >`, so no backup or
