@@ -88,7 +88,7 @@ func (o *ociClient) get(ctx context.Context, p string, accept string) (*http.Res
 	if resp.StatusCode == http.StatusUnauthorized && o.token == "" {
 		ch := resp.Header.Get("WWW-Authenticate")
 		if strings.HasPrefix(strings.ToLower(ch), "bearer ") {
-			resp.Body.Close()
+			_ = resp.Body.Close() // the challenge body is not read; the retry opens its own
 			if err := o.answer(ctx, ch); err != nil {
 				return nil, err
 			}

@@ -161,7 +161,7 @@ func Start(o Options) (*Server, error) {
 		sc := bufio.NewScanner(stderr)
 		once := false
 		for sc.Scan() {
-			s.logTail.Write([]byte(sc.Text() + "\n"))
+			_, _ = s.logTail.Write([]byte(sc.Text() + "\n")) // an in-memory tail: never fails
 			if !once && strings.Contains(sc.Text(), "listening on") {
 				once = true
 				close(listening)
@@ -247,8 +247,8 @@ func newBlob(b []byte) blob {
 	return blob{b, "sha256:" + hex.EncodeToString(h[:])}
 }
 
-// Build returns an image's manifest, config and layer, deterministically.
-func Build(img Image) (manifest, config, layer blob, err error) {
+// build returns an image's manifest, config and layer, deterministically.
+func build(img Image) (manifest, config, layer blob, err error) {
 	files := map[string]string{
 		"etc/lab-image":  img.Ref() + "\n",
 		"etc/os-release": "NAME=\"lab image\"\nID=lab\nVERSION_ID=" + img.Tag + "\n",
@@ -332,7 +332,7 @@ func (s *Server) request(method, u string, body []byte, header map[string]string
 // push uploads img's blobs the registry lacks and tags its manifest;
 // it returns how many blobs it pushed and the manifest digest.
 func (s *Server) push(img Image) (int, string, error) {
-	manifest, config, layer, err := Build(img)
+	manifest, config, layer, err := build(img)
 	if err != nil {
 		return 0, "", err
 	}

@@ -112,6 +112,7 @@ func unpackImage(path, diskFormat string, dst string) error {
 		return fmt.Errorf("the data is not a disk image qemu-img can read: %v", err)
 	}
 	if found != diskFormat {
+		//nolint:staticcheck // ST1005: Nova's own words, which the server's fault message carries
 		return fmt.Errorf("Image not in a supported format: the data is %s, the image says disk_format %s", found, diskFormat)
 	}
 	raw := path
