@@ -539,7 +539,7 @@ var valid = []tcase{
 	// with a site group of its own passed silently.
 	{name: "valid provisioner with an appliance inventory", component: provC,
 		hcl: prov("inventory", `["`+applianceEnv+`/common/inventory", "`+applianceEnv+`/site/inventory", "`+applianceEnv+`/fatsite/inventory"]`,
-			"inventory_groups", `"fatimage,site_only"`)},
+			"inventory_groups", `"fatimage,site_only"`, "appliance_dir", `"`+filepath.Dir(applianceEnv)+`"`)},
 	// All three together, as users write them: the provisioner takes the
 	// data source's (unknown, as it is not executed) repos.
 	{name: "valid all three", component: "all",
