@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestHardResetKillsTheWholeCgroup: a hard reset leaves no process of the
@@ -29,7 +30,7 @@ func TestHardResetKillsTheWholeCgroup(t *testing.T) {
 	cg := vm.proc.cgroup
 	vm.mu.Unlock()
 	inVM := pidInCgroup(t, cg, "sleep\x004242")
-	if st := procState(inVM); st != "T" {
+	if st := waitProcState(inVM, "T", 10*time.Second); st != "T" {
 		t.Fatalf("the VM's sleep (pid %d) is in state %q, want stopped", inVM, st)
 	}
 	// a stopped process in the VM's cgroup but not its PID namespace
@@ -44,6 +45,9 @@ func TestHardResetKillsTheWholeCgroup(t *testing.T) {
 	}
 	if err := syscall.Kill(outside.Process.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
+	}
+	if st := waitProcState(outside.Process.Pid, "T", 10*time.Second); st != "T" {
+		t.Fatalf("the process in the VM's cgroup (pid %d) is in state %q, want stopped", outside.Process.Pid, st)
 	}
 	if err := vm.HardReset(); err != nil {
 		t.Fatal(err)
@@ -83,6 +87,20 @@ func pidInCgroup(t *testing.T, dir, args string) int {
 }
 
 // procState is the state letter of pid from /proc ("" when gone).
+// waitProcState polls pid's state until it is want or the time is up and
+// returns the last state read: a signal is delivered when the process next
+// runs, so a process just sent SIGSTOP may still read "R" or "S".
+func waitProcState(pid int, want string, within time.Duration) string {
+	deadline := time.Now().Add(within)
+	for {
+		st := procState(pid)
+		if st == want || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func procState(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
