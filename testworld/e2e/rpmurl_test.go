@@ -81,9 +81,11 @@ func TestRPMURLsAndGrafanaPin(t *testing.T) {
 			out := r.Output()
 			man := readFatManifest(t, m)
 			// the same single transaction as without rpm_urls: one dnf
-			// command in each run, its install naming the staged files
+			// command in each run, the staged files installed first (dnf
+			// takes local files only as the transaction's first job), then
+			// the repository packages, then run
 			if man.DNFRuns != 1 || strings.Count(out, "fatimage: done: 1 dnf command(s)") != 2 ||
-				!regexp.MustCompile(`install .*grafana.*oddjob.* /var/tmp/fatimage-[^ ]+/rpm-url-0\.rpm /var/tmp/fatimage-[^ ]+/rpm-url-1\.rpm`).MatchString(out) {
+				!oneTransaction.MatchString(out) {
 				t.Errorf("want the RPMs in the one transaction (%d dnf commands):\n%s", man.DNFRuns, out)
 			}
 			if !strings.Contains(out, "WARNING: rpm_urls[0]: disable_gpg_check = true: the signature of "+theLab.Releases.FileURL(exporter.Path)+" is not checked") {
@@ -177,3 +179,8 @@ func requireFailedBeforePackages(t *testing.T, r packertest.Result, want *regexp
 	requireNoImage(t, name)
 	labtest.RequireClean(t, theLab)
 }
+
+// oneTransaction matches the dnf transaction of fat-rpmurl.pkr.hcl as the
+// build output shows it: the staged RPM files' install, the repository
+// packages' install and the one run.
+var oneTransaction = regexp.MustCompile(`dnf transaction:\n[^\n]*install /var/tmp/fatimage-[^ ]+/rpm-url-0\.rpm /var/tmp/fatimage-[^ ]+/rpm-url-1\.rpm\n[^\n]*install [^\n]*grafana[^\n]*oddjob[^\n]*\n[^\n]*  run\n`)
