@@ -252,13 +252,19 @@ func saveResult(dir string, r *Result) error {
 	return os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644)
 }
 
-func loadResult(dir string) (*Result, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+// readJSON decodes the JSON file at path into v: the record a cached
+// build left next to what it built.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	return json.Unmarshal(data, v)
+}
+
+func loadResult(dir string) (*Result, error) {
 	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := readJSON(filepath.Join(dir, "result.json"), &r); err != nil {
 		return nil, err
 	}
 	for i := range r.Snapshots {

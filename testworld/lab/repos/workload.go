@@ -156,12 +156,8 @@ func BuildWorkload(cacheDir string, s WorkloadSpec, logf func(string, ...any)) (
 }
 
 func loadWorkload(dir string) (*WorkloadRepo, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "workload.json"))
-	if err != nil {
-		return nil, err
-	}
 	var w WorkloadRepo
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := readJSON(filepath.Join(dir, "workload.json"), &w); err != nil {
 		return nil, err
 	}
 	w.Dir = filepath.Join(dir, w.Dir)
