@@ -96,12 +96,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
-	for i, commit := range s.content.gitCommits {
-		if commit == "" {
-			return fmt.Errorf("git_checkouts[%d]: the fetch did not report a commit", i)
-		}
-	}
-	return nil
+	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
 }
 
 // stepInstallContent puts the verified content in place.
@@ -135,6 +130,17 @@ func parseReports(out, marker, field string, n int, ok func(string) bool) []stri
 		}
 	}
 	return vals
+}
+
+// requireReports fails naming the first item parseReports found no value
+// for: a script that exited 0 without reporting is a bug, not a result.
+func requireReports(vals []string, field, why string) error {
+	for i, v := range vals {
+		if v == "" {
+			return fmt.Errorf("%s[%d]: %s", field, i, why)
+		}
+	}
+	return nil
 }
 
 // rawScript is a script of the content kinds: their bodies

@@ -221,12 +221,7 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(c.Containers), reDigest.MatchString)
-	for i, d := range s.content.containerDigests {
-		if d == "" {
-			return fmt.Errorf("containers[%d]: the check did not report a digest", i)
-		}
-	}
-	return nil
+	return requireReports(s.content.containerDigests, "containers", "the check did not report a digest")
 }
 
 // stepInstallContainers pulls (vm) or loads (host) every image into its
