@@ -6,6 +6,7 @@ package ark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"slices"
@@ -192,7 +193,7 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 		out.Timestamps[e.Repo] = e.PulpTimestamp
 	}
 	if merr != nil {
-		return DatasourceOutput{}, merr
+		return DatasourceOutput{}, resolveError(merr.Errors, len(c.plan))
 	}
 	slices.SortFunc(out.Repos, func(a, b Repo) int { return strings.Compare(a.Name, b.Name) })
 	out.SnapshotID = snapshotID(out.Repos)
@@ -212,4 +213,31 @@ func snapshotID(repos []Repo) string {
 		refs[i] = pulp.SnapshotRef{Name: r.Name, Path: r.Path, Timestamp: r.Timestamp}
 	}
 	return pulp.SnapshotID(refs)
+}
+
+// resolveError is the data source's error for the repositories that could
+// not be resolved. Packer shows only the first line next to the data
+// source's name, so that line says what they have in common (refused
+// credentials) or how many failed and the first cause; every repository's
+// own error follows.
+func resolveError(errs []error, total int) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	var b strings.Builder
+	refused := 0
+	for _, e := range errs {
+		if errors.Is(e, pulp.ErrCredentialsRefused) {
+			refused++
+		}
+	}
+	if refused == len(errs) {
+		fmt.Fprintf(&b, "%d of %d repositories: %v", len(errs), total, pulp.ErrCredentialsRefused)
+	} else {
+		fmt.Fprintf(&b, "%d of %d repositories could not be resolved, the first: %v", len(errs), total, errs[0])
+	}
+	for _, e := range errs {
+		b.WriteString("\n* " + e.Error())
+	}
+	return errors.New(b.String())
 }

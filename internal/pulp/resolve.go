@@ -44,15 +44,16 @@ type Result struct {
 	Warnings []string
 }
 
-// credentialsHint ends errors caused by refused credentials.
-const credentialsHint = "the server refused these credentials: check username and password (or ARK_USERNAME and ARK_PASSWORD)" //nolint:gosec // a message naming the variables, not a credential
+// ErrCredentialsRefused ends errors caused by refused credentials
+// (errors.Is finds it), so a caller can say what several have in common.
+var ErrCredentialsRefused = errors.New("the server refused these credentials: check username and password (or ARK_USERNAME and ARK_PASSWORD)")
 
 // Resolve chooses a snapshot for q.
 func (c *Client) Resolve(ctx context.Context, q Query) (Result, error) {
 	res, err := c.resolve(ctx, q)
 	var se *StatusError
 	if errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden) {
-		err = fmt.Errorf("%w; %s", err, credentialsHint)
+		err = fmt.Errorf("%w; %w", err, ErrCredentialsRefused)
 	}
 	return res, err
 }
@@ -101,7 +102,7 @@ func (c *Client) resolve(ctx context.Context, q Query) (Result, error) {
 	}
 	err = fmt.Errorf("GET %s: no usable snapshot (%s)", listURL, strings.Join(rejected, ", "))
 	if forbidden > 0 {
-		err = fmt.Errorf("%w; %s", err, credentialsHint)
+		err = fmt.Errorf("%w; %w", err, ErrCredentialsRefused)
 	}
 	return Result{}, err
 }

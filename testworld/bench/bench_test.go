@@ -111,7 +111,7 @@ func BenchmarkProvisioning(b *testing.B) {
 	t.Notes = []string{
 		fmt.Sprintf("median wall: fatimage %s s, ansible %s s, ansible-expert %s s, floor %s s", secs(f.Wall), secs(a.Wall), secs(ex.Wall), secs(fl.Wall)),
 		fmt.Sprintf("GOAL provisioning only (one VM, %s): fatimage / ansible-expert = %.3f (goal <= 0.5: %s)", profileName(), ratio(f.Wall, ex.Wall), met(ratio(f.Wall, ex.Wall) <= 0.5)),
-		fmt.Sprintf("GOAL fatimage / bare commands (floor) = %.3f (goal <= 1.05: %s)", ratio(f.Wall, fl.Wall), met(ratio(f.Wall, fl.Wall) <= 1.05)),
+		floorGoal(ratio(f.Wall, fl.Wall)),
 		fmt.Sprintf("fatimage / ansible (appliance-style) = %.3f", ratio(f.Wall, a.Wall)),
 		fmt.Sprintf("the provisioner's own count of dnf commands: %d (VM-side count %d)", f.SelfDNF, f.DNF),
 	}
@@ -128,6 +128,17 @@ func BenchmarkProvisioning(b *testing.B) {
 	b.ReportMetric(float64(f.Sessions), "fatimage-sessions")
 	b.ReportMetric(float64(a.Sessions), "ansible-sessions")
 	b.ReportMetric(float64(fl.Sessions), "floor-sessions")
+}
+
+// floorGoal states the floor goal for ratio = fatimage / floor. The floor
+// replays the provisioner's own commands, so a ratio well below 1 cannot
+// be the provisioner's merit: it is the noise of a loaded machine (one
+// contender slowed by other work) and the goal is not judged from it.
+func floorGoal(r float64) string {
+	if r < 0.9 {
+		return fmt.Sprintf("GOAL fatimage / bare commands (floor) = %.3f (goal <= 1.05: not judged: below 0.9 is implausible, as the floor replays the provisioner's own commands; the machine's load distorted the round: rerun with more BENCH_ROUNDS on a quiet machine)", r)
+	}
+	return fmt.Sprintf("GOAL fatimage / bare commands (floor) = %.3f (goal <= 1.05: %s)", r, met(r <= 1.05))
 }
 
 // measure runs f with v's counters reset, and sets Reboots from the boot id.

@@ -161,3 +161,15 @@ func TestEndStateDiff(t *testing.T) {
 		t.Errorf("self diff: %v", d)
 	}
 }
+
+func TestFloorGoalRefusesImplausibleRatios(t *testing.T) {
+	for r, want := range map[float64]string{
+		0.32: "not judged",
+		0.95: "goal <= 1.05: met",
+		1.2:  "goal <= 1.05: NOT met",
+	} {
+		if got := floorGoal(r); !strings.Contains(got, want) {
+			t.Errorf("floorGoal(%v) = %q, want it to say %q", r, got, want)
+		}
+	}
+}

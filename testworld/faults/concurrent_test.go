@@ -79,4 +79,5 @@ func TestConcurrentBuilds(t *testing.T) {
 	}
 	labtest.RequireClean(t, theLab)
 	t.Logf("%d fat builds at once finished in %s", n, took.Round(time.Second))
+	figure(t, "concurrent", []string{"fat builds at once", "all finished after"}, fmt.Sprint(n), dur(took))
 }

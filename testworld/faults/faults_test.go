@@ -32,6 +32,12 @@ var theLab *lab.Lab
 
 func TestMain(m *testing.M) {
 	code := labtest.Main(m, &theLab)
+	if dir := os.Getenv("FAULTS_FIGURES"); dir != "" && code == 0 {
+		if err := writeFigures(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "FAULTS_FIGURES:", err)
+			code = 1
+		}
+	}
 	packertest.Cleanup()
 	os.Exit(code)
 }

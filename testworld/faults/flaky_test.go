@@ -2,6 +2,7 @@ package faults
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,6 +111,8 @@ func TestFlakyAPI(t *testing.T) {
 	}
 	t.Logf("%d API calls; fault hits 503: %d, 429: %d; the builder retried %d after 503 and %d after 429 (%.1f%% of calls); build took %s",
 		calls, hits[0]+hits[2], hits[1]+hits[3], retries["503"], retries["429"], 100*float64(retries["503"]+retries["429"])/float64(calls), took.Round(time.Second))
+	figure(t, "flaky", []string{"Build", "API calls", "503 answered", "429 answered", "retries after 503", "retries after 429", "build took"}, "fat build (TestFlakyAPI)", fmt.Sprint(calls),
+		fmt.Sprint(hits[0]+hits[2]), fmt.Sprint(hits[1]+hits[3]), fmt.Sprint(retries["503"]), fmt.Sprint(retries["429"]), dur(took))
 	img := findImage(t, name)
 	labtest.RequireClean(t, theLab)
 	m, data := readManifest(t, man)
@@ -124,6 +127,7 @@ func TestFlakyAPI(t *testing.T) {
 	disk := buildtest.RequireNoSecretsInImageFile(t, theLab, img.ID)
 	t.Logf("secret audit: output %d bytes, PACKER_LOG %d bytes, manifest %d bytes, %d image files, image disk %d bytes: clean",
 		len(r.Output()), len(b.logText(t)), len(data), n, disk)
+	figure(t, "secrets", []string{"Build", "UI output", "PACKER_LOG", "manifest", "image files scanned", "image disk scanned", "secret hits"}, "fat build (TestFlakyAPI)", kb(len(r.Output())), kb(len(b.logText(t))), kb(len(data)), fmt.Sprint(n), kb(int(disk)), "0")
 	if !strings.Contains(r.Output(), "fatimage: done:") {
 		t.Errorf("the provisioner did not finish:\n%s", r.Output())
 	}

@@ -96,6 +96,7 @@ func TestInterruptEachStep(t *testing.T) {
 			r, took := b.interrupt(t)
 			theLab.Cloud.SetFaults()
 			t.Logf("%s: packer exited %s after SIGINT (exit %d)", tc.step, took.Round(10*time.Millisecond), r.ExitCode)
+			figure(t, "interrupt", []string{"Step (subtest)", "SIGINT to exit", "exit code"}, tc.step, dur(took), fmt.Sprint(r.ExitCode))
 			requireFailedClean(t, r, name, "cancel")
 			auditBuild(t, b, r)
 		})

@@ -49,7 +49,9 @@ func TestPermanentFaults(t *testing.T) {
 			if len(hits) == 0 || hits[0] != 1 {
 				t.Errorf("fault applied %v times, want once", hits)
 			}
-			t.Logf("%s: failed after %s", tc.name, time.Since(started).Round(10*time.Millisecond))
+			took := time.Since(started)
+			t.Logf("%s: failed after %s", tc.name, took.Round(10*time.Millisecond))
+			figure(t, "permanent", []string{"Case", "Failed after", "Packer's error (first line)"}, tc.name, dur(took), errorHeadline(r.Output()))
 			requireFailedClean(t, r, name, tc.want...)
 			auditBuild(t, b, r)
 		})

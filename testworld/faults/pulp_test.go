@@ -1,9 +1,11 @@
 package faults
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
@@ -62,6 +64,14 @@ func TestNewestSnapshotForbidden(t *testing.T) {
 		}
 	}
 	t.Logf("%d warnings; manifest snapshots %v; %d reboot(s)", warned, m.Image.Snapshots, m.Reboots)
+	older := 0
+	for repo := range fatRepoPaths {
+		if m.Image.Snapshots[repo] == repos.OlderTimestamp {
+			older++
+		}
+	}
+	figure(t, "pulp403", []string{"repositories", "warnings in PACKER_LOG", "warnings in the build output", "repositories on the older snapshot", "reboots"},
+		fmt.Sprint(len(fatRepoPaths)), fmt.Sprint(warned), fmt.Sprint(strings.Count(r.Output(), "WARNING: repository ")), fmt.Sprint(older), fmt.Sprint(m.Reboots))
 	auditBuild(t, b, r)
 }
 
@@ -80,7 +90,10 @@ func wrongArkPassword(t *testing.T, where string) (string, *build, packertest.Re
 	case "provisioner":
 		args = []string{"-var", "ark_password=" + theLab.ArkPassword, "-var", "repo_password=" + wrong}
 	}
+	started := time.Now()
 	b, r := runBuild(t, "fat", env, append([]string{"-var", "image_name=" + name}, args...)...)
+	figure(t, "wrongpw", []string{"Test", "wrong password in", "failed after", "reached the package transaction", "Packer's error (first line)"},
+		t.Name(), where, dur(time.Since(started)), fmt.Sprint(strings.Contains(r.Output(), "fatimage: packages")), errorHeadline(r.Output()))
 	if strings.Contains(r.Output(), wrong) || strings.Contains(b.logText(t), wrong) {
 		t.Errorf("the wrong password appears in the output or PACKER_LOG")
 	}

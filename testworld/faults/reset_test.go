@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,7 +28,9 @@ func hardResetDuringDNF(t *testing.T) (string, *build, packertest.Result) {
 	waitState(t, dnf, "") // the reset killed the frozen dnf
 	reset := time.Now()
 	r := b.Proc.Wait(t, 5*time.Minute)
-	t.Logf("packer exited %d, %s after the reset was scheduled", r.ExitCode, time.Since(reset).Round(10*time.Millisecond))
+	took := time.Since(reset)
+	t.Logf("packer exited %d, %s after the reset was scheduled", r.ExitCode, took.Round(10*time.Millisecond))
+	figure(t, "reset", []string{"Test", "exit code", "exit after the reset", "Packer's error (first line)"}, t.Name(), fmt.Sprint(r.ExitCode), dur(took), errorHeadline(r.Output()))
 	// dnf never finished: no step after the transaction
 	out := r.Output()
 	if i := strings.Index(out, "fatimage: packages: update"); i < 0 || strings.Contains(out[i:], "Complete!") || strings.Contains(out[i:], "fatimage: cleanup") || strings.Contains(out[i:], "fatimage: a reboot is pending") {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"encoding/base64"
+	"fmt"
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
@@ -41,6 +42,7 @@ func TestSecretAuditAppCredential(t *testing.T) {
 	n := buildtest.RequireNoSecretsInTree(t, theLab, buildtest.ImageFiles(t, theLab, img.ID), minBuilderImageFiles)
 	disk := buildtest.RequireNoSecretsInImageFile(t, theLab, img.ID)
 	t.Logf("503/429 hits %v, retries %v; output %d bytes, PACKER_LOG %d bytes, %d image files, image disk %d bytes: no secret", hits, retries, len(r.Output()), len(log), n, disk)
+	figure(t, "secrets", []string{"Build", "UI output", "PACKER_LOG", "manifest", "image files scanned", "image disk scanned", "secret hits"}, "builder-only, application credential (TestSecretAuditAppCredential)", kb(len(r.Output())), kb(len(log)), "-", fmt.Sprint(n), kb(int(disk)), "0")
 }
 
 // TestSecretAuditFindsALeak is the audit's negative test: a deliberately
