@@ -160,7 +160,7 @@ func TestServiceGroupUnits(t *testing.T) {
 // hpctests: the HPL source under /opt/hpl, pinned, from netlib or a mirror.
 func TestHPCTestsDownload(t *testing.T) {
 	for base, url := range map[string]string{
-		"":                          "http://www.netlib.org/benchmark/hpl/hpl-2.3.tar.gz",
+		"":                           "http://www.netlib.org/benchmark/hpl/hpl-2.3.tar.gz",
 		"http://mirror.example/hpl/": "http://mirror.example/hpl/hpl-2.3.tar.gz",
 	} {
 		extra := map[string]any{}
