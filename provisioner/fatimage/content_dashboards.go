@@ -187,16 +187,6 @@ func parseDashboardSums(out string, n int) []string {
 
 var reSHA256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// imageDashboard is a dashboard in image.json, by file name.
-type imageDashboard struct {
-	Origin string `json:"origin"` // URL or local file
-	// SHA256 of the file as fetched, before the replacements;
-	// ChecksumVerified says whether it was checked against a pin.
-	SHA256           string            `json:"sha256"`
-	ChecksumVerified bool              `json:"checksum_verified"`
-	Replacements     map[string]string `json:"replacements,omitempty"`
-}
-
 // imageDashboardsRecord is image.json's grafana_dashboards, nil without any.
 func (s *state) imageDashboardsRecord() map[string]imageDashboard {
 	c := s.cfg

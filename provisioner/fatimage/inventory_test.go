@@ -33,7 +33,7 @@ func TestInventoryFatBuild(t *testing.T) {
 	}
 	// their built-in sets: builder → always, openondemand_desktop → desktop;
 	// fatimage itself is not expanded (the inventory says what it holds)
-	for _, g := range []string{"always", "desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init"} {
+	for _, g := range []string{"always", "desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init", "hpctests", "node_exporter", "mysql"} {
 		if !slices.Contains(c.setNames, g) {
 			t.Errorf("set %s not installed: %v", g, c.setNames)
 		}
