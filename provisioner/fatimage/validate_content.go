@@ -65,7 +65,7 @@ func (c *Config) validateContent() []error {
 			errs = append(errs, fmt.Errorf("%s", msg))
 		}
 	}
-	if c.NetlibURL != "" && c.NetlibURL != defaultNetlibURL {
+	if c.NetlibURL != "" {
 		if msg := checkHTTPURL("netlib_url", c.NetlibURL); msg != "" {
 			errs = append(errs, fmt.Errorf("%s", msg))
 		}
