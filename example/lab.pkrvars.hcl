@@ -3,7 +3,8 @@
 # ARK_PASSWORD. Pass the lab's release server too:
 #
 #   packer build -var-file=example/lab.pkrvars.hcl -var release_base_url=$LAB_RELEASES_URL \
-#     -var git_base_url=$LAB_GIT_URL -var python_index_url=$LAB_PYPI_URL -var github_releases_url=${LAB_RELEASES_URL%/prometheus} -var container_registry=$LAB_REGISTRY example
+#     -var git_base_url=$LAB_GIT_URL -var python_index_url=$LAB_PYPI_URL -var github_releases_url=${LAB_RELEASES_URL%/prometheus} -var container_registry=$LAB_REGISTRY \
+#     -var grafana_dashboards_url=${LAB_RELEASES_URL%/prometheus} -var netlib_url=${LAB_RELEASES_URL%/prometheus}/benchmark/hpl example
 source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
 flavor              = "m1.small"
 floating_ip_network = "public"
@@ -22,6 +23,11 @@ binary_sha256 = {
   prometheus    = "7a29a354e9ddb0c67e83c11d2c122759717f385f514d7db706d3f94591afd8ce"
   alertmanager  = "e006874ab066e7514c46b7bbc106b5d1048f61a33f672a0a948625cf26ed0eea"
 }
+
+# The lab's release server also serves a stand-in of netlib's HPL source
+# (pass -var netlib_url=${LAB_RELEASES_URL%/prometheus}/benchmark/hpl and
+# -var grafana_dashboards_url=${LAB_RELEASES_URL%/prometheus}).
+hpl_sha256 = "e9e46a70117ba08030346992afd17395ed06dff45a3368979e32fc6a40f93376"
 
 # The lab's registry serves the appliance's images over plain HTTP.
 container_registry_insecure = true

@@ -97,6 +97,19 @@ build {
     appliance_dir       = var.appliance_dir
     sssd_install_ldap   = var.sssd_install_ldap
     container_registry  = var.container_registry
+    # the grafana group's dashboards and the hpctests group's HPL source
+    grafana_dashboards_url = var.grafana_dashboards_url
+    netlib_url             = var.netlib_url
+    # a download of the same destination replaces the group's (its pin)
+    dynamic "downloads" {
+      for_each = var.hpl_sha256 != "" ? [var.hpl_sha256] : []
+      content {
+        url         = "${var.netlib_url}/hpl-2.3.tar.gz"
+        sha256      = downloads.value
+        destination = "/opt/hpl/hpl-2.3.tar.gz"
+        mode        = "0644"
+      }
+    }
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {

@@ -197,6 +197,24 @@ variable "python_index_url" {
   description = "Package index of the built-in groups' Python environments (the ansible-init venv)."
 }
 
+variable "grafana_dashboards_url" {
+  type        = string
+  default     = "https://grafana.com"
+  description = "Where the grafana group downloads the appliance's grafana.com dashboards from (<base>/api/dashboards/<id>/revisions/<rev>/download), e.g. a mirror."
+}
+
+variable "netlib_url" {
+  type        = string
+  default     = "http://www.netlib.org/benchmark/hpl"
+  description = "Where the hpctests group downloads hpl-2.3.tar.gz from, e.g. a mirror."
+}
+
+variable "hpl_sha256" {
+  type        = string
+  default     = ""
+  description = "sha256 of hpl-2.3.tar.gz at netlib_url when a mirror serves another file than netlib's; empty: the built-in pin."
+}
+
 variable "appliance_dir" {
   type        = string
   default     = ""

@@ -45,6 +45,9 @@ type Set struct {
 	// WithOption adds a set when a boolean provisioner option of that
 	// name is true (sssd_install_ldap adds sssd-ldap).
 	WithOption map[string]Set `yaml:"with_option"`
+	// WithGroup adds a set when the named built-in group is built too
+	// (grafana's Open OnDemand dashboard joins with openondemand).
+	WithGroup map[string]Set `yaml:"with_group"`
 }
 
 // NeededRepo is a repository a group needs configured.
@@ -107,6 +110,11 @@ func mustLoad(b []byte) *table {
 		for _, b := range g.Binaries {
 			if _, ok := t.Binaries[b]; !ok {
 				panic("package_sets.yaml: unknown binary " + b)
+			}
+		}
+		for other := range g.WithGroup {
+			if _, ok := t.Groups[other]; !ok {
+				panic("package_sets.yaml: group " + name + ": with_group names unknown group " + other)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -215,6 +215,18 @@ type Config struct {
 	// `<url>/<id>/versions/<version>/download?os=linux&arch=amd64`.
 	// Default https://grafana.com/api/plugins.
 	GrafanaPluginURL string `mapstructure:"grafana_plugin_url"`
+	// Grafana dashboards placed for Grafana's file provider, with their
+	// datasource placeholders replaced (see Grafana dashboards below);
+	// added to those of `groups`.
+	GrafanaDashboards []GrafanaDashboard `mapstructure:"grafana_dashboards"`
+	// Base URL of grafana.com's dashboard API, for a mirror: a dashboard
+	// is `<url>/api/dashboards/<id>/revisions/<revision>/download`.
+	// Default https://grafana.com.
+	GrafanaDashboardsURL string `mapstructure:"grafana_dashboards_url"`
+	// Base URL of the HPL source the hpctests group fetches
+	// (`<url>/hpl-2.3.tar.gz`), for a mirror. Default
+	// http://www.netlib.org/benchmark/hpl.
+	NetlibURL string `mapstructure:"netlib_url"`
 	// Services left stopped and disabled, added to those of `groups`.
 	DisableServices []string `mapstructure:"disable_services"`
 	// Users with fixed IDs, added to (or replacing by name) those of `groups`.
@@ -418,6 +430,9 @@ func (c *Config) Prepare(raws ...any) error {
 	}
 	if c.PythonIndexURL == "" {
 		c.PythonIndexURL = defaultIndexURL
+	}
+	if c.NetlibURL == "" {
+		c.NetlibURL = defaultNetlibURL
 	}
 	c.sets, c.users, c.binaries, c.hostGroups = nil, nil, nil, nil
 	c.setNames = slices.Clone(c.Groups)

@@ -45,71 +45,74 @@ func (*FlatBinary) HCL2Spec() map[string]hcldec.Spec {
 // FlatConfig is an auto-generated flat version of Config.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatConfig struct {
-	PackerBuildName     *string                 `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
-	PackerBuilderType   *string                 `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
-	PackerCoreVersion   *string                 `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
-	PackerDebug         *bool                   `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
-	PackerForce         *bool                   `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
-	PackerOnError       *string                 `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
-	PackerUserVars      map[string]string       `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
-	PackerSensitiveVars []string                `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
-	RawRepos            []map[string]string     `mapstructure:"repos" cty:"repos" hcl:"repos"`
-	RepoUsername        *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
-	RepoPassword        *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
-	GPGKeys             []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	ImportOSKey         *bool                   `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
-	ReplaceRepos        *bool                   `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
-	EnableRepos         []string                `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
-	Update              *bool                   `mapstructure:"update" cty:"update" hcl:"update"`
-	UpdateExclude       []string                `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
-	Reboot              *string                 `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
-	RebootTimeout       *string                 `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
-	SELinux             *string                 `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
-	Groups              []string                `mapstructure:"groups" cty:"groups" hcl:"groups"`
-	Inventory           []string                `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
-	InventoryGroups     *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
-	ApplianceDir        *string                 `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
-	GitBaseURL          *string                 `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
-	ContainerRegistry   *string                 `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
-	GitHubReleasesURL   *string                 `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
-	PythonIndexURL      *string                 `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
-	SSSDInstallLDAP     *bool                   `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
-	Packages            []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
-	ModuleStreams       []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
-	RemovePackages      []string                `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
-	InstallWeakDeps     *bool                   `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
-	Exclude             []string                `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
-	GrafanaPlugins      []string                `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
-	GrafanaPluginSHA256 map[string]string       `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
-	GrafanaPluginURL    *string                 `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
-	DisableServices     []string                `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
-	Users               []FlatUser              `mapstructure:"users" cty:"users" hcl:"users"`
-	MoveLoginHome       *bool                   `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
-	LoginHome           *string                 `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
-	Files               []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
-	Cleanup             *bool                   `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
-	SkipCleanupSteps    []string                `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
-	DisableRepos        *bool                   `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
-	Binaries            []FlatBinary            `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
-	DefaultBinaries     *bool                   `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
-	ReleaseBaseURL      *string                 `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
-	BinarySource        *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
-	GitCheckouts        []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads           []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs             []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs          []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers          []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
-	ContainerRegistries []FlatContainerRegistry `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
-	ContentSource       *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
-	SystemdUnits        []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
-	Sysctls             []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
-	ModprobeBlacklists  []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
-	Tmpfiles            []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
-	Limits              []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
-	KernelArgs          []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	ManifestOutput      *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
-	ExecuteCommand      *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
-	RemoteFolder        *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
+	PackerBuildName      *string                 `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
+	PackerBuilderType    *string                 `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
+	PackerCoreVersion    *string                 `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
+	PackerDebug          *bool                   `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
+	PackerForce          *bool                   `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
+	PackerOnError        *string                 `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
+	PackerUserVars       map[string]string       `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
+	PackerSensitiveVars  []string                `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
+	RawRepos             []map[string]string     `mapstructure:"repos" cty:"repos" hcl:"repos"`
+	RepoUsername         *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
+	RepoPassword         *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
+	GPGKeys              []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	ImportOSKey          *bool                   `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
+	ReplaceRepos         *bool                   `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
+	EnableRepos          []string                `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
+	Update               *bool                   `mapstructure:"update" cty:"update" hcl:"update"`
+	UpdateExclude        []string                `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
+	Reboot               *string                 `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
+	RebootTimeout        *string                 `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
+	SELinux              *string                 `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
+	Groups               []string                `mapstructure:"groups" cty:"groups" hcl:"groups"`
+	Inventory            []string                `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
+	InventoryGroups      *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
+	ApplianceDir         *string                 `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
+	GitBaseURL           *string                 `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
+	ContainerRegistry    *string                 `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
+	GitHubReleasesURL    *string                 `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
+	PythonIndexURL       *string                 `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
+	SSSDInstallLDAP      *bool                   `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
+	Packages             []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
+	ModuleStreams        []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
+	RemovePackages       []string                `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
+	InstallWeakDeps      *bool                   `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
+	Exclude              []string                `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
+	GrafanaPlugins       []string                `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
+	GrafanaPluginSHA256  map[string]string       `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
+	GrafanaPluginURL     *string                 `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
+	GrafanaDashboards    []FlatGrafanaDashboard  `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	GrafanaDashboardsURL *string                 `mapstructure:"grafana_dashboards_url" cty:"grafana_dashboards_url" hcl:"grafana_dashboards_url"`
+	NetlibURL            *string                 `mapstructure:"netlib_url" cty:"netlib_url" hcl:"netlib_url"`
+	DisableServices      []string                `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
+	Users                []FlatUser              `mapstructure:"users" cty:"users" hcl:"users"`
+	MoveLoginHome        *bool                   `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
+	LoginHome            *string                 `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
+	Files                []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
+	Cleanup              *bool                   `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
+	SkipCleanupSteps     []string                `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
+	DisableRepos         *bool                   `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
+	Binaries             []FlatBinary            `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
+	DefaultBinaries      *bool                   `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
+	ReleaseBaseURL       *string                 `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
+	BinarySource         *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
+	GitCheckouts         []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads            []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs              []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs           []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers           []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	ContainerRegistries  []FlatContainerRegistry `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
+	ContentSource        *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
+	SystemdUnits         []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls              []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists   []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles             []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits               []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	ManifestOutput       *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
+	ExecuteCommand       *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
+	RemoteFolder         *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
 }
 
 // FlatMapstructure returns a new FlatConfig.
@@ -161,6 +164,9 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"grafana_plugins":            &hcldec.AttrSpec{Name: "grafana_plugins", Type: cty.List(cty.String), Required: false},
 		"grafana_plugin_sha256":      &hcldec.AttrSpec{Name: "grafana_plugin_sha256", Type: cty.Map(cty.String), Required: false},
 		"grafana_plugin_url":         &hcldec.AttrSpec{Name: "grafana_plugin_url", Type: cty.String, Required: false},
+		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"grafana_dashboards_url":     &hcldec.AttrSpec{Name: "grafana_dashboards_url", Type: cty.String, Required: false},
+		"netlib_url":                 &hcldec.AttrSpec{Name: "netlib_url", Type: cty.String, Required: false},
 		"disable_services":           &hcldec.AttrSpec{Name: "disable_services", Type: cty.List(cty.String), Required: false},
 		"users":                      &hcldec.BlockListSpec{TypeName: "users", Nested: hcldec.ObjectSpec((*FlatUser)(nil).HCL2Spec())},
 		"move_login_home":            &hcldec.AttrSpec{Name: "move_login_home", Type: cty.Bool, Required: false},
@@ -396,6 +402,37 @@ func (*FlatGitCheckout) HCL2Spec() map[string]hcldec.Spec {
 		"branch":      &hcldec.AttrSpec{Name: "branch", Type: cty.String, Required: false},
 		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
 		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatGrafanaDashboard is an auto-generated flat version of GrafanaDashboard.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatGrafanaDashboard struct {
+	ID           *int              `mapstructure:"id" cty:"id" hcl:"id"`
+	Revision     *int              `mapstructure:"revision" cty:"revision" hcl:"revision"`
+	Source       *string           `mapstructure:"source" cty:"source" hcl:"source"`
+	SHA256       *string           `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
+	Replacements map[string]string `mapstructure:"replacements" cty:"replacements" hcl:"replacements"`
+}
+
+// FlatMapstructure returns a new FlatGrafanaDashboard.
+// FlatGrafanaDashboard is an auto-generated flat version of GrafanaDashboard.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*GrafanaDashboard) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatGrafanaDashboard)
+}
+
+// HCL2Spec returns the hcl spec of a GrafanaDashboard.
+// This spec is used by HCL to read the fields of GrafanaDashboard.
+// The decoded values from this spec will then be applied to a FlatGrafanaDashboard.
+func (*FlatGrafanaDashboard) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"id":           &hcldec.AttrSpec{Name: "id", Type: cty.Number, Required: false},
+		"revision":     &hcldec.AttrSpec{Name: "revision", Type: cty.Number, Required: false},
+		"source":       &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
+		"sha256":       &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"replacements": &hcldec.AttrSpec{Name: "replacements", Type: cty.Map(cty.String), Required: false},
 	}
 	return s
 }

@@ -152,7 +152,7 @@ func TestGroupsResolve(t *testing.T) {
 		seen[p] = true
 	}
 	// control brings grafana: its repo, plugin, user and service
-	if !slices.Contains(r.Packages, "grafana") || strings.Join(r.EnableRepos, ",") != "grafana" ||
+	if !slices.Contains(r.Packages, "grafana-10.4.18") || !slices.Contains(r.Packages, "chkconfig") || !slices.Contains(r.Remove, "grafana-data") || strings.Join(r.EnableRepos, ",") != "grafana" ||
 		strings.Join(r.GrafanaPlugins, ",") != "grafana-opensearch-datasource 2.8.1" || !slices.Contains(r.Services, "grafana-server") {
 		t.Errorf("grafana %+v", r.Set)
 	}
@@ -160,7 +160,7 @@ func TestGroupsResolve(t *testing.T) {
 	for _, u := range r.users {
 		users = append(users, fmt.Sprintf("%s:%d:%s:%d", u.Name, u.UID, u.Group, u.GID))
 	}
-	if got := strings.Join(users, ","); got != "slurm:202::0,prometheus:981:prometheus:976,grafana:984:grafana:979" {
+	if got := strings.Join(users, ","); got != "slurm:202::0,node-exp:975:node-exp:975,prometheus:981:prometheus:976,grafana:984:grafana:979" {
 		t.Errorf("users %s", got)
 	}
 	fat, err := resolveGroups([]string{"fatimage"}, nil)
@@ -172,7 +172,7 @@ func TestGroupsResolve(t *testing.T) {
 			t.Errorf("fatimage lacks %s", p)
 		}
 	}
-	if len(fat.users) != 5 || !slices.Contains(fat.Services, "firewalld") || !slices.Contains(fat.Services, "slurmd") {
+	if len(fat.users) != 6 || !slices.Contains(fat.Services, "firewalld") || !slices.Contains(fat.Services, "slurmd") {
 		t.Errorf("fatimage users %v services %v", fat.users, fat.Services)
 	}
 	// an extra build's feature group brings only its own packages

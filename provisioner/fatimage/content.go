@@ -23,6 +23,8 @@ type contentState struct {
 	rpms       []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
+	// dashboardSums are the sha256s grafana_dashboards had as fetched.
+	dashboardSums []string
 }
 
 // imageContent is the `content` record of image.json.
@@ -36,6 +38,8 @@ type imageContent struct {
 	System         *imageSystem             `json:"system,omitempty"`
 	// Containers are the images, in the order configured.
 	Containers []imageContainer `json:"containers,omitempty"`
+	// GrafanaDashboards by file name in /var/lib/grafana/dashboards.
+	GrafanaDashboards map[string]imageDashboard `json:"grafana_dashboards,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -49,7 +53,7 @@ func (c *Config) contentSource() string {
 
 // hasContent reports whether any content kind is configured.
 func (c *Config) hasContent() bool {
-	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs) > 0
+	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs)+len(c.GrafanaDashboards) > 0
 }
 
 // contentWarnings are said at the start of a run.
@@ -91,6 +95,9 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	if err := s.fetchPython(ctx, &sb); err != nil {
 		return err
 	}
+	if err := s.fetchGrafanaDashboards(ctx, &sb); err != nil {
+		return err
+	}
 	out, err := s.runScript(ctx, rawScript(sb.String()))
 	if err != nil {
 		return err
@@ -102,7 +109,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 // stepInstallContent puts the verified content in place.
 func stepInstallContent(ctx context.Context, s *state) error {
 	c := s.cfg
-	s.say("content (git checkouts, downloads, python envs)")
+	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
 	var sb strings.Builder
 	sb.WriteString(contentCommonSh)
 	sb.WriteString(contentGitSh)
@@ -111,8 +118,14 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	sb.WriteString(scriptInstallGit(c.GitCheckouts, s.content.gitCommits, s.workDir))
 	sb.WriteString(contentPythonSh)
 	sb.WriteString(scriptInstallPython(c, s.workDir))
-	_, err := s.runScript(ctx, rawScript(sb.String()))
-	return err
+	sb.WriteString(contentDashboardsSh)
+	sb.WriteString(scriptInstallGrafanaDashboards(c.GrafanaDashboards, s.workDir))
+	out, err := s.runScript(ctx, rawScript(sb.String()))
+	if err != nil {
+		return err
+	}
+	s.content.dashboardSums = parseDashboardSums(out, len(c.GrafanaDashboards))
+	return requireReports(s.content.dashboardSums, "grafana_dashboards", "the install did not report the dashboard's sha256")
 }
 
 // parseReports reads the "<marker> <field>[i] <value>" lines a content
@@ -168,7 +181,7 @@ func (s *state) imageContentRecord() *imageContent {
 	if !c.hasContent() && !c.hasSystem() && !c.hasContainers() && len(c.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), GrafanaDashboards: s.imageDashboardsRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
@@ -218,6 +231,9 @@ func contentOwners(c *Config) [][3]string {
 	for i, e := range c.PythonEnvs {
 		u, grp := splitOwner(e.Owner)
 		out = append(out, [3]string{fmt.Sprintf("python_envs[%d]", i), u, grp})
+	}
+	for i := range c.GrafanaDashboards {
+		out = append(out, [3]string{fmt.Sprintf("grafana_dashboards[%d]", i), "grafana", "grafana"})
 	}
 	return out
 }

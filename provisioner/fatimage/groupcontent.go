@@ -43,11 +43,14 @@ type groupContent struct {
 	Limits             []ConfigFile        `mapstructure:"limits"`
 	KernelArgs         []string            `mapstructure:"kernel_args"`
 	Files              []File              `mapstructure:"files"`
+	GrafanaDashboards  []GrafanaDashboard  `mapstructure:"grafana_dashboards"`
 }
 
-// groupOptions are the boolean options a group's with_option names.
+// groupOptions are the boolean options a group's with_option names;
+// appliance_dir is true when a site's appliance checkout is given (what
+// a group takes from it is left out without one).
 func (c *Config) groupOptions() map[string]bool {
-	return map[string]bool{"sssd_install_ldap": c.SSSDInstallLDAP}
+	return map[string]bool{"sssd_install_ldap": c.SSSDInstallLDAP, "appliance_dir": c.ApplianceDir != ""}
 }
 
 // placeholders are what a group's content strings may refer to.
@@ -56,6 +59,7 @@ func (c *Config) placeholders() map[string]string {
 		"{{git_base_url}}":        strings.TrimSuffix(c.GitBaseURL, "/"),
 		"{{github_releases_url}}": strings.TrimSuffix(c.GitHubReleasesURL, "/"),
 		"{{python_index_url}}":    c.PythonIndexURL,
+		"{{netlib_url}}":          strings.TrimSuffix(c.NetlibURL, "/"),
 		"{{appliance_dir}}":       strings.TrimSuffix(c.ApplianceDir, "/"),
 		// only through {{container_registry|<the image's own registry>}}
 		"{{container_registry}}": strings.TrimSuffix(c.ContainerRegistry, "/"),
@@ -154,6 +158,7 @@ func (gc *groupContent) apply(c *Config) {
 	c.SystemdUnits, c.Sysctls, c.ModprobeBlacklists = gc.SystemdUnits, gc.Sysctls, gc.ModprobeBlacklists
 	c.Containers = gc.Containers
 	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
+	c.GrafanaDashboards = gc.GrafanaDashboards
 }
 
 // owned is an entry and the group it comes from ("" for the template).
@@ -208,6 +213,7 @@ func (c *Config) expandGroupContent() []error {
 		lim   []owned[ConfigFile]
 		kargs []owned[string]
 		files []owned[File]
+		dash  []owned[GrafanaDashboard]
 	)
 	for _, g := range c.sets.groups {
 		errs = append(errs, c.checkNeededRepos(g)...)
@@ -228,6 +234,7 @@ func (c *Config) expandGroupContent() []error {
 		lim = appendOwned(lim, g.Name, gc.Limits)
 		kargs = appendOwned(kargs, g.Name, gc.KernelArgs)
 		files = appendOwned(files, g.Name, gc.Files)
+		dash = appendOwned(dash, g.Name, gc.GrafanaDashboards)
 	}
 	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
 	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
@@ -244,6 +251,7 @@ func (c *Config) expandGroupContent() []error {
 	c.Limits = mergeEntries("limits", lim, c.Limits, func(f ConfigFile) string { return f.Name }, &errs)
 	c.KernelArgs = mergeEntries("kernel_args", kargs, c.KernelArgs, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
 	c.Files = mergeEntries("files destination", files, c.Files, func(f File) string { return f.Destination }, &errs)
+	c.GrafanaDashboards = mergeEntries("grafana_dashboards file", dash, c.GrafanaDashboards, func(d GrafanaDashboard) string { return d.name() }, &errs)
 	for _, u := range c.SystemdUnits {
 		if u.state() == "enabled" && slices.Contains(c.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))

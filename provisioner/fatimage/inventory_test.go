@@ -33,7 +33,7 @@ func TestInventoryFatBuild(t *testing.T) {
 	}
 	// their built-in sets: builder → always, openondemand_desktop → desktop;
 	// fatimage itself is not expanded (the inventory says what it holds)
-	for _, g := range []string{"always", "desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init"} {
+	for _, g := range []string{"always", "desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init", "hpctests", "node_exporter", "mysql"} {
 		if !slices.Contains(c.setNames, g) {
 			t.Errorf("set %s not installed: %v", g, c.setNames)
 		}
@@ -41,7 +41,7 @@ func TestInventoryFatBuild(t *testing.T) {
 	if slices.Contains(c.setNames, "fatimage") {
 		t.Errorf("fatimage expanded: %v", c.setNames)
 	}
-	if !slices.Contains(c.sets.Packages, "grafana") || !slices.Contains(c.sets.Packages, "@Xfce") {
+	if !slices.Contains(c.sets.Packages, "grafana-10.4.18") || !slices.Contains(c.sets.Packages, "@Xfce") {
 		t.Errorf("packages %v", c.sets.Packages)
 	}
 }
@@ -61,7 +61,7 @@ func TestInventoryExtraBuild(t *testing.T) {
 	if got := strings.Join(p.config.setNames, ","); got != "always,cuda,dnf_repos,doca,kernel_modules" {
 		t.Errorf("extra build sets %s", got)
 	}
-	if slices.Contains(p.config.sets.Packages, "grafana") {
+	if slices.Contains(p.config.sets.Packages, "grafana-10.4.18") {
 		t.Error("extra build installs grafana")
 	}
 }

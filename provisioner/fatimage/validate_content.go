@@ -59,6 +59,17 @@ func (c *Config) validateContent() []error {
 	errs = append(errs, validateRPMURLs(c.RPMURLs)...)
 	errs = append(errs, c.validateGrafanaPins()...)
 	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
+	errs = append(errs, validateGrafanaDashboards(c.GrafanaDashboards)...)
+	if c.GrafanaDashboardsURL != "" {
+		if msg := checkHTTPURL("grafana_dashboards_url", c.GrafanaDashboardsURL); msg != "" {
+			errs = append(errs, fmt.Errorf("%s", msg))
+		}
+	}
+	if c.NetlibURL != "" {
+		if msg := checkHTTPURL("netlib_url", c.NetlibURL); msg != "" {
+			errs = append(errs, fmt.Errorf("%s", msg))
+		}
+	}
 	errs = append(errs, validateSystemSettings(c)...)
 	return append(errs, validateDestinations(c)...)
 }
@@ -87,6 +98,9 @@ func validateDestinations(c *Config) []error {
 		if !e.System {
 			claim(fmt.Sprintf("python_envs[%d]", i), e.Path)
 		}
+	}
+	for i, d := range c.GrafanaDashboards {
+		claim(fmt.Sprintf("grafana_dashboards[%d]", i), d.destination())
 	}
 	return errs
 }

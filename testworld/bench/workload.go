@@ -142,15 +142,17 @@ func (w *Workload) ProvisionerConfig() map[string]any {
 		rs = append(rs, r)
 	}
 	return map[string]any{
-		"repos":              rs,
-		"repo_username":      w.Username,
-		"repo_password":      w.Password,
-		"gpg_keys":           keys,
-		"groups":             w.Groups,
-		"binaries":           bins,
-		"release_base_url":   w.ReleaseBaseURL,
-		"packages":           w.Packages,
-		"skip_cleanup_steps": SkipCleanup,
+		"repos":            rs,
+		"repo_username":    w.Username,
+		"repo_password":    w.Password,
+		"gpg_keys":         keys,
+		"groups":           w.Groups,
+		"binaries":         bins,
+		"release_base_url": w.ReleaseBaseURL,
+		// the grafana group's dashboards from the lab's release server
+		"grafana_dashboards_url": strings.TrimSuffix(w.ReleaseBaseURL, "/prometheus"),
+		"packages":               w.Packages,
+		"skip_cleanup_steps":     SkipCleanup,
 		// the playbook does not move the login user's home
 		"move_login_home": false,
 	}

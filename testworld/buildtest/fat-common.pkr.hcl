@@ -15,6 +15,13 @@ variable "release_base_url" {
   default = env("LAB_RELEASES_URL")
 }
 
+# grafana.com's dashboard API as the lab serves it (the grafana group's
+# dashboards)
+variable "grafana_dashboards_url" {
+  type    = string
+  default = env("LAB_GRAFANA_URL")
+}
+
 variable "binary_sha256" {
   type    = map(string)
   default = {}

@@ -228,7 +228,8 @@ func TestApplianceExample(t *testing.T) {
 	dir := t.TempDir()
 	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
 	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"], "-var", "git_base_url=" + theLab.Env["LAB_GIT_URL"],
-		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
+		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef",
+		"-var", "grafana_dashboards_url=" + theLab.Env["LAB_GRAFANA_URL"], "-var", "netlib_url=" + theLab.Env["LAB_NETLIB_URL"]}
 	env := theLab.Environ()
 	for _, args := range [][]string{
 		append([]string{"validate"}, append(vars, example)...),
@@ -465,7 +466,7 @@ func TestFatBuild(t *testing.T) {
 	defer cancel()
 	_, c, stop := labtest.BootDial(ctx, t, theLab, "fat-first-boot", img.ID)
 	// packages at the newer snapshot's versions
-	if got := c.Run(t, "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' slurm-ohpc grafana tzdata epel-release munge && ! rpm -q cockpit-ws >/dev/null"); got != "slurm-ohpc-23.11.10-321.ohpc.3.2\ngrafana-10.4.19-1\ntzdata-2025b-1.el9\nepel-release-9-10.el9\nmunge-0.5.13-13.el9" {
+	if got := c.Run(t, "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' slurm-ohpc grafana tzdata epel-release munge && ! rpm -q cockpit-ws >/dev/null"); got != "slurm-ohpc-23.11.10-321.ohpc.3.2\ngrafana-10.4.18-1\ntzdata-2025b-1.el9\nepel-release-9-10.el9\nmunge-0.5.13-13.el9" {
 		t.Errorf("packages:\n%s", got)
 	}
 	// binaries with the right checksums

@@ -89,7 +89,7 @@ type Lab struct {
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
-	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, LAB_REGISTRY(_AUTH,
+	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, LAB_GRAFANA_URL, LAB_NETLIB_URL, LAB_REGISTRY(_AUTH,
 	// _USERNAME, _PASSWORD), plus LAB_CONTROL_URL for lab-status and
 	// faults.
 	Env map[string]string
@@ -335,6 +335,9 @@ func (l *Lab) writeEnv() error {
 	}
 	// grafana_plugin_url: the release server's grafana.com-like plugin API
 	l.Env["LAB_GRAFANA_PLUGINS_URL"] = l.Releases.URL() + releases.GrafanaPluginBase
+	// grafana.com's shape for dashboards, netlib's for the HPL source
+	l.Env["LAB_GRAFANA_URL"] = l.Releases.URL()
+	l.Env["LAB_NETLIB_URL"] = l.Releases.URL() + strings.TrimSuffix(releases.HPLPath, "/hpl-2.3.tar.gz")
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
 

@@ -148,6 +148,8 @@ func TestProvisionLab(t *testing.T) {
 		return map[string]any{
 			"binaries":         labBinaries(),
 			"release_base_url": theLab.Env["LAB_RELEASES_URL"],
+			// control's grafana dashboards from the lab
+			"grafana_dashboards_url": theLab.Env["LAB_GRAFANA_URL"],
 			"files": []any{
 				map[string]any{"source": upload, "destination": "/etc/fatimage/hello.conf", "owner": "slurm", "mode": "0640"},
 				map[string]any{"source": tree, "destination": "/etc/ansible-init/playbooks"},
@@ -217,7 +219,7 @@ func TestProvisionLab(t *testing.T) {
 		}
 	}
 	// grafana from its repo, with its plugin
-	if got := run(t, comm, "rpm -q --qf '%{VERSION}\n' grafana; sudo -n grep -o '\"version\":\"[0-9.]*\"' /var/lib/grafana/plugins/grafana-opensearch-datasource/plugin.json"); got != "10.4.19\n\"version\":\"2.8.1\"" {
+	if got := run(t, comm, "rpm -q --qf '%{VERSION}\n' grafana; sudo -n grep -o '\"version\":\"[0-9.]*\"' /var/lib/grafana/plugins/grafana-opensearch-datasource/plugin.json"); got != "10.4.18\n\"version\":\"2.8.1\"" {
 		t.Errorf("grafana: %q", got)
 	}
 	// the directory source, root-owned, modes as documented

@@ -14,6 +14,17 @@ enable_modules() {
   fatimage_dnf module enable "$@"
 }
 
+# is_kept SPEC: SPEC (a name, or a name-version pin such as
+# grafana-10.4.18) is a package update_exclude keeps at its installed
+# version ($keep): dnf excludes it from the transaction, so asking to
+# install it would fail ("All matches were filtered out").
+is_kept() {
+  for k in $keep; do
+    case $1 in "$k" | "$k"-[0-9]*) return 0 ;; esac
+  done
+  return 1
+}
+
 # run_transaction writes the dnf shell script and runs it. dnf shell logs a
 # failed command and goes on (exit status 0), so its output is kept and
 # any "Error:" line fails the step; the build is then discarded, so what
@@ -46,7 +57,7 @@ FATIMAGE_EOF
   # exists"): they get their own install line, first
   local_rpms=
   while IFS= read -r p; do
-    case $keep in *" $p "*) continue ;; esac
+    if is_kept "$p"; then continue; fi
     case $p in
     "") ;;
     /*.rpm) local_rpms="$local_rpms $p" ;;

@@ -10,6 +10,8 @@ build {
     # no gpg_keys: the image's own key (RPM-GPG-KEY-Rocky-9, which the
     # lab signs every repository with) is imported without being named
     release_base_url = var.release_base_url
+    # control's grafana dashboards from the lab
+    grafana_dashboards_url = var.grafana_dashboards_url
     dynamic "binaries" {
       for_each = var.binary_sha256
       content {

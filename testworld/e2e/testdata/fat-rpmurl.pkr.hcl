@@ -51,8 +51,10 @@ build {
     selinux         = "unchanged"
     move_login_home = false
     groups          = ["grafana"]
-    packages        = ["oddjob"]
-    content_source  = var.content_source
+    # the group's dashboards from the lab
+    grafana_dashboards_url = var.grafana_dashboards_url
+    packages               = ["oddjob"]
+    content_source         = var.content_source
     rpm_urls {
       url               = var.exporter_url
       sha256            = var.exporter_sha256
@@ -74,8 +76,10 @@ build {
     selinux         = "unchanged"
     move_login_home = false
     groups          = ["grafana"]
-    packages        = ["oddjob"]
-    content_source  = var.content_source
+    # the group's dashboards from the lab
+    grafana_dashboards_url = var.grafana_dashboards_url
+    packages               = ["oddjob"]
+    content_source         = var.content_source
     rpm_urls {
       url               = var.exporter_url
       sha256            = var.exporter_sha256

@@ -61,6 +61,10 @@ func DefaultDists() []Dist {
 		{Name: "jmespath", Version: "1.0.1"},
 		{Name: "requests", Version: "2.32.3"},
 		{Name: "netaddr", Version: "1.3.0"},
+		// the mysql group's client libraries in /usr/bin/python3.9
+		{Name: "PyMySQL", Version: "1.1.1"},
+		{Name: "PyMySQL", Version: "1.1.2"},
+		{Name: "cryptography", Version: "43.0.3"},
 	}
 }
 

@@ -58,7 +58,7 @@ func (s *Server) addExtras(o Options) error {
 		}
 		s.files[g.Path()] = data
 	}
-	return nil
+	return s.addServiceFiles()
 }
 
 // FileURL is the URL of a served path.

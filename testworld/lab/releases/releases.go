@@ -264,30 +264,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(rec, r, path.Base(r.URL.Path), mtime, bytes.NewReader(data))
 }
 
-// Tarball builds b's release tarball deterministically: fixed mtimes,
-// root ownership, sorted entries, no gzip timestamp or name.
+// Tarball builds b's release tarball deterministically (tarGz).
 func Tarball(b Binary) ([]byte, error) {
-	type entry struct {
-		name string
-		data string
-		mode int64
-	}
-	entries := []entry{
+	entries := []tarEntry{
 		{"LICENSE", license, 0o644},
 		{"NOTICE", fmt.Sprintf("%s\nLab stand-in of the Prometheus project's %s %s release.\n", b.Name, b.Name, b.Version), 0o644},
 	}
 	switch b.Name {
 	case "prometheus":
-		entries = append(entries, entry{"prometheus.yml", prometheusYML, 0o644})
+		entries = append(entries, tarEntry{"prometheus.yml", prometheusYML, 0o644})
 	case "alertmanager":
-		entries = append(entries, entry{"alertmanager.yml", alertmanagerYML, 0o644})
+		entries = append(entries, tarEntry{"alertmanager.yml", alertmanagerYML, 0o644})
 	}
 	for _, f := range b.Files {
 		if f == "" || strings.ContainsAny(f, "/ ") {
 			return nil, fmt.Errorf("releases: invalid file name %q", f)
 		}
-		entries = append(entries, entry{f, standIn(f, b), 0o755})
+		entries = append(entries, tarEntry{f, standIn(f, b), 0o755})
 	}
+	return tarGz(b.Dir(), entries)
+}
+
+// tarEntry is one file of a tarball's top directory.
+type tarEntry struct {
+	name string
+	data string
+	mode int64
+}
+
+// tarGz is a gzipped tarball of entries under the directory top, built
+// deterministically: fixed mtimes, root ownership, sorted entries, no
+// gzip timestamp or name.
+func tarGz(top string, entries []tarEntry) ([]byte, error) {
+	entries = slices.Clone(entries)
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 
 	var buf bytes.Buffer
@@ -302,11 +311,11 @@ func Tarball(b Binary) ([]byte, error) {
 			Uid: 0, Gid: 0, Uname: "root", Gname: "root", Format: tar.FormatUSTAR, // no PAX records: stable bytes
 		}
 	}
-	if err := tw.WriteHeader(hdr(b.Dir()+"/", tar.TypeDir, 0o755, 0)); err != nil {
+	if err := tw.WriteHeader(hdr(top+"/", tar.TypeDir, 0o755, 0)); err != nil {
 		return nil, err
 	}
 	for _, e := range entries {
-		if err := tw.WriteHeader(hdr(b.Dir()+"/"+e.name, tar.TypeReg, e.mode, int64(len(e.data)))); err != nil {
+		if err := tw.WriteHeader(hdr(top+"/"+e.name, tar.TypeReg, e.mode, int64(len(e.data)))); err != nil {
 			return nil, err
 		}
 		if _, err := io.WriteString(tw, e.data); err != nil {

@@ -529,6 +529,8 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			stagedFile{Path: "/etc/redhat-release", Symlink: "rocky-release"},
 			stagedFile{Path: "/etc/system-release", Symlink: "rocky-release"},
 		)
+	case "python3":
+		fs = append(fs, stagedFile{Path: "/usr/bin/python3.9", Data: strings.NewReplacer("@PKG@", name, "@EVR@", a.evr).Replace(python39StandIn), Mode: 0o755})
 	case "rocky-gpg-keys":
 		fs = append(fs, stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", Data: string(key.Public), Mode: 0o644})
 	case "epel-release":
@@ -617,6 +619,8 @@ var (
 	versionStandIn string
 	//go:embed standins/grafana-cli.sh
 	grafanaCLIStandIn string
+	//go:embed standins/python3.9.sh
+	python39StandIn string
 )
 
 const epelRepo = `[epel]

@@ -94,11 +94,14 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "tzdata", EVR: "2025a-1.el9", Update: "2025b-1.el9", Base: true},
 	{Repo: "baseos", Name: "python3", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true,
 		Requires: []string{"python3-libs = {evr}"},
-		Provides: []string{"/usr/bin/python3", "python(abi) = 3.9", "python3.9 = {evr}"}},
+		// RL9's python3 is 3.9: it provides python39 (what the appliance's
+		// mysql role installs for RL8) and ships /usr/bin/python3.9
+		Provides: []string{"/usr/bin/python3", "python(abi) = 3.9", "python3.9 = {evr}", "python39 = {evr}"}},
 	{Repo: "baseos", Name: "python3-libs", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true},
 	{Repo: "baseos", Name: "cockpit-bridge", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
 	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
+	{Repo: "baseos", Name: "chkconfig", EVR: "1.24-2.el9"},
 	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true},
 	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},
 	{Repo: "baseos", Name: "sssd-client", EVR: "2.9.6-4.el9_6.2"},
@@ -128,6 +131,7 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "git", EVR: "2.47.3-1.el9_6", Requires: []string{"git-core = {evr}"}},
 	{Repo: "appstream", Name: "python3.12", EVR: "3.12.9-1.el9_6.1",
 		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"}},
+	{Repo: "appstream", Name: "python3-pip", EVR: "21.3.1-1.el9", Requires: []string{"python3"}},
 	{Repo: "appstream", Name: "s-nail", EVR: "14.9.22-6.el9", Provides: []string{"mailx"}},
 	{Repo: "appstream", Name: "munge-libs", EVR: "0.5.13-13.el9"},
 	{Repo: "appstream", Name: "munge", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}, Units: []string{"munge.service"}},
@@ -248,7 +252,7 @@ var FatPackages = []string{
 	"apptainer", "podman-compose", "mysql",
 	"lua-posix", "ondemand", "mod_authnz_pam", "certbot", "python3-certbot-apache", "ondemand_exporter",
 	"turbovnc", "nmap-ncat", "dbus-x11",
-	"grafana",
+	"grafana", "chkconfig", "python39", "python3-pip",
 }
 
 // RemovedPackages are in the base image and removed by the build.
