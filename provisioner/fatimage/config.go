@@ -130,7 +130,9 @@ type Config struct {
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
 	EnableRepos []string `mapstructure:"enable_repos"`
-	// Run `dnf update`. Default true.
+	// Run `dnf update`. Default true; with `inventory`, whether the
+	// build host is in the appliance's `update` group (an extra build's
+	// is not).
 	Update *bool `mapstructure:"update"`
 	// Installed packages kept at their version by the update (excluded
 	// from the transaction); one not installed yet is installed as the
@@ -381,7 +383,12 @@ func (c *Config) Prepare(raws ...any) error {
 	}
 	boolDefault(&c.ReplaceRepos, true)
 	boolDefault(&c.ImportOSKey, true)
-	boolDefault(&c.Update, true)
+	// with an inventory, unset `update` follows the appliance's `update`
+	// group (below): an extra build's host is not in it
+	inventoryUpdate := c.Update == nil && len(c.Inventory) > 0
+	if !inventoryUpdate {
+		boolDefault(&c.Update, true)
+	}
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
 	if c.UpdateExclude == nil {
@@ -428,6 +435,10 @@ func (c *Config) Prepare(raws ...any) error {
 		resolveErrs = append(resolveErrs, invErrs...)
 		c.hostGroups = hostGroups
 		c.setNames = appendUnique(c.setNames, builtins...)
+	}
+	if inventoryUpdate {
+		inUpdate := slices.Contains(c.hostGroups, "update")
+		c.Update = &inUpdate
 	}
 	sets, setsErr := resolveGroups(c.setNames, c.groupOptions())
 	if setsErr != nil {

@@ -52,6 +52,9 @@ var steps = []step{
 	{name: "packages", when: func(s *state) bool { return !s.plan().empty() }, run: stepTransaction},
 	{name: "reboot", run: stepReboot},
 	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
+	// doca-kernel-support builds for the running kernel, after the
+	// packages that brought doca-extra and its kernel-devel.
+	{name: "doca", when: func(s *state) bool { return s.cfg.hasBuiltin("doca") }, needsKernel: true, run: stepDOCA},
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},

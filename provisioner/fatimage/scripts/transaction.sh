@@ -14,6 +14,45 @@ enable_modules() {
   fatimage_dnf module enable "$@"
 }
 
+# running_kernel prints the running kernel as rpm names it (uname -r,
+# e.g. 5.14.0-570.58.1.el9_6.x86_64). A kernel rpm does not know (the
+# lab's VMs run their host's) gives way to the newest installed
+# kernel-core, said on stderr.
+running_kernel() {
+  running=$(uname -r)
+  if rpm -q "kernel-core-$running" >/dev/null 2>&1; then
+    echo "$running"
+    return 0
+  fi
+  newest=$(rpm -q --last kernel-core 2>/dev/null | head -n1 | cut -d' ' -f1)
+  if [ -z "$newest" ]; then
+    fatimage_cause "no kernel-core package is installed: the running kernel $running has no kernel-devel"
+    return 1
+  fi
+  echo "the running kernel $running is no installed package: using the newest installed, ${newest#kernel-core-}" >&2
+  echo "${newest#kernel-core-}"
+}
+
+# pkg_spec prints a package spec with its placeholders filled in:
+# {running_kernel} (running_kernel) and {os_major} (the 9 of Rocky 9.6),
+# so a built-in group can ask for kernel-devel-{running_kernel} and
+# nvidia-open-3:610.57.04-1.el{os_major}.
+pkg_spec() {
+  spec=$1
+  case $spec in *'{running_kernel}'*)
+    k=$(running_kernel) || return 1
+    spec=$(printf '%s\n' "$spec" | sed "s/{running_kernel}/$k/g")
+    ;;
+  esac
+  case $spec in *'{os_major}'*)
+    # shellcheck disable=SC1091 # the VM's own os-release
+    major=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+    spec=$(printf '%s\n' "$spec" | sed "s/{os_major}/$major/g")
+    ;;
+  esac
+  printf '%s\n' "$spec"
+}
+
 # run_transaction writes the dnf shell script and runs it. dnf shell logs a
 # failed command and goes on (exit status 0), so its output is kept and
 # any "Error:" line fails the step; the build is then discarded, so what
@@ -50,7 +89,7 @@ FATIMAGE_EOF
     case $p in
     "") ;;
     /*.rpm) local_rpms="$local_rpms $p" ;;
-    *) install="$install $p" ;;
+    *) install="$install $(pkg_spec "$p")" ;;
     esac
   done <<FATIMAGE_EOF
 $TX_INSTALL
