@@ -42,6 +42,9 @@ type Set struct {
 	// NeedsRepos are vendor repositories (repo_name sections) the
 	// group installs from and the plugin cannot supply.
 	NeedsRepos []NeededRepo `yaml:"needs_repos"`
+	// Unsupported says why the plugin does not do the group's build-time
+	// work (ofed): asking for the group is an error with this reason.
+	Unsupported string `yaml:"unsupported"`
 	// WithOption adds a set when a boolean provisioner option of that
 	// name is true (sssd_install_ldap adds sssd-ldap).
 	WithOption map[string]Set `yaml:"with_option"`

@@ -54,7 +54,7 @@ func (c *Config) hasContent() bool {
 
 // contentWarnings are said at the start of a run.
 func (c *Config) contentWarnings() []string {
-	return gitWarnings(c.GitCheckouts)
+	return append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...)
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
@@ -199,7 +199,7 @@ func (s *state) imageContentRecord() *imageContent {
 		if r.Downloads == nil {
 			r.Downloads = map[string]imageDownload{}
 		}
-		r.Downloads[d.Destination] = imageDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256)}
+		r.Downloads[d.Destination] = imageDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256), Unchecked: d.InsecureSkipChecksum}
 	}
 	return r
 }
@@ -246,6 +246,8 @@ type imageGit struct {
 type imageDownload struct {
 	URL    string `json:"url"`
 	SHA256 string `json:"sha256"`
+	// Unchecked: insecure_skip_checksum, no sha256 was pinned.
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // systemFile is one file a system setting writes.

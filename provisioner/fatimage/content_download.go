@@ -18,8 +18,13 @@ import (
 type Download struct {
 	// http(s) URL of the file.
 	URL string `mapstructure:"url" required:"true"`
-	// sha256 (hex) of the file.
-	SHA256 string `mapstructure:"sha256" required:"true"`
+	// sha256 (hex) of the file. Required unless `insecure_skip_checksum`.
+	SHA256 string `mapstructure:"sha256"`
+	// Install the file without a sha256 to check it against, as the
+	// appliance fetches its k3s, helm, k9s and opkssh downloads: whatever
+	// the URL serves on the day goes into the image. Warned about in the
+	// build output and marked unchecked in image.json.
+	InsecureSkipChecksum bool `mapstructure:"insecure_skip_checksum"`
 	// Absolute path of the file, or with `extract` the directory the
 	// archive is unpacked into (files already there and not in the
 	// archive are kept).
@@ -30,6 +35,10 @@ type Download struct {
 	// With `extract`: leading path components dropped from each entry,
 	// like tar's --strip-components (1 drops an archive's top directory).
 	StripComponents int `mapstructure:"strip_components"`
+	// With `extract`: only these members of the archive (paths as the
+	// archive names them, before strip_components), e.g.
+	// ["linux-amd64/helm"]. Default: everything.
+	Members []string `mapstructure:"members"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 	// Octal mode of a file download. Default 0644. With `extract` the
@@ -43,6 +52,16 @@ var contentDownloadSh string
 // staged is where download i lands in the work dir.
 func (d Download) staged(workDir string, i int) string {
 	return path.Join(workDir, fmt.Sprintf("download-%d", i))
+}
+
+// identity is what a template entry must match to replace a group's:
+// the destination, and the members unpacked there (helm and k9s both
+// unpack one executable into /usr/bin).
+func (d Download) identity() string {
+	if len(d.Members) == 0 {
+		return d.Destination
+	}
+	return d.Destination + " (members " + strings.Join(d.Members, ", ") + ")"
 }
 
 func (d Download) mode() string {
@@ -59,10 +78,24 @@ func validateDownloads(ds []Download) []error {
 		if msg := checkHTTPURL("url", d.URL); msg != "" {
 			add("%s", msg)
 		}
-		if d.SHA256 == "" {
-			add("sha256 is required: the download is checked before anything is installed")
-		} else if h, err := hex.DecodeString(d.SHA256); err != nil || len(h) != sha256.Size {
-			add("sha256 must be 64 hex digits")
+		switch {
+		case d.SHA256 == "" && !d.InsecureSkipChecksum:
+			add("sha256 is required: the download is checked before anything is installed " +
+				"(insecure_skip_checksum = true installs whatever the URL serves)")
+		case d.SHA256 != "" && d.InsecureSkipChecksum:
+			add("sha256 and insecure_skip_checksum = true exclude each other")
+		case d.SHA256 != "":
+			if h, err := hex.DecodeString(d.SHA256); err != nil || len(h) != sha256.Size {
+				add("sha256 must be 64 hex digits")
+			}
+		}
+		if len(d.Members) > 0 && !d.Extract {
+			add("members needs extract = true")
+		}
+		for j, m := range d.Members {
+			if m == "" || path.IsAbs(m) || path.Clean(m) != m || strings.HasPrefix(m, "../") || m == ".." {
+				add("members[%d] %q must be a clean relative path in the archive", j, m)
+			}
 		}
 		if !path.IsAbs(d.Destination) || path.Clean(d.Destination) != d.Destination || d.Destination == "/" {
 			add("destination %q must be an absolute, clean path other than /", d.Destination)
@@ -95,13 +128,28 @@ func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
 	return s.stageFetches(ctx, sb, s.cfg.contentSource(), items)
 }
 
+// downloadWarnings are said when the downloads are fetched: every opt-out.
+func downloadWarnings(ds []Download) []string {
+	var out []string
+	for i, d := range ds {
+		if d.InsecureSkipChecksum {
+			out = append(out, fmt.Sprintf("downloads[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, d.URL))
+		}
+	}
+	return out
+}
+
 func scriptInstallDownloads(ds []Download, workDir string) string {
 	var b strings.Builder
 	for i, d := range ds {
 		what := shQuote(fmt.Sprintf("downloads[%d]", i))
 		u, g := splitOwner(d.Owner)
 		if d.Extract {
-			fmt.Fprintf(&b, "fatimage_download_extract %s %s %s %d %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), d.StripComponents, shQuote(u), shQuote(g))
+			fmt.Fprintf(&b, "fatimage_download_extract %s %s %s %d %s %s", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), d.StripComponents, shQuote(u), shQuote(g))
+			for _, m := range d.Members {
+				b.WriteString(" " + shQuote(m))
+			}
+			b.WriteString("\n")
 		} else {
 			fmt.Fprintf(&b, "fatimage_download_file %s %s %s %s %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), shQuote(u), shQuote(g), shQuote(d.mode()))
 		}

@@ -231,7 +231,7 @@ func (c *Config) expandGroupContent() []error {
 	}
 	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
 	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
-	c.Downloads = mergeEntries("downloads destination", dl, c.Downloads, func(d Download) string { return d.Destination }, &errs)
+	c.Downloads = mergeEntries("downloads destination", dl, c.Downloads, Download.identity, &errs)
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
 	c.RPMURLs = mergeEntries("rpm_urls file", rpms, c.RPMURLs, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
@@ -313,9 +313,13 @@ func (c *Config) checkPathKinds(git []owned[GitCheckout], dl []owned[Download], 
 }
 
 // checkNeededRepos names each vendor repository a group installs from
-// that no `repos` entry (or enable_repos) provides.
+// that no `repos` entry (or enable_repos) provides, and refuses a group
+// the plugin does not do.
 func (c *Config) checkNeededRepos(g packagesets.Group) []error {
 	var errs []error
+	if g.Unsupported != "" {
+		errs = append(errs, fmt.Errorf("group %q is not supported: %s", g.Name, g.Unsupported))
+	}
 	for _, r := range g.NeedsRepos {
 		if !slices.Contains(c.repoIDs(), r.Name) {
 			errs = append(errs, fmt.Errorf("group %q needs the vendor repository %q (%s), which is not configured: add a repos entry with repo_name = %q", g.Name, r.Name, r.What, r.Name))

@@ -36,17 +36,23 @@ running_kernel() {
 # pkg_spec prints a package spec with its placeholders filled in:
 # {running_kernel} (running_kernel) and {os_major} (the 9 of Rocky 9.6),
 # so a built-in group can ask for kernel-devel-{running_kernel} and
-# nvidia-open-3:610.57.04-1.el{os_major}.
+# nvidia-open-3:610.57.04-1.el{os_major}; a spec "el<N>:<spec>" is
+# <spec> on major N and nothing on others (a per-OS pin).
 pkg_spec() {
   spec=$1
+  # shellcheck disable=SC1091 # the VM's own os-release
+  major=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+  case $spec in el[0-9]*:*)
+    if [ "${spec%%:*}" != "el$major" ]; then return 0; fi
+    spec=${spec#*:}
+    ;;
+  esac
   case $spec in *'{running_kernel}'*)
     k=$(running_kernel) || return 1
     spec=$(printf '%s\n' "$spec" | sed "s/{running_kernel}/$k/g")
     ;;
   esac
   case $spec in *'{os_major}'*)
-    # shellcheck disable=SC1091 # the VM's own os-release
-    major=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
     spec=$(printf '%s\n' "$spec" | sed "s/{os_major}/$major/g")
     ;;
   esac
@@ -89,7 +95,10 @@ FATIMAGE_EOF
     case $p in
     "") ;;
     /*.rpm) local_rpms="$local_rpms $p" ;;
-    *) install="$install $(pkg_spec "$p")" ;;
+    *)
+      spec=$(pkg_spec "$p")
+      if [ -n "$spec" ]; then install="$install $spec"; fi
+      ;;
     esac
   done <<FATIMAGE_EOF
 $TX_INSTALL
