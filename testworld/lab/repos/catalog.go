@@ -17,6 +17,10 @@ type repoDef struct {
 	PulpPath  string
 	RepoFile  string
 	GPGCheck  *bool // nil: default (true)
+	// Vendor: a site's vendor repository (an extra build's doca, cuda),
+	// given to builds as a repos entry of its own, not in the
+	// appliance's timestamps file.
+	Vendor bool
 }
 
 // repoDefs are the appliance's Rocky 9 repositories (keys, pulp paths and
@@ -38,6 +42,9 @@ var repoDefs = []repoDef{
 	{Key: "cernvmfs_cfg", VersionOS: "9", PulpPath: "cvmfs-config/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_pkgs", VersionOS: "9", PulpPath: "cvmfs/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_eessi_cfg", VersionOS: "9", PulpPath: "eessi/rhel/8/noarch", RepoFile: "cvmfs-config-eessi"},
+	// the extra builds' vendor repositories, at their upstream paths
+	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true},
+	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true},
 }
 
 // GPGKeyFileNames are the names under /etc/pki/rpm-gpg that the appliance
@@ -88,7 +95,11 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "kernel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
 		Requires: []string{"kernel-core = {evr}"}, Provides: []string{"installonlypkg(kernel)"}},
 	{Repo: "baseos", Name: "kernel-core", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
-		Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+		Requires: []string{"dracut"}, Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+	{Repo: "baseos", Name: "dracut", EVR: "057-87.git20250311.el9_6", Base: true, Bins: []string{"/usr/bin/dracut"}},
+	// /usr/src/kernels/<version>.x86_64, what kernel module builds compile against
+	{Repo: "appstream", Name: "kernel-devel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6",
+		Provides: []string{"kernel-devel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
 	{Repo: "baseos", Name: "glibc", EVR: "2.34-168.el9_6.14", Update: "2.34-168.el9_6.23", Base: true},
 	{Repo: "baseos", Name: "openssl-libs", EVR: "1:3.2.2-6.el9_5.1", Update: "1:3.2.2-6.el9_5.2", Base: true},
 	{Repo: "baseos", Name: "tzdata", EVR: "2025a-1.el9", Update: "2025b-1.el9", Base: true},
@@ -121,6 +132,7 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "podman", EVR: "5:5.4.0-12.el9_6", Update: "5:5.4.0-13.el9_6",
 		Requires: []string{"containers-common"}},
 	{Repo: "appstream", Name: "patch", EVR: "2.7.6-16.el9"},
+	{Repo: "appstream", Name: "cmake", EVR: "3.26.5-2.el9", Bins: []string{"/usr/bin/cmake"}},
 	{Repo: "appstream", Name: "wget", EVR: "1.21.1-8.el9_4"},
 	{Repo: "appstream", Name: "bind-libs", EVR: "32:9.16.23-31.el9_6"},
 	{Repo: "appstream", Name: "bind-utils", EVR: "32:9.16.23-31.el9_6", Requires: []string{"bind-libs = {evr}"}},
@@ -228,6 +240,25 @@ var catalog = []pkgDef{
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs-libs", EVR: "2.12.7-1.el9"},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"}},
 	{Repo: "cernvmfs_eessi_cfg", Name: "cvmfs-config-eessi", EVR: "0.2.4-1", Provides: []string{"cvmfs-config"}},
+
+	// --- NVIDIA DOCA 3.2.3 (the doca group): doca-ofed needs the kernel
+	// support doca-kernel-support (in doca-extra) builds for the kernel ---
+	{Repo: "doca", Name: "doca-extra", EVR: "3.2.3-1.el9", Bins: []string{"/opt/mellanox/doca/tools/doca-kernel-support"}},
+	{Repo: "doca", Name: "mlnx-ofa_kernel", EVR: "25.10-OFED.25.10.2.3.1.el9", Requires: []string{"kmod-mlnx-ofa_kernel"}},
+	{Repo: "doca", Name: "doca-ofed", EVR: "3.2.3-1.el9", Requires: []string{"doca-kernel-support = 3.2.3", "mlnx-ofa_kernel"}},
+
+	// --- NVIDIA CUDA (the cuda group): the driver only in its module
+	// streams, a newer driver and toolkit than the appliance's pins ---
+	{Repo: "cuda", Name: "nvidia-persistenced", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
+		Bins: []string{"/usr/bin/nvidia-persistenced"}, Units: []string{"nvidia-persistenced.service"}},
+	{Repo: "cuda", Name: "kmod-nvidia-open-dkms", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open"},
+	{Repo: "cuda", Name: "nvidia-driver", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
+		Requires: []string{"nvidia-persistenced = {evr}"}},
+	{Repo: "cuda", Name: "nvidia-open", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
+		Requires: []string{"nvidia-driver = {evr}", "kmod-nvidia-open-dkms = {evr}"}},
+	{Repo: "cuda", Name: "cuda-nvcc-13-3", EVR: "13.3.107-1", Bins: []string{"/usr/local/cuda-13.3/bin/nvcc"}},
+	{Repo: "cuda", Name: "cuda-toolkit", EVR: "13.3.1-1", Update: "13.4.0-1", Requires: []string{"cuda-nvcc-13-3"}},
+	{Repo: "cuda", Name: "nvidia-gds", EVR: "13.3.1-1", Requires: []string{"nvidia-driver"}},
 }
 
 // FatPackages are the package names a fat Rocky 9 build installs (spec
