@@ -277,13 +277,15 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 // FlatDownload is an auto-generated flat version of Download.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatDownload struct {
-	URL             *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
-	SHA256          *string `mapstructure:"sha256" required:"true" cty:"sha256" hcl:"sha256"`
-	Destination     *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Extract         *bool   `mapstructure:"extract" cty:"extract" hcl:"extract"`
-	StripComponents *int    `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
-	Owner           *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode            *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
+	URL                  *string  `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
+	SHA256               *string  `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
+	InsecureSkipChecksum *bool    `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
+	Destination          *string  `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Extract              *bool    `mapstructure:"extract" cty:"extract" hcl:"extract"`
+	StripComponents      *int     `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
+	Members              []string `mapstructure:"members" cty:"members" hcl:"members"`
+	Owner                *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
+	Mode                 *string  `mapstructure:"mode" cty:"mode" hcl:"mode"`
 }
 
 // FlatMapstructure returns a new FlatDownload.
@@ -298,13 +300,15 @@ func (*Download) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec
 // The decoded values from this spec will then be applied to a FlatDownload.
 func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"url":              &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
-		"sha256":           &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"destination":      &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"extract":          &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
-		"strip_components": &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
-		"owner":            &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":             &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
+		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
+		"destination":            &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"extract":                &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
+		"strip_components":       &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
+		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
+		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
