@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,LineEdit
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -283,6 +283,9 @@ type Config struct {
 	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
 	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
 	KernelArgs []string `mapstructure:"kernel_args"`
+	// Lines of files already in the image changed in place, like
+	// Ansible's lineinfile (see Line edits below).
+	LineEdits []LineEdit `mapstructure:"line_edits"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
