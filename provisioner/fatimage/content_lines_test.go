@@ -83,10 +83,10 @@ func TestLineEditScript(t *testing.T) {
 		return string(b)
 	}
 	for p, want := range map[string]string{
-		tuned:     "[main]\nsummary=HPC\ninclude=latency-performance\n\n[vm]\ntransparent_hugepages=always\nreadahead=1\n\n[sysctl]\n# keep free memory\nvm.min_free_kbytes=>135168\nkernel.numa_balancing=0\n\n[disk]\nreadahead=>4096\n",
-		noSection: "[main]\nx=1\n[sysctl]\nvm.x=1\n",
-		profile:   "pathmunge () {\n:\n}\nHOSTNAME=$(/usr/bin/hostname 2>/dev/null) || \\\nHOSTNAME=$(/usr/bin/uname -n)\nexport HOSTNAME\n",
-		shlocal:   "# local settings\n" + cudaLine + "\n" + cudaLine + " \n",
+		tuned:                                "[main]\nsummary=HPC\ninclude=latency-performance\n\n[vm]\ntransparent_hugepages=always\nreadahead=1\n\n[sysctl]\n# keep free memory\nvm.min_free_kbytes=>135168\nkernel.numa_balancing=0\n\n[disk]\nreadahead=>4096\n",
+		noSection:                            "[main]\nx=1\n[sysctl]\nvm.x=1\n",
+		profile:                              "pathmunge () {\n:\n}\nHOSTNAME=$(/usr/bin/hostname 2>/dev/null) || \\\nHOSTNAME=$(/usr/bin/uname -n)\nexport HOSTNAME\n",
+		shlocal:                              "# local settings\n" + cudaLine + "\n" + cudaLine + " \n",
 		filepath.Join(dir, "new", "created"): "made\n",
 	} {
 		if got := read(p); got != want {
