@@ -196,8 +196,10 @@ type Config struct {
 	ModuleStreams []string `mapstructure:"module_streams"`
 	// Packages removed.
 	RemovePackages []string `mapstructure:"remove_packages"`
-	// dnf install_weak_deps. Default false.
-	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
+	// dnf install_weak_deps for the transaction. Default true (dnf's
+	// default, as the appliance installs); the groups' Slurm set is
+	// installed without weak dependencies whatever this says.
+	InstallWeakDeps *bool `mapstructure:"install_weak_deps"`
 	// Packages excluded from the package transaction (update and install).
 	Exclude []string `mapstructure:"exclude"`
 	// Grafana plugins as "<id> <version>", installed with grafana-cli;

@@ -233,10 +233,11 @@ var catalog = []pkgDef{
 	{Repo: "cernvmfs_cfg", Name: "cvmfs-config-default", EVR: "2.2-1", Provides: []string{"cvmfs-config"}},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs-libs", EVR: "2.12.7-1.el9"},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"},
-		Recommends: cvmfsRecommends, Files: cvmfsFiles},
+		Files: cvmfsFiles},
 	// the weak dependencies' probes (standins_system.go)
 	{Repo: "OpenHPC", Name: "lab-recommended-by-slurm", EVR: "1-1"},
-	{Repo: "cernvmfs_pkgs", Name: "lab-recommended-by-cvmfs", EVR: "1-1"},
+	{Repo: "epel", Name: "lab-weakdep-probe", EVR: "1-1", Recommends: probeRecommends},
+	{Repo: "epel", Name: "lab-recommended-by-probe", EVR: "1-1"},
 	{Repo: "cernvmfs_eessi_cfg", Name: "cvmfs-config-eessi", EVR: "0.2.4-1", Provides: []string{"cvmfs-config"}},
 }
 

@@ -48,11 +48,15 @@ var cvmfsFiles = map[string]string{
 
 // The weak-dependency probes: slurm-ohpc recommends a package that a
 // build installing the Slurm set without weak dependencies (as the
-// appliance's openhpc role does) must not install, while cvmfs (eessi,
-// installed at dnf's default) recommends one that must be installed.
+// appliance's openhpc role does) must not install, while
+// lab-weakdep-probe, a lab-only package a test installs next to it at
+// dnf's default, recommends one that must be installed. No package of
+// the appliance's groups other than slurm-ohpc recommends anything, so
+// the benchmarks' Ansible runs (weak dependencies off throughout) and
+// the plugin's end in the same package set.
 var (
 	slurmRecommends = []string{"lab-recommended-by-slurm"}
-	cvmfsRecommends = []string{"lab-recommended-by-cvmfs"}
+	probeRecommends = []string{"lab-recommended-by-probe"}
 )
 
 // extraFiles are a package's Files as staged files, in path order;
