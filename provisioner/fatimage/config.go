@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,LineEdit
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -198,8 +198,10 @@ type Config struct {
 	ModuleStreams []string `mapstructure:"module_streams"`
 	// Packages removed.
 	RemovePackages []string `mapstructure:"remove_packages"`
-	// dnf install_weak_deps. Default false.
-	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
+	// dnf install_weak_deps for the transaction. Default true (dnf's
+	// default, as the appliance installs); the groups' Slurm set is
+	// installed without weak dependencies whatever this says.
+	InstallWeakDeps *bool `mapstructure:"install_weak_deps"`
 	// Packages excluded from the package transaction (update and install).
 	Exclude []string `mapstructure:"exclude"`
 	// Grafana plugins as "<id> <version>", installed with grafana-cli;
@@ -285,6 +287,9 @@ type Config struct {
 	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
 	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
 	KernelArgs []string `mapstructure:"kernel_args"`
+	// Lines of files already in the image changed in place, like
+	// Ansible's lineinfile (see Line edits below).
+	LineEdits []LineEdit `mapstructure:"line_edits"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.

@@ -107,6 +107,7 @@ type FlatConfig struct {
 	Tmpfiles            []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
 	Limits              []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
 	KernelArgs          []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits           []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 	ManifestOutput      *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	ExecuteCommand      *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder        *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
@@ -186,6 +187,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
+		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
@@ -400,6 +402,39 @@ func (*FlatGitCheckout) HCL2Spec() map[string]hcldec.Spec {
 		"branch":      &hcldec.AttrSpec{Name: "branch", Type: cty.String, Required: false},
 		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
 		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+	}
+	return s
+}
+
+// FlatLineEdit is an auto-generated flat version of LineEdit.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatLineEdit struct {
+	Path    *string `mapstructure:"path" required:"true" cty:"path" hcl:"path"`
+	Regexp  *string `mapstructure:"regexp" cty:"regexp" hcl:"regexp"`
+	Line    *string `mapstructure:"line" cty:"line" hcl:"line"`
+	Absent  *bool   `mapstructure:"absent" cty:"absent" hcl:"absent"`
+	Section *string `mapstructure:"section" cty:"section" hcl:"section"`
+	Create  *bool   `mapstructure:"create" cty:"create" hcl:"create"`
+}
+
+// FlatMapstructure returns a new FlatLineEdit.
+// FlatLineEdit is an auto-generated flat version of LineEdit.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*LineEdit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatLineEdit)
+}
+
+// HCL2Spec returns the hcl spec of a LineEdit.
+// This spec is used by HCL to read the fields of LineEdit.
+// The decoded values from this spec will then be applied to a FlatLineEdit.
+func (*FlatLineEdit) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
+		"regexp":  &hcldec.AttrSpec{Name: "regexp", Type: cty.String, Required: false},
+		"line":    &hcldec.AttrSpec{Name: "line", Type: cty.String, Required: false},
+		"absent":  &hcldec.AttrSpec{Name: "absent", Type: cty.Bool, Required: false},
+		"section": &hcldec.AttrSpec{Name: "section", Type: cty.String, Required: false},
+		"create":  &hcldec.AttrSpec{Name: "create", Type: cty.Bool, Required: false},
 	}
 	return s
 }

@@ -63,6 +63,8 @@ var steps = []step{
 	{name: "containers", when: func(s *state) bool { return s.cfg.hasContainers() }, run: stepInstallContainers},
 	{name: "system", when: func(s *state) bool { return s.cfg.hasSystem() }, run: stepSystem},
 	{name: "files", when: func(s *state) bool { return len(s.cfg.Files) > 0 }, run: stepFiles},
+	// After packages and files: the lines edited are in their files.
+	{name: "line-edits", when: func(s *state) bool { return len(s.cfg.LineEdits) > 0 }, run: stepLineEdits},
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},
 	{name: "image-json", run: stepImageJSON},

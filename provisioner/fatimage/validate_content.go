@@ -60,6 +60,7 @@ func (c *Config) validateContent() []error {
 	errs = append(errs, c.validateGrafanaPins()...)
 	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
 	errs = append(errs, validateSystemSettings(c)...)
+	errs = append(errs, validateLineEdits(c.LineEdits)...)
 	return append(errs, validateDestinations(c)...)
 }
 

@@ -6,8 +6,8 @@
 # metadata: wrong credentials or a missing snapshot fail there, before any
 # package changes. Inputs, one a line: DNF_ENABLE (repositories enabled),
 # TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
-# their installed version), TX_INSTALL, TX_REMOVE; TX_UPDATE and
-# TX_WEAK_DEPS are true or false.
+# their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE;
+# TX_UPDATE and TX_WEAK_DEPS are true or false.
 
 # enable_modules STREAM...
 enable_modules() {
@@ -103,6 +103,13 @@ FATIMAGE_EOF
   done <<FATIMAGE_EOF
 $TX_INSTALL
 FATIMAGE_EOF
+  no_weak=
+  while IFS= read -r p; do
+    case $keep in *" $p "*) continue ;; esac
+    if [ -n "$p" ]; then no_weak="$no_weak $p"; fi
+  done <<FATIMAGE_EOF
+${TX_INSTALL_NO_WEAK:-}
+FATIMAGE_EOF
   rm_list=
   while IFS= read -r p; do
     if [ -n "$p" ] && rpm -q "$p" >/dev/null 2>&1; then rm_list="$rm_list $p"; fi
@@ -110,11 +117,20 @@ FATIMAGE_EOF
 $TX_REMOVE
 FATIMAGE_EOF
   : > "$tx"
+  # the appliance installs the Slurm set without weak dependencies and
+  # everything else at dnf's default: two transactions of the one dnf
+  # shell process, the setting changed between them (`config` is dnf's
+  # runtime priority, above the command line's --setopt; each `run`
+  # resolves with the setting then in force)
+  if [ -n "$no_weak" ]; then
+    printf 'config install_weak_deps False\ninstall%s\nrun\nconfig install_weak_deps %s\n' "$no_weak" "$TX_WEAK_DEPS" >> "$tx"
+  fi
   if [ -n "$local_rpms" ]; then echo "install$local_rpms" >> "$tx"; fi
   if [ "$TX_UPDATE" = true ]; then echo upgrade >> "$tx"; fi
   if [ -n "$install" ]; then echo "install$install" >> "$tx"; fi
   if [ -n "$rm_list" ]; then echo "remove$rm_list" >> "$tx"; fi
-  echo run >> "$tx"
+  # a second run only with jobs of its own
+  if [ -z "$no_weak" ] || [ "$(wc -l < "$tx")" -gt 4 ]; then echo run >> "$tx"; fi
   echo 'dnf transaction:'
   sed 's/^/  /' "$tx"
   rm -f "$rcf"

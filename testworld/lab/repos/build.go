@@ -548,6 +548,7 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			stagedFile{Path: "/etc/yum.repos.d/epel-cisco-openh264.repo", Data: epelOpenH264Repo, Mode: 0o644, Config: true},
 		)
 	}
+	fs = append(fs, extraFiles(a.def.Files)...)
 	for _, u := range a.def.Units {
 		fs = append(fs, stagedFile{Path: "/usr/lib/systemd/system/" + u, Data: unitFile(u, a), Mode: 0o644})
 	}
@@ -712,6 +713,9 @@ cp -a %s/. %%{buildroot}/
 		}
 		for _, p := range a.def.Provides {
 			fmt.Fprintf(&spec, "Provides: %s\n", a.subst(p))
+		}
+		for _, r := range a.def.Recommends {
+			fmt.Fprintf(&spec, "Recommends: %s\n", a.subst(r))
 		}
 		fmt.Fprintf(&spec, "%%description -n %s\nLab stand-in for the %s package (%s).\n\n", a.def.Name, a.def.Name, a.def.Repo)
 		spec.WriteString(a.scriptlets())

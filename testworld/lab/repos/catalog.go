@@ -82,6 +82,11 @@ type pkgDef struct {
 	// Comps is the comps group (by name, e.g. "Xfce") listing the package
 	// in its repository's comps.xml, for `dnf install @Xfce`.
 	Comps string
+	// Recommends are weak dependencies (standins_system.go).
+	Recommends []string
+	// Files are extra files the package ships, by absolute path
+	// (standins_system.go); under a bin directory they are executable.
+	Files map[string]string
 }
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
@@ -110,7 +115,8 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "cockpit-bridge", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
 	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
-	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true},
+	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true,
+		Files: tunedFiles},
 	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},
 	{Repo: "baseos", Name: "sssd-client", EVR: "2.9.6-4.el9_6.2"},
 	{Repo: "baseos", Name: "sssd-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-client = {evr}"}, Units: []string{"sssd.service"}, EnableOnInstall: true},
@@ -182,7 +188,7 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "ohpc-filesystem", EVR: "3.0-300.ohpc.1.1"},
 	{Repo: "OpenHPC", Name: "ohpc-release", EVR: "3-1.el9"},
 	{Repo: "OpenHPC", Name: "ohpc-base-compute", EVR: "3.0-300.ohpc.3.1", Requires: []string{"ohpc-filesystem"}},
-	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"},
+	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"}, Recommends: slurmRecommends,
 		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
@@ -206,7 +212,7 @@ var catalog = []pkgDef{
 
 	// --- OpenHPC 3 updates: newer slurm, bumped again in the newer snapshot ---
 	{Repo: "OpenHPC-updates", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"munge"}, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+		Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
@@ -238,7 +244,12 @@ var catalog = []pkgDef{
 	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.1.4-20250702", Bins: []string{"/opt/TurboVNC/bin/vncserver"}},
 	{Repo: "cernvmfs_cfg", Name: "cvmfs-config-default", EVR: "2.2-1", Provides: []string{"cvmfs-config"}},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs-libs", EVR: "2.12.7-1.el9"},
-	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"}},
+	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"},
+		Files: cvmfsFiles},
+	// the weak dependencies' probes (standins_system.go)
+	{Repo: "OpenHPC", Name: "lab-recommended-by-slurm", EVR: "1-1"},
+	{Repo: "epel", Name: "lab-weakdep-probe", EVR: "1-1", Recommends: probeRecommends},
+	{Repo: "epel", Name: "lab-recommended-by-probe", EVR: "1-1"},
 	{Repo: "cernvmfs_eessi_cfg", Name: "cvmfs-config-eessi", EVR: "0.2.4-1", Provides: []string{"cvmfs-config"}},
 
 	// --- NVIDIA DOCA 3.2.3 (the doca group): doca-ofed needs the kernel
