@@ -127,7 +127,9 @@ func checkExtraBuild(t *testing.T, p *packertest.Packer, dir string, env, vars [
 		{"cuda: cuda-toolkit 13.3.1-1, nvidia-gds, cmake", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' cuda-toolkit nvidia-gds cmake",
 			"cuda-toolkit-13.3.1-1\nnvidia-gds-13.3.1-1\ncmake-3.26.5-2.el9"},
 		{"cuda: nvidia-persistenced enabled", "systemctl is-enabled nvidia-persistenced.service", "enabled"},
-		{"cuda: the toolkit on a login shell's PATH", "bash -lc 'command -v nvcc'", "/usr/local/cuda-13.3/bin/nvcc"},
+		// (Rocky's /etc/profile sources sh.local; the lab's Debian one does not)
+		{"cuda: sh.local puts the newest toolkit on PATH", "grep cuda /etc/profile.d/sh.local; sh -c '. /etc/profile.d/sh.local; command -v nvcc'",
+			"export PATH=$PATH:$(ls -1d /usr/local/cuda-* | sort -V | tail -1)/bin\n/usr/local/cuda-13.3/bin/nvcc"},
 		{"doca: doca-extra, the generated kernel repository RPM, doca-ofed", "rpm -q --qf '%{NAME}-%{VERSION}\\n' doca-extra doca-kernel-repo doca-ofed mlnx-ofa_kernel",
 			"doca-extra-3.2.3\ndoca-kernel-repo-3.2.3\ndoca-ofed-3.2.3\nmlnx-ofa_kernel-25.10"},
 		{"doca: kernel-devel of the kernel the VM ran", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", "5.14.0-570.58.1.el9_6"},
