@@ -134,7 +134,7 @@ func checkExtraBuild(t *testing.T, p *packertest.Packer, dir string, env, vars [
 			"doca-extra-3.2.3\ndoca-kernel-repo-3.2.3\ndoca-ofed-3.2.3\nmlnx-ofa_kernel-25.10"},
 		{"doca: kernel-devel of the kernel the VM ran", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", "5.14.0-570.58.1.el9_6"},
 		{"doca: no /tmp/DOCA.* left", "ls -d /tmp/DOCA.* 2>/dev/null | wc -l", "0"},
-		{"dnf_repos: vendor repositories disabled, no credentials", "grep -h '^enabled' /etc/yum.repos.d/doca.repo /etc/yum.repos.d/cuda-rhel9.repo | tr -d ' ' | sort -u; sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l",
+		{"dnf_repos: vendor repositories disabled, no credentials", "sudo grep -h '^enabled' /etc/yum.repos.d/doca.repo /etc/yum.repos.d/cuda-rhel9.repo | tr -d ' ' | sort -u; sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l",
 			"enabled=0\n0"},
 	}
 	for _, row := range rows {
