@@ -71,6 +71,23 @@ func (d Download) mode() string {
 	return d.Mode
 }
 
+// checkPinnedSHA256 is the problem with a sha256 pin and its opt-out
+// (insecure_skip_checksum), or "": one is required (why says why), not
+// both, and a pin is 64 hex digits.
+func checkPinnedSHA256(sum string, skip bool, why string) string {
+	switch {
+	case sum == "" && !skip:
+		return "sha256 is required: " + why + " (insecure_skip_checksum = true installs whatever the URL serves)"
+	case sum != "" && skip:
+		return "sha256 and insecure_skip_checksum = true exclude each other"
+	case sum != "":
+		if h, err := hex.DecodeString(sum); err != nil || len(h) != sha256.Size {
+			return "sha256 must be 64 hex digits"
+		}
+	}
+	return ""
+}
+
 func validateDownloads(ds []Download) []error {
 	var errs []error
 	for i, d := range ds {
@@ -78,16 +95,8 @@ func validateDownloads(ds []Download) []error {
 		if msg := checkHTTPURL("url", d.URL); msg != "" {
 			add("%s", msg)
 		}
-		switch {
-		case d.SHA256 == "" && !d.InsecureSkipChecksum:
-			add("sha256 is required: the download is checked before anything is installed " +
-				"(insecure_skip_checksum = true installs whatever the URL serves)")
-		case d.SHA256 != "" && d.InsecureSkipChecksum:
-			add("sha256 and insecure_skip_checksum = true exclude each other")
-		case d.SHA256 != "":
-			if h, err := hex.DecodeString(d.SHA256); err != nil || len(h) != sha256.Size {
-				add("sha256 must be 64 hex digits")
-			}
+		if msg := checkPinnedSHA256(d.SHA256, d.InsecureSkipChecksum, "the download is checked before anything is installed"); msg != "" {
+			add("%s", msg)
 		}
 		if len(d.Members) > 0 && !d.Extract {
 			add("members needs extract = true")

@@ -3,7 +3,6 @@ package fatimage
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -313,14 +312,7 @@ func TestDOCARebootsFirst(t *testing.T) {
 	if got := strings.Join(comm.log, " "); !regexp.MustCompile(`packages REBOOT kernel-packages (REBOOT )?doca doca doca cleanup`).MatchString(got) {
 		t.Errorf("scripts %q", got)
 	}
-	data, err := os.ReadFile(manifestFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := readManifest(t, manifestFile)
 	if !m.Reboot.Rebooted || !slices.Equal(m.Reboot.Why, []string{"kernel-core installed after the boot"}) {
 		t.Errorf("image.json reboot %+v", m.Reboot)
 	}
