@@ -23,6 +23,9 @@ type contentState struct {
 	rpms       []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
+	// downloadSums are the sha256s unchecked downloads turned out to
+	// have, by downloads index.
+	downloadSums map[int]string
 }
 
 // imageContent is the `content` record of image.json.
@@ -96,6 +99,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
+	s.content.downloadSums = parseDownloadSums(out)
 	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
 }
 
@@ -195,11 +199,15 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.Python[e.label()] = lines
 	}
-	for _, d := range c.Downloads {
+	for i, d := range c.Downloads {
 		if r.Downloads == nil {
 			r.Downloads = map[string]imageDownload{}
 		}
-		r.Downloads[d.Destination] = imageDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256), Unchecked: d.InsecureSkipChecksum}
+		sum := strings.ToLower(d.SHA256)
+		if d.InsecureSkipChecksum {
+			sum = s.content.downloadSums[i] // as found
+		}
+		r.Downloads[d.identity()] = imageDownload{URL: d.URL, SHA256: sum, Unchecked: d.InsecureSkipChecksum}
 	}
 	return r
 }
@@ -246,7 +254,8 @@ type imageGit struct {
 type imageDownload struct {
 	URL    string `json:"url"`
 	SHA256 string `json:"sha256"`
-	// Unchecked: insecure_skip_checksum, no sha256 was pinned.
+	// Unchecked: insecure_skip_checksum, no sha256 was pinned; SHA256
+	// is then the one the file had.
 	Unchecked bool `json:"unchecked,omitempty"`
 }
 

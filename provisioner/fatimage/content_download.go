@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -23,7 +24,8 @@ type Download struct {
 	// Install the file without a sha256 to check it against, as the
 	// appliance fetches its k3s, helm, k9s and opkssh downloads: whatever
 	// the URL serves on the day goes into the image. Warned about in the
-	// build output and marked unchecked in image.json.
+	// build output and marked unchecked in image.json (with the sha256
+	// the file had).
 	InsecureSkipChecksum bool `mapstructure:"insecure_skip_checksum"`
 	// Absolute path of the file, or with `extract` the directory the
 	// archive is unpacked into (files already there and not in the
@@ -134,7 +136,31 @@ func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
 	for i, d := range s.cfg.Downloads {
 		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
-	return s.stageFetches(ctx, sb, s.cfg.contentSource(), items)
+	if err := s.stageFetches(ctx, sb, s.cfg.contentSource(), items); err != nil {
+		return err
+	}
+	// an unchecked download's sha256, as found, for image.json
+	for i, d := range s.cfg.Downloads {
+		if d.InsecureSkipChecksum {
+			fmt.Fprintf(sb, "echo \"DOWNLOAD-SHA256 %d $(sha256sum %s | cut -d' ' -f1)\"\n", i, shQuote(d.staged(s.workDir, i)))
+		}
+	}
+	return nil
+}
+
+// parseDownloadSums reads the "DOWNLOAD-SHA256 <i> <sha256>" lines.
+func parseDownloadSums(out string) map[int]string {
+	sums := map[int]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != "DOWNLOAD-SHA256" {
+			continue
+		}
+		if i, err := strconv.Atoi(f[1]); err == nil {
+			sums[i] = f[2]
+		}
+	}
+	return sums
 }
 
 // downloadWarnings are said when the downloads are fetched: every opt-out.

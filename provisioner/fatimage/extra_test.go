@@ -321,3 +321,29 @@ func TestDOCARebootsFirst(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// image.json records an unchecked download with the sha256 the VM found
+// (the fetch script prints it), marked unchecked; a pinned one as pinned.
+func TestUncheckedDownloadRecord(t *testing.T) {
+	sum := strings.Repeat("c", 64)
+	c := mustGroups(t, []string{"k9s"}, map[string]any{"github_releases_url": "http://releases.lab", "downloads": []map[string]any{
+		{"url": "https://x.example/f", "sha256": strings.ToUpper(sum), "destination": "/opt/f"},
+	}})
+	s := &state{cfg: c, workDir: "/w"}
+	var sb strings.Builder
+	if err := s.fetchDownloads(context.Background(), &sb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sb.String(), `echo "DOWNLOAD-SHA256 0 $(sha256sum '/w/download-0' | cut -d' ' -f1)"`) || strings.Contains(sb.String(), "DOWNLOAD-SHA256 1") {
+		t.Errorf("fetch script:\n%s", sb.String())
+	}
+	found := strings.Repeat("d", 64)
+	s.content.downloadSums = parseDownloadSums("fetched\nDOWNLOAD-SHA256 0 " + found + "\nother 1 2\n")
+	r := s.imageContentRecord()
+	if got := r.Downloads["/usr/bin (members k9s)"]; got.SHA256 != found || !got.Unchecked {
+		t.Errorf("k9s record %+v", got)
+	}
+	if got := r.Downloads["/opt/f"]; got.SHA256 != sum || got.Unchecked {
+		t.Errorf("pinned record %+v", got)
+	}
+}
