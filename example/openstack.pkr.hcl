@@ -83,7 +83,7 @@ build {
   sources = ["source.fatimage-openstack.openhpc"]
 
   provisioner "fatimage" {
-    repos = data.fatimage-ark.rocky.repos
+    repos = concat(data.fatimage-ark.rocky.repos, var.vendor_repos)
     # With an appliance checkout's inventory the build host's groups are
     # resolved from it; without one, inventory_groups name built-in sets.
     groups           = length(var.inventory) > 0 ? [] : local.groups

@@ -139,6 +139,12 @@ variable "inventory" {
   description = "An appliance environment's inventory paths, common then site then environment (e.g. [\"../ansible-slurm-appliance/environments/common/inventory\", ...]); empty: inventory_groups name built-in sets."
 }
 
+variable "vendor_repos" {
+  type        = list(map(string))
+  default     = []
+  description = "Vendor repositories the data source does not give (the doca, cuda, lustre and slurm_recompile groups need theirs): repos entries with name, repo_file, repo_name, baseurl, gpgcheck and any further key = value lines."
+}
+
 variable "os_version" {
   type    = string
   default = "9.6"

@@ -5,6 +5,12 @@
 #
 #   packer build -var-file=example/site.pkrvars.hcl -var extra_groups=nfs example/extra
 #
+# or as the appliance's extra build, from the site's inventory with its
+# vendor repositories (vendor_repos, e.g. the doca and cuda sections):
+#
+#   packer build -var-file=example/site.pkrvars.hcl -var extra_inventory_groups=doca,cuda \
+#     -var 'inventory=[...]' -var-file=vendor.pkrvars.hcl example/extra
+#
 # The variables are the fat build's (variables.pkr.hcl is a link to it).
 packer {
   required_plugins {
@@ -19,6 +25,12 @@ variable "extra_groups" {
   type        = string
   default     = "nfs"
   description = "Comma-separated groups the extra build adds."
+}
+
+variable "extra_inventory_groups" {
+  type        = string
+  default     = ""
+  description = "Comma-separated inventory groups of an appliance extra build (e.g. \"doca,cuda\"), resolved with `inventory`; when set, extra_groups is not used and `update` follows the inventory (the appliance's extra builds do not update)."
 }
 
 variable "extra_name" {
@@ -87,9 +99,11 @@ build {
   sources = ["source.fatimage-openstack.extra"]
 
   provisioner "fatimage" {
-    repos  = data.fatimage-ark.rocky.repos
-    groups = [for g in split(",", var.extra_groups) : trimspace(g) if trimspace(g) != ""]
-    update = false
+    repos            = concat(data.fatimage-ark.rocky.repos, var.vendor_repos)
+    groups           = var.extra_inventory_groups != "" ? [] : [for g in split(",", var.extra_groups) : trimspace(g) if trimspace(g) != ""]
+    inventory        = var.extra_inventory_groups != "" ? var.inventory : []
+    inventory_groups = var.extra_inventory_groups
+    update           = var.extra_inventory_groups != "" ? null : false
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {

@@ -42,12 +42,24 @@ type Set struct {
 	// NeedsRepos are vendor repositories (repo_name sections) the
 	// group installs from and the plugin cannot supply.
 	NeedsRepos []NeededRepo `yaml:"needs_repos"`
+	// Unsupported says why the plugin does not do the group's build-time
+	// work (ofed): asking for the group is an error with this reason.
+	Unsupported string `yaml:"unsupported"`
 	// WithOption adds a set when a boolean provisioner option of that
 	// name is true (sssd_install_ldap adds sssd-ldap).
 	WithOption map[string]Set `yaml:"with_option"`
 	// WithGroup adds a set when the named built-in group is built too
 	// (grafana's Open OnDemand dashboard joins with openondemand).
 	WithGroup map[string]Set `yaml:"with_group"`
+
+	// NoWeakDeps are packages installed before the others, in the same
+	// dnf process, with weak dependencies off (the appliance's openhpc
+	// role installs its Slurm set so; everything else at dnf's default).
+	NoWeakDeps []string `yaml:"no_weak_deps"`
+	// RunAfterPackages are the plugin's own scripts (files/<name>, run by
+	// sh as root) run once after the package transaction, in group order:
+	// a package's setup command the appliance runs (cvmfs_config setup).
+	RunAfterPackages []string `yaml:"run_after_packages"`
 }
 
 // NeededRepo is a repository a group needs configured.
@@ -100,6 +112,11 @@ func mustLoad(b []byte) *table {
 		for _, f := range embeddedNames(g.Content) {
 			if _, err := files.ReadFile("files/" + f); err != nil {
 				panic("package_sets.yaml: group " + name + ": " + err.Error())
+			}
+		}
+		for _, f := range g.RunAfterPackages {
+			if _, err := files.ReadFile("files/" + f); err != nil {
+				panic("package_sets.yaml: group " + name + ": run_after_packages: " + err.Error())
 			}
 		}
 		for _, u := range g.Users {
@@ -199,6 +216,8 @@ func Merged(groups []Group) Set {
 	}
 	for _, g := range groups {
 		add("p", &r.Packages, g.Packages)
+		add("w", &r.NoWeakDeps, g.NoWeakDeps)
+		add("a", &r.RunAfterPackages, g.RunAfterPackages)
 		add("r", &r.Remove, g.Remove)
 		add("m", &r.Modules, g.Modules)
 		add("e", &r.EnableRepos, g.EnableRepos)

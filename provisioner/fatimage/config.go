@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard,LineEdit
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -130,7 +130,9 @@ type Config struct {
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
 	EnableRepos []string `mapstructure:"enable_repos"`
-	// Run `dnf update`. Default true.
+	// Run `dnf update`. Default true; with `inventory`, whether the
+	// build host is in the appliance's `update` group (an extra build's
+	// is not).
 	Update *bool `mapstructure:"update"`
 	// Installed packages kept at their version by the update (excluded
 	// from the transaction); one not installed yet is installed as the
@@ -196,8 +198,10 @@ type Config struct {
 	ModuleStreams []string `mapstructure:"module_streams"`
 	// Packages removed.
 	RemovePackages []string `mapstructure:"remove_packages"`
-	// dnf install_weak_deps. Default false.
-	InstallWeakDeps bool `mapstructure:"install_weak_deps"`
+	// dnf install_weak_deps for the transaction. Default true (dnf's
+	// default, as the appliance installs); the groups' Slurm set is
+	// installed without weak dependencies whatever this says.
+	InstallWeakDeps *bool `mapstructure:"install_weak_deps"`
 	// Packages excluded from the package transaction (update and install).
 	Exclude []string `mapstructure:"exclude"`
 	// Grafana plugins as "<id> <version>", installed with grafana-cli;
@@ -295,6 +299,9 @@ type Config struct {
 	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
 	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
 	KernelArgs []string `mapstructure:"kernel_args"`
+	// Lines of files already in the image changed in place, like
+	// Ansible's lineinfile (see Line edits below).
+	LineEdits []LineEdit `mapstructure:"line_edits"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
@@ -393,7 +400,12 @@ func (c *Config) Prepare(raws ...any) error {
 	}
 	boolDefault(&c.ReplaceRepos, true)
 	boolDefault(&c.ImportOSKey, true)
-	boolDefault(&c.Update, true)
+	// with an inventory, unset `update` follows the appliance's `update`
+	// group (below): an extra build's host is not in it
+	inventoryUpdate := c.Update == nil && len(c.Inventory) > 0
+	if !inventoryUpdate {
+		boolDefault(&c.Update, true)
+	}
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
 	if c.UpdateExclude == nil {
@@ -443,6 +455,10 @@ func (c *Config) Prepare(raws ...any) error {
 		resolveErrs = append(resolveErrs, invErrs...)
 		c.hostGroups = hostGroups
 		c.setNames = appendUnique(c.setNames, builtins...)
+	}
+	if inventoryUpdate {
+		inUpdate := slices.Contains(c.hostGroups, "update")
+		c.Update = &inUpdate
 	}
 	sets, setsErr := resolveGroups(c.setNames, c.groupOptions())
 	if setsErr != nil {

@@ -110,6 +110,7 @@ type FlatConfig struct {
 	Tmpfiles             []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
 	Limits               []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
 	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits            []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 	ManifestOutput       *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	ExecuteCommand       *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder         *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
@@ -192,6 +193,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
+		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
@@ -283,13 +285,15 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 // FlatDownload is an auto-generated flat version of Download.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatDownload struct {
-	URL             *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
-	SHA256          *string `mapstructure:"sha256" required:"true" cty:"sha256" hcl:"sha256"`
-	Destination     *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Extract         *bool   `mapstructure:"extract" cty:"extract" hcl:"extract"`
-	StripComponents *int    `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
-	Owner           *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode            *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
+	URL                  *string  `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
+	SHA256               *string  `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
+	InsecureSkipChecksum *bool    `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
+	Destination          *string  `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
+	Extract              *bool    `mapstructure:"extract" cty:"extract" hcl:"extract"`
+	StripComponents      *int     `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
+	Members              []string `mapstructure:"members" cty:"members" hcl:"members"`
+	Owner                *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
+	Mode                 *string  `mapstructure:"mode" cty:"mode" hcl:"mode"`
 }
 
 // FlatMapstructure returns a new FlatDownload.
@@ -304,13 +308,15 @@ func (*Download) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec
 // The decoded values from this spec will then be applied to a FlatDownload.
 func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"url":              &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
-		"sha256":           &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"destination":      &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"extract":          &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
-		"strip_components": &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
-		"owner":            &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":             &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
+		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
+		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
+		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
+		"destination":            &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
+		"extract":                &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
+		"strip_components":       &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
+		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
+		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
+		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -433,6 +439,39 @@ func (*FlatGrafanaDashboard) HCL2Spec() map[string]hcldec.Spec {
 		"source":       &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
 		"sha256":       &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
 		"replacements": &hcldec.AttrSpec{Name: "replacements", Type: cty.Map(cty.String), Required: false},
+	}
+	return s
+}
+
+// FlatLineEdit is an auto-generated flat version of LineEdit.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatLineEdit struct {
+	Path    *string `mapstructure:"path" required:"true" cty:"path" hcl:"path"`
+	Regexp  *string `mapstructure:"regexp" cty:"regexp" hcl:"regexp"`
+	Line    *string `mapstructure:"line" cty:"line" hcl:"line"`
+	Absent  *bool   `mapstructure:"absent" cty:"absent" hcl:"absent"`
+	Section *string `mapstructure:"section" cty:"section" hcl:"section"`
+	Create  *bool   `mapstructure:"create" cty:"create" hcl:"create"`
+}
+
+// FlatMapstructure returns a new FlatLineEdit.
+// FlatLineEdit is an auto-generated flat version of LineEdit.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*LineEdit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatLineEdit)
+}
+
+// HCL2Spec returns the hcl spec of a LineEdit.
+// This spec is used by HCL to read the fields of LineEdit.
+// The decoded values from this spec will then be applied to a FlatLineEdit.
+func (*FlatLineEdit) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
+		"regexp":  &hcldec.AttrSpec{Name: "regexp", Type: cty.String, Required: false},
+		"line":    &hcldec.AttrSpec{Name: "line", Type: cty.String, Required: false},
+		"absent":  &hcldec.AttrSpec{Name: "absent", Type: cty.Bool, Required: false},
+		"section": &hcldec.AttrSpec{Name: "section", Type: cty.String, Required: false},
+		"create":  &hcldec.AttrSpec{Name: "create", Type: cty.Bool, Required: false},
 	}
 	return s
 }

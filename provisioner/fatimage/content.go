@@ -25,6 +25,9 @@ type contentState struct {
 	containerDigests []string
 	// dashboardSums are the sha256s grafana_dashboards had as fetched.
 	dashboardSums []string
+	// downloadSums are the sha256s unchecked downloads turned out to
+	// have, by downloads index.
+	downloadSums map[int]string
 }
 
 // imageContent is the `content` record of image.json.
@@ -58,7 +61,7 @@ func (c *Config) hasContent() bool {
 
 // contentWarnings are said at the start of a run.
 func (c *Config) contentWarnings() []string {
-	return gitWarnings(c.GitCheckouts)
+	return append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...)
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
@@ -103,6 +106,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
+	s.content.downloadSums = parseDownloadSums(out)
 	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
 }
 
@@ -208,11 +212,15 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.Python[e.label()] = lines
 	}
-	for _, d := range c.Downloads {
+	for i, d := range c.Downloads {
 		if r.Downloads == nil {
 			r.Downloads = map[string]imageDownload{}
 		}
-		r.Downloads[d.Destination] = imageDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256)}
+		sum := strings.ToLower(d.SHA256)
+		if d.InsecureSkipChecksum {
+			sum = s.content.downloadSums[i] // as found
+		}
+		r.Downloads[d.identity()] = imageDownload{URL: d.URL, SHA256: sum, Unchecked: d.InsecureSkipChecksum}
 	}
 	return r
 }
@@ -262,6 +270,9 @@ type imageGit struct {
 type imageDownload struct {
 	URL    string `json:"url"`
 	SHA256 string `json:"sha256"`
+	// Unchecked: insecure_skip_checksum, no sha256 was pinned; SHA256
+	// is then the one the file had.
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // systemFile is one file a system setting writes.

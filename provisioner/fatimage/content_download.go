@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -18,8 +19,14 @@ import (
 type Download struct {
 	// http(s) URL of the file.
 	URL string `mapstructure:"url" required:"true"`
-	// sha256 (hex) of the file.
-	SHA256 string `mapstructure:"sha256" required:"true"`
+	// sha256 (hex) of the file. Required unless `insecure_skip_checksum`.
+	SHA256 string `mapstructure:"sha256"`
+	// Install the file without a sha256 to check it against, as the
+	// appliance fetches its k3s, helm, k9s and opkssh downloads: whatever
+	// the URL serves on the day goes into the image. Warned about in the
+	// build output and marked unchecked in image.json (with the sha256
+	// the file had).
+	InsecureSkipChecksum bool `mapstructure:"insecure_skip_checksum"`
 	// Absolute path of the file, or with `extract` the directory the
 	// archive is unpacked into (files already there and not in the
 	// archive are kept).
@@ -30,6 +37,10 @@ type Download struct {
 	// With `extract`: leading path components dropped from each entry,
 	// like tar's --strip-components (1 drops an archive's top directory).
 	StripComponents int `mapstructure:"strip_components"`
+	// With `extract`: only these members of the archive (paths as the
+	// archive names them, before strip_components), e.g.
+	// ["linux-amd64/helm"]. Default: everything.
+	Members []string `mapstructure:"members"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 	// Octal mode of a file download. Default 0644. With `extract` the
@@ -45,11 +56,38 @@ func (d Download) staged(workDir string, i int) string {
 	return path.Join(workDir, fmt.Sprintf("download-%d", i))
 }
 
+// identity is what a template entry must match to replace a group's:
+// the destination, and the members unpacked there (helm and k9s both
+// unpack one executable into /usr/bin).
+func (d Download) identity() string {
+	if len(d.Members) == 0 {
+		return d.Destination
+	}
+	return d.Destination + " (members " + strings.Join(d.Members, ", ") + ")"
+}
+
 func (d Download) mode() string {
 	if d.Mode == "" {
 		return "0644"
 	}
 	return d.Mode
+}
+
+// checkPinnedSHA256 is the problem with a sha256 pin and its opt-out
+// (insecure_skip_checksum), or "": one is required (why says why), not
+// both, and a pin is 64 hex digits.
+func checkPinnedSHA256(sum string, skip bool, why string) string {
+	switch {
+	case sum == "" && !skip:
+		return "sha256 is required: " + why + " (insecure_skip_checksum = true installs whatever the URL serves)"
+	case sum != "" && skip:
+		return "sha256 and insecure_skip_checksum = true exclude each other"
+	case sum != "":
+		if h, err := hex.DecodeString(sum); err != nil || len(h) != sha256.Size {
+			return "sha256 must be 64 hex digits"
+		}
+	}
+	return ""
 }
 
 func validateDownloads(ds []Download) []error {
@@ -59,10 +97,16 @@ func validateDownloads(ds []Download) []error {
 		if msg := checkHTTPURL("url", d.URL); msg != "" {
 			add("%s", msg)
 		}
-		if d.SHA256 == "" {
-			add("sha256 is required: the download is checked before anything is installed")
-		} else if h, err := hex.DecodeString(d.SHA256); err != nil || len(h) != sha256.Size {
-			add("sha256 must be 64 hex digits")
+		if msg := checkPinnedSHA256(d.SHA256, d.InsecureSkipChecksum, "the download is checked before anything is installed"); msg != "" {
+			add("%s", msg)
+		}
+		if len(d.Members) > 0 && !d.Extract {
+			add("members needs extract = true")
+		}
+		for j, m := range d.Members {
+			if m == "" || path.IsAbs(m) || path.Clean(m) != m || strings.HasPrefix(m, "../") || m == ".." {
+				add("members[%d] %q must be a clean relative path in the archive", j, m)
+			}
 		}
 		if !path.IsAbs(d.Destination) || path.Clean(d.Destination) != d.Destination || d.Destination == "/" {
 			add("destination %q must be an absolute, clean path other than /", d.Destination)
@@ -92,7 +136,42 @@ func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
 	for i, d := range s.cfg.Downloads {
 		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
-	return s.stageFetches(ctx, sb, s.cfg.contentSource(), items)
+	if err := s.stageFetches(ctx, sb, s.cfg.contentSource(), items); err != nil {
+		return err
+	}
+	// an unchecked download's sha256, as found, for image.json
+	for i, d := range s.cfg.Downloads {
+		if d.InsecureSkipChecksum {
+			fmt.Fprintf(sb, "echo \"DOWNLOAD-SHA256 %d $(sha256sum %s | cut -d' ' -f1)\"\n", i, shQuote(d.staged(s.workDir, i)))
+		}
+	}
+	return nil
+}
+
+// parseDownloadSums reads the "DOWNLOAD-SHA256 <i> <sha256>" lines.
+func parseDownloadSums(out string) map[int]string {
+	sums := map[int]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != "DOWNLOAD-SHA256" {
+			continue
+		}
+		if i, err := strconv.Atoi(f[1]); err == nil {
+			sums[i] = f[2]
+		}
+	}
+	return sums
+}
+
+// downloadWarnings are said when the downloads are fetched: every opt-out.
+func downloadWarnings(ds []Download) []string {
+	var out []string
+	for i, d := range ds {
+		if d.InsecureSkipChecksum {
+			out = append(out, fmt.Sprintf("downloads[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, d.URL))
+		}
+	}
+	return out
 }
 
 func scriptInstallDownloads(ds []Download, workDir string) string {
@@ -101,7 +180,11 @@ func scriptInstallDownloads(ds []Download, workDir string) string {
 		what := shQuote(fmt.Sprintf("downloads[%d]", i))
 		u, g := splitOwner(d.Owner)
 		if d.Extract {
-			fmt.Fprintf(&b, "fatimage_download_extract %s %s %s %d %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), d.StripComponents, shQuote(u), shQuote(g))
+			fmt.Fprintf(&b, "fatimage_download_extract %s %s %s %d %s %s", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), d.StripComponents, shQuote(u), shQuote(g))
+			for _, m := range d.Members {
+				b.WriteString(" " + shQuote(m))
+			}
+			b.WriteString("\n")
 		} else {
 			fmt.Fprintf(&b, "fatimage_download_file %s %s %s %s %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), shQuote(u), shQuote(g), shQuote(d.mode()))
 		}

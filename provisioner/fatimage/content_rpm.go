@@ -4,9 +4,7 @@ package fatimage
 
 import (
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"fmt"
 	"path"
 	"strconv"
@@ -54,16 +52,8 @@ func validateRPMURLs(rs []RPMURL) []error {
 			add("url %s is also rpm_urls[%d]'s", r.URL, j)
 		}
 		seen[r.URL] = i
-		switch {
-		case r.SHA256 == "" && !r.InsecureSkipChecksum:
-			add("sha256 is required: the file is checked before any package work " +
-				"(insecure_skip_checksum = true installs whatever the URL serves)")
-		case r.SHA256 != "" && r.InsecureSkipChecksum:
-			add("sha256 and insecure_skip_checksum = true exclude each other")
-		case r.SHA256 != "":
-			if h, err := hex.DecodeString(r.SHA256); err != nil || len(h) != sha256.Size {
-				add("sha256 must be 64 hex digits")
-			}
+		if msg := checkPinnedSHA256(r.SHA256, r.InsecureSkipChecksum, "the file is checked before any package work"); msg != "" {
+			add("%s", msg)
 		}
 	}
 	return errs

@@ -44,6 +44,7 @@ type groupContent struct {
 	KernelArgs         []string            `mapstructure:"kernel_args"`
 	Files              []File              `mapstructure:"files"`
 	GrafanaDashboards  []GrafanaDashboard  `mapstructure:"grafana_dashboards"`
+	LineEdits          []LineEdit          `mapstructure:"line_edits"`
 }
 
 // groupOptions are the boolean options a group's with_option names;
@@ -159,6 +160,7 @@ func (gc *groupContent) apply(c *Config) {
 	c.Containers = gc.Containers
 	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
 	c.GrafanaDashboards = gc.GrafanaDashboards
+	c.LineEdits = gc.LineEdits
 }
 
 // owned is an entry and the group it comes from ("" for the template).
@@ -214,6 +216,7 @@ func (c *Config) expandGroupContent() []error {
 		kargs []owned[string]
 		files []owned[File]
 		dash  []owned[GrafanaDashboard]
+		lines []owned[LineEdit]
 	)
 	for _, g := range c.sets.groups {
 		errs = append(errs, c.checkNeededRepos(g)...)
@@ -235,10 +238,11 @@ func (c *Config) expandGroupContent() []error {
 		kargs = appendOwned(kargs, g.Name, gc.KernelArgs)
 		files = appendOwned(files, g.Name, gc.Files)
 		dash = appendOwned(dash, g.Name, gc.GrafanaDashboards)
+		lines = appendOwned(lines, g.Name, gc.LineEdits)
 	}
 	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
 	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
-	c.Downloads = mergeEntries("downloads destination", dl, c.Downloads, func(d Download) string { return d.Destination }, &errs)
+	c.Downloads = mergeEntries("downloads destination", dl, c.Downloads, Download.identity, &errs)
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
 	c.RPMURLs = mergeEntries("rpm_urls file", rpms, c.RPMURLs, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
@@ -252,6 +256,7 @@ func (c *Config) expandGroupContent() []error {
 	c.KernelArgs = mergeEntries("kernel_args", kargs, c.KernelArgs, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
 	c.Files = mergeEntries("files destination", files, c.Files, func(f File) string { return f.Destination }, &errs)
 	c.GrafanaDashboards = mergeEntries("grafana_dashboards file", dash, c.GrafanaDashboards, func(d GrafanaDashboard) string { return d.name() }, &errs)
+	c.LineEdits = mergeEntries("line_edits", lines, c.LineEdits, LineEdit.id, &errs)
 	for _, u := range c.SystemdUnits {
 		if u.state() == "enabled" && slices.Contains(c.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))
@@ -321,9 +326,13 @@ func (c *Config) checkPathKinds(git []owned[GitCheckout], dl []owned[Download], 
 }
 
 // checkNeededRepos names each vendor repository a group installs from
-// that no `repos` entry (or enable_repos) provides.
+// that no `repos` entry (or enable_repos) provides, and refuses a group
+// the plugin does not do.
 func (c *Config) checkNeededRepos(g packagesets.Group) []error {
 	var errs []error
+	if g.Unsupported != "" {
+		errs = append(errs, fmt.Errorf("group %q is not supported: %s", g.Name, g.Unsupported))
+	}
 	for _, r := range g.NeedsRepos {
 		if !slices.Contains(c.repoIDs(), r.Name) {
 			errs = append(errs, fmt.Errorf("group %q needs the vendor repository %q (%s), which is not configured: add a repos entry with repo_name = %q", g.Name, r.Name, r.What, r.Name))

@@ -62,6 +62,20 @@ func (c *bootComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 
 func (c *bootComm) Upload(string, io.Reader, *os.FileInfo) error { return nil }
 
+// readManifest reads a run's manifest_output.
+func readManifest(t *testing.T, file string) manifest {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // With reboot = "auto" a pending reboot is done only before a step that
 // needs the running kernel; image.json says whether and why.
 func TestRebootOnlyBeforeKernelSteps(t *testing.T) {
@@ -92,14 +106,7 @@ func TestRebootOnlyBeforeKernelSteps(t *testing.T) {
 			if got := strings.Join(comm.log, " "); !strings.HasPrefix(got, tc.want+" ") {
 				t.Errorf("scripts %q, want them to start %q", got, tc.want)
 			}
-			data, err := os.ReadFile(manifestFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m manifest
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
+			m := readManifest(t, manifestFile)
 			pending := []string{"kernel-core installed after the boot"}
 			if m.Reboot.Rebooted != tc.rebooted || (m.Reboots == 1) != tc.rebooted {
 				t.Errorf("manifest %+v, %d reboots", m.Reboot, m.Reboots)

@@ -25,6 +25,9 @@ var cleanupSteps = []cleanupStep{
 	{Name: "slurm-conf"},
 	{Name: "slurm-logs"},
 	{Name: "tmp"},
+	// the appliance's cleanup.yml items 8 and 9, on every build
+	{Name: "scanner-files"},
+	{Name: "rclone-stub"},
 	{Name: "ssh-host-keys", Final: true},
 	{Name: "login-ssh-keys", Final: true},
 }

@@ -10,9 +10,12 @@ import (
 
 // packagePlan is the package transaction of a run.
 type packagePlan struct {
-	Modules     []string // module streams enabled first
-	Update      bool     // update every installed package
-	Install     []string // packages installed in one transaction
+	Modules []string // module streams enabled first
+	Update  bool     // update every installed package
+	Install []string // packages installed in one transaction
+	// NoWeakDeps are installed first, with weak dependencies off, in the
+	// same dnf process (the groups' no_weak_deps: the Slurm set)
+	NoWeakDeps  []string
 	Remove      []string // packages removed when installed
 	Exclude     []string // packages excluded from the install
 	KeepAsIs    []string // installed packages the update leaves alone
@@ -33,8 +36,11 @@ func (c *Config) packagePlan() packagePlan {
 		Exclude:     c.Exclude,
 		KeepAsIs:    c.UpdateExclude,
 		EnableRepos: slices.Clone(c.EnableRepos),
-		WeakDeps:    c.InstallWeakDeps,
+		WeakDeps:    c.InstallWeakDeps == nil || *c.InstallWeakDeps,
 	}
+	// a package both lists name is installed with the Slurm set
+	p.NoWeakDeps = slices.Clone(c.groupSets().NoWeakDeps)
+	p.Install = slices.DeleteFunc(p.Install, func(n string) bool { return slices.Contains(p.NoWeakDeps, n) })
 	// a group's repos (grafana) are enabled for the install only when
 	// configured: dnf fails on an unknown --enablerepo
 	for _, r := range c.groupSets().EnableRepos {
@@ -59,7 +65,7 @@ func (s *state) plan() packagePlan {
 }
 
 func (p packagePlan) empty() bool {
-	return !p.Update && len(p.Modules)+len(p.Install)+len(p.Remove) == 0
+	return !p.Update && len(p.Modules)+len(p.Install)+len(p.NoWeakDeps)+len(p.Remove) == 0
 }
 
 // runningKernelPatterns are the packages whose install builds or loads
@@ -74,7 +80,7 @@ var runningKernelPatterns = []string{
 // needsRunningKernel reports whether p installs a package of
 // runningKernelPatterns (a module stream's name counts too).
 func (p packagePlan) needsRunningKernel() bool {
-	for _, n := range append(append(slices.Clone(p.Install), p.Modules...), p.fileNames...) {
+	for _, n := range slices.Concat(p.Install, p.NoWeakDeps, p.Modules, p.fileNames) {
 		name, _, _ := strings.Cut(n, ":")
 		for _, pat := range runningKernelPatterns {
 			if ok, _ := path.Match(pat, name); ok {
@@ -102,10 +108,10 @@ func (p packagePlan) script() *vmScript {
 	if len(p.Modules) > 0 {
 		sc.call("enable_modules", p.Modules...)
 	}
-	if p.Update || len(p.Install)+len(p.Remove) > 0 {
+	if p.Update || len(p.Install)+len(p.NoWeakDeps)+len(p.Remove) > 0 {
 		sc.set("TX_UPDATE", fmt.Sprint(p.Update)).set("TX_WEAK_DEPS", fmt.Sprint(p.WeakDeps)).
 			setList("TX_UPDATE_EXCLUDE", p.KeepAsIs).setList("TX_EXCLUDE", p.Exclude).
-			setList("TX_INSTALL", p.Install).setList("TX_REMOVE", p.Remove).
+			setList("TX_INSTALL", p.Install).setList("TX_INSTALL_NO_WEAK", p.NoWeakDeps).setList("TX_REMOVE", p.Remove).
 			call("run_transaction")
 	}
 	return sc.call("reboot_check")
@@ -113,12 +119,18 @@ func (p packagePlan) script() *vmScript {
 
 // headline says what a transaction does.
 func (p packagePlan) headline() string {
-	what := fmt.Sprintf("%d to install, %d to remove", len(p.Install), len(p.Remove))
+	what := fmt.Sprintf("%d to install, %d to remove", len(p.Install)+len(p.NoWeakDeps), len(p.Remove))
+	if len(p.NoWeakDeps) > 0 {
+		what = fmt.Sprintf("%d to install (%d without weak dependencies), %d to remove", len(p.Install)+len(p.NoWeakDeps), len(p.NoWeakDeps), len(p.Remove))
+	}
 	if p.Update {
 		what = "update, " + what
 	}
 	if len(p.Modules) > 0 {
 		what = fmt.Sprintf("%d module streams, %s", len(p.Modules), what)
+	}
+	if len(p.NoWeakDeps) > 0 {
+		return what + " in one dnf process (two transactions)"
 	}
 	return what + " in one transaction"
 }

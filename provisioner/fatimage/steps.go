@@ -52,6 +52,9 @@ var steps = []step{
 	{name: "packages", when: func(s *state) bool { return !s.plan().empty() }, run: stepTransaction},
 	{name: "reboot", run: stepReboot},
 	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
+	// doca-kernel-support builds for the running kernel, after the
+	// packages that brought doca-extra and its kernel-devel.
+	{name: "doca", when: func(s *state) bool { return s.cfg.hasBuiltin("doca") }, needsKernel: true, run: stepDOCA},
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
@@ -60,6 +63,8 @@ var steps = []step{
 	{name: "containers", when: func(s *state) bool { return s.cfg.hasContainers() }, run: stepInstallContainers},
 	{name: "system", when: func(s *state) bool { return s.cfg.hasSystem() }, run: stepSystem},
 	{name: "files", when: func(s *state) bool { return len(s.cfg.Files) > 0 }, run: stepFiles},
+	// After packages and files: the lines edited are in their files.
+	{name: "line-edits", when: func(s *state) bool { return len(s.cfg.LineEdits) > 0 }, run: stepLineEdits},
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},
 	{name: "image-json", run: stepImageJSON},

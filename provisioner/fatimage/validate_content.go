@@ -71,6 +71,7 @@ func (c *Config) validateContent() []error {
 		}
 	}
 	errs = append(errs, validateSystemSettings(c)...)
+	errs = append(errs, validateLineEdits(c.LineEdits)...)
 	return append(errs, validateDestinations(c)...)
 }
 

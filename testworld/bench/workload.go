@@ -87,8 +87,9 @@ func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
 	}
 	var bins, users []string
 	for _, g := range sets {
-		if len(g.Packages) > 0 {
+		if len(g.Packages)+len(g.NoWeakDeps) > 0 {
 			set := PackageSet{Name: g.Name, EnableRepos: g.EnableRepos}
+			add("p", &set.Packages, g.NoWeakDeps)
 			add("p", &set.Packages, g.Packages)
 			if len(set.Packages) > 0 {
 				w.Sets = append(w.Sets, set)

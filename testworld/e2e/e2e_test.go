@@ -320,6 +320,7 @@ func TestApplianceExample(t *testing.T) {
 		t.Errorf("the extra build did not start from the fat image %s or did not install nfs-utils:\n%s", img.ID, r.Output())
 	}
 	labtest.RequireClean(t, theLab)
+	checkExtraBuild(t, p, dir, env, vars, inv, img.ID)
 }
 
 type artifact struct {

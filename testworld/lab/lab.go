@@ -417,11 +417,12 @@ func (l *Lab) ReleasesReachableFromVMs() bool { return l.ServerReachableFromVMs(
 
 // SnapshotRepos are the lab's snapshots taken at timestamp in the shape
 // of the fatimage-ark data source's `repos` output, ready for the fatimage
-// provisioner's `repos`.
+// provisioner's `repos`; the vendor repositories (VendorRepo) are not
+// among them, as the data source does not give them.
 func (l *Lab) SnapshotRepos(timestamp string) []any {
 	var out []any
 	for _, s := range l.Repos.Snapshots {
-		if s.Timestamp != timestamp {
+		if s.Timestamp != timestamp || s.Vendor {
 			continue
 		}
 		out = append(out, map[string]any{
@@ -431,6 +432,20 @@ func (l *Lab) SnapshotRepos(timestamp string) []any {
 		})
 	}
 	return out
+}
+
+// VendorRepo is the newer snapshot of the vendor repository key (doca,
+// cuda) as a template's repos entry gives it (its own repo file and
+// section); ok is false for a key the lab does not serve.
+func (l *Lab) VendorRepo(key string) (entry map[string]string, ok bool) {
+	s, ok := l.Repos.Snapshot(key, repos.NewerTimestamp)
+	if !ok || !s.Vendor {
+		return nil, false
+	}
+	return map[string]string{
+		"name": s.Repo, "repo_file": s.RepoFile, "repo_name": s.RepoName,
+		"baseurl": strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + s.BasePath() + "/",
+	}, true
 }
 
 // BinaryChecksums are the sha256s of the release server's stand-in

@@ -14,27 +14,32 @@ fatimage_download_file() {
 	echo "installed $3"
 }
 
-# fatimage_download_extract <what> <staged> <destination> <strip> <owner> <group>
-# unpacks into a scratch directory first, so a broken archive leaves the
-# destination as it was; files already there and not in the archive stay.
+# fatimage_download_extract <what> <staged> <destination> <strip> <owner> <group> [<member>...]
+# unpacks (only the members, when named) into a scratch directory first,
+# so a broken archive leaves the destination as it was; files already
+# there and not in the archive stay.
 fatimage_download_extract() {
-	x="$2.x"
+	what=$1 staged=$2 dest=$3 strip=$4 owner=$5 group=$6
+	shift 6
+	x="$staged.x"
 	rm -rf "$x"
 	mkdir -p "$x"
-	fatimage_run tar -xf "$2" -C "$x" --no-same-owner --strip-components="$4" || {
-		fatimage_cause "$1: unpacking failed"
+	fatimage_run tar -xf "$staged" -C "$x" --no-same-owner --strip-components="$strip" "$@" || {
+		fatimage_cause "$what: unpacking failed${1:+ (members: $*)}"
 		return 1
 	}
-	chown -R "$5:$6" "$x"
-	if [ -d "$3" ] && diff -rq "$x" "$3" >/dev/null 2>&1 && [ "$(stat -c %U:%G "$3")" = "$5:$6" ]; then
-		echo "unchanged $3"
+	chown -R "$owner:$group" "$x"
+	if [ -d "$dest" ] && diff -rq "$x" "$dest" >/dev/null 2>&1 && [ "$(stat -c %U:%G "$dest")" = "$owner:$group" ]; then
+		echo "unchanged $dest"
+	elif [ "$#" -gt 0 ] && [ -d "$dest" ] && (cd "$x" && find . ! -type d) | while IFS= read -r f; do cmp -s "$x/$f" "$dest/$f" || exit 1; done; then
+		echo "unchanged $dest (members)"
 	else
-		mkdir -p "$3"
-		chown "$5:$6" "$3"
-		cp -a "$x/." "$3/"
-		echo "installed $3"
+		mkdir -p "$dest"
+		chown "$owner:$group" "$dest"
+		cp -a "$x/." "$dest/"
+		echo "installed $dest"
 	fi
-	rm -rf "$x" "$2"
+	rm -rf "$x" "$staged"
 }
 
 # fatimage_download_files <what> <staged> <directory> <mode> <file>...

@@ -79,3 +79,41 @@ cleanup_login_ssh_keys() {
   h=$(getent passwd "$FATIMAGE_LOGIN_USER" | cut -d: -f6)
   if [ -n "$h" ] && [ "$h" != / ]; then rm -rf "$h/.ssh"; fi
 }
+
+# The files the appliance deletes because vulnerability scanners flag
+# them (lock files of test apps and demos, bundled esbuild binaries), in
+# any Open OnDemand version directory (the appliance names its pinned
+# version's). FATIMAGE_SYSROOT is empty on the VM (tests set it).
+cleanup_scanner_files() {
+  r=${FATIMAGE_SYSROOT:-}
+  gems=$r/opt/ood/ondemand/root/usr/share/gems/3.3/ondemand
+  chrony=$r/etc/ansible-init/playbooks/roles/mrlesmithjr.chrony
+  for f in "$gems"/*/gems/bootstrap_form-2.7.0/test/dummy/Gemfile.lock \
+    "$gems"/*/gems/bootstrap_form-5.0.0/demo/yarn.lock \
+    "$r/var/www/ood/apps/sys/dashboard/node_modules/data-confirm-modal/Gemfile.lock" \
+    "$chrony/poetry.lock" "$chrony/requirements.txt" "$chrony/requirements-dev.txt" \
+    "$r/usr/lib/ansible-init/lib/python3.9/site-packages/ansible_collections/netbox/netbox/poetry.lock" \
+    "$r/var/www/ood/apps/sys/dashboard/node_modules/@esbuild/linux-x64/bin/esbuild" \
+    "$r/usr/lib/rstudio-server/bin/quarto/bin/tools/x86_64/esbuild"; do
+    if [ -e "$f" ] || [ -L "$f" ]; then
+      rm -f "$f"
+      echo "removed ${f#"$r"}"
+    fi
+  done
+}
+
+# /usr/bin/rclone becomes a stub on every build, whether rclone was there
+# or not, as the appliance leaves it: scanners flag rclone's bundled Go
+# libraries, and a user calling it learns why it is gone.
+cleanup_rclone_stub() {
+  r=${FATIMAGE_SYSROOT:-}
+  rm -f "$r/usr/bin/rclone"
+  mkdir -p "$r/usr/bin"
+  cat >"$r/usr/bin/rclone" <<'FATIMAGE_EOF'
+#!/bin/sh
+echo "rclone was removed from this image by its build (packer-plugin-fatimage cleanup, as the Slurm appliance does): install it yourself if you need it" >&2
+exit 1
+FATIMAGE_EOF
+  chown 0:0 "$r/usr/bin/rclone" 2>/dev/null || [ -n "$r" ]
+  chmod 0555 "$r/usr/bin/rclone"
+}

@@ -6,8 +6,8 @@
 # metadata: wrong credentials or a missing snapshot fail there, before any
 # package changes. Inputs, one a line: DNF_ENABLE (repositories enabled),
 # TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
-# their installed version), TX_INSTALL, TX_REMOVE; TX_UPDATE and
-# TX_WEAK_DEPS are true or false.
+# their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE;
+# TX_UPDATE and TX_WEAK_DEPS are true or false.
 
 # enable_modules STREAM...
 enable_modules() {
@@ -23,6 +23,51 @@ is_kept() {
     case $1 in "$k" | "$k"-[0-9]*) return 0 ;; esac
   done
   return 1
+}
+
+# running_kernel prints the running kernel as rpm names it (uname -r,
+# e.g. 5.14.0-570.58.1.el9_6.x86_64). A kernel rpm does not know (the
+# lab's VMs run their host's) gives way to the newest installed
+# kernel-core, said on stderr.
+running_kernel() {
+  running=$(uname -r)
+  if rpm -q "kernel-core-$running" >/dev/null 2>&1; then
+    echo "$running"
+    return 0
+  fi
+  newest=$(rpm -q --last kernel-core 2>/dev/null | head -n1 | cut -d' ' -f1)
+  if [ -z "$newest" ]; then
+    fatimage_cause "no kernel-core package is installed: the running kernel $running has no kernel-devel"
+    return 1
+  fi
+  echo "the running kernel $running is no installed package: using the newest installed, ${newest#kernel-core-}" >&2
+  echo "${newest#kernel-core-}"
+}
+
+# pkg_spec prints a package spec with its placeholders filled in:
+# {running_kernel} (running_kernel) and {os_major} (the 9 of Rocky 9.6),
+# so a built-in group can ask for kernel-devel-{running_kernel} and
+# nvidia-open-3:610.57.04-1.el{os_major}; a spec "el<N>:<spec>" is
+# <spec> on major N and nothing on others (a per-OS pin).
+pkg_spec() {
+  spec=$1
+  # shellcheck disable=SC1091 # the VM's own os-release
+  major=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+  case $spec in el[0-9]*:*)
+    if [ "${spec%%:*}" != "el$major" ]; then return 0; fi
+    spec=${spec#*:}
+    ;;
+  esac
+  case $spec in *'{running_kernel}'*)
+    k=$(running_kernel) || return 1
+    spec=$(printf '%s\n' "$spec" | sed "s/{running_kernel}/$k/g")
+    ;;
+  esac
+  case $spec in *'{os_major}'*)
+    spec=$(printf '%s\n' "$spec" | sed "s/{os_major}/$major/g")
+    ;;
+  esac
+  printf '%s\n' "$spec"
 }
 
 # run_transaction writes the dnf shell script and runs it. dnf shell logs a
@@ -61,10 +106,20 @@ FATIMAGE_EOF
     case $p in
     "") ;;
     /*.rpm) local_rpms="$local_rpms $p" ;;
-    *) install="$install $p" ;;
+    *)
+      spec=$(pkg_spec "$p")
+      if [ -n "$spec" ]; then install="$install $spec"; fi
+      ;;
     esac
   done <<FATIMAGE_EOF
 $TX_INSTALL
+FATIMAGE_EOF
+  no_weak=
+  while IFS= read -r p; do
+    case $keep in *" $p "*) continue ;; esac
+    if [ -n "$p" ]; then no_weak="$no_weak $p"; fi
+  done <<FATIMAGE_EOF
+${TX_INSTALL_NO_WEAK:-}
 FATIMAGE_EOF
   rm_list=
   while IFS= read -r p; do
@@ -73,11 +128,20 @@ FATIMAGE_EOF
 $TX_REMOVE
 FATIMAGE_EOF
   : > "$tx"
+  # the appliance installs the Slurm set without weak dependencies and
+  # everything else at dnf's default: two transactions of the one dnf
+  # shell process, the setting changed between them (`config` is dnf's
+  # runtime priority, above the command line's --setopt; each `run`
+  # resolves with the setting then in force)
+  if [ -n "$no_weak" ]; then
+    printf 'config install_weak_deps False\ninstall%s\nrun\nconfig install_weak_deps %s\n' "$no_weak" "$TX_WEAK_DEPS" >> "$tx"
+  fi
   if [ -n "$local_rpms" ]; then echo "install$local_rpms" >> "$tx"; fi
   if [ "$TX_UPDATE" = true ]; then echo upgrade >> "$tx"; fi
   if [ -n "$install" ]; then echo "install$install" >> "$tx"; fi
   if [ -n "$rm_list" ]; then echo "remove$rm_list" >> "$tx"; fi
-  echo run >> "$tx"
+  # a second run only with jobs of its own
+  if [ -z "$no_weak" ] || [ "$(wc -l < "$tx")" -gt 4 ]; then echo run >> "$tx"; fi
   echo 'dnf transaction:'
   sed 's/^/  /' "$tx"
   rm -f "$rcf"

@@ -34,7 +34,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/4" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd
+const builderVersion = "lab-repos/5" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -58,6 +58,7 @@ type Snapshot struct {
 	Dir       string // createrepo_c repository (repodata/ + Packages/)
 	RepoFile  string // .repo file name without ".repo"
 	RepoName  string // section name in RepoFile
+	Vendor    bool   // a site's vendor repository (repoDef.Vendor)
 }
 
 // BasePath is the Pulp distribution base path: PulpPath/Timestamp.
@@ -370,7 +371,7 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 			}
 			r.Snapshots = append(r.Snapshots, Snapshot{
 				Repo: rd.Key, PulpPath: rd.PulpPath, Timestamp: ts, Dir: dir,
-				RepoFile: rd.RepoFile, RepoName: rd.Key,
+				RepoFile: rd.RepoFile, RepoName: rd.Key, Vendor: rd.Vendor,
 			})
 		}
 		names := map[string]bool{}
@@ -429,6 +430,9 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
 	tf := timestamps.New()
 	for _, rd := range sorted {
+		if rd.Vendor {
+			continue // given to builds as repos entries of their own
+		}
 		tf.Put(timestamps.Entry{
 			Repo: rd.Key, Version: rd.VersionOS, PulpPath: rd.PulpPath, PulpTimestamp: NewerTimestamp,
 			RepoFile: rd.RepoFile, GPGCheck: rd.GPGCheck,
@@ -531,6 +535,11 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 		)
 	case "python3":
 		fs = append(fs, stagedFile{Path: "/usr/bin/python3.9", Data: strings.NewReplacer("@PKG@", name, "@EVR@", a.evr).Replace(python39StandIn), Mode: 0o755})
+	case "kernel-devel":
+		fs = append(fs, stagedFile{
+			Path: fmt.Sprintf("/usr/src/kernels/%s.x86_64/Makefile", a.vr()),
+			Data: fmt.Sprintf("# lab stand-in kernel-devel %s.x86_64\n", a.vr()), Mode: 0o644,
+		})
 	case "rocky-gpg-keys":
 		fs = append(fs, stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", Data: string(key.Public), Mode: 0o644})
 	case "epel-release":
@@ -541,13 +550,17 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			stagedFile{Path: "/etc/yum.repos.d/epel-cisco-openh264.repo", Data: epelOpenH264Repo, Mode: 0o644, Config: true},
 		)
 	}
+	fs = append(fs, extraFiles(a.def.Files)...)
 	for _, u := range a.def.Units {
 		fs = append(fs, stagedFile{Path: "/usr/lib/systemd/system/" + u, Data: unitFile(u, a), Mode: 0o644})
 	}
 	for _, b := range a.def.Bins {
 		script := versionScript(filepath.Base(b), a)
-		if filepath.Base(b) == "grafana-cli" {
+		switch filepath.Base(b) {
+		case "grafana-cli":
 			script = grafanaCLIScript(a)
+		case "doca-kernel-support":
+			script = strings.NewReplacer("@PKG@", a.def.Name, "@EVR@", a.evr, "@VERSION@", a.version()).Replace(docaKernelSupportStandIn)
 		}
 		fs = append(fs, stagedFile{Path: b, Data: script, Mode: 0o755})
 	}
@@ -621,6 +634,8 @@ var (
 	grafanaCLIStandIn string
 	//go:embed standins/python3.9.sh
 	python39StandIn string
+	//go:embed standins/doca-kernel-support.sh
+	docaKernelSupportStandIn string
 )
 
 const epelRepo = `[epel]
@@ -702,6 +717,9 @@ cp -a %s/. %%{buildroot}/
 		}
 		for _, p := range a.def.Provides {
 			fmt.Fprintf(&spec, "Provides: %s\n", a.subst(p))
+		}
+		for _, r := range a.def.Recommends {
+			fmt.Fprintf(&spec, "Recommends: %s\n", a.subst(r))
 		}
 		fmt.Fprintf(&spec, "%%description -n %s\nLab stand-in for the %s package (%s).\n\n", a.def.Name, a.def.Name, a.def.Repo)
 		spec.WriteString(a.scriptlets())

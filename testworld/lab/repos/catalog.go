@@ -17,6 +17,10 @@ type repoDef struct {
 	PulpPath  string
 	RepoFile  string
 	GPGCheck  *bool // nil: default (true)
+	// Vendor: a site's vendor repository (an extra build's doca, cuda),
+	// given to builds as a repos entry of its own, not in the
+	// appliance's timestamps file.
+	Vendor bool
 }
 
 // repoDefs are the appliance's Rocky 9 repositories (keys, pulp paths and
@@ -38,6 +42,9 @@ var repoDefs = []repoDef{
 	{Key: "cernvmfs_cfg", VersionOS: "9", PulpPath: "cvmfs-config/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_pkgs", VersionOS: "9", PulpPath: "cvmfs/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_eessi_cfg", VersionOS: "9", PulpPath: "eessi/rhel/8/noarch", RepoFile: "cvmfs-config-eessi"},
+	// the extra builds' vendor repositories, at their upstream paths
+	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true},
+	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true},
 }
 
 // GPGKeyFileNames are the names under /etc/pki/rpm-gpg that the appliance
@@ -75,6 +82,11 @@ type pkgDef struct {
 	// Comps is the comps group (by name, e.g. "Xfce") listing the package
 	// in its repository's comps.xml, for `dnf install @Xfce`.
 	Comps string
+	// Recommends are weak dependencies (standins_system.go).
+	Recommends []string
+	// Files are extra files the package ships, by absolute path
+	// (standins_system.go); under a bin directory they are executable.
+	Files map[string]string
 }
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
@@ -88,7 +100,11 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "kernel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
 		Requires: []string{"kernel-core = {evr}"}, Provides: []string{"installonlypkg(kernel)"}},
 	{Repo: "baseos", Name: "kernel-core", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
-		Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+		Requires: []string{"dracut"}, Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+	{Repo: "baseos", Name: "dracut", EVR: "057-87.git20250311.el9_6", Base: true, Bins: []string{"/usr/bin/dracut"}},
+	// /usr/src/kernels/<version>.x86_64, what kernel module builds compile against
+	{Repo: "appstream", Name: "kernel-devel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6",
+		Provides: []string{"kernel-devel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
 	{Repo: "baseos", Name: "glibc", EVR: "2.34-168.el9_6.14", Update: "2.34-168.el9_6.23", Base: true},
 	{Repo: "baseos", Name: "openssl-libs", EVR: "1:3.2.2-6.el9_5.1", Update: "1:3.2.2-6.el9_5.2", Base: true},
 	{Repo: "baseos", Name: "tzdata", EVR: "2025a-1.el9", Update: "2025b-1.el9", Base: true},
@@ -102,7 +118,8 @@ var catalog = []pkgDef{
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
 	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "chkconfig", EVR: "1.24-2.el9"},
-	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true},
+	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true,
+		Files: tunedFiles},
 	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},
 	{Repo: "baseos", Name: "sssd-client", EVR: "2.9.6-4.el9_6.2"},
 	{Repo: "baseos", Name: "sssd-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-client = {evr}"}, Units: []string{"sssd.service"}, EnableOnInstall: true},
@@ -124,6 +141,7 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "podman", EVR: "5:5.4.0-12.el9_6", Update: "5:5.4.0-13.el9_6",
 		Requires: []string{"containers-common"}},
 	{Repo: "appstream", Name: "patch", EVR: "2.7.6-16.el9"},
+	{Repo: "appstream", Name: "cmake", EVR: "3.26.5-2.el9", Bins: []string{"/usr/bin/cmake"}},
 	{Repo: "appstream", Name: "wget", EVR: "1.21.1-8.el9_4"},
 	{Repo: "appstream", Name: "bind-libs", EVR: "32:9.16.23-31.el9_6"},
 	{Repo: "appstream", Name: "bind-utils", EVR: "32:9.16.23-31.el9_6", Requires: []string{"bind-libs = {evr}"}},
@@ -174,7 +192,7 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "ohpc-filesystem", EVR: "3.0-300.ohpc.1.1"},
 	{Repo: "OpenHPC", Name: "ohpc-release", EVR: "3-1.el9"},
 	{Repo: "OpenHPC", Name: "ohpc-base-compute", EVR: "3.0-300.ohpc.3.1", Requires: []string{"ohpc-filesystem"}},
-	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"},
+	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"}, Recommends: slurmRecommends,
 		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
@@ -198,7 +216,7 @@ var catalog = []pkgDef{
 
 	// --- OpenHPC 3 updates: newer slurm, bumped again in the newer snapshot ---
 	{Repo: "OpenHPC-updates", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"munge"}, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+		Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC-updates", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
@@ -230,8 +248,32 @@ var catalog = []pkgDef{
 	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.1.4-20250702", Bins: []string{"/opt/TurboVNC/bin/vncserver"}},
 	{Repo: "cernvmfs_cfg", Name: "cvmfs-config-default", EVR: "2.2-1", Provides: []string{"cvmfs-config"}},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs-libs", EVR: "2.12.7-1.el9"},
-	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"}},
+	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"},
+		Files: cvmfsFiles},
+	// the weak dependencies' probes (standins_system.go)
+	{Repo: "OpenHPC", Name: "lab-recommended-by-slurm", EVR: "1-1"},
+	{Repo: "epel", Name: "lab-weakdep-probe", EVR: "1-1", Recommends: probeRecommends},
+	{Repo: "epel", Name: "lab-recommended-by-probe", EVR: "1-1"},
 	{Repo: "cernvmfs_eessi_cfg", Name: "cvmfs-config-eessi", EVR: "0.2.4-1", Provides: []string{"cvmfs-config"}},
+
+	// --- NVIDIA DOCA 3.2.3 (the doca group): doca-ofed needs the kernel
+	// support doca-kernel-support (in doca-extra) builds for the kernel ---
+	{Repo: "doca", Name: "doca-extra", EVR: "3.2.3-1.el9", Bins: []string{"/opt/mellanox/doca/tools/doca-kernel-support"}},
+	{Repo: "doca", Name: "mlnx-ofa_kernel", EVR: "25.10-OFED.25.10.2.3.1.el9", Requires: []string{"kmod-mlnx-ofa_kernel"}},
+	{Repo: "doca", Name: "doca-ofed", EVR: "3.2.3-1.el9", Requires: []string{"doca-kernel-support = 3.2.3", "mlnx-ofa_kernel"}},
+
+	// --- NVIDIA CUDA (the cuda group): the driver only in its module
+	// streams, a newer driver and toolkit than the appliance's pins ---
+	{Repo: "cuda", Name: "nvidia-persistenced", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
+		Bins: []string{"/usr/bin/nvidia-persistenced"}, Units: []string{"nvidia-persistenced.service"}},
+	{Repo: "cuda", Name: "kmod-nvidia-open-dkms", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open"},
+	{Repo: "cuda", Name: "nvidia-driver", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
+		Requires: []string{"nvidia-persistenced = {evr}"}},
+	{Repo: "cuda", Name: "nvidia-open", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
+		Requires: []string{"nvidia-driver = {evr}", "kmod-nvidia-open-dkms = {evr}"}},
+	{Repo: "cuda", Name: "cuda-nvcc-13-3", EVR: "13.3.107-1", Bins: []string{"/usr/local/cuda-13.3/bin/nvcc"}},
+	{Repo: "cuda", Name: "cuda-toolkit", EVR: "13.3.1-1", Update: "13.4.0-1", Requires: []string{"cuda-nvcc-13-3"}},
+	{Repo: "cuda", Name: "nvidia-gds", EVR: "13.3.1-1", Requires: []string{"nvidia-driver"}},
 }
 
 // FatPackages are the package names a fat Rocky 9 build installs (spec

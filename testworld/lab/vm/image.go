@@ -97,6 +97,8 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 	}
 	// a Rocky image's boot loader files and their tools (bootloader.go)
 	files = append(files, bootloaderFiles()...)
+	// the setup package's files builds edit in place (setup.go)
+	files = append(files, setupFiles(m.rootfs)...)
 	for _, f := range files {
 		if err := writeUpperFile(m.rootfs, upper, f.path, f.mode, []byte(f.data)); err != nil {
 			return "", err

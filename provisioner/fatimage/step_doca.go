@@ -1,0 +1,39 @@
+package fatimage
+
+import (
+	"context"
+	"slices"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
+)
+
+// docaProfile is the DOCA package set the appliance's doca role installs
+// after the kernel support (its doca_profile default).
+const docaProfile = "doca-ofed"
+
+// hasBuiltin reports whether the built-in group name is in the build.
+func (c *Config) hasBuiltin(name string) bool {
+	return c.sets != nil && slices.ContainsFunc(c.sets.groups, func(g packagesets.Group) bool { return g.Name == name })
+}
+
+// stepDOCA does what the appliance's doca role does after doca-extra:
+// doca-kernel-support builds the kernel packages for the running kernel
+// (so the step needs it: a pending reboot comes first), its repository
+// RPM is installed, then the profile in one dnf process of its own (the
+// profile's packages come from that repository, which dnf reads only
+// when the process starts: an extra build with doca pays one dnf process
+// more), and the initramfs is rebuilt. The appliance's openibd restart
+// only loads the modules into the build VM's kernel: not done.
+func stepDOCA(ctx context.Context, s *state) error {
+	s.say("doca: doca-kernel-support for the running kernel, then " + docaProfile)
+	if _, err := s.runScript(ctx, newScript("doca").call("doca_kernel_support")); err != nil {
+		return err
+	}
+	base := s.cfg.packagePlan()
+	p := packagePlan{Install: []string{docaProfile}, EnableRepos: base.EnableRepos, Exclude: base.Exclude, WeakDeps: base.WeakDeps}
+	if err := s.runPlan(ctx, p); err != nil {
+		return err
+	}
+	_, err := s.runScript(ctx, newScript("doca").call("doca_finish"))
+	return err
+}

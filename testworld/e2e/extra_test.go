@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+)
+
+// checkExtraBuild does the appliance's "extra" build on top of the fat
+// image TestApplianceExample built (fatImageID): example/extra with the
+// checked-in appliance inventory layout (inv) and inventory_groups =
+// "doca,cuda", as the appliance's extra.yml workflow builds RL9, with the
+// lab's stand-in vendor repositories doca and cuda. Checked from outside:
+// validate names the missing repositories without them; the build does
+// not update and does no cluster step (the host is in neither group);
+// doca's kernel support ran; the pinned packages, units, PATH line,
+// image.json keys, disabled repositories and no credentials in the
+// booted image.
+func checkExtraBuild(t *testing.T, p *packertest.Packer, dir string, env, vars []string, inv, fatImageID string) {
+	t.Helper()
+	extraDir, _ := filepath.Abs("../../example/extra")
+	groups := []string{"-var", inv, "-var", "extra_inventory_groups=doca,cuda", "-var", "extra_name=extra-doca-cuda"}
+
+	// without the vendor repositories, validate fails naming each
+	r := p.Run(t, dir, env, append(append([]string{"validate"}, groups...), append(slices.Clone(vars), extraDir)...)...)
+	for _, want := range []string{`group "doca" needs the vendor repository "doca"`, `group "cuda" needs the vendor repository "cuda"`} {
+		if r.ExitCode == 0 || !strings.Contains(r.Output(), want) {
+			t.Errorf("validate without vendor repositories: exit %d, want %q:\n%s", r.ExitCode, want, r.Output())
+		}
+	}
+
+	// the site's vendor repositories: DOCA's unsigned as the appliance
+	// configures it; CUDA's signed (in the lab with the lab key, which
+	// the fat build imported under Rocky's name)
+	doca, ok1 := theLab.VendorRepo("doca")
+	cuda, ok2 := theLab.VendorRepo("cuda")
+	if !ok1 || !ok2 {
+		t.Fatal("the lab serves no doca or cuda vendor repository")
+	}
+	doca["gpgcheck"] = "false"
+	cuda["gpgcheck"] = "true"
+	cuda["gpgkey"] = "file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
+	var hcl strings.Builder
+	hcl.WriteString("vendor_repos = [\n")
+	for _, repo := range []map[string]string{doca, cuda} {
+		hcl.WriteString("  {")
+		for _, k := range sortedKeys(repo) {
+			fmt.Fprintf(&hcl, " %s = %q,", k, repo[k])
+		}
+		hcl.WriteString(" },\n")
+	}
+	hcl.WriteString("]\n")
+	vendorVars := filepath.Join(dir, "vendor.pkrvars.hcl")
+	if err := os.WriteFile(vendorVars, []byte(hcl.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	manifest, imageManifest := filepath.Join(dir, "extra.json"), filepath.Join(dir, "extra-image-manifest.json")
+	args := append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var-file", vendorVars}, groups...)
+	r = p.Run(t, dir, env, append(args, append(slices.Clone(vars), extraDir)...)...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build example/extra (doca,cuda):\n%s", r.Output())
+	}
+	out := r.Output()
+	if !strings.Contains(out, fatImageID) {
+		t.Errorf("the extra build did not start from the fat image %s:\n%s", fatImageID, out)
+	}
+	// not in `update`: no dnf update; not in `cluster`: cockpit's removal
+	// (a cluster step) is not in its transaction; doca's kernel support
+	// ran for the kernel the VM runs
+	for _, want := range []string{"doca: doca-kernel-support for the running kernel, then doca-ofed", "doca-kernel-support: building the DOCA kernel packages for 5.14.0-570.58.1.el9_6.x86_64 (lab stand-in)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("build output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "packages: update,") || strings.Contains(out, "  upgrade\n") || !strings.Contains(out, "to install, 0 to remove in one transaction") {
+		t.Errorf("the extra build updated, or has the cluster group's removals:\n%s", out)
+	}
+
+	var m struct {
+		Image struct {
+			InventoryGroups []string `json:"inventory_groups"`
+		} `json:"image"`
+		Packages []string `json:"packages"`
+		DNFRuns  int      `json:"dnf_runs"`
+		Reboots  int      `json:"reboots"`
+	}
+	if data, err := os.ReadFile(imageManifest); err != nil || json.Unmarshal(data, &m) != nil {
+		t.Fatalf("image manifest: %v", err)
+	}
+	for _, g := range []string{"builder", "doca", "cuda", "kernel_modules", "dnf_repos"} {
+		if !slices.Contains(m.Image.InventoryGroups, g) {
+			t.Errorf("image.json inventory_groups lacks %s: %v", g, m.Image.InventoryGroups)
+		}
+	}
+	for _, g := range []string{"cluster", "update", "fatimage"} {
+		if slices.Contains(m.Image.InventoryGroups, g) {
+			t.Errorf("the extra build's host is in %s: %v", g, m.Image.InventoryGroups)
+		}
+	}
+	// module enable, the transaction, doca-ofed after the kernel support
+	// (docs/provisioners/fatimage.mdx: only doca pays the third)
+	if m.DNFRuns != 3 || m.Reboots != 0 {
+		t.Errorf("dnf runs %d (want 3), reboots %d (want 0)", m.DNFRuns, m.Reboots)
+	}
+
+	extra := readArtifact(t, manifest)
+	img := findImage(t, extra.CustomData["image_name"])
+	labtest.RequireClean(t, theLab)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	_, c, stop := labtest.BootDial(ctx, t, theLab, extra.CustomData["image_name"]+"-check", img.ID)
+	defer stop()
+	rows := []contractRow{
+		{"cuda: nvidia-open at the sheet's pin, from the 610-open stream", "rpm -q --qf '%{NAME}-%{EPOCH}:%{VERSION}-%{RELEASE}\\n' nvidia-open nvidia-driver",
+			"nvidia-open-3:610.57.04-1.el9\nnvidia-driver-3:610.57.04-1.el9"},
+		{"cuda: cuda-toolkit 13.3.1-1, nvidia-gds, cmake", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' cuda-toolkit nvidia-gds cmake",
+			"cuda-toolkit-13.3.1-1\nnvidia-gds-13.3.1-1\ncmake-3.26.5-2.el9"},
+		{"cuda: nvidia-persistenced enabled", "systemctl is-enabled nvidia-persistenced.service", "enabled"},
+		// (Rocky's /etc/profile sources sh.local; the lab's Debian one does not)
+		{"cuda: sh.local puts the newest toolkit on PATH", "grep cuda /etc/profile.d/sh.local; sh -c '. /etc/profile.d/sh.local; command -v nvcc'",
+			"export PATH=$PATH:$(ls -1d /usr/local/cuda-* | sort -V | tail -1)/bin\n/usr/local/cuda-13.3/bin/nvcc"},
+		{"doca: doca-extra, the generated kernel repository RPM, doca-ofed", "rpm -q --qf '%{NAME}-%{VERSION}\\n' doca-extra doca-kernel-repo doca-ofed mlnx-ofa_kernel",
+			"doca-extra-3.2.3\ndoca-kernel-repo-3.2.3\ndoca-ofed-3.2.3\nmlnx-ofa_kernel-25.10"},
+		{"doca: kernel-devel of the kernel the VM ran", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", "5.14.0-570.58.1.el9_6"},
+		{"doca: no /tmp/DOCA.* left", "ls -d /tmp/DOCA.* 2>/dev/null | wc -l", "0"},
+		{"dnf_repos: vendor repositories disabled, no credentials", "sudo grep -h '^enabled' /etc/yum.repos.d/doca.repo /etc/yum.repos.d/cuda-rhel9.repo | tr -d ' ' | sort -u; sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l",
+			"enabled=0\n0"},
+	}
+	for _, row := range rows {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("extra build row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
+		}
+	}
+	var info map[string]any
+	if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"cuda": "13.3.1", "doca": "3.2.3", "ofed": "25.10"} {
+		if info[k] != want {
+			t.Errorf("image.json %s = %v, want %s", k, info[k], want)
+		}
+	}
+	requireNoSecrets(t, imageFiles(t, img.ID))
+	stop()
+	labtest.RequireClean(t, theLab)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
