@@ -87,7 +87,7 @@ type User struct {
 type File struct {
 	// Local file or directory. A directory is copied recursively: its
 	// contents land in destination, which it becomes. Required unless
-	// `content` or `directory` is set.
+	// `content`, `directory` or `symlink` is set.
 	Source string `mapstructure:"source"`
 	// Absolute path in the image.
 	Destination string `mapstructure:"destination" required:"true"`
@@ -96,6 +96,10 @@ type File struct {
 	// Create destination as an empty directory (mode Mode, default
 	// 0755), instead of copying a source.
 	Directory bool `mapstructure:"directory"`
+	// Make destination a symbolic link to this absolute path (which need
+	// not exist yet), instead of copying a source; a link already there
+	// is replaced, a file or directory is not.
+	Symlink string `mapstructure:"symlink"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 	// Octal mode of files, e.g. "0644". Default 0644; executables

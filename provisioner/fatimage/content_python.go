@@ -78,17 +78,41 @@ func (e PythonEnv) label() string {
 // requirementLines are every requirement, the file's after the inline
 // ones, as pip reads them (continuation lines joined).
 func (e PythonEnv) requirementLines() ([]string, error) {
-	lines := append([]string(nil), e.Requirements...)
+	reqs, err := e.requirements()
+	var lines []string
+	for _, r := range reqs {
+		lines = append(lines, r.text)
+	}
+	return lines, err
+}
+
+// requirement is one requirement and where it was written, for errors.
+type requirement struct {
+	text  string
+	where string // "" for an inline one, else "<file> line <n>"
+}
+
+// requirements are the inline requirements, then requirements_file's,
+// each with the file and line it starts on.
+func (e PythonEnv) requirements() ([]requirement, error) {
+	var out []requirement
+	for _, r := range e.Requirements {
+		out = append(out, requirement{text: r})
+	}
 	if e.RequirementsFile == "" {
-		return lines, nil
+		return out, nil
 	}
 	data, err := os.ReadFile(e.RequirementsFile)
 	if err != nil {
 		return nil, err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	cur := ""
+	cur, n, start := "", 0, 0
 	for sc.Scan() {
+		n++
+		if cur == "" {
+			start = n
+		}
 		l := strings.TrimSpace(sc.Text())
 		if i := strings.Index(l, " #"); i >= 0 {
 			l = strings.TrimSpace(l[:i])
@@ -102,11 +126,11 @@ func (e PythonEnv) requirementLines() ([]string, error) {
 		}
 		cur += l
 		if strings.TrimSpace(cur) != "" {
-			lines = append(lines, strings.TrimSpace(cur))
+			out = append(out, requirement{strings.TrimSpace(cur), fmt.Sprintf("%s line %d", e.RequirementsFile, start)})
 		}
 		cur = ""
 	}
-	return lines, sc.Err()
+	return out, sc.Err()
 }
 
 func validatePythonEnvs(es []PythonEnv) []error {
@@ -129,16 +153,20 @@ func validatePythonEnvs(es []PythonEnv) []error {
 		if len(e.Requirements) == 0 && e.RequirementsFile == "" {
 			add("requirements or requirements_file is required")
 		}
-		lines, err := e.requirementLines()
+		lines, err := e.requirements()
 		if err != nil {
 			add("requirements_file: %v", err)
 		}
 		hashed := 0
 		for _, l := range lines {
-			if !rePin.MatchString(l) {
-				add("requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l)
+			if !rePin.MatchString(l.text) {
+				if l.where != "" {
+					add("requirements_file %s: requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l.where, l.text)
+				} else {
+					add("requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l.text)
+				}
 			}
-			if strings.Contains(l, "--hash=") {
+			if strings.Contains(l.text, "--hash=") {
 				hashed++
 			}
 		}
