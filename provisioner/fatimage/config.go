@@ -190,6 +190,11 @@ type Config struct {
 	// Package index of the built-in groups' Python environments (pip
 	// --index-url). Default https://pypi.org/simple.
 	PythonIndexURL string `mapstructure:"python_index_url"`
+	// Base URL of Posit's downloads the built-in group
+	// openondemand_rstudio fetches rstudio-server from
+	// (`<base>/server/rhel9/x86_64/...`), for a mirror. Default
+	// https://download2.rstudio.org.
+	RStudioDownloadURL string `mapstructure:"rstudio_download_url"`
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
@@ -419,6 +424,9 @@ func (c *Config) Prepare(raws ...any) error {
 	}
 	if c.GitHubReleasesURL == "" {
 		c.GitHubReleasesURL = "https://github.com"
+	}
+	if c.RStudioDownloadURL == "" {
+		c.RStudioDownloadURL = "https://download2.rstudio.org"
 	}
 	if c.PythonIndexURL == "" {
 		c.PythonIndexURL = defaultIndexURL

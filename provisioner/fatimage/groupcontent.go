@@ -56,6 +56,7 @@ func (c *Config) placeholders() map[string]string {
 		"{{git_base_url}}":        strings.TrimSuffix(c.GitBaseURL, "/"),
 		"{{github_releases_url}}": strings.TrimSuffix(c.GitHubReleasesURL, "/"),
 		"{{python_index_url}}":    c.PythonIndexURL,
+		"{{rstudio_download_url}}": strings.TrimSuffix(c.RStudioDownloadURL, "/"),
 		"{{appliance_dir}}":       strings.TrimSuffix(c.ApplianceDir, "/"),
 		// only through {{container_registry|<the image's own registry>}}
 		"{{container_registry}}": strings.TrimSuffix(c.ContainerRegistry, "/"),
