@@ -228,7 +228,7 @@ func TestApplianceExample(t *testing.T) {
 	dir := t.TempDir()
 	manifest, extraManifest := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "extra.json")
 	vars := []string{"-var-file", filepath.Join(example, "lab.pkrvars.hcl"), "-var", "release_base_url=" + theLab.Env["LAB_RELEASES_URL"], "-var", "git_base_url=" + theLab.Env["LAB_GIT_URL"],
-		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
+		"-var", "python_index_url=" + theLab.Env["LAB_PYPI_URL"], "-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "rstudio_download_url=" + theLab.Releases.URL(), "-var", "container_registry=" + theLab.Env["LAB_REGISTRY"], "-var", "image_name=" + name, "-var", "git_commit=0123456789abcdef"}
 	env := theLab.Environ()
 	for _, args := range [][]string{
 		append([]string{"validate"}, append(vars, example)...),
