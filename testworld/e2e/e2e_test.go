@@ -249,8 +249,10 @@ func TestApplianceExample(t *testing.T) {
 	applianceDir, _ := filepath.Abs("../appliance")
 	inv := fmt.Sprintf(`inventory=["%s/common/inventory","%s/site/inventory","%s/fatsite/inventory"]`, envs, envs, envs)
 	fatVars := append(slices.Clone(vars), "-var", "appliance_dir="+applianceDir, "-var", "inventory_groups=fatimage,compute_init", example)
-	r := p.Run(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
-		fatVars...)...)
+	// the whole appliance is more than Run's five minutes on a loaded
+	// machine; a build over its bound still fails, with its output
+	r := p.Start(t, dir, env, append([]string{"build", "-var", "manifest_output_path=" + manifest, "-var", "image_manifest_path=" + imageManifest, "-var", inv},
+		fatVars...)...).Wait(t, 20*time.Minute)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build example:\n%s", r.Output())
 	}
