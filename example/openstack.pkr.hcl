@@ -97,6 +97,7 @@ build {
     appliance_dir       = var.appliance_dir
     sssd_install_ldap   = var.sssd_install_ldap
     container_registry  = var.container_registry
+    rstudio_download_url = var.rstudio_download_url
     # the grafana group's dashboards and the hpctests group's HPL source
     grafana_dashboards_url = var.grafana_dashboards_url
     netlib_url             = var.netlib_url

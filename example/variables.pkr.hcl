@@ -197,6 +197,12 @@ variable "github_releases_url" {
   description = "Where the built-in groups download GitHub release assets from (<base>/<owner>/<repo>/releases/download/...): the slurm exporter RPM."
 }
 
+variable "rstudio_download_url" {
+  type        = string
+  default     = "https://download2.rstudio.org"
+  description = "Where the openondemand_rstudio group downloads rstudio-server from (<base>/server/rhel9/x86_64/...)."
+}
+
 variable "python_index_url" {
   type        = string
   default     = "https://pypi.org/simple"

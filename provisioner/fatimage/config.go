@@ -87,7 +87,7 @@ type User struct {
 type File struct {
 	// Local file or directory. A directory is copied recursively: its
 	// contents land in destination, which it becomes. Required unless
-	// `content` or `directory` is set.
+	// `content`, `directory` or `symlink` is set.
 	Source string `mapstructure:"source"`
 	// Absolute path in the image.
 	Destination string `mapstructure:"destination" required:"true"`
@@ -96,6 +96,10 @@ type File struct {
 	// Create destination as an empty directory (mode Mode, default
 	// 0755), instead of copying a source.
 	Directory bool `mapstructure:"directory"`
+	// Make destination a symbolic link to this absolute path (which need
+	// not exist yet), instead of copying a source; a link already there
+	// is replaced, a file or directory is not.
+	Symlink string `mapstructure:"symlink"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 	// Octal mode of files, e.g. "0644". Default 0644; executables
@@ -188,6 +192,11 @@ type Config struct {
 	// Package index of the built-in groups' Python environments (pip
 	// --index-url). Default https://pypi.org/simple.
 	PythonIndexURL string `mapstructure:"python_index_url"`
+	// Base URL of Posit's downloads the built-in group
+	// openondemand_rstudio fetches rstudio-server from
+	// (`<base>/server/rhel9/x86_64/...`), for a mirror. Default
+	// https://download2.rstudio.org.
+	RStudioDownloadURL string `mapstructure:"rstudio_download_url"`
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
@@ -439,6 +448,9 @@ func (c *Config) Prepare(raws ...any) error {
 	}
 	if c.GitHubReleasesURL == "" {
 		c.GitHubReleasesURL = "https://github.com"
+	}
+	if c.RStudioDownloadURL == "" {
+		c.RStudioDownloadURL = "https://download2.rstudio.org"
 	}
 	if c.PythonIndexURL == "" {
 		c.PythonIndexURL = defaultIndexURL

@@ -73,6 +73,7 @@ type FlatConfig struct {
 	ContainerRegistry    *string                 `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
 	GitHubReleasesURL    *string                 `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
 	PythonIndexURL       *string                 `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
+	RStudioDownloadURL   *string                 `mapstructure:"rstudio_download_url" cty:"rstudio_download_url" hcl:"rstudio_download_url"`
 	SSSDInstallLDAP      *bool                   `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
 	Packages             []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
 	ModuleStreams        []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
@@ -156,6 +157,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"container_registry":         &hcldec.AttrSpec{Name: "container_registry", Type: cty.String, Required: false},
 		"github_releases_url":        &hcldec.AttrSpec{Name: "github_releases_url", Type: cty.String, Required: false},
 		"python_index_url":           &hcldec.AttrSpec{Name: "python_index_url", Type: cty.String, Required: false},
+		"rstudio_download_url":       &hcldec.AttrSpec{Name: "rstudio_download_url", Type: cty.String, Required: false},
 		"sssd_install_ldap":          &hcldec.AttrSpec{Name: "sssd_install_ldap", Type: cty.Bool, Required: false},
 		"packages":                   &hcldec.AttrSpec{Name: "packages", Type: cty.List(cty.String), Required: false},
 		"module_streams":             &hcldec.AttrSpec{Name: "module_streams", Type: cty.List(cty.String), Required: false},
@@ -328,6 +330,7 @@ type FlatFile struct {
 	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
 	Content     *string `mapstructure:"content" cty:"content" hcl:"content"`
 	Directory   *bool   `mapstructure:"directory" cty:"directory" hcl:"directory"`
+	Symlink     *string `mapstructure:"symlink" cty:"symlink" hcl:"symlink"`
 	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
 	Mode        *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
 }
@@ -348,6 +351,7 @@ func (*FlatFile) HCL2Spec() map[string]hcldec.Spec {
 		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
 		"content":     &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
 		"directory":   &hcldec.AttrSpec{Name: "directory", Type: cty.Bool, Required: false},
+		"symlink":     &hcldec.AttrSpec{Name: "symlink", Type: cty.String, Required: false},
 		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 		"mode":        &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}

@@ -3,8 +3,6 @@
 package fatimage
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -78,35 +76,12 @@ func (e PythonEnv) label() string {
 // requirementLines are every requirement, the file's after the inline
 // ones, as pip reads them (continuation lines joined).
 func (e PythonEnv) requirementLines() ([]string, error) {
-	lines := append([]string(nil), e.Requirements...)
-	if e.RequirementsFile == "" {
-		return lines, nil
+	reqs, err := e.requirements()
+	var lines []string
+	for _, r := range reqs {
+		lines = append(lines, r.text)
 	}
-	data, err := os.ReadFile(e.RequirementsFile)
-	if err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	cur := ""
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if i := strings.Index(l, " #"); i >= 0 {
-			l = strings.TrimSpace(l[:i])
-		}
-		if strings.HasPrefix(l, "#") {
-			l = ""
-		}
-		if strings.HasSuffix(l, "\\") {
-			cur += strings.TrimSpace(strings.TrimSuffix(l, "\\")) + " "
-			continue
-		}
-		cur += l
-		if strings.TrimSpace(cur) != "" {
-			lines = append(lines, strings.TrimSpace(cur))
-		}
-		cur = ""
-	}
-	return lines, sc.Err()
+	return lines, err
 }
 
 func validatePythonEnvs(es []PythonEnv) []error {
@@ -129,16 +104,20 @@ func validatePythonEnvs(es []PythonEnv) []error {
 		if len(e.Requirements) == 0 && e.RequirementsFile == "" {
 			add("requirements or requirements_file is required")
 		}
-		lines, err := e.requirementLines()
+		lines, err := e.requirements()
 		if err != nil {
 			add("requirements_file: %v", err)
 		}
 		hashed := 0
 		for _, l := range lines {
-			if !rePin.MatchString(l) {
-				add("requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l)
+			if !rePin.MatchString(l.text) {
+				if l.where != "" {
+					add("requirements_file %s: requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l.where, l.text)
+				} else {
+					add("requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l.text)
+				}
 			}
-			if strings.Contains(l, "--hash=") {
+			if strings.Contains(l.text, "--hash=") {
 				hashed++
 			}
 		}

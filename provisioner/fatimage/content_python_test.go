@@ -17,7 +17,7 @@ func TestPythonValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	loose := filepath.Join(dir, "loose.txt")
-	if err := os.WriteFile(loose, []byte("jupyter>=1.0\n"), 0o600); err != nil {
+	if err := os.WriteFile(loose, []byte("# the second line is loose\njupyter>=1.0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mixed := filepath.Join(dir, "mixed.txt")
@@ -31,7 +31,7 @@ func TestPythonValidation(t *testing.T) {
 		{"path and system", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "system": true, "requirements": []string{"a==1"}}}}, "python_envs[0]: path and system = true exclude each other"},
 		{"no requirements", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x"}}}, "python_envs[0]: requirements or requirements_file is required"},
 		{"unpinned", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements": []string{"jupyter"}}}}, `python_envs[0]: requirement "jupyter" must be pinned exactly as name==version`},
-		{"loose file", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements_file": loose}}}, `python_envs[0]: requirement "jupyter>=1.0" must be pinned exactly`},
+		{"loose file", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements_file": loose}}}, `python_envs[0]: requirements_file ` + loose + ` line 2: requirement "jupyter>=1.0" must be pinned exactly`},
 		{"mixed hashes", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements_file": mixed}}}, "python_envs[0]: 1 of 2 requirements have hashes: pip requires a hash on every one once any has one"},
 		{"missing file", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements_file": filepath.Join(dir, "nope.txt")}}}, "python_envs[0]: requirements_file: open "},
 		{"bad interpreter", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "interpreter": "python3 -I", "requirements": []string{"a==1"}}}}, `python_envs[0]: interpreter "python3 -I" must be a command name or an absolute path`},

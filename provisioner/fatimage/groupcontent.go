@@ -62,6 +62,7 @@ func (c *Config) placeholders() map[string]string {
 		"{{python_index_url}}":    c.PythonIndexURL,
 		"{{netlib_url}}":          strings.TrimSuffix(c.NetlibURL, "/"),
 		"{{appliance_dir}}":       strings.TrimSuffix(c.ApplianceDir, "/"),
+		"{{rstudio_download_url}}": strings.TrimSuffix(c.RStudioDownloadURL, "/"),
 		// only through {{container_registry|<the image's own registry>}}
 		"{{container_registry}}": strings.TrimSuffix(c.ContainerRegistry, "/"),
 	}

@@ -33,8 +33,7 @@ var applianceGroups = []string{
 // inventoryAliases maps appliance group names to the built-in set doing
 // that group's build-time work under another name.
 var inventoryAliases = map[string]string{
-	"builder":              "always", // fatimage.yml's unconditional builder tasks
-	"openondemand_desktop": "desktop",
+	"builder": "always", // fatimage.yml's unconditional builder tasks
 }
 
 // inventoryBuiltins resolves `inventory` and `inventory_groups` as

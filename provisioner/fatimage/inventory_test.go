@@ -31,9 +31,9 @@ func TestInventoryFatBuild(t *testing.T) {
 			t.Errorf("host not in %s: %v", g, c.hostGroups)
 		}
 	}
-	// their built-in sets: builder → always, openondemand_desktop → desktop;
+	// their built-in sets: builder → always, the feature groups by name;
 	// fatimage itself is not expanded (the inventory says what it holds)
-	for _, g := range []string{"always", "desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init", "hpctests", "node_exporter", "mysql"} {
+	for _, g := range []string{"always", "openondemand_desktop", "grafana", "openhpc", "dnf_repos", "podman", "ansible_init", "hpctests", "node_exporter", "mysql"} {
 		if !slices.Contains(c.setNames, g) {
 			t.Errorf("set %s not installed: %v", g, c.setNames)
 		}

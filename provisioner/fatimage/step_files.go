@@ -15,6 +15,10 @@ func stepFiles(ctx context.Context, s *state) error {
 	for i, f := range s.cfg.Files {
 		owner, group := splitOwner(f.Owner)
 		mode := f.Mode
+		if f.Symlink != "" {
+			place = append(place, []string{"make_link", f.Symlink, f.Destination, owner, group})
+			continue
+		}
 		if f.Directory {
 			if mode == "" {
 				mode = "0755"

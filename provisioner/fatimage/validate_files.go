@@ -16,16 +16,23 @@ func (c *Config) validateFiles() []error {
 	var errs problems
 	for i, f := range c.Files {
 		n := 0
-		for _, set := range []bool{f.Source != "", f.Content != "", f.Directory} {
+		for _, set := range []bool{f.Source != "", f.Content != "", f.Directory, f.Symlink != ""} {
 			if set {
 				n++
 			}
 		}
 		switch {
 		case n == 0:
-			errs.add("files[%d]: one of source, content or directory = true is required", i)
+			errs.add("files[%d]: one of source, content, directory = true or symlink is required", i)
 		case n > 1:
-			errs.add("files[%d]: source, content and directory = true exclude each other", i)
+			errs.add("files[%d]: source, content, directory = true and symlink exclude each other", i)
+		case f.Symlink != "":
+			if !path.IsAbs(f.Symlink) || path.Clean(f.Symlink) != f.Symlink {
+				errs.add("files[%d]: symlink %q must be an absolute, clean path", i, f.Symlink)
+			}
+			if f.Mode != "" {
+				errs.add("files[%d]: mode does not apply to a symlink", i)
+			}
 		case f.Source != "":
 			if _, err := os.Stat(f.Source); err != nil {
 				errs.add("files[%d]: source: %v", i, err)

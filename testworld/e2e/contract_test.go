@@ -83,6 +83,7 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 			theLab.Git.Commit("stackhpc/ood-stackhpc-rstudio", "2025.08.1") + "\n" + theLab.Git.Commit("stackhpc/bc_osc_codeserver", "2025.09.1")},
 	}
 	rows = append(rows, servicesContractRows(t)...)
+	rows = append(rows, oodContractRows(t)...)
 	for _, r := range rows {
 		if got := c.Run(t, r.cmd); got != r.want {
 			t.Errorf("contract row %q:\n%s\nprints\n%s\nwant\n%s", r.row, r.cmd, got, r.want)

@@ -23,9 +23,9 @@ func rpmURLVars(t *testing.T) []string {
 	t.Helper()
 	var vars []string
 	for _, u := range repos.URLRPMs {
-		key := "exporter"
-		if u.Name == "rstudio-server" {
-			key = "rstudio"
+		key := map[string]string{"prometheus-slurm-exporter": "exporter", "rstudio-server": "rstudio"}[u.Name]
+		if key == "" {
+			continue
 		}
 		vars = append(vars, "-var", key+"_url="+theLab.Releases.FileURL(u.Path), "-var", key+"_sha256="+theLab.Releases.SHA256(u.Path))
 	}

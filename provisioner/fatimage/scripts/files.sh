@@ -24,3 +24,16 @@ make_dir() {
   install -d -o "$2" -g "$3" -m "$4" "$1"
   echo "made $1/"
 }
+
+# make_link TARGET DST OWNER GROUP makes DST a symbolic link to TARGET,
+# replacing a link already there but never a file or directory.
+make_link() {
+  if [ -e "$2" ] && [ ! -L "$2" ]; then
+    fatimage_cause "files: $2 exists and is not a symbolic link"
+    return 1
+  fi
+  install -d -m 0755 "$(dirname "$2")"
+  ln -sfn "$1" "$2"
+  chown -h "$3:$4" "$2"
+  echo "linked $2 -> $1"
+}

@@ -6,8 +6,9 @@
 # metadata: wrong credentials or a missing snapshot fail there, before any
 # package changes. Inputs, one a line: DNF_ENABLE (repositories enabled),
 # TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
-# their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE;
-# TX_UPDATE and TX_WEAK_DEPS are true or false.
+# their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE
+# (removed, or excluded when not installed); TX_UPDATE and TX_WEAK_DEPS
+# are true or false.
 
 # enable_modules STREAM...
 enable_modules() {
@@ -116,14 +117,22 @@ $TX_INSTALL
 FATIMAGE_EOF
   no_weak=
   while IFS= read -r p; do
-    case $keep in *" $p "*) continue ;; esac
+    if is_kept "$p"; then continue; fi
     if [ -n "$p" ]; then no_weak="$no_weak $p"; fi
   done <<FATIMAGE_EOF
 ${TX_INSTALL_NO_WEAK:-}
 FATIMAGE_EOF
+  # a package to remove that is not installed is excluded instead, so
+  # that the transaction (a comps group's member, say) cannot bring it
+  # in: either way the image ends without it
   rm_list=
   while IFS= read -r p; do
-    if [ -n "$p" ] && rpm -q "$p" >/dev/null 2>&1; then rm_list="$rm_list $p"; fi
+    if [ -z "$p" ]; then continue; fi
+    if rpm -q "$p" >/dev/null 2>&1; then
+      rm_list="$rm_list $p"
+    else
+      set -- "$@" "--exclude=$p"
+    fi
   done <<FATIMAGE_EOF
 $TX_REMOVE
 FATIMAGE_EOF

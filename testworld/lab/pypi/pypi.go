@@ -31,6 +31,9 @@ type Dist struct {
 	Name     string   // as published, e.g. "jupyter_server"
 	Version  string   // e.g. "2.20.0"
 	Requires []string // Requires-Dist lines, e.g. "notebook==7.6.0"
+	// Scripts are console scripts (entry points) pip puts in the venv's
+	// bin/; each prints "<name> <version>".
+	Scripts []string
 }
 
 // Module is the importable top-level module: the normalized name with
@@ -65,6 +68,8 @@ func DefaultDists() []Dist {
 		{Name: "PyMySQL", Version: "1.1.1"},
 		{Name: "PyMySQL", Version: "1.1.2"},
 		{Name: "cryptography", Version: "43.0.3"},
+		// the desktop's websockify venv (bin/websockify)
+		{Name: "websockify", Version: "0.13.0", Scripts: []string{"websockify"}},
 	}
 }
 
@@ -131,10 +136,22 @@ func BuildWheel(d Dist) ([]byte, error) {
 	for _, r := range d.Requires {
 		fmt.Fprintf(&meta, "Requires-Dist: %s\n", r)
 	}
+	init := fmt.Sprintf("__version__ = %q\n", d.Version)
+	if len(d.Scripts) > 0 {
+		init += fmt.Sprintf("\n\ndef main():\n    print(%q, __version__)\n", d.Name)
+	}
 	files := [][2]string{
-		{d.Module() + "/__init__.py", fmt.Sprintf("__version__ = %q\n", d.Version)},
+		{d.Module() + "/__init__.py", init},
 		{info + "/METADATA", meta.String()},
 		{info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: fatimage-lab\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	if len(d.Scripts) > 0 {
+		var ep strings.Builder
+		ep.WriteString("[console_scripts]\n")
+		for _, sc := range d.Scripts {
+			fmt.Fprintf(&ep, "%s = %s:main\n", sc, d.Module())
+		}
+		files = append(files, [2]string{info + "/entry_points.txt", ep.String()})
 	}
 	var record strings.Builder
 	for _, f := range files {

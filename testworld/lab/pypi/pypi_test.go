@@ -41,6 +41,10 @@ func TestPipInstall(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "1.1.1 4.6.1 2.20.0" {
 		t.Fatalf("imports: %v %s", err, out)
 	}
+	// a console script lands in the venv's bin/ and runs the module
+	if out, err := exec.Command(filepath.Join(venv, "bin", "websockify")).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "websockify 0.13.0" {
+		t.Fatalf("bin/websockify: %v %s", err, out)
+	}
 	// a wrong hash is refused
 	if err := os.WriteFile(reqFile, []byte("ipykernel==7.3.0 --hash=sha256:"+strings.Repeat("0", 64)+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -553,6 +554,9 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 	fs = append(fs, extraFiles(a.def.Files)...)
 	for _, u := range a.def.Units {
 		fs = append(fs, stagedFile{Path: "/usr/lib/systemd/system/" + u, Data: unitFile(u, a), Mode: 0o644})
+	}
+	for _, l := range slices.Sorted(maps.Keys(a.def.Links)) {
+		fs = append(fs, stagedFile{Path: l, Symlink: a.def.Links[l]})
 	}
 	for _, b := range a.def.Bins {
 		script := versionScript(filepath.Base(b), a)

@@ -87,6 +87,10 @@ type pkgDef struct {
 	// Files are extra files the package ships, by absolute path
 	// (standins_system.go); under a bin directory they are executable.
 	Files map[string]string
+	// Links are symlinks the package ships (path -> target). A named
+	// interpreter (python3.9, python3.12) links to the VM's own python3,
+	// so what a build runs with it really runs.
+	Links map[string]string
 }
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
@@ -148,7 +152,8 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "git-core", EVR: "2.47.3-1.el9_6"},
 	{Repo: "appstream", Name: "git", EVR: "2.47.3-1.el9_6", Requires: []string{"git-core = {evr}"}},
 	{Repo: "appstream", Name: "python3.12", EVR: "3.12.9-1.el9_6.1",
-		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"}},
+		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"},
+		Links:    map[string]string{"/usr/bin/python3.12": "python3"}},
 	{Repo: "appstream", Name: "python3-pip", EVR: "21.3.1-1.el9", Requires: []string{"python3"}},
 	{Repo: "appstream", Name: "s-nail", EVR: "14.9.22-6.el9", Provides: []string{"mailx"}},
 	{Repo: "appstream", Name: "munge-libs", EVR: "0.5.13-13.el9"},
@@ -181,6 +186,9 @@ var catalog = []pkgDef{
 	{Repo: "epel", Name: "xfce4-panel", EVR: "4.18.6-1.el9", Comps: "Xfce"},
 	{Repo: "epel", Name: "xfwm4", EVR: "4.18.0-1.el9", Comps: "Xfce"},
 	{Repo: "epel", Name: "xfce4-session", EVR: "4.18.4-1.el9", Comps: "Xfce", Requires: []string{"xfwm4", "xfce4-panel"}},
+	// in @Xfce, as in EPEL; the desktop group keeps it out
+	{Repo: "epel", Name: "xfce4-screensaver", EVR: "4.18.4-1.el9", Comps: "Xfce"},
+	{Repo: "epel", Name: "R", EVR: "4.5.1-1.el9", Bins: []string{"/usr/bin/R"}},
 	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"}},
 	{Repo: "epel", Name: "fail2ban-firewalld", EVR: "1.1.0-6.el9",
 		Requires: []string{"fail2ban-server = {evr}", "firewalld"}},
@@ -244,8 +252,15 @@ var catalog = []pkgDef{
 	{Repo: "epel-cisco-openh264", Name: "openh264", EVR: "2.4.1-2.el9"},
 	{Repo: "ondemand-web", Name: "ondemand", EVR: "4.1.2-1.el9", Update: "4.1.3-1.el9",
 		Requires: []string{"nodejs", "ruby", "lua-posix", "mod_authnz_pam"}},
+	// the appliance's pin, and a newer one the pin must not take
+	{Repo: "ondemand-web", Name: "ondemand", EVR: "4.1.4-1.el9", Update: "4.1.5-1.el9",
+		Requires: []string{"nodejs", "ruby", "lua-posix", "mod_authnz_pam"}},
 	{Repo: "ondemand-web", Name: "ondemand_exporter", EVR: "0.11.2-1.el9"},
-	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.1.4-20250702", Bins: []string{"/opt/TurboVNC/bin/vncserver"}},
+	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.1.4-20250702", Bins: []string{"/opt/TurboVNC/bin/vncserver"},
+		Units: []string{"tvncserver.service"}, EnableOnInstall: true},
+	// the appliance's pin (older than the repository's newest)
+	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.0.1-20230811", Bins: []string{"/opt/TurboVNC/bin/vncserver"},
+		Units: []string{"tvncserver.service"}, EnableOnInstall: true},
 	{Repo: "cernvmfs_cfg", Name: "cvmfs-config-default", EVR: "2.2-1", Provides: []string{"cvmfs-config"}},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs-libs", EVR: "2.12.7-1.el9"},
 	{Repo: "cernvmfs_pkgs", Name: "cvmfs", EVR: "2.12.7-1.el9", Requires: []string{"cvmfs-libs = {evr}", "cvmfs-config"},
@@ -293,7 +308,7 @@ var FatPackages = []string{
 	"slurm-libpmi-ohpc", "ohpc-gnu12-openmpi4-perf-tools", "openblas-gnu12-ohpc", "nhc-ohpc",
 	"apptainer", "podman-compose", "mysql",
 	"lua-posix", "ondemand", "mod_authnz_pam", "certbot", "python3-certbot-apache", "ondemand_exporter",
-	"turbovnc", "nmap-ncat", "dbus-x11",
+	"turbovnc", "nmap-ncat", "dbus-x11", "R",
 	"grafana", "chkconfig", "python39", "python3-pip",
 }
 

@@ -12,9 +12,9 @@ import (
 )
 
 // RPMs the appliance installs by URL rather than from a repository
-// (prometheus-slurm-exporter from a GitHub release, rstudio-server from
-// Posit's download site), built as stand-ins for the release server to
-// serve: one unsigned, as upstream's is, and one signed with the lab key
+// (prometheus-slurm-exporter and code-server from GitHub releases,
+// rstudio-server from Posit's download site), built as stand-ins for the
+// release server to serve: unsigned as upstream's are, or signed with the lab key
 // (imported under every key file name, so a build that imports its keys
 // trusts it).
 
@@ -32,6 +32,8 @@ var URLRPMs = []URLRPM{
 		Name: "prometheus-slurm-exporter", EVR: "0.22-1.el8"},
 	{Path: "/server/rhel9/x86_64/rstudio-server-rhel-2025.05.1-513-x86_64.rpm",
 		Name: "rstudio-server", EVR: "2025.05.1+513-1", Signed: true},
+	{Path: "/coder/code-server/releases/download/v4.102.2/code-server-4.102.2-amd64.rpm",
+		Name: "code-server", EVR: "4.102.2-1"},
 }
 
 // BuildURLRPMs builds (or reuses from o.CacheDir/url-rpms-<hash>) the
