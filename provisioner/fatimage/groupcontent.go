@@ -57,11 +57,11 @@ func (c *Config) groupOptions() map[string]bool {
 // placeholders are what a group's content strings may refer to.
 func (c *Config) placeholders() map[string]string {
 	return map[string]string{
-		"{{git_base_url}}":        strings.TrimSuffix(c.GitBaseURL, "/"),
-		"{{github_releases_url}}": strings.TrimSuffix(c.GitHubReleasesURL, "/"),
-		"{{python_index_url}}":    c.PythonIndexURL,
-		"{{netlib_url}}":          strings.TrimSuffix(c.NetlibURL, "/"),
-		"{{appliance_dir}}":       strings.TrimSuffix(c.ApplianceDir, "/"),
+		"{{git_base_url}}":         strings.TrimSuffix(c.GitBaseURL, "/"),
+		"{{github_releases_url}}":  strings.TrimSuffix(c.GitHubReleasesURL, "/"),
+		"{{python_index_url}}":     c.PythonIndexURL,
+		"{{netlib_url}}":           strings.TrimSuffix(c.NetlibURL, "/"),
+		"{{appliance_dir}}":        strings.TrimSuffix(c.ApplianceDir, "/"),
 		"{{rstudio_download_url}}": strings.TrimSuffix(c.RStudioDownloadURL, "/"),
 		// only through {{container_registry|<the image's own registry>}}
 		"{{container_registry}}": strings.TrimSuffix(c.ContainerRegistry, "/"),
