@@ -43,6 +43,7 @@ type groupContent struct {
 	Limits             []ConfigFile        `mapstructure:"limits"`
 	KernelArgs         []string            `mapstructure:"kernel_args"`
 	Files              []File              `mapstructure:"files"`
+	GPGKeys            []GPGKey            `mapstructure:"gpg_keys"`
 }
 
 // groupOptions are the boolean options a group's with_option names.
@@ -140,9 +141,10 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error
 	}
 	// checked as a template's would be, on its own
 	tmp := &Config{ContentSource: c.ContentSource, BinarySource: c.BinarySource, users: c.users}
+	defaultKeyPaths(gc.GPGKeys)
 	gc.apply(tmp)
 	var errs []error
-	for _, e := range append(tmp.validateContent(), tmp.validateFiles()...) {
+	for _, e := range append(append(tmp.validateContent(), tmp.validateFiles()...), tmp.validateGPGKeys()...) {
 		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
 	}
 	return &gc, errs
@@ -154,6 +156,7 @@ func (gc *groupContent) apply(c *Config) {
 	c.SystemdUnits, c.Sysctls, c.ModprobeBlacklists = gc.SystemdUnits, gc.Sysctls, gc.ModprobeBlacklists
 	c.Containers = gc.Containers
 	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
+	c.GPGKeys = gc.GPGKeys
 }
 
 // owned is an entry and the group it comes from ("" for the template).
@@ -208,6 +211,7 @@ func (c *Config) expandGroupContent() []error {
 		lim   []owned[ConfigFile]
 		kargs []owned[string]
 		files []owned[File]
+		keys  []owned[GPGKey]
 	)
 	for _, g := range c.sets.groups {
 		errs = append(errs, c.checkNeededRepos(g)...)
@@ -228,6 +232,7 @@ func (c *Config) expandGroupContent() []error {
 		lim = appendOwned(lim, g.Name, gc.Limits)
 		kargs = appendOwned(kargs, g.Name, gc.KernelArgs)
 		files = appendOwned(files, g.Name, gc.Files)
+		keys = appendOwned(keys, g.Name, gc.GPGKeys)
 	}
 	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
 	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
@@ -244,6 +249,7 @@ func (c *Config) expandGroupContent() []error {
 	c.Limits = mergeEntries("limits", lim, c.Limits, func(f ConfigFile) string { return f.Name }, &errs)
 	c.KernelArgs = mergeEntries("kernel_args", kargs, c.KernelArgs, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
 	c.Files = mergeEntries("files destination", files, c.Files, func(f File) string { return f.Destination }, &errs)
+	c.GPGKeys = mergeEntries("gpg_keys path", keys, c.GPGKeys, keyID, &errs)
 	for _, u := range c.SystemdUnits {
 		if u.state() == "enabled" && slices.Contains(c.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))
