@@ -40,27 +40,33 @@ func keysString(keys []imageKey) string {
 	return strings.Join(out, " ")
 }
 
+// wantImageKeys prepares raw and checks its imageKeys against want.
+func wantImageKeys(t *testing.T, raw map[string]any, want string) *Config {
+	t.Helper()
+	var c Config
+	if err := c.Prepare(raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := keysString(c.imageKeys()); got != want {
+		t.Errorf("keys\n got %s\nwant %s", got, want)
+	}
+	return &c
+}
+
 // The standard repositories in repos bring their built-in keys, once per
 // path, in repos order; the Rocky and unsigned repositories bring none.
 func TestImageKeysFromRepos(t *testing.T) {
 	clearArkEnv(t)
-	var c Config
-	err := c.Prepare(map[string]any{"repos": []any{
+	raw := map[string]any{"repos": []any{
 		arkRepo("baseos", "rocky"), arkRepo("epel", "epel"), arkRepo("epel-cisco-openh264", "epel-cisco-openh264"),
 		arkRepo("OpenHPC", "OpenHPC"), arkRepo("OpenHPC-updates", "OpenHPC"), arkRepo("Ceph", "ceph"),
 		arkRepo("grafana", "grafana"), arkRepo("ondemand-web", "ondemand-web"), arkRepo("TurboVNC", "TurboVNC"),
 		arkRepo("cernvmfs_cfg", "cvmfs"), arkRepo("cernvmfs_pkgs", "cvmfs"), arkRepo("cernvmfs_eessi_cfg", "cvmfs-config-eessi"),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "builtin:epel,8=RPM-GPG-KEY-EPEL-8,9=RPM-GPG-KEY-EPEL-9 builtin:openhpc,8=RPM-GPG-KEY-OpenHPC-2,9=RPM-GPG-KEY-OpenHPC-3 " +
-		"builtin:ceph,8=RPM-GPG-KEY-centos-storage-sig,9=RPM-GPG-KEY-centos-storage-sig " +
-		"builtin:ondemand-web,8=RPM-GPG-KEY-ondemand,9=RPM-GPG-KEY-ondemand builtin:TurboVNC,8=RPM-GPG-KEY-TurboVNC,9=RPM-GPG-KEY-TurboVNC " +
-		"builtin:cernvmfs,8=RPM-GPG-KEY-CernVM,9=RPM-GPG-KEY-CernVM"
-	if got := keysString(c.imageKeys()); got != want {
-		t.Errorf("keys\n got %s\nwant %s", got, want)
-	}
+	}}
+	wantImageKeys(t, raw, "builtin:epel,8=RPM-GPG-KEY-EPEL-8,9=RPM-GPG-KEY-EPEL-9 builtin:openhpc,8=RPM-GPG-KEY-OpenHPC-2,9=RPM-GPG-KEY-OpenHPC-3 "+
+		"builtin:ceph,8=RPM-GPG-KEY-centos-storage-sig,9=RPM-GPG-KEY-centos-storage-sig "+
+		"builtin:ondemand-web,8=RPM-GPG-KEY-ondemand,9=RPM-GPG-KEY-ondemand builtin:TurboVNC,8=RPM-GPG-KEY-TurboVNC,9=RPM-GPG-KEY-TurboVNC "+
+		"builtin:cernvmfs,8=RPM-GPG-KEY-CernVM,9=RPM-GPG-KEY-CernVM")
 }
 
 // A gpg_keys entry with a built-in's path replaces it for that OS major
@@ -68,8 +74,7 @@ func TestImageKeysFromRepos(t *testing.T) {
 // repository brings; the entries follow the built-ins.
 func TestImageKeysOverride(t *testing.T) {
 	clearArkEnv(t)
-	var c Config
-	err := c.Prepare(map[string]any{
+	raw := map[string]any{
 		"repos": []any{arkRepo("epel", "epel"), arkRepo("OpenHPC", "OpenHPC"), arkRepo("Ceph", "ceph")},
 		"gpg_keys": []any{
 			map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"},
@@ -77,28 +82,17 @@ func TestImageKeysOverride(t *testing.T) {
 			map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9"},
 			map[string]any{"builtin": "RStudio"},
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	want := "builtin:epel,8=RPM-GPG-KEY-EPEL-8,9=- builtin:openhpc,8=RPM-GPG-KEY-OpenHPC-2,9=- " +
-		"builtin:ceph,8=RPM-GPG-KEY-centos-storage-sig,9=RPM-GPG-KEY-centos-storage-sig " +
-		"RPM-GPG-KEY-site=image RPM-GPG-KEY-OpenHPC-3=key RPM-GPG-KEY-EPEL-9=image " +
-		"builtin:RStudio,8=RPM-GPG-KEY-RStudio,9=RPM-GPG-KEY-RStudio"
-	if got := keysString(c.imageKeys()); got != want {
-		t.Errorf("keys\n got %s\nwant %s", got, want)
-	}
+	c := wantImageKeys(t, raw, "builtin:epel,8=RPM-GPG-KEY-EPEL-8,9=- builtin:openhpc,8=RPM-GPG-KEY-OpenHPC-2,9=- "+
+		"builtin:ceph,8=RPM-GPG-KEY-centos-storage-sig,9=RPM-GPG-KEY-centos-storage-sig "+
+		"RPM-GPG-KEY-site=image RPM-GPG-KEY-OpenHPC-3=key RPM-GPG-KEY-EPEL-9=image "+
+		"builtin:RStudio,8=RPM-GPG-KEY-RStudio,9=RPM-GPG-KEY-RStudio")
 	if c.GPGKeys[3].Path != "/etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio" {
 		t.Errorf("builtin's default path: %+v", c.GPGKeys[3])
 	}
 	// without repos, only the template's keys
-	var bare Config
-	if err := bare.Prepare(map[string]any{"gpg_keys": []any{map[string]any{"builtin": "ceph-release"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if got := keysString(bare.imageKeys()); got != "builtin:ceph-release,8=RPM-GPG-KEY-ceph-release,9=RPM-GPG-KEY-ceph-release" {
-		t.Errorf("keys without repos: %s", got)
-	}
+	wantImageKeys(t, map[string]any{"gpg_keys": []any{map[string]any{"builtin": "ceph-release"}}},
+		"builtin:ceph-release,8=RPM-GPG-KEY-ceph-release,9=RPM-GPG-KEY-ceph-release")
 }
 
 func TestGPGKeysValidation(t *testing.T) {
@@ -155,16 +149,8 @@ func TestGroupGPGKeys(t *testing.T) {
 // each major's path; one with a path writes there on every major.
 func TestBuiltinKeyPaths(t *testing.T) {
 	clearArkEnv(t)
-	var c Config
-	err := c.Prepare(map[string]any{"gpg_keys": []any{
+	wantImageKeys(t, map[string]any{"gpg_keys": []any{
 		map[string]any{"builtin": "openhpc"},
 		map[string]any{"builtin": "epel", "path": "/etc/pki/rpm-gpg/EPEL"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "builtin:openhpc,8=RPM-GPG-KEY-OpenHPC-2,9=RPM-GPG-KEY-OpenHPC-3 builtin:epel,8=EPEL,9=EPEL"
-	if got := keysString(c.imageKeys()); got != want {
-		t.Errorf("keys\n got %s\nwant %s", got, want)
-	}
+	}}, "builtin:openhpc,8=RPM-GPG-KEY-OpenHPC-2,9=RPM-GPG-KEY-OpenHPC-3 builtin:epel,8=EPEL,9=EPEL")
 }
