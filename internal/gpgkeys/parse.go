@@ -127,20 +127,31 @@ func firstPacket(data []byte) (tag byte, body []byte, err error) {
 	return tag, data[hdr : hdr+n], nil
 }
 
+// Check reports whether armored is an armored public key block whose
+// checksum matches and whose first packet is a public key (any version).
+func Check(armored []byte) error {
+	data, err := Dearmor(armored)
+	if err != nil {
+		return err
+	}
+	tag, _, err := firstPacket(data)
+	if err != nil {
+		return err
+	}
+	if tag != 6 {
+		return fmt.Errorf("first packet has tag %d, not a public key (6)", tag)
+	}
+	return nil
+}
+
 // Fingerprint is the v4 fingerprint of the block's primary key,
 // upper-case hex without spaces.
 func Fingerprint(armored []byte) (string, error) {
-	data, err := Dearmor(armored)
-	if err != nil {
+	if err := Check(armored); err != nil {
 		return "", err
 	}
-	tag, body, err := firstPacket(data)
-	if err != nil {
-		return "", err
-	}
-	if tag != 6 {
-		return "", fmt.Errorf("first packet has tag %d, not a public key (6)", tag)
-	}
+	data, _ := Dearmor(armored)
+	_, body, _ := firstPacket(data)
 	if len(body) == 0 {
 		return "", errors.New("empty public key packet")
 	}

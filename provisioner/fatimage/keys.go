@@ -97,8 +97,10 @@ func (c *Config) validateGPGKeys() []error {
 			errs.add("gpg_keys[%d]: path %s is already gpg_keys[%d]'s", i, keyID(k), j)
 		}
 		paths[keyID(k)] = i
-		if k.Key != "" && !strings.Contains(k.Key, "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
-			errs.add("gpg_keys[%d]: key must be an armored PGP public key block", i)
+		if k.Key != "" {
+			if err := gpgkeys.Check([]byte(k.Key)); err != nil {
+				errs.add("gpg_keys[%d]: key must be an armored PGP public key block: %v", i, err)
+			}
 		}
 	}
 	return errs

@@ -9,7 +9,8 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
-const fakeKey = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nsite\n-----END PGP PUBLIC KEY BLOCK-----\n"
+// siteKey stands for a site's own key block: any valid block will do.
+var siteKey = func() string { k, _ := gpgkeys.ByName("ceph-release", "9"); return string(k.Armored()) }()
 
 func arkRepo(name, file string) map[string]any {
 	return map[string]any{"name": name, "repo_file": file, "repo_name": name, "gpgcheck": true,
@@ -78,7 +79,7 @@ func TestImageKeysOverride(t *testing.T) {
 		"repos": []any{arkRepo("epel", "epel"), arkRepo("OpenHPC", "OpenHPC"), arkRepo("Ceph", "ceph")},
 		"gpg_keys": []any{
 			map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"},
-			map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-OpenHPC-3", "key": fakeKey},
+			map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-OpenHPC-3", "key": siteKey},
 			map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9"},
 			map[string]any{"builtin": "RStudio"},
 		},
@@ -102,9 +103,11 @@ func TestGPGKeysValidation(t *testing.T) {
 		want string
 	}{
 		{[]any{map[string]any{"builtin": "rstudio"}}, `gpg_keys[0]: builtin "rstudio" is not a built-in key (built-in keys: RStudio, TurboVNC, ceph, ceph-release, cernvmfs, epel, ondemand-web, openhpc)`},
-		{[]any{map[string]any{"builtin": "RStudio", "key": fakeKey}}, "gpg_keys[0]: set key or builtin, not both"},
-		{[]any{map[string]any{"key": fakeKey}}, "gpg_keys[0]: path is required (or builtin, for a built-in key)"},
-		{[]any{map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio", "key": fakeKey}},
+		{[]any{map[string]any{"builtin": "RStudio", "key": siteKey}}, "gpg_keys[0]: set key or builtin, not both"},
+		{[]any{map[string]any{"key": siteKey}}, "gpg_keys[0]: path is required (or builtin, for a built-in key)"},
+		{[]any{map[string]any{"path": "/etc/pki/rpm-gpg/K", "key": siteKey[:200] + "X" + siteKey[201:]}},
+			"gpg_keys[0]: key must be an armored PGP public key block: armor: "},
+		{[]any{map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio", "key": siteKey}},
 			"gpg_keys[1]: path /etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio is already gpg_keys[0]'s"},
 		{[]any{map[string]any{"builtin": "epel"}, map[string]any{"builtin": "epel"}}, "gpg_keys[1]: path of builtin epel is already gpg_keys[0]'s"},
 	} {
@@ -130,7 +133,7 @@ func TestGroupGPGKeys(t *testing.T) {
 		return g
 	}
 	c := &Config{GPGKeys: []GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}, sets: &resolved{groups: []packagesets.Group{
-		group(map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site", "key": fakeKey}),
+		group(map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site", "key": siteKey}),
 	}}}
 	if errs := c.expandGroupContent(); len(errs) > 0 {
 		t.Fatal(errs)
