@@ -61,8 +61,8 @@ type Repo struct {
 // path of a built-in key replaces it.
 type GPGKey struct {
 	// Path of the key in the image, e.g. /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
-	// Required unless `builtin` is set (its default is then the built-in
-	// key's path).
+	// Required unless `builtin` is set (the default is then the built-in
+	// key's path for the image's OS major).
 	Path string `mapstructure:"path"`
 	// Armored key written to Path (0644 root). Empty: Path is already in the image.
 	Key string `mapstructure:"key"`
