@@ -176,7 +176,7 @@ variable "timestamps_file" {
 variable "gpg_keys" {
   type        = map(string)
   default     = {}
-  description = "Key path in the image => local armored key file (\"\" when the image already has it)."
+  description = "Keys besides the built-in ones (the standard repositories' keys are built in): key path in the image => local armored key file (\"\" when the image already has it). A built-in key's path replaces it."
 }
 
 variable "release_base_url" {

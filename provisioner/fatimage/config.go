@@ -56,12 +56,21 @@ type Repo struct {
 	Options map[string]string `mapstructure:",remain"`
 }
 
-// GPGKey is a key to import with `rpm --import`.
+// GPGKey is a key to import with `rpm --import`. The standard
+// repositories' keys are built in (see "GPG keys"); an entry with the
+// path of a built-in key replaces it.
 type GPGKey struct {
 	// Path of the key in the image, e.g. /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
-	Path string `mapstructure:"path" required:"true"`
+	// Required unless `builtin` is set (the default is then the built-in
+	// key's path for the image's OS major).
+	Path string `mapstructure:"path"`
 	// Armored key written to Path (0644 root). Empty: Path is already in the image.
 	Key string `mapstructure:"key"`
+	// A built-in key to write and import, for the image's OS major:
+	// `RStudio` or `ceph-release` (keys no repository in `repos` brings),
+	// or a standard repository's (`epel`, `openhpc`, `ceph`, `cernvmfs`,
+	// `TurboVNC`, `ondemand-web`).
+	Builtin string `mapstructure:"builtin"`
 }
 
 // User is a user (and optionally its group) created with fixed IDs.
@@ -489,6 +498,7 @@ func (c *Config) Prepare(raws ...any) error {
 	for i := range c.repos {
 		boolDefault(&c.repos[i].Enabled, true)
 	}
+	defaultKeyPaths(c.GPGKeys)
 	var errs *packer.MultiError
 	resolveErrs = append(resolveErrs, c.validate()...)
 	// The groups' content joins the template's after the template's own

@@ -361,8 +361,9 @@ func (*FlatFile) HCL2Spec() map[string]hcldec.Spec {
 // FlatGPGKey is an auto-generated flat version of GPGKey.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatGPGKey struct {
-	Path *string `mapstructure:"path" required:"true" cty:"path" hcl:"path"`
-	Key  *string `mapstructure:"key" cty:"key" hcl:"key"`
+	Path    *string `mapstructure:"path" cty:"path" hcl:"path"`
+	Key     *string `mapstructure:"key" cty:"key" hcl:"key"`
+	Builtin *string `mapstructure:"builtin" cty:"builtin" hcl:"builtin"`
 }
 
 // FlatMapstructure returns a new FlatGPGKey.
@@ -377,8 +378,9 @@ func (*GPGKey) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec }
 // The decoded values from this spec will then be applied to a FlatGPGKey.
 func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"path": &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"key":  &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
+		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
+		"key":     &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
+		"builtin": &hcldec.AttrSpec{Name: "builtin", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -29,7 +29,35 @@ var (
 	reProblemRepo = regexp.MustCompile(`^Problem repository: \[([^\]]+)\]`)
 	// Public key for x-1.0-1.noarch.rpm is not installed
 	reNoKeyPackage = regexp.MustCompile(`^Public key for (\S+?) is not installed`)
+	// a row of dnf's transaction table: " name arch [epoch:]version repo size",
+	// the name on a line of its own when it is long
+	reTableRow  = regexp.MustCompile(`^ (\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+ [kMG]$`)
+	reTableTail = regexp.MustCompile(`^\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+ [kMG]$`)
+	reTableName = regexp.MustCompile(`^ (\S+)$`)
 )
+
+// packageRepos maps the file names of the packages in dnf's transaction
+// table (name-version-release.arch.rpm, as its signature errors name
+// them) to their repository.
+func packageRepos(lines []string) map[string]string {
+	out := map[string]string{}
+	add := func(name, arch, evr, repo string) {
+		if _, vr, ok := strings.Cut(evr, ":"); ok {
+			evr = vr
+		}
+		out[name+"-"+evr+"."+arch+".rpm"] = repo
+	}
+	for i, l := range lines {
+		if m := reTableRow.FindStringSubmatch(l); m != nil {
+			add(m[1], m[2], m[3], m[4])
+		} else if m := reTableName.FindStringSubmatch(l); m != nil && i+1 < len(lines) {
+			if t := reTableTail.FindStringSubmatch(lines[i+1]); t != nil {
+				add(m[1], t[1], t[2], t[3])
+			}
+		}
+	}
+	return out
+}
 
 // diagnoseDNF returns the causes dnf's output shows, each a headline;
 // enabled are the repositories configured for the build, named when
@@ -78,7 +106,10 @@ func metadataStatusCause(repo, status, url string) string {
 }
 
 // noKeyCauses names the repositories whose packages are signed by a key
-// rpm does not have, else the packages.
+// rpm does not have, else the packages. dnf names the repository itself
+// only when rpm has no key at all; otherwise (built-in keys imported, but
+// not the one that signed) the package's row in the transaction table
+// gives it.
 func noKeyCauses(lines []string) []string {
 	var repos, pkgs []string
 	for _, l := range lines {
@@ -86,6 +117,20 @@ func noKeyCauses(lines []string) []string {
 			repos = appendUnique(repos, m[1])
 		} else if m := reNoKeyPackage.FindStringSubmatch(l); m != nil {
 			pkgs = appendUnique(pkgs, strings.TrimSuffix(m[1], "."))
+		}
+	}
+	if len(repos) == 0 && len(pkgs) > 0 {
+		from := packageRepos(lines)
+		var rest []string
+		for _, p := range pkgs {
+			if r, ok := from[p]; ok {
+				repos = appendUnique(repos, r)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		if len(rest) > 0 { // a repository not known for every package: name the packages
+			repos = nil
 		}
 	}
 	var causes []string

@@ -47,6 +47,14 @@ func TestDiagnoseDNF(t *testing.T) {
 		want      []string
 	}{
 		{"signed without key", dnfNoKeyOutput, []string{`repository "OpenHPC": packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys`}},
+		// built-in keys imported, none the signer's: dnf names only the
+		// package, its row in the transaction table the repository
+		{"wrong key", "================================================================================\n Package               Arch     Version              Repository   Size\n" +
+			"================================================================================\nInstalling:\n ohpc-filesystem       noarch   3.0-300.ohpc.1.1     OpenHPC      6.1 k\n" +
+			" python3-a-package-with-a-very-long-name\n                       noarch   1:2.0-1.el9          epel          10 k\n\n" +
+			"Public key for ohpc-filesystem-3.0-300.ohpc.1.1.noarch.rpm is not installed\nPublic key for python3-a-package-with-a-very-long-name-2.0-1.el9.noarch.rpm is not installed\nError: GPG check FAILED\n",
+			[]string{`repository "OpenHPC": packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys`,
+				`repository "epel": packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys`}},
 		{"no key, repository not named", "Public key for x-1.0-1.noarch.rpm is not installed. Failing package is: x-1.0-1.noarch\n GPG Keys are configured as: \nError: GPG check FAILED\n",
 			[]string{"packages are signed (gpgcheck = 1) but no key for x-1.0-1.noarch.rpm is installed: add their repository's key to gpg_keys"}},
 		{"no match", dnfNoMatchOutput, []string{"packages: no match for no-such-package-xyz, htop-nope in the configured repositories (baseos, OpenHPC)"}},

@@ -45,6 +45,7 @@ type groupContent struct {
 	Files              []File              `mapstructure:"files"`
 	GrafanaDashboards  []GrafanaDashboard  `mapstructure:"grafana_dashboards"`
 	LineEdits          []LineEdit          `mapstructure:"line_edits"`
+	GPGKeys            []GPGKey            `mapstructure:"gpg_keys"`
 }
 
 // groupOptions are the boolean options a group's with_option names;
@@ -146,9 +147,10 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error
 	}
 	// checked as a template's would be, on its own
 	tmp := &Config{ContentSource: c.ContentSource, BinarySource: c.BinarySource, users: c.users}
+	defaultKeyPaths(gc.GPGKeys)
 	gc.apply(tmp)
 	var errs []error
-	for _, e := range append(tmp.validateContent(), tmp.validateFiles()...) {
+	for _, e := range append(append(tmp.validateContent(), tmp.validateFiles()...), tmp.validateGPGKeys()...) {
 		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
 	}
 	return &gc, errs
@@ -162,6 +164,7 @@ func (gc *groupContent) apply(c *Config) {
 	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
 	c.GrafanaDashboards = gc.GrafanaDashboards
 	c.LineEdits = gc.LineEdits
+	c.GPGKeys = gc.GPGKeys
 }
 
 // owned is an entry and the group it comes from ("" for the template).
@@ -218,6 +221,7 @@ func (c *Config) expandGroupContent() []error {
 		files []owned[File]
 		dash  []owned[GrafanaDashboard]
 		lines []owned[LineEdit]
+		keys  []owned[GPGKey]
 	)
 	for _, g := range c.sets.groups {
 		errs = append(errs, c.checkNeededRepos(g)...)
@@ -240,6 +244,7 @@ func (c *Config) expandGroupContent() []error {
 		files = appendOwned(files, g.Name, gc.Files)
 		dash = appendOwned(dash, g.Name, gc.GrafanaDashboards)
 		lines = appendOwned(lines, g.Name, gc.LineEdits)
+		keys = appendOwned(keys, g.Name, gc.GPGKeys)
 	}
 	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
 	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
@@ -258,6 +263,7 @@ func (c *Config) expandGroupContent() []error {
 	c.Files = mergeEntries("files destination", files, c.Files, func(f File) string { return f.Destination }, &errs)
 	c.GrafanaDashboards = mergeEntries("grafana_dashboards file", dash, c.GrafanaDashboards, func(d GrafanaDashboard) string { return d.name() }, &errs)
 	c.LineEdits = mergeEntries("line_edits", lines, c.LineEdits, LineEdit.id, &errs)
+	c.GPGKeys = mergeEntries("gpg_keys path", keys, c.GPGKeys, keyID, &errs)
 	for _, u := range c.SystemdUnits {
 		if u.state() == "enabled" && slices.Contains(c.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))

@@ -15,11 +15,16 @@ import (
 //     (the appliance would fail instead);
 //   - build: first label of the VM's nodename;
 //   - os: "<distribution> <version>" as Ansible names them ("Rocky 9.6");
-//   - kernel: `uname -r`;
+//   - kernel: `uname -r` of the kernel the image boots (Ansible's
+//     ansible_kernel after the appliance's reboot): the newest installed
+//     kernel when a kernel update's reboot was left to the first boot;
 //   - ofed, doca, cuda, slurm-ohpc: the VERSION of mlnx-ofa_kernel,
 //     doca-ofed, cuda-toolkit, slurm-ohpc, or "-" when not installed.
 func applianceKeys(info *imageInfo, facts map[string]string, gitDir string) {
 	info.Build, _, _ = strings.Cut(facts["nodename"], ".")
+	if k := strings.TrimSpace(facts["kernel_boot"]); k != "" {
+		info.Kernel = k
+	}
 	info.OS = strings.TrimSpace(ansibleDistribution(facts["os_id"], facts["os"]) + " " + facts["os_version"])
 	orDash := func(v string) string {
 		if v = strings.TrimSpace(v); v == "" {

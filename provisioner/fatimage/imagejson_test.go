@@ -60,3 +60,20 @@ func TestApplianceImageJSONKeys(t *testing.T) {
 		t.Errorf("outside a checkout: %+v", outside)
 	}
 }
+
+// kernel names the kernel the image boots: a kernel update whose reboot
+// the build left to the first boot is the image's kernel, as it is the
+// appliance's after its reboot; otherwise the running one.
+func TestApplianceImageJSONKernel(t *testing.T) {
+	for _, tc := range []struct{ running, boot, want string }{
+		{"5.14.0-503.el9.x86_64", "5.14.0-570.el9.x86_64", "5.14.0-570.el9.x86_64"},
+		{"5.14.0-570.el9.x86_64", "5.14.0-570.el9.x86_64", "5.14.0-570.el9.x86_64"},
+		{"6.1.0-lab", "", "6.1.0-lab"},
+	} {
+		info := imageInfo{Kernel: tc.running}
+		applianceKeys(&info, map[string]string{"kernel": tc.running, "kernel_boot": tc.boot}, t.TempDir())
+		if info.Kernel != tc.want {
+			t.Errorf("running %s, boot %q: kernel %s, want %s", tc.running, tc.boot, info.Kernel, tc.want)
+		}
+	}
+}

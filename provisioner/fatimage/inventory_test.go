@@ -120,3 +120,40 @@ func TestInventoryTypos(t *testing.T) {
 		})
 	}
 }
+
+// Names with no build-time content pass silently wherever they appear:
+// a child no file gives a section (Ansible makes it an empty group), an
+// appliance runtime group close to a built-in's name (nhc, sshd), and a
+// site's own name given for the build; only a near miss of a built-in
+// group that is not an appliance group is a typo.
+func TestInventoryRuntimeOnlyNamesSilent(t *testing.T) {
+	clearArkEnv(t)
+	dir := t.TempDir()
+	groups := filepath.Join(dir, "groups")
+	text := "[site_monitoring_extra:children]\nbuilder\n[nhc:children]\nbuilder\n[login:children]\nsshd\nzenith\nmy_runtime_child\n"
+	if err := os.WriteFile(groups, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"inventory": []string{groups}, "inventory_groups": "my_cluster_role,login"}); err != nil {
+		t.Fatalf("runtime-only names refused: %v", err)
+	}
+	for _, g := range []string{"site_monitoring_extra", "nhc", "my_cluster_role", "login"} {
+		if !slices.Contains(p.config.hostGroups, g) {
+			t.Errorf("host not in %s: %v", g, p.config.hostGroups)
+		}
+	}
+	// sshd, zenith and my_runtime_child are children of login, which the
+	// host is in; the host is not in them (membership flows up only)
+	if slices.Contains(p.config.hostGroups, "sshd") || slices.Contains(p.config.hostGroups, "my_runtime_child") {
+		t.Errorf("host in a child of its group: %v", p.config.hostGroups)
+	}
+	// the same layout with a near miss of a built-in group is refused
+	if err := os.WriteFile(groups, []byte(text+"[control:children]\npodmna\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var q Provisioner
+	if err := q.Prepare(map[string]any{"inventory": []string{groups}}); err == nil || !strings.Contains(err.Error(), `inventory: unknown group "podmna": did you mean "podman"?`) {
+		t.Errorf("typo: %v", err)
+	}
+}

@@ -19,26 +19,14 @@ func stepRepos(ctx context.Context, s *state) error {
 			s.say(fmt.Sprintf("WARNING: repository %s: %s", r.Name, r.Warning))
 		}
 	}
-	var files []staged
-	for i, k := range c.GPGKeys {
-		if k.Key != "" {
-			files = append(files, staged{keyFile(i), []byte(k.Key)})
-		}
-	}
 	// no credentials here: only the names and sections matter
 	repoFiles := renderRepoFiles(c.repos, "", "", false)
 	sc := newScript("repofiles", "repos")
-	if err := s.stage(sc, files...); err != nil {
-		return err
-	}
 	if len(c.repos) > 0 && *c.ImportOSKey {
 		sc.call("import_os_key")
 	}
-	for i, k := range c.GPGKeys {
-		if k.Key != "" {
-			sc.call("install_key", s.inWorkDir(keyFile(i)), k.Path)
-		}
-		sc.call("import_key", k.Path)
+	if err := s.keyCalls(sc); err != nil {
+		return err
 	}
 	// /etc/yum.repos.d never receives a credential (its old blocks would
 	// stay in the snapshot): dnf reads our repositories from the tmpfs
@@ -58,8 +46,6 @@ func stepRepos(ctx context.Context, s *state) error {
 	_, err := s.runScript(ctx, sc)
 	return err
 }
-
-func keyFile(i int) string { return fmt.Sprintf("key-%d", i) }
 
 // enabledRepoIDs are the sections of repos enabled for the build.
 func enabledRepoIDs(repos []Repo) []string {

@@ -1,7 +1,6 @@
 package fatimage
 
 import (
-	"path"
 	"regexp"
 	"strings"
 
@@ -73,14 +72,7 @@ func (c *Config) validateRepos() []error {
 	if strings.ContainsAny(c.RepoUsername+c.RepoPassword, "\n\r") {
 		errs.add("repo_username/repo_password: must be one line")
 	}
-	for i, k := range c.GPGKeys {
-		if !path.IsAbs(k.Path) || path.Clean(k.Path) != k.Path {
-			errs.add("gpg_keys[%d]: path %q must be an absolute, clean path", i, k.Path)
-		}
-		if k.Key != "" && !strings.Contains(k.Key, "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
-			errs.add("gpg_keys[%d]: key must be an armored PGP public key block", i)
-		}
-	}
+	errs = append(errs, c.validateGPGKeys()...)
 	for i, r := range c.EnableRepos {
 		if !reSection.MatchString(r) {
 			errs.add("enable_repos[%d]: %q is not a valid repo id", i, r)

@@ -438,6 +438,8 @@ var cases = []tcase{
 		want: []string{`gpg_keys[0]: path "RPM-GPG-KEY-EPEL-9" must be an absolute, clean path`}},
 	{name: "prov gpg key not armored", component: provC, hcl: provB(blk("gpg_keys", "path", `"/etc/pki/rpm-gpg/K"`, "key", `"junk"`)),
 		want: []string{"gpg_keys[0]: key must be an armored PGP public key block"}},
+	{name: "prov gpg builtin unknown", component: provC, hcl: provB(blk("gpg_keys", "builtin", `"rstudio"`)),
+		want: []string{`gpg_keys[0]: builtin "rstudio" is not a built-in key (built-in keys: RStudio,`}},
 	{name: "prov files source missing", component: provC, hcl: provB(blk("files", "source", `"@DIR@/nope"`, "destination", `"/etc/nope"`)),
 		want: []string{"files[0]: source: stat @DIR@/nope: no such file or directory"}},
 	{name: "prov files source empty", component: provC, hcl: provB(blk("files", "source", `""`, "destination", `"/etc/x"`)),

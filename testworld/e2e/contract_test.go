@@ -103,4 +103,5 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 	if info["cuda"] != "-" || info["doca"] != "-" || !strings.HasPrefix(info["build"].(string), name) {
 		t.Errorf("image.json cuda %v doca %v build %v", info["cuda"], info["doca"], info["build"])
 	}
+	checkBuiltinKeys(t, c, info)
 }

@@ -45,9 +45,12 @@ func TestProvisionLabErrorHeadlines(t *testing.T) {
 		want     string // the error's first line
 		then     string // the start of its second line
 	}{
-		// first, while no key is imported on the fresh VM
-		// (the lab signs every repository with the key it puts at
-		// RPM-GPG-KEY-Rocky-9, so the image's own key is not imported here)
+		// first, while the lab's key is not imported on the fresh VM (the
+		// lab signs every repository with the key it puts at
+		// RPM-GPG-KEY-Rocky-9, so the image's own key is not imported
+		// here); the built-in keys of the lab's EPEL, OpenHPC, ... are, and
+		// none of them signed: dnf names the package, the headline its
+		// repository
 		{"signed without key", password, map[string]any{"repos": labRepos(t), "import_os_key": false, "packages": []string{"ohpc-filesystem"}},
 			`repository "OpenHPC": packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys`,
 			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=install_weak_deps=true shell "},

@@ -7,6 +7,16 @@ echo "os=$PRETTY_NAME"
 echo "os_id=$ID"
 echo "os_version=$VERSION_ID"
 echo "kernel=$(uname -r)"
+# The kernel the image boots: the newest installed kernel-core when the
+# running kernel is an rpm's and a newer one waits for a reboot the build
+# left to the first boot (the appliance reboots into it before its
+# image.json, so its `kernel` names it); else the running one.
+boot=$(uname -r)
+if rpm -q "kernel-core-$boot" >/dev/null 2>&1; then
+  newest=$(rpm -q --last kernel-core | head -n1 | cut -d' ' -f1)
+  boot=${newest#kernel-core-}
+fi
+echo "kernel_boot=$boot"
 # the appliance's `build` is the first label of the VM's nodename
 echo "nodename=$(uname -n)"
 echo "boot_id=$(cat /proc/sys/kernel/random/boot_id)"
