@@ -52,6 +52,8 @@ var steps = []step{
 	{name: "packages", when: func(s *state) bool { return !s.plan().empty() }, run: stepTransaction},
 	{name: "reboot", run: stepReboot},
 	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
+	// the groups' setup commands of their packages (cvmfs_config setup)
+	{name: "after-packages", when: func(s *state) bool { return len(s.cfg.groupSets().RunAfterPackages) > 0 }, run: stepAfterPackages},
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
