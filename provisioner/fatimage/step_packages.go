@@ -10,15 +10,15 @@ import (
 
 // packagePlan is the package transaction of a run.
 type packagePlan struct {
-	Modules     []string // module streams enabled first
-	Update      bool     // update every installed package
-	Install     []string // packages installed in one transaction
+	Modules []string // module streams enabled first
+	Update  bool     // update every installed package
+	Install []string // packages installed in one transaction
 	// NoWeakDeps are installed first, with weak dependencies off, in the
 	// same dnf process (the groups' no_weak_deps: the Slurm set)
 	NoWeakDeps []string
 	// NoGPGCheck are configured repositories whose packages are
 	// installed without GPG check (the groups' no_gpgcheck_repos)
-	NoGPGCheck []string
+	NoGPGCheck  []string
 	Remove      []string // packages removed when installed
 	Exclude     []string // packages excluded from the install
 	KeepAsIs    []string // installed packages the update leaves alone
