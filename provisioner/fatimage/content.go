@@ -23,6 +23,9 @@ type contentState struct {
 	rpms       []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
+	// pythonGitCommits are the commits python_envs' git requirements
+	// were installed from, by "<env> <name>".
+	pythonGitCommits map[string]string
 }
 
 // imageContent is the `content` record of image.json.
@@ -36,6 +39,9 @@ type imageContent struct {
 	System         *imageSystem             `json:"system,omitempty"`
 	// Containers are the images, in the order configured.
 	Containers []imageContainer `json:"containers,omitempty"`
+	// PythonGit are the git requirements by "<env> <name>": repository,
+	// ref and the commit installed
+	PythonGit map[string]imageGit `json:"python_git,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -111,7 +117,11 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	sb.WriteString(scriptInstallGit(c.GitCheckouts, s.content.gitCommits, s.workDir))
 	sb.WriteString(contentPythonSh)
 	sb.WriteString(scriptInstallPython(c, s.workDir))
-	_, err := s.runScript(ctx, rawScript(sb.String()))
+	out, err := s.runScript(ctx, rawScript(sb.String()))
+	if err != nil {
+		return err
+	}
+	s.content.pythonGitCommits, err = parsePythonGitCommits(out, c.PythonEnvs)
 	return err
 }
 
@@ -168,7 +178,7 @@ func (s *state) imageContentRecord() *imageContent {
 	if !c.hasContent() && !c.hasSystem() && !c.hasContainers() && len(c.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), PythonGit: s.imagePythonGitRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
@@ -191,7 +201,7 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		lines, _ := e.requirementLines()
 		for i, l := range lines {
-			lines[i] = strings.Fields(l)[0] // the pin, without hashes
+			lines[i] = requirementPin(l) // the pin, without hashes
 		}
 		r.Python[e.label()] = lines
 	}

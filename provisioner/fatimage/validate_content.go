@@ -59,6 +59,7 @@ func (c *Config) validateContent() []error {
 	errs = append(errs, validateRPMURLs(c.RPMURLs)...)
 	errs = append(errs, c.validateGrafanaPins()...)
 	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
+	errs = append(errs, c.validatePythonGit()...)
 	errs = append(errs, validateSystemSettings(c)...)
 	errs = append(errs, validateLineEdits(c.LineEdits)...)
 	return append(errs, validateDestinations(c)...)
