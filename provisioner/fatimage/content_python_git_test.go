@@ -42,10 +42,11 @@ func TestPythonGitRequirements(t *testing.T) {
 	}
 }
 
-// rebuild/slurm_stats: /opt/slurm-tools in every build (the `always`
-// group), slurm-openstack-tools at its tag with pinned dependencies.
+// rebuild/slurm_stats: /opt/slurm-tools in every fat build (the builder
+// is in slurm_stats), slurm-openstack-tools at its tag with pinned
+// dependencies; both groups' identical envs are one.
 func TestGroupSlurmTools(t *testing.T) {
-	c := mustGroups(t, []string{"always"}, map[string]any{"git_base_url": "http://git.lab.invalid/", "python_index_url": "http://pypi.lab.invalid/simple"})
+	c := mustGroups(t, []string{"slurm_stats", "rebuild"}, map[string]any{"git_base_url": "http://git.lab.invalid/", "python_index_url": "http://pypi.lab.invalid/simple"})
 	if len(c.PythonEnvs) != 1 {
 		t.Fatalf("python_envs %+v", c.PythonEnvs)
 	}
@@ -75,7 +76,25 @@ func TestGroupSlurmTools(t *testing.T) {
 		!strings.Contains(err.Error(), "python_envs[0]: slurm-openstack-tools: pip did not record the commit") {
 		t.Errorf("missing commit: %v", err)
 	}
+	fat := mustGroups(t, []string{"fatimage"}, map[string]any{"appliance_dir": t.TempDir()})
+	if !hasEnv(fat.PythonEnvs, "/opt/slurm-tools") {
+		t.Error("the fatimage expansion has no /opt/slurm-tools")
+	}
+	// with the host fetching content, a git requirement fails validate
+	_, err = prepareGroups(t, []string{"slurm_stats"}, map[string]any{"content_source": "host"})
+	if err == nil || !strings.Contains(err.Error(), `group "slurm_stats": python_envs[0]: slurm-openstack-tools is a git requirement`) {
+		t.Errorf("host: %v", err)
+	}
 	if !strings.Contains(scriptInstallPython(c, "/w"), "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
 		t.Error(scriptInstallPython(c, "/w"))
 	}
+}
+
+func hasEnv(es []PythonEnv, p string) bool {
+	for _, e := range es {
+		if e.Path == p {
+			return true
+		}
+	}
+	return false
 }

@@ -82,6 +82,7 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 		{"openondemand: apps at their pins", "for a in rstudio codeserver; do sudo git -c safe.directory='*' -C /var/www/ood/apps/sys/$a rev-parse HEAD; done",
 			theLab.Git.Commit("stackhpc/ood-stackhpc-rstudio", "2025.08.1") + "\n" + theLab.Git.Commit("stackhpc/bc_osc_codeserver", "2025.09.1")},
 	}
+	rows = append(rows, systemContractRows()...)
 	for _, r := range rows {
 		if got := c.Run(t, r.cmd); got != r.want {
 			t.Errorf("contract row %q:\n%s\nprints\n%s\nwant\n%s", r.row, r.cmd, got, r.want)
