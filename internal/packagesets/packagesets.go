@@ -60,6 +60,10 @@ type Set struct {
 	// sh as root) run once after the package transaction, in group order:
 	// a package's setup command the appliance runs (cvmfs_config setup).
 	RunAfterPackages []string `yaml:"run_after_packages"`
+	// NoGPGCheckRepos are repositories (repo_name) whose packages the
+	// transaction installs without GPG check, as the appliance installs
+	// cvmfs-config-eessi (its RPM is unsigned).
+	NoGPGCheckRepos []string `yaml:"no_gpgcheck_repos"`
 }
 
 // NeededRepo is a repository a group needs configured.
@@ -218,6 +222,7 @@ func Merged(groups []Group) Set {
 		add("p", &r.Packages, g.Packages)
 		add("w", &r.NoWeakDeps, g.NoWeakDeps)
 		add("a", &r.RunAfterPackages, g.RunAfterPackages)
+		add("n", &r.NoGPGCheckRepos, g.NoGPGCheckRepos)
 		add("r", &r.Remove, g.Remove)
 		add("m", &r.Modules, g.Modules)
 		add("e", &r.EnableRepos, g.EnableRepos)

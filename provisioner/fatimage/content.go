@@ -28,6 +28,9 @@ type contentState struct {
 	// downloadSums are the sha256s unchecked downloads turned out to
 	// have, by downloads index.
 	downloadSums map[int]string
+	// pythonGitCommits are the commits python_envs' git requirements
+	// were installed from, by "<env> <name>".
+	pythonGitCommits map[string]string
 }
 
 // imageContent is the `content` record of image.json.
@@ -43,6 +46,9 @@ type imageContent struct {
 	Containers []imageContainer `json:"containers,omitempty"`
 	// GrafanaDashboards by file name in /var/lib/grafana/dashboards.
 	GrafanaDashboards map[string]imageDashboard `json:"grafana_dashboards,omitempty"`
+	// PythonGit are the git requirements by "<env> <name>": repository,
+	// ref and the commit installed
+	PythonGit map[string]imageGit `json:"python_git,omitempty"`
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -129,7 +135,11 @@ func stepInstallContent(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.dashboardSums = parseDashboardSums(out, len(c.GrafanaDashboards))
-	return requireReports(s.content.dashboardSums, "grafana_dashboards", "the install did not report the dashboard's sha256")
+	if rerr := requireReports(s.content.dashboardSums, "grafana_dashboards", "the install did not report the dashboard's sha256"); rerr != nil {
+		return rerr
+	}
+	s.content.pythonGitCommits, err = parsePythonGitCommits(out, c.PythonEnvs)
+	return err
 }
 
 // parseReports reads the "<marker> <field>[i] <value>" lines a content
@@ -185,7 +195,7 @@ func (s *state) imageContentRecord() *imageContent {
 	if !c.hasContent() && !c.hasSystem() && !c.hasContainers() && len(c.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), GrafanaDashboards: s.imageDashboardsRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), GrafanaDashboards: s.imageDashboardsRecord(), PythonGit: s.imagePythonGitRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
@@ -208,7 +218,7 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		lines, _ := e.requirementLines()
 		for i, l := range lines {
-			lines[i] = strings.Fields(l)[0] // the pin, without hashes
+			lines[i] = requirementPin(l) // the pin, without hashes
 		}
 		r.Python[e.label()] = lines
 	}

@@ -25,7 +25,11 @@ type PythonEnv struct {
 	// `system`): a command name or an absolute path. Default python3.
 	Interpreter string `mapstructure:"interpreter"`
 	// Requirements, each pinned exactly: `name==version`, optionally with
-	// `--hash=sha256:<hex>` (then pip requires hashes for all).
+	// `--hash=sha256:<hex>` (then pip requires hashes for all), or to a git
+	// tag or commit as `name @ git+https://host/repo.git@<ref>` (or pip's
+	// `git+https://host/repo.git@<ref>#egg=name`): the VM's pip clones and
+	// builds it, and the commit installed is recorded in image.json
+	// (`content.python_git`). Pin its dependencies alongside.
 	Requirements []string `mapstructure:"requirements"`
 	// Local requirements file with exact pins (comments and blank lines
 	// allowed), installed with the `requirements`.
@@ -110,12 +114,18 @@ func validatePythonEnvs(es []PythonEnv) []error {
 		}
 		hashed := 0
 		for _, l := range lines {
+			where := ""
+			if l.where != "" {
+				where = "requirements_file " + l.where + ": "
+			}
+			if _, ok := parseGitRequirement(l.text); ok {
+				continue
+			} else if looksGit(l.text) {
+				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`", where, l.text)
+				continue
+			}
 			if !rePin.MatchString(l.text) {
-				if l.where != "" {
-					add("requirements_file %s: requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l.where, l.text)
-				} else {
-					add("requirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...)", l.text)
-				}
+				add("%srequirement %q must be pinned exactly as name==version (optionally with --hash=sha256:...), or to a git tag or commit", where, l.text)
 			}
 			if strings.Contains(l.text, "--hash=") {
 				hashed++
@@ -241,6 +251,7 @@ func scriptInstallPython(c *Config, workDir string) string {
 		u, g := splitOwner(e.Owner)
 		fmt.Fprintf(&b, "fatimage_pip %s %s %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("python_envs[%d]", i)), shQuote(e.interpreter()),
 			shQuote(venv), shQuote(pythonReq(workDir, i)), shQuote(e.indexURL()), shQuote(e.ExtraIndexURL), shQuote(wheels), shQuote(u), shQuote(g))
+		b.WriteString(scriptPythonGitCommits(i, e))
 	}
 	return b.String()
 }

@@ -38,3 +38,32 @@ func TestGroupLineEdits(t *testing.T) {
 		t.Errorf("bad regexp: %v", err)
 	}
 }
+
+// systemd (1.9): a slurm_app.conf drop-in holding only a comment for each
+// unit whose group the host is in; chrony [CI] (1.7): /etc/chrony.conf
+// from the role's defaults.
+func TestGroupSlurmAppDropInsAndChrony(t *testing.T) {
+	c := mustGroups(t, []string{"opensearch", "grafana", "openhpc", "prometheus", "chrony"}, nil)
+	for _, unit := range []string{"opensearch", "grafana-server", "slurmdbd", "slurmctld", "prometheus"} {
+		dir := "/etc/systemd/system/" + unit + ".service.d"
+		d, ok := fileAt(c, dir)
+		if !ok || !d.Directory || d.Mode != "" {
+			t.Errorf("%s: %+v (want a directory, default mode 0755)", dir, d)
+		}
+		f, ok := fileAt(c, dir+"/slurm_app.conf")
+		if !ok || f.Mode != "" || !strings.HasPrefix(f.Content, "# ") || strings.Count(f.Content, "\n") != 1 {
+			t.Errorf("%s/slurm_app.conf: %+v (want one comment line, 0644)", dir, f)
+		}
+	}
+	f, ok := fileAt(c, "/etc/chrony.conf")
+	if !ok || f.Mode != "0644" || strings.Count(f.Content, "iburst minpoll 8\n") != 4 ||
+		!strings.Contains(f.Content, "allow 10/8\nallow 192.168/16\nallow 172.16/12\nlocal stratum 10\nlogdir /var/log/chrony\nrtcsync\n") {
+		t.Errorf("chrony.conf %+v", f)
+	}
+	// compute nodes' groups write none of them
+	for _, f := range mustGroups(t, []string{"compute"}, nil).Files {
+		if strings.HasSuffix(f.Destination, "slurm_app.conf") && !strings.Contains(f.Destination, "slurm") {
+			t.Errorf("compute writes %s", f.Destination)
+		}
+	}
+}

@@ -15,7 +15,10 @@ type packagePlan struct {
 	Install []string // packages installed in one transaction
 	// NoWeakDeps are installed first, with weak dependencies off, in the
 	// same dnf process (the groups' no_weak_deps: the Slurm set)
-	NoWeakDeps  []string
+	NoWeakDeps []string
+	// NoGPGCheck are configured repositories whose packages are
+	// installed without GPG check (the groups' no_gpgcheck_repos)
+	NoGPGCheck  []string
 	Remove      []string // packages removed when installed
 	Exclude     []string // packages excluded from the install
 	KeepAsIs    []string // installed packages the update leaves alone
@@ -37,6 +40,11 @@ func (c *Config) packagePlan() packagePlan {
 		KeepAsIs:    c.UpdateExclude,
 		EnableRepos: slices.Clone(c.EnableRepos),
 		WeakDeps:    c.InstallWeakDeps == nil || *c.InstallWeakDeps,
+	}
+	for _, r := range c.groupSets().NoGPGCheckRepos {
+		if slices.Contains(enabledRepoIDs(c.repos), r) {
+			p.NoGPGCheck = appendUnique(p.NoGPGCheck, r)
+		}
 	}
 	// a package both lists name is installed with the Slurm set
 	p.NoWeakDeps = slices.Clone(c.groupSets().NoWeakDeps)
@@ -95,7 +103,7 @@ func (p packagePlan) needsRunningKernel() bool {
 // the update alone first, then (after the reboot that brings the new
 // kernel up) the rest.
 func (p packagePlan) split() (update, rest packagePlan) {
-	update = packagePlan{Update: p.Update, KeepAsIs: p.KeepAsIs, EnableRepos: p.EnableRepos, WeakDeps: p.WeakDeps}
+	update = packagePlan{Update: p.Update, KeepAsIs: p.KeepAsIs, EnableRepos: p.EnableRepos, WeakDeps: p.WeakDeps, NoGPGCheck: p.NoGPGCheck}
 	rest = p
 	rest.Update = false
 	return update, rest
@@ -111,7 +119,7 @@ func (p packagePlan) script() *vmScript {
 	if p.Update || len(p.Install)+len(p.NoWeakDeps)+len(p.Remove) > 0 {
 		sc.set("TX_UPDATE", fmt.Sprint(p.Update)).set("TX_WEAK_DEPS", fmt.Sprint(p.WeakDeps)).
 			setList("TX_UPDATE_EXCLUDE", p.KeepAsIs).setList("TX_EXCLUDE", p.Exclude).
-			setList("TX_INSTALL", p.Install).setList("TX_INSTALL_NO_WEAK", p.NoWeakDeps).setList("TX_REMOVE", p.Remove).
+			setList("TX_INSTALL", p.Install).setList("TX_INSTALL_NO_WEAK", p.NoWeakDeps).setList("TX_NO_GPGCHECK", p.NoGPGCheck).setList("TX_REMOVE", p.Remove).
 			call("run_transaction")
 	}
 	return sc.call("reboot_check")
@@ -138,6 +146,9 @@ func (p packagePlan) headline() string {
 // runPlan runs a transaction and records the reboot it leaves pending.
 func (s *state) runPlan(ctx context.Context, p packagePlan) error {
 	s.say("packages: " + p.headline())
+	for _, r := range p.NoGPGCheck {
+		s.say("WARNING: repository " + r + ": its packages are installed without GPG check, as the appliance installs them (unsigned upstream)")
+	}
 	sc := p.script()
 	s.cfg.buildRepoSecrets(sc, s.workDir)
 	out, err := s.runScript(ctx, sc)

@@ -39,7 +39,7 @@ func TestPackagesScriptNoWeakDeps(t *testing.T) {
 	dnf := `if [ "$1" = -y ]; then for a; do case $a in */transaction.dnf) cat "$a" >> "$(dirname "$a")/shell-input" ;; esac; done; fi`
 	rpm := `case "$1 $2" in "-qa grafana") echo grafana-9 ;; "-q --qf") ;; "-q "*) exit 1 ;; esac`
 	p := packagePlan{Update: true, NoWeakDeps: []string{"slurm-ohpc", "munge", "grafana"}, Install: []string{"htop", "/w/x.rpm"},
-		KeepAsIs: []string{"grafana"}, WeakDeps: true}
+		KeepAsIs: []string{"grafana"}, WeakDeps: true, NoGPGCheck: []string{"cernvmfs_eessi_cfg"}}
 	out, calls, err := runFaked(t, p.script(), map[string]string{"dnf": dnf, "rpm": rpm})
 	if err != nil {
 		t.Fatal(err, out)
@@ -47,7 +47,7 @@ func TestPackagesScriptNoWeakDeps(t *testing.T) {
 	// the Slurm set first with weak dependencies off (grafana, installed
 	// and kept as is, is left out), then the setting back and the rest:
 	// the local RPM first in its transaction, as dnf shell requires
-	want := "dnf transaction:\n  config install_weak_deps False\n  install slurm-ohpc munge\n  run\n  config install_weak_deps true\n" +
+	want := "dnf transaction:\n  config cernvmfs_eessi_cfg.gpgcheck False\n  config install_weak_deps False\n  install slurm-ohpc munge\n  run\n  config install_weak_deps true\n" +
 		"  install /w/x.rpm\n  upgrade\n  install htop\n  run\n"
 	if !strings.Contains(out, want) {
 		t.Errorf("transaction:\n%s\nwant\n%s", out, want)

@@ -52,6 +52,8 @@ var steps = []step{
 	{name: "packages", when: func(s *state) bool { return !s.plan().empty() }, run: stepTransaction},
 	{name: "reboot", run: stepReboot},
 	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
+	// the groups' setup commands of their packages (cvmfs_config setup)
+	{name: "after-packages", when: func(s *state) bool { return len(s.cfg.groupSets().RunAfterPackages) > 0 }, run: stepAfterPackages},
 	// doca-kernel-support builds for the running kernel, after the
 	// packages that brought doca-extra and its kernel-devel.
 	{name: "doca", when: func(s *state) bool { return s.cfg.hasBuiltin("doca") }, needsKernel: true, run: stepDOCA},

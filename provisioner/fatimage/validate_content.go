@@ -70,6 +70,7 @@ func (c *Config) validateContent() []error {
 			errs = append(errs, fmt.Errorf("%s", msg))
 		}
 	}
+	errs = append(errs, c.validatePythonGit()...)
 	errs = append(errs, validateSystemSettings(c)...)
 	errs = append(errs, validateLineEdits(c.LineEdits)...)
 	return append(errs, validateDestinations(c)...)

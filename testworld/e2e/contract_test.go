@@ -84,6 +84,7 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 	}
 	rows = append(rows, servicesContractRows(t)...)
 	rows = append(rows, oodContractRows(t)...)
+	rows = append(rows, systemContractRows()...)
 	for _, r := range rows {
 		if got := c.Run(t, r.cmd); got != r.want {
 			t.Errorf("contract row %q:\n%s\nprints\n%s\nwant\n%s", r.row, r.cmd, got, r.want)

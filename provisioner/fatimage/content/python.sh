@@ -44,3 +44,13 @@ fatimage_pip() {
 		echo "installed python packages into ${venv:-$py}"
 	fi
 }
+
+# fatimage_pip_git_commit <what> <python> <name>: prints
+# "python-git-commit <what> <name> <commit>", the commit pip recorded
+# (direct_url.json) for a distribution installed from git.
+fatimage_pip_git_commit() {
+	c=$("$2" -c 'import importlib.metadata as m, json, sys
+d = json.loads(m.distribution(sys.argv[1]).read_text("direct_url.json") or "{}")
+print(d.get("vcs_info", {}).get("commit_id", ""))' "$3") || { fatimage_cause "$1: $3 is not installed in $2's environment"; return 1; }
+	echo "python-git-commit $1 $3 $c"
+}

@@ -7,8 +7,9 @@
 # package changes. Inputs, one a line: DNF_ENABLE (repositories enabled),
 # TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
 # their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE
-# (removed, or excluded when not installed); TX_UPDATE and TX_WEAK_DEPS
-# are true or false.
+# (removed, or excluded when not installed); TX_NO_GPGCHECK (repositories
+# whose packages are installed without GPG check); TX_UPDATE and
+# TX_WEAK_DEPS are true or false.
 
 # enable_modules STREAM...
 enable_modules() {
@@ -137,6 +138,14 @@ FATIMAGE_EOF
 $TX_REMOVE
 FATIMAGE_EOF
   : > "$tx"
+  # unsigned upstream packages the appliance installs without GPG check
+  # (cvmfs-config-eessi): that repository's check off for this process
+  while IFS= read -r r; do
+    if [ -n "$r" ]; then echo "config $r.gpgcheck False" >> "$tx"; fi
+  done <<FATIMAGE_EOF
+${TX_NO_GPGCHECK:-}
+FATIMAGE_EOF
+  pre=$(wc -l < "$tx")
   # the appliance installs the Slurm set without weak dependencies and
   # everything else at dnf's default: two transactions of the one dnf
   # shell process, the setting changed between them (`config` is dnf's
@@ -150,7 +159,7 @@ FATIMAGE_EOF
   if [ -n "$install" ]; then echo "install$install" >> "$tx"; fi
   if [ -n "$rm_list" ]; then echo "remove$rm_list" >> "$tx"; fi
   # a second run only with jobs of its own
-  if [ -z "$no_weak" ] || [ "$(wc -l < "$tx")" -gt 4 ]; then echo run >> "$tx"; fi
+  if [ -z "$no_weak" ] || [ "$(wc -l < "$tx")" -gt $((pre + 4)) ]; then echo run >> "$tx"; fi
   echo 'dnf transaction:'
   sed 's/^/  /' "$tx"
   rm -f "$rcf"

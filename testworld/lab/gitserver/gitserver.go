@@ -64,7 +64,7 @@ type Server struct {
 
 // buildVersion names the layout of the built repositories; a change
 // rebuilds them.
-const buildVersion = "1"
+const buildVersion = "2"
 
 // Start builds missing repositories and serves them.
 func Start(o Options) (*Server, error) {
@@ -164,6 +164,14 @@ func (s *Server) create(git string, r Repo, bare string) error {
 		}
 		if err := write("VERSION", tag+"\n"); err != nil {
 			return err
+		}
+		for f, content := range standinFiles(r.Path) {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(work, f)), 0o755); err != nil {
+				return err
+			}
+			if err := write(f, content); err != nil {
+				return err
+			}
 		}
 		if err := commit(i, "release "+tag); err != nil {
 			return err

@@ -59,6 +59,10 @@ func DefaultDists() []Dist {
 		{Name: "ipykernel", Version: "7.3.0"},
 		{Name: "openstacksdk", Version: "4.1.0"},
 		{Name: "python-novaclient", Version: "18.7.0"},
+		// slurm-openstack-tools' other dependencies (the lab's stand-in
+		// project in the git server requires them, as the real one does)
+		{Name: "pbr", Version: "6.1.1"},
+		{Name: "ClusterShell", Version: "1.9.3"},
 		// the ansible-init venv of the built-in group ansible_init
 		{Name: "ansible", Version: "8.7.0"},
 		{Name: "jmespath", Version: "1.0.1"},
