@@ -1,9 +1,17 @@
 # shellcheck shell=sh
 # Files and directories copied into the image.
 
+# make_parents PATH makes PATH's missing parent directories 0755 (root),
+# whatever the step's umask, and leaves existing ones as they are: a
+# modulefile's new directories must be readable by every user.
+make_parents() {
+  (umask 022 && mkdir -p "$(dirname "$1")")
+}
+
 # place_file TMP DST OWNER GROUP MODE installs an uploaded file.
 place_file() {
-  install -D -o "$3" -g "$4" -m "$5" "$1" "$2"
+  make_parents "$2"
+  install -o "$3" -g "$4" -m "$5" "$1" "$2"
   rm -f "$1"
   echo "placed $2"
 }
@@ -11,6 +19,7 @@ place_file() {
 # place_dir TMP DST OWNER GROUP unpacks an uploaded directory tarball at
 # DST; the modes come from the tarball.
 place_dir() {
+  make_parents "$2"
   install -d -m 0755 "$2"
   tar -xf "$1" -C "$2" --no-same-owner
   chown -R -h "$3:$4" "$2"
@@ -21,6 +30,7 @@ place_dir() {
 # make_dir DST OWNER GROUP MODE makes an (empty) directory, or sets an
 # existing one's owner and mode.
 make_dir() {
+  make_parents "$1"
   install -d -o "$2" -g "$3" -m "$4" "$1"
   echo "made $1/"
 }
@@ -32,7 +42,7 @@ make_link() {
     fatimage_cause "files: $2 exists and is not a symbolic link"
     return 1
   fi
-  install -d -m 0755 "$(dirname "$2")"
+  make_parents "$2"
   ln -sfn "$1" "$2"
   chown -h "$3:$4" "$2"
   echo "linked $2 -> $1"

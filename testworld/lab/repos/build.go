@@ -534,8 +534,6 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			stagedFile{Path: "/etc/redhat-release", Symlink: "rocky-release"},
 			stagedFile{Path: "/etc/system-release", Symlink: "rocky-release"},
 		)
-	case "python3":
-		fs = append(fs, stagedFile{Path: "/usr/bin/python3.9", Data: strings.NewReplacer("@PKG@", name, "@EVR@", a.evr).Replace(python39StandIn), Mode: 0o755})
 	case "kernel-devel":
 		fs = append(fs, stagedFile{
 			Path: fmt.Sprintf("/usr/src/kernels/%s.x86_64/Makefile", a.vr()),
@@ -636,8 +634,6 @@ var (
 	versionStandIn string
 	//go:embed standins/grafana-cli.sh
 	grafanaCLIStandIn string
-	//go:embed standins/python3.9.sh
-	python39StandIn string
 	//go:embed standins/doca-kernel-support.sh
 	docaKernelSupportStandIn string
 )

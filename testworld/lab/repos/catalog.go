@@ -116,7 +116,8 @@ var catalog = []pkgDef{
 		Requires: []string{"python3-libs = {evr}"},
 		// RL9's python3 is 3.9: it provides python39 (what the appliance's
 		// mysql role installs for RL8) and ships /usr/bin/python3.9
-		Provides: []string{"/usr/bin/python3", "python(abi) = 3.9", "python3.9 = {evr}", "python39 = {evr}"}},
+		Provides: []string{"/usr/bin/python3", "python(abi) = 3.9", "python3.9 = {evr}", "python39 = {evr}"},
+		Links:    map[string]string{"/usr/bin/python3.9": "python3"}},
 	{Repo: "baseos", Name: "python3-libs", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true},
 	{Repo: "baseos", Name: "cockpit-bridge", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
@@ -154,7 +155,11 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "python3.12", EVR: "3.12.9-1.el9_6.1",
 		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"},
 		Links:    map[string]string{"/usr/bin/python3.12": "python3"}},
-	{Repo: "appstream", Name: "python3-pip", EVR: "21.3.1-1.el9", Requires: []string{"python3"}},
+	// Rocky's interpreter carries no PEP 668 marker and pip installs into
+	// it as root; the VM's Debian one does: the stand-in pip's
+	// configuration turns the guard off, as on Rocky (docs/lab.md)
+	{Repo: "appstream", Name: "python3-pip", EVR: "21.3.1-1.el9", Requires: []string{"python3"},
+		Files: map[string]string{"/etc/pip.conf": "# lab stand-in python3-pip: Rocky's python has no EXTERNALLY-MANAGED marker\n[global]\nbreak-system-packages = true\n"}},
 	{Repo: "appstream", Name: "s-nail", EVR: "14.9.22-6.el9", Provides: []string{"mailx"}},
 	{Repo: "appstream", Name: "munge-libs", EVR: "0.5.13-13.el9"},
 	{Repo: "appstream", Name: "munge", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}, Units: []string{"munge.service"}},
