@@ -47,11 +47,11 @@ func TestContainersValidation(t *testing.T) {
 			"containers[0]: digest sha256:" + strings.Repeat("cd", 32) + " conflicts with the image's @" + goodDigest + "; give the digest once"},
 		{"unknown user", ct(map[string]any{"image": "mysql:8.0.30", "user": "podman"}), `containers[0]: user "podman" is neither root nor a user this run creates (add it to users, or a group that has it)`},
 		{"bad user", ct(map[string]any{"image": "mysql:8.0.30", "user": "Pod Man"}), `containers[0]: user "Pod Man" is not a user name`},
-		{"registry ok", reg(map[string]any{"host": "10.0.0.1:5000", "insecure": true, "username": "u", "password": "p"}), ""},
+		{"registry ok", reg(map[string]any{"host": "10.0.0.1:5000", "insecure": true, "username": "u", "password": "registry-test-secret"}), ""},
 		{"registry no host", reg(map[string]any{"insecure": true}), "container_registries[0]: host is required"},
 		{"registry url", reg(map[string]any{"host": "https://registry.example.org"}), `container_registries[0]: host "https://registry.example.org" must be host or host:port, as image references name the registry`},
 		{"username alone", reg(map[string]any{"host": "docker.io", "username": "u"}), "container_registries[0]: username is set but password is not; give both or neither"},
-		{"password alone", reg(map[string]any{"host": "docker.io", "password": "p"}), "container_registries[0]: password is set but username is not; give both or neither"},
+		{"password alone", reg(map[string]any{"host": "docker.io", "password": "registry-test-secret"}), "container_registries[0]: password is set but username is not; give both or neither"},
 		{"registry twice", map[string]any{"container_registries": []map[string]any{{"host": "docker.io"}, {"host": "docker.io"}}}, "container_registries[1]: host docker.io is configured twice"},
 	})
 }
