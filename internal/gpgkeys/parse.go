@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1" //nolint:gosec // the v4 fingerprint is defined as SHA-1 (RFC 4880 12.2)
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,8 +62,9 @@ func Dearmor(armored []byte) ([]byte, error) {
 		if err != nil || len(want) != 3 {
 			return nil, errors.New("armor: bad checksum line")
 		}
-		c := crc24(data)
-		if !bytes.Equal(want, []byte{byte(c >> 16), byte(c >> 8), byte(c)}) {
+		var got [4]byte
+		binary.BigEndian.PutUint32(got[:], crc24(data)) // a 24-bit sum: the low three bytes
+		if !bytes.Equal(want, got[1:]) {
 			return nil, errors.New("armor: checksum mismatch (the block is corrupted)")
 		}
 	}
@@ -158,8 +160,11 @@ func Fingerprint(armored []byte) (string, error) {
 	if body[0] != 4 {
 		return "", fmt.Errorf("public key version %d: only v4 keys are read", body[0])
 	}
-	h := sha1.New() //nolint:gosec // see import
-	h.Write([]byte{0x99, byte(len(body) >> 8), byte(len(body))})
+	if len(body) > 0xffff {
+		return "", errors.New("public key packet longer than a v4 fingerprint's two-byte length")
+	}
+	h := sha1.New()                                              //nolint:gosec // see import
+	h.Write([]byte{0x99, byte(len(body) >> 8), byte(len(body))}) //nolint:gosec // len(body) <= 0xffff, checked above
 	h.Write(body)
 	return fmt.Sprintf("%X", h.Sum(nil)), nil
 }

@@ -156,10 +156,12 @@ var catalog = []pkgDef{
 		Provides: []string{"python312 = {evr}", "/usr/bin/python3.12", "python(abi) = 3.12"},
 		Links:    map[string]string{"/usr/bin/python3.12": "python3"}},
 	// Rocky's interpreter carries no PEP 668 marker and pip installs into
-	// it as root; the VM's Debian one does: the stand-in pip's
-	// configuration turns the guard off, as on Rocky (docs/lab.md)
+	// it as root; the VM's Debian one does: the stand-in pip turns the
+	// guard off for the system interpreter, as on Rocky, with a .pth line
+	// Python runs at start (the provisioner's pip ignores configuration
+	// files, PIP_CONFIG_FILE=/dev/null; docs/lab.md)
 	{Repo: "appstream", Name: "python3-pip", EVR: "21.3.1-1.el9", Requires: []string{"python3"},
-		Files: map[string]string{"/etc/pip.conf": "# lab stand-in python3-pip: Rocky's python has no EXTERNALLY-MANAGED marker\n[global]\nbreak-system-packages = true\n"}},
+		Files: map[string]string{"/usr/lib/python3/dist-packages/fatlab-rocky-pip.pth": "import os; os.environ.setdefault('PIP_BREAK_SYSTEM_PACKAGES', '1')\n"}},
 	{Repo: "appstream", Name: "s-nail", EVR: "14.9.22-6.el9", Provides: []string{"mailx"}},
 	{Repo: "appstream", Name: "munge-libs", EVR: "0.5.13-13.el9"},
 	{Repo: "appstream", Name: "munge", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}, Units: []string{"munge.service"}},
