@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
@@ -184,6 +185,21 @@ func TestSourceImageFilterMostRecent(t *testing.T) {
 // A given floating IP (by address) is attached and left, detached.
 func TestGivenFloatingIP(t *testing.T) {
 	tr := tier(t)
+	nc, fip := projectFloatingIP(t, tr)
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  floating_ip = %q
+  image_name = "unused"
+  skip_create_image = true`, BaseImageName, fip.FloatingIP), ""))
+	mustContain(t, r.Output(), "Floating IP "+fip.FloatingIP+" is attached", "Detaching floating IP")
+	requireDetached(t, nc, fip.ID)
+}
+
+// projectFloatingIP is a new floating IP of the member's project, free
+// (DOWN, on no port) and deleted when the test ends; the test's leftover
+// count starts after it.
+func projectFloatingIP(t *testing.T, tr *Tier) (*gophercloud.ServiceClient, *floatingips.FloatingIP) {
+	t.Helper()
 	nc := client(t, tr, false, openstack.NewNetworkV2)
 	fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: networkID(t, tr, FloatingNetwork)}).Extract()
 	if err != nil {
@@ -191,15 +207,15 @@ func TestGivenFloatingIP(t *testing.T) {
 	}
 	t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
 	clean(t, tr)
-	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
-  source_image_name = %q
-  floating_ip = %q
-  image_name = "unused"
-  skip_create_image = true`, BaseImageName, fip.FloatingIP), ""))
-	mustContain(t, r.Output(), "Floating IP "+fip.FloatingIP+" is attached", "Detaching floating IP")
-	got, err := floatingips.Get(context.Background(), nc, fip.ID).Extract()
+	return nc, fip
+}
+
+// requireDetached: a floating IP the build borrowed stays, on no port.
+func requireDetached(t *testing.T, nc *gophercloud.ServiceClient, id string) {
+	t.Helper()
+	got, err := floatingips.Get(context.Background(), nc, id).Extract()
 	if err != nil || got.PortID != "" {
-		t.Errorf("the given floating IP must stay, detached: %+v %v", got, err)
+		t.Errorf("the borrowed floating IP must stay, detached: %+v %v", got, err)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/quotasets"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/quotas"
 )
 
@@ -21,13 +20,7 @@ import (
 // instead of allocating one, and leaves it, detached, to the project.
 func TestReuseIPs(t *testing.T) {
 	tr := tier(t)
-	nc := client(t, tr, false, openstack.NewNetworkV2)
-	fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: networkID(t, tr, FloatingNetwork)}).Extract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
-	clean(t, tr)
+	nc, fip := projectFloatingIP(t, tr)
 	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   reuse_ips = true
@@ -38,10 +31,7 @@ func TestReuseIPs(t *testing.T) {
 	if strings.Contains(r.Output(), "Allocating a floating IP") {
 		t.Errorf("reuse_ips allocated a floating IP:\n%s", r.Output())
 	}
-	got, err := floatingips.Get(context.Background(), nc, fip.ID).Extract()
-	if err != nil || got.PortID != "" {
-		t.Errorf("the reused floating IP must stay, detached: %+v %v", got, err)
-	}
+	requireDetached(t, nc, fip.ID)
 }
 
 // Quotas set to zero by the admin in real Nova and real Neutron: the
