@@ -103,6 +103,9 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 }
 
+// tokenCacheSeconds is the services' token_cache_time (etc/authtoken.tmpl).
+const tokenCacheSeconds = 10
+
 // errorLine is the first output line holding what.
 func errorLine(out, what string) string {
 	for _, l := range strings.Split(out, "\n") {
@@ -117,9 +120,12 @@ func errorLine(out, what string) string {
 // of a user that is disabled; the shell-local step disables and
 // re-enables the member as the admin, with the real CLI): the builder's
 // next call is refused with 401, it authenticates again and the build
-// ends with an image. The test's own token from before the revocation is
-// refused by Nova afterwards, so the builder's was too (the services run
-// with token_cache_time = -1: they ask Keystone about every token).
+// ends with an image. The services cache a token's validation for 10 s
+// (token_cache_time in etc/authtoken.tmpl): the step outlasts that cache
+// (a configured expiry, not a guess at another process's progress) so
+// every later call of the builder carries a token the services refuse.
+// The test's own token from before the revocation is refused by Nova
+// afterwards, so the builder's was too.
 func TestTokenRevokedMidBuild(t *testing.T) {
 	tr := tier(t)
 	clean(t, tr)
@@ -138,9 +144,10 @@ func TestTokenRevokedMidBuild(t *testing.T) {
     inline = [
       "/usr/bin/openstack --os-cloud %[1]s user set --disable %[2]s",
       "/usr/bin/openstack --os-cloud %[1]s user set --enable %[2]s",
+      "sleep %[3]d",
     ]
   }
-`, AdminCloudName, MemberUser)
+`, AdminCloudName, MemberUser, tokenCacheSeconds+1)
 	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   image_name = %q`, BaseImageName, name), revoke))
