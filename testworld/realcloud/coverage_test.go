@@ -103,9 +103,6 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 }
 
-// tokenCacheSeconds is the services' token_cache_time (etc/authtoken.tmpl).
-const tokenCacheSeconds = 10
-
 // errorLine is the first output line holding what.
 func errorLine(out, what string) string {
 	for _, l := range strings.Split(out, "\n") {
@@ -121,7 +118,7 @@ func errorLine(out, what string) string {
 // re-enables the member as the admin, with the real CLI): the builder's
 // next call is refused with 401, it authenticates again and the build
 // ends with an image. The services cache a token's validation for 10 s
-// (token_cache_time in etc/authtoken.tmpl): the step outlasts that cache
+// (TokenCacheSeconds): the step outlasts that cache
 // (a configured expiry, not a guess at another process's progress) so
 // every later call of the builder carries a token the services refuse.
 // The test's own token from before the revocation is refused by Nova
@@ -147,7 +144,7 @@ func TestTokenRevokedMidBuild(t *testing.T) {
       "sleep %[3]d",
     ]
   }
-`, AdminCloudName, MemberUser, tokenCacheSeconds+1)
+`, AdminCloudName, MemberUser, TokenCacheSeconds+1)
 	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   image_name = %q`, BaseImageName, name), revoke))
