@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/applicationcredentials"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
@@ -68,8 +69,9 @@ func readShown(t *testing.T, path string) shownServer {
 // An image from a server booted from the base image by name: the server
 // gets the metadata (ansible_init_disable = "true" by default) and a new
 // floating IP, is stopped, snapshotted by real Nova into an active image
-// with the base image's bytes, tags, properties, visibility and
-// protection; the server, its port, keypair and floating IP are gone.
+// with the base image's bytes, tags, properties (an inherited one removed
+// by skip_inherited_properties), visibility and protection; the server,
+// its port, keypair and floating IP are gone.
 func TestImageFromServer(t *testing.T) {
 	tr := tier(t)
 	clean(t, tr)
@@ -84,6 +86,7 @@ func TestImageFromServer(t *testing.T) {
   image_tags = ["fat", "realcloud"]
   metadata = { build_site = "realcloud" }
   image_visibility = "private"
+  skip_inherited_properties = ["os_version"]
   image_protected = true`, BaseImageName, FloatingNetwork, name, name), serverShow(name, shown)))
 	mustContain(t, r.Output(), "Creating server "+name, "Allocating a floating IP", "Creating image "+name+" from server", "Releasing floating IP")
 	s := readShown(t, shown)
@@ -103,6 +106,11 @@ func TestImageFromServer(t *testing.T) {
 	}
 	if img.Properties["build_site"] != "realcloud" {
 		t.Errorf("image properties %v", img.Properties)
+	}
+	// Nova copies the base image's properties into the snapshot; the
+	// skipped one is removed, the others stay.
+	if _, ok := img.Properties["os_version"]; ok || img.Properties["os_distro"] != "rocky" {
+		t.Errorf("inherited properties (os_version skipped, os_distro kept): %v", img.Properties)
 	}
 	// protected means protected, by real Glance
 	if err := images.Delete(context.Background(), ic, img.ID).ExtractErr(); err == nil {
@@ -177,6 +185,21 @@ func TestSourceImageFilterMostRecent(t *testing.T) {
 // A given floating IP (by address) is attached and left, detached.
 func TestGivenFloatingIP(t *testing.T) {
 	tr := tier(t)
+	nc, fip := projectFloatingIP(t, tr)
+	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
+  source_image_name = %q
+  floating_ip = %q
+  image_name = "unused"
+  skip_create_image = true`, BaseImageName, fip.FloatingIP), ""))
+	mustContain(t, r.Output(), "Floating IP "+fip.FloatingIP+" is attached", "Detaching floating IP")
+	requireDetached(t, nc, fip.ID)
+}
+
+// projectFloatingIP is a new floating IP of the member's project, free
+// (DOWN, on no port) and deleted when the test ends; the test's leftover
+// count starts after it.
+func projectFloatingIP(t *testing.T, tr *Tier) (*gophercloud.ServiceClient, *floatingips.FloatingIP) {
+	t.Helper()
 	nc := client(t, tr, false, openstack.NewNetworkV2)
 	fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: networkID(t, tr, FloatingNetwork)}).Extract()
 	if err != nil {
@@ -184,15 +207,15 @@ func TestGivenFloatingIP(t *testing.T) {
 	}
 	t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
 	clean(t, tr)
-	r := mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
-  source_image_name = %q
-  floating_ip = %q
-  image_name = "unused"
-  skip_create_image = true`, BaseImageName, fip.FloatingIP), ""))
-	mustContain(t, r.Output(), "Floating IP "+fip.FloatingIP+" is attached", "Detaching floating IP")
-	got, err := floatingips.Get(context.Background(), nc, fip.ID).Extract()
+	return nc, fip
+}
+
+// requireDetached: a floating IP the build borrowed stays, on no port.
+func requireDetached(t *testing.T, nc *gophercloud.ServiceClient, id string) {
+	t.Helper()
+	got, err := floatingips.Get(context.Background(), nc, id).Extract()
 	if err != nil || got.PortID != "" {
-		t.Errorf("the given floating IP must stay, detached: %+v %v", got, err)
+		t.Errorf("the borrowed floating IP must stay, detached: %+v %v", got, err)
 	}
 }
 
@@ -200,16 +223,7 @@ func TestGivenFloatingIP(t *testing.T) {
 func TestImageMembers(t *testing.T) {
 	tr := tier(t)
 	clean(t, tr)
-	env, _ := tr.Env()
-	var share string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "LAB_SHARE_PROJECT_ID="); ok {
-			share = v
-		}
-	}
-	if share == "" {
-		t.Fatal("the env file has no LAB_SHARE_PROJECT_ID")
-	}
+	share := shareProject(t, tr)
 	name := uniqueName("rc-shared")
 	mustBuild(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
@@ -275,34 +289,85 @@ func TestSpawnFailure(t *testing.T) {
 	mustContain(t, r.Output(), "ERROR")
 }
 
-// Ctrl-C while the server is being created: packer stops, and the real
-// services count nothing left.
+// Ctrl-C at each builder step in turn (communicator none: the steps that
+// talk to the cloud), on the server-snapshot and the volume path: the
+// signal goes to packer's process group as soon as the step's line is
+// printed, while the step's calls to the real services are under way;
+// packer must exit non-zero, and the real services count nothing left.
+// The builder's own unit and lab tests hold each call in flight with
+// faults; here the services' own latency does.
 func TestInterrupt(t *testing.T) {
 	tr := tier(t)
-	clean(t, tr)
-	p := packertest.Setup(t)
-	dir := t.TempDir()
-	tpl := pluginBlock + rcTemplate(t, tr, fmt.Sprintf(`
+	share := shareProject(t, tr)
+	for _, tc := range []struct {
+		step, waitFor string
+		volume        bool
+	}{
+		{step: "StepAuthenticate", waitFor: "Authenticating to"},
+		{step: "StepLoadFlavor", waitFor: "Loading flavor"},
+		{step: "StepSourceImage", waitFor: "Flavor m1.small"},
+		{step: "StepCreateVolume", waitFor: "Creating boot volume", volume: true},
+		{step: "StepRunServer-create", waitFor: "Creating server"},
+		{step: "StepRunServer-BUILD", waitFor: "to become ACTIVE"},
+		{step: "StepFloatingIP", waitFor: "Allocating a floating IP"},
+		{step: "StepStopServer", waitFor: "Stopping server"},
+		{step: "StepCreateImage-snapshot", waitFor: "Creating image"},
+		{step: "StepCreateImage-saving", waitFor: "to become active"},
+		{step: "StepCreateImage-volume-upload", waitFor: "Uploading volume", volume: true},
+		// members and their acceptance (a second authentication) follow
+		// the patch: the build is still running when the signal lands
+		{step: "StepUpdateImage", waitFor: "Updating image"},
+	} {
+		t.Run(tc.step, func(t *testing.T) {
+			clean(t, tr)
+			p := packertest.Setup(t)
+			dir := t.TempDir()
+			name := uniqueName("rc-int")
+			tpl := pluginBlock + rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   floating_ip_network = %q
-  image_name = %q`, BaseImageName, FloatingNetwork, uniqueName("rc-int")), "")
-	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(tpl), 0o600); err != nil {
-		t.Fatal(err)
+  use_blockstorage_volume = %v
+  volume_size = 1
+  image_name = %q
+  image_visibility = "shared"
+  image_members = [%q]
+  image_auto_accept_members = true`, BaseImageName, FloatingNetwork, tc.volume, name, share), "")
+			if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(tpl), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env, err := tr.Env()
+			if err != nil {
+				t.Fatal(err)
+			}
+			proc := p.Start(t, dir, env, "build", ".")
+			proc.WaitFor(t, tc.waitFor, buildTimeout)
+			if err := proc.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			res := proc.Wait(t, buildTimeout)
+			if res.ExitCode == 0 {
+				// the image would count as a leftover too
+				t.Fatalf("packer exited 0 after Ctrl-C:\n%s", res.Output())
+			}
+		})
 	}
+}
+
+// shareProject is the second project of the member (the env file's
+// LAB_SHARE_PROJECT_ID).
+func shareProject(t *testing.T, tr *Tier) string {
+	t.Helper()
 	env, err := tr.Env()
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc := p.Start(t, dir, env, "build", ".")
-	proc.WaitFor(t, "to become ACTIVE", 5*time.Minute)
-	if err := proc.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LAB_SHARE_PROJECT_ID="); ok && v != "" {
+			return v
+		}
 	}
-	res := proc.Wait(t, 5*time.Minute)
-	if res.ExitCode == 0 {
-		t.Fatalf("packer exited 0 after Ctrl-C:\n%s", res.Output())
-	}
-	mustContain(t, res.Output(), "Deleting server")
+	t.Fatal("the env file has no LAB_SHARE_PROJECT_ID")
+	return ""
 }
 
 func networkID(t *testing.T, tr *Tier, name string) string {

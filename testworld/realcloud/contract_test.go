@@ -42,14 +42,7 @@ func realTarget(t *testing.T) target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, _ := tr.Env()
-	share := ""
-	for _, kv := range env {
-		if len(kv) > 21 && kv[:21] == "LAB_SHARE_PROJECT_ID=" {
-			share = kv[21:]
-		}
-	}
-	return target{member: p, tenant: TenantNetwork, external: FloatingNetwork, shareProject: share, base: BaseImageName}
+	return target{member: p, tenant: TenantNetwork, external: FloatingNetwork, shareProject: shareProject(t, tr), base: BaseImageName}
 }
 
 func doubleTarget(t *testing.T) target {
@@ -101,6 +94,20 @@ func (tg target) client(t *testing.T, newClient func(*gophercloud.ProviderClient
 		t.Fatal(err)
 	}
 	return c
+}
+
+// networkID is the one network called name.
+func (tg target) networkID(t *testing.T, nc *gophercloud.ServiceClient, name string) string {
+	t.Helper()
+	pages, err := networks.List(nc, networks.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nets, _ := networks.ExtractNetworks(pages)
+	if len(nets) != 1 {
+		t.Fatalf("networks named %s: %d", name, len(nets))
+	}
+	return nets[0].ID
 }
 
 func wantCode(t *testing.T, what string, err error, code int) {
@@ -158,6 +165,47 @@ var contractChecks = []struct {
 		_, err := images.Create(context.Background(), ic, images.CreateOpts{Name: uniqueName("contract"), DiskFormat: "floppy", ContainerFormat: "bare"}).Extract()
 		wantCode(t, "disk_format floppy", err, 400)
 	}},
+	{"glance/remove-missing-property", func(t *testing.T, tg target) {
+		// skip_inherited_properties removes only what the image has:
+		// Glance refuses to remove a property that is not there
+		ic := tg.client(t, openstack.NewImageV2)
+		im := tg.newImage(t, ic)
+		_, err := images.Update(context.Background(), ic, im.ID, images.UpdateOpts{images.UpdateImageProperty{Op: images.RemoveOp, Name: "no_such_property"}}).Extract()
+		wantCode(t, "removing a missing property", err, 409)
+	}},
+	{"neutron/free-floating-ip-is-down", func(t *testing.T, tg target) {
+		// reuse_ips lists the project's floating IPs with status DOWN and
+		// no port: a new, unattached one is such an IP
+		nc := tg.client(t, openstack.NewNetworkV2)
+		ext := tg.networkID(t, nc, tg.external)
+		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: ext}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
+		pages, err := floatingips.List(nc, floatingips.ListOpts{FloatingNetworkID: ext, Status: "DOWN"}).AllPages(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ := floatingips.ExtractFloatingIPs(pages)
+		found := false
+		for _, f := range all {
+			found = found || (f.ID == fip.ID && f.PortID == "" && f.Status == "DOWN")
+		}
+		if !found {
+			t.Errorf("a new unattached floating IP (%s, status %s) is not listed with status=DOWN: %+v", fip.ID, fip.Status, all)
+		}
+		pages, err = floatingips.List(nc, floatingips.ListOpts{FloatingNetworkID: ext, Status: "ACTIVE"}).AllPages(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ = floatingips.ExtractFloatingIPs(pages)
+		for _, f := range all {
+			if f.ID == fip.ID {
+				t.Errorf("the unattached floating IP is listed with status=ACTIVE: %+v", f)
+			}
+		}
+	}},
 	{"nova/missing-server", func(t *testing.T, tg target) {
 		cc := tg.client(t, openstack.NewComputeV2)
 		_, err := servers.Get(context.Background(), cc, "0b7e1c5a-6a4f-4c53-9d8a-2a4b7f3c9e10").Extract()
@@ -175,15 +223,7 @@ var contractChecks = []struct {
 	}},
 	{"neutron/floating-ip-needs-external-network", func(t *testing.T, tg target) {
 		nc := tg.client(t, openstack.NewNetworkV2)
-		pages, err := networks.List(nc, networks.ListOpts{Name: tg.tenant}).AllPages(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		nets, _ := networks.ExtractNetworks(pages)
-		if len(nets) != 1 {
-			t.Fatalf("networks named %s: %d", tg.tenant, len(nets))
-		}
-		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: nets[0].ID}).Extract()
+		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: tg.networkID(t, nc, tg.tenant)}).Extract()
 		if err == nil {
 			floatingips.Delete(context.Background(), nc, fip.ID)
 		}

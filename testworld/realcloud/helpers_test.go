@@ -58,8 +58,9 @@ func clean(t *testing.T, tr *Tier) {
 	}
 	t.Cleanup(func() {
 		// Nova deletes a server, and Neutron its port, after the API has
-		// answered: a leftover must persist for a while to count.
-		deadline := time.Now().Add(2 * time.Minute)
+		// answered: a leftover must persist for a while to count (long
+		// enough for a loaded machine's Nova).
+		deadline := time.Now().Add(5 * time.Minute)
 		for {
 			after, err := tr.Snapshot(context.Background())
 			if err != nil {
@@ -103,7 +104,19 @@ func build(t *testing.T, tr *Tier, template string, extra ...string) packertest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.Run(t, dir, append(env, extra...), "build", ".")
+	return runPacker(t, p, dir, append(env, extra...), "build", ".")
+}
+
+// buildTimeout bounds one packer run against the tier. A build takes
+// 30 s to 2 minutes on an idle 2-core machine; shared with other work
+// the real services (Python, 13 daemons) slow down many times over, and
+// packertest.Run's five minutes were seen to be too few.
+const buildTimeout = 20 * time.Minute
+
+// runPacker is packertest's Run with buildTimeout.
+func runPacker(t *testing.T, p *packertest.Packer, dir string, env []string, args ...string) packertest.Result {
+	t.Helper()
+	return p.Start(t, dir, env, args...).Wait(t, buildTimeout)
 }
 
 // uniqueName is a name no earlier run used.

@@ -76,7 +76,7 @@ build {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := p.Run(t, work, env, "build", ".")
+			r := runPacker(t, p, work, env, "build", ".")
 			if r.ExitCode != 0 {
 				t.Fatalf("the official builder failed on real OpenStack:\n%s", r.Output())
 			}

@@ -48,11 +48,17 @@ const (
 	Region          = "RegionOne"
 )
 
+// TokenCacheSeconds is how long the services trust a token Keystone has
+// validated (keystonemiddleware's token_cache_time): a revoked token is
+// refused by every service at most this long after the revocation.
+const TokenCacheSeconds = 10
+
 // Values fill the configuration templates.
 type Values struct {
 	Host, State, DB, RPC, AuthURL string
 	ServiceUser, ServicePassword  string
 	Ports                         Ports
+	TokenCacheSeconds             int // TokenCacheSeconds unless set
 }
 
 //go:embed etc/*.tmpl
@@ -75,6 +81,9 @@ var configFiles = map[string]string{
 func WriteConfigs(etc string, v Values) error {
 	if v.AuthURL == "" {
 		v.AuthURL = AuthURL(v.Ports)
+	}
+	if v.TokenCacheSeconds == 0 {
+		v.TokenCacheSeconds = TokenCacheSeconds
 	}
 	for _, field := range []struct{ name, val string }{{"state dir", v.State}, {"database URL", v.DB}, {"transport URL", v.RPC}, {"service password", v.ServicePassword}} {
 		if field.val == "" {

@@ -32,7 +32,7 @@ func TestWriteConfigs(t *testing.T) {
 	}
 	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
 	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:47506/nova_api", "osapi_compute_listen_port = 47502",
-		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1"} {
+		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1", "token_cache_time = 10"} {
 		if !strings.Contains(string(nova), want) {
 			t.Errorf("nova.conf lacks %q", want)
 		}

@@ -25,10 +25,22 @@ install_packages() {
 	if [[ ! -e $policy ]]; then
 		printf '#!/bin/sh\nexit 101\n' >"$policy"
 		chmod +x "$policy"
-		own_policy=1
+		own_policy=$policy
+		# removed however this run ends
+		trap 'rm -f "$own_policy"' EXIT
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-	[[ -n $own_policy ]] && rm -f "$policy"
+	# A fresh machine (CI) may have stale or no package lists; answers
+	# to debconf questions are the defaults, and a conffile a package
+	# ships is never asked about.
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confdef \
+		-o Dpkg::Options::=--force-confold "${missing[@]}" >"$LOG/apt.log" 2>&1 ||
+		die "apt-get install failed: $(tail -5 "$LOG/apt.log")"
+	if [[ -n $own_policy ]]; then
+		rm -f "$own_policy"
+		trap - EXIT
+	fi
 	timing "packages installed"
 }
 
@@ -186,8 +198,8 @@ seed() {
 
 main() {
 	[[ $(id -u) == 0 ]] || die "needs root (packages, daemons as root)"
-	install_packages
 	mkdir -p "$STATE/secrets" "$RUN" "$LOG" "$STATE/disks" "$STATE/volumes" "$STATE/images" "$STATE/lock"
+	install_packages
 	chmod 700 "$STATE" "$STATE/secrets"
 	secret admin >/dev/null
 	(cd "$ROOT" && go build -o "$STATE/bin/realcloud" ./testworld/cmd/realcloud)
