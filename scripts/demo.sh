@@ -33,7 +33,8 @@ if ! "$tools/lab" status | grep -q '"running": true'; then started=1; fi
 . .lab/env
 
 vars=(-var-file=example/lab.pkrvars.hcl -var "release_base_url=$LAB_RELEASES_URL" -var "git_base_url=$LAB_GIT_URL" -var "python_index_url=$LAB_PYPI_URL" -var "github_releases_url=${LAB_RELEASES_URL%/prometheus}"
-  -var "container_registry=$LAB_REGISTRY"
+  -var "container_registry=$LAB_REGISTRY" -var "rstudio_download_url=${LAB_RELEASES_URL%/prometheus}"
+  -var "grafana_dashboards_url=$LAB_GRAFANA_URL" -var "netlib_url=$LAB_NETLIB_URL"
   -var "git_commit=$(git rev-parse HEAD 2>/dev/null || echo nogit)")
 
 say "packer build example (data source -> builder -> fatimage provisioner -> manifest)"
