@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -273,15 +272,8 @@ func TestDownloadExtractMembers(t *testing.T) {
 	if out, err := exec.Command("tar", "-czf", staged, "-C", src, "linux-amd64").CombinedOutput(); err != nil {
 		t.Fatal(err, string(out))
 	}
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := user.LookupGroupId(u.Gid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := rawScript(contentDownloadSh + fmt.Sprintf("fatimage_download_extract downloads[0] %s %s 1 %s %s linux-amd64/helm\n", shQuote(staged), shQuote(dest), shQuote(u.Username), shQuote(g.Name)))
+	owner, group := currentOwner(t)
+	sc := rawScript(contentDownloadSh + fmt.Sprintf("fatimage_download_extract downloads[0] %s %s 1 %s %s linux-amd64/helm\n", shQuote(staged), shQuote(dest), shQuote(owner), shQuote(group)))
 	out, _, err := runFaked(t, sc, nil)
 	if err != nil {
 		t.Fatal(err, out)

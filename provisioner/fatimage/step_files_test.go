@@ -11,19 +11,12 @@ import (
 // A symlink entry makes the link (its directory too), replaces a link
 // already there, and refuses to replace a real file.
 func TestFilesMakeLink(t *testing.T) {
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := user.LookupGroupId(u.Gid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner, group := currentOwner(t)
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "websockify", "run")
 	link := func(target string) (string, error) {
 		sc := newScript("files")
-		sc.call("make_link", target, dst, u.Username, g.Name)
+		sc.call("make_link", target, dst, owner, group)
 		return runLocal(t, dir, sc)
 	}
 	for _, target := range []string{"/opt/websockify-py39/bin/websockify", "/opt/other/bin/websockify"} {
@@ -69,4 +62,19 @@ func TestFilesSymlinkValidation(t *testing.T) {
 			t.Errorf("%+v: got %q, want %q", tc.f, got, tc.want)
 		}
 	}
+}
+
+// currentOwner is the test process's user and group names, for scripts
+// that chown what they make (run here without root's other users).
+func currentOwner(t *testing.T) (string, string) {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := user.LookupGroupId(u.Gid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Username, g.Name
 }

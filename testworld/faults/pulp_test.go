@@ -58,18 +58,15 @@ func TestNewestSnapshotForbidden(t *testing.T) {
 		t.Errorf("want %d warnings in the build output, got %d", len(fatRepoPaths), shown)
 	}
 	m, _ := readManifest(t, man)
+	older := 0
 	for repo := range fatRepoPaths {
 		if m.Image.Snapshots[repo] != repos.OlderTimestamp {
 			t.Errorf("%s: snapshot %q, want the older %s (manifest %v)", repo, m.Image.Snapshots[repo], repos.OlderTimestamp, m.Image.Snapshots)
-		}
-	}
-	t.Logf("%d warnings; manifest snapshots %v; %d reboot(s)", warned, m.Image.Snapshots, m.Reboots)
-	older := 0
-	for repo := range fatRepoPaths {
-		if m.Image.Snapshots[repo] == repos.OlderTimestamp {
+		} else {
 			older++
 		}
 	}
+	t.Logf("%d warnings; manifest snapshots %v; %d reboot(s)", warned, m.Image.Snapshots, m.Reboots)
 	figure(t, "pulp403", []string{"repositories", "warnings in PACKER_LOG", "warnings in the build output", "repositories on the older snapshot", "reboots"},
 		fmt.Sprint(len(fatRepoPaths)), fmt.Sprint(warned), fmt.Sprint(strings.Count(r.Output(), "WARNING: repository ")), fmt.Sprint(older), fmt.Sprint(m.Reboots))
 	auditBuild(t, b, r)

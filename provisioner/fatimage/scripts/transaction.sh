@@ -53,8 +53,12 @@ running_kernel() {
 # <spec> on major N and nothing on others (a per-OS pin).
 pkg_spec() {
   spec=$1
-  # shellcheck disable=SC1091 # the VM's own os-release
-  major=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+  # os-release is read only for a spec that needs the major (most do not)
+  case $spec in el[0-9]*:* | *'{os_major}'*)
+    # shellcheck disable=SC1091 # the VM's own os-release
+    major=$(. /etc/os-release && echo "${VERSION_ID%%.*}")
+    ;;
+  esac
   case $spec in el[0-9]*:*)
     if [ "${spec%%:*}" != "el$major" ]; then return 0; fi
     spec=${spec#*:}
