@@ -28,9 +28,10 @@ PORT_MYSQL=47506
 PORT_AMQP=47507
 PORT_EPMD=47508
 PORT_RABBIT_DIST=47509
+PORT_MEMCACHED=47510
 
 # Every daemon the tier runs, in start order.
-DAEMONS=(mariadb rabbitmq keystone placement glance neutron-server nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
 
 export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
 export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP

@@ -25,11 +25,14 @@ const Host = "127.0.0.1"
 // Ports are the fixed loopback ports of the tier (lib.sh has the same).
 type Ports struct {
 	Keystone, Glance, Nova, Placement, Neutron, Cinder int
+	// Memcached is the cache Keystone's processes and the services'
+	// token checks share.
+	Memcached int
 }
 
 // DefaultPorts are the tier's ports: high and fixed, away from the lab's,
 // which it picks at random.
-var DefaultPorts = Ports{Keystone: 47500, Glance: 47501, Nova: 47502, Placement: 47503, Neutron: 47504, Cinder: 47505}
+var DefaultPorts = Ports{Keystone: 47500, Glance: 47501, Nova: 47502, Placement: 47503, Neutron: 47504, Cinder: 47505, Memcached: 47510}
 
 // Names of what the tier creates.
 const (

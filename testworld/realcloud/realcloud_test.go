@@ -32,9 +32,18 @@ func TestWriteConfigs(t *testing.T) {
 	}
 	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
 	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:47506/nova_api", "osapi_compute_listen_port = 47502",
-		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1", "token_cache_time = 10"} {
+		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1", "token_cache_time = 10",
+		"memcached_servers = 127.0.0.1:47510"} {
 		if !strings.Contains(string(nova), want) {
 			t.Errorf("nova.conf lacks %q", want)
+		}
+	}
+	// Keystone's cache is shared by its processes: a per-process one would
+	// keep a revoked token valid in the others.
+	keystone, _ := os.ReadFile(filepath.Join(etc, "keystone.conf"))
+	for _, want := range []string{"[cache]\nenabled = true\nbackend = dogpile.cache.pymemcache\nmemcache_servers = 127.0.0.1:47510"} {
+		if !strings.Contains(string(keystone), want) {
+			t.Errorf("keystone.conf lacks %q:\n%s", want, keystone)
 		}
 	}
 	if err := WriteConfigs(t.TempDir(), Values{State: "/s", DB: "x", RPC: "y"}); err == nil || !strings.Contains(err.Error(), "service password") {

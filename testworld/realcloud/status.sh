@@ -7,7 +7,7 @@
 
 declare -A PORT_OF=([keystone]=$PORT_KEYSTONE [glance]=$PORT_GLANCE [nova-api]=$PORT_NOVA
 	[placement]=$PORT_PLACEMENT [neutron-server]=$PORT_NEUTRON [cinder-api]=$PORT_CINDER
-	[mariadb]=$PORT_MYSQL [rabbitmq]=$PORT_AMQP)
+	[mariadb]=$PORT_MYSQL [rabbitmq]=$PORT_AMQP [memcached]=$PORT_MEMCACHED)
 down=0
 for d in "${DAEMONS[@]}"; do
 	desc=stopped
