@@ -1,13 +1,13 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/mitchellh/mapstructure"
@@ -123,35 +123,6 @@ type groupContent struct {
 	GPGKeys            []fatimage.GPGKey            `mapstructure:"gpg_keys"`
 }
 
-// resolveGroups expands names as the provisioner does: each group's
-// with_group set joins it when that group is built too (no with_option:
-// the benchmark sets no such option).
-func resolveGroups(names []string) ([]packagesets.Group, error) {
-	groups, err := packagesets.Expand(names...)
-	if err != nil {
-		return nil, err
-	}
-	present := map[string]bool{}
-	for _, g := range groups {
-		present[g.Name] = true
-	}
-	var all []packagesets.Group
-	for _, g := range groups {
-		all = append(all, g)
-		others := make([]string, 0, len(g.WithGroup))
-		for o := range g.WithGroup {
-			others = append(others, o)
-		}
-		sort.Strings(others)
-		for _, o := range others {
-			if present[o] {
-				all = append(all, packagesets.Group{Name: g.Name, Set: g.WithGroup[o]})
-			}
-		}
-	}
-	return all, nil
-}
-
 // reTemplate is what Ansible would template in a var's string.
 var reTemplate = regexp.MustCompile(`\{\{|\{%|\{#`)
 
@@ -163,9 +134,14 @@ func GroupContent(groups []packagesets.Group, dashboardsURL string) (*Content, e
 		if len(g.Content) == 0 {
 			continue
 		}
-		raw, err := withEmbedded(map[string]any(g.Content))
+		raw, err := packagesets.RenderContent(map[string]any(g.Content), func(x string) (string, error) { return x, nil })
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		// Ansible would template these; the provisioner's placeholders
+		// (urls of the site's mirrors) are not given to the playbooks
+		if js, _ := json.Marshal(raw); reTemplate.Match(js) {
+			return nil, fmt.Errorf("group %q: content with placeholders or templates is not passed to the playbooks", g.Name)
 		}
 		var gc groupContent
 		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{ErrorUnused: true, WeaklyTypedInput: true, Result: &gc})
@@ -180,50 +156,6 @@ func GroupContent(groups []packagesets.Group, dashboardsURL string) (*Content, e
 		}
 	}
 	return c, nil
-}
-
-// withEmbedded is v with each `embedded: <name>` replaced by the
-// plugin's file as `content`; a string Ansible or the provisioner would
-// template (a placeholder) is refused.
-func withEmbedded(v any) (any, error) {
-	switch x := v.(type) {
-	case string:
-		if reTemplate.MatchString(x) {
-			return nil, fmt.Errorf("%q: placeholders and templates are not passed to the playbooks", x)
-		}
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			r, err := withEmbedded(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = r
-		}
-		return out, nil
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			if k == "embedded" {
-				data, err := packagesets.Embedded(fmt.Sprint(e))
-				if err != nil {
-					return nil, err
-				}
-				if reTemplate.Match(data) {
-					return nil, fmt.Errorf("embedded %v: holds what Ansible would template", e)
-				}
-				out["content"] = string(data)
-				continue
-			}
-			r, err := withEmbedded(e)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = r
-		}
-		return out, nil
-	}
-	return v, nil
 }
 
 func (c *Content) add(gc groupContent, dashboardsURL string) error {

@@ -13,7 +13,7 @@ import (
 // with the provisioner's defaults filled in, and every standard
 // repository's key for both OS majors.
 func TestControlContent(t *testing.T) {
-	groups, err := resolveGroups([]string{"control"})
+	groups, err := packagesets.Resolve([]string{"control"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,8 @@ import (
 // Workload is one fat-image job, given to the provisioner as its
 // configuration and to the playbook as extra vars: the lab's newer Ark
 // snapshots with credentials and the GPG key, dnf update, the built-in
-// package sets of Groups, the three monitoring binaries, cleanup.
+// package sets of Groups with their content (files, units, dashboards,
+// keys; see content.go), the three monitoring binaries, cleanup.
 type Workload struct {
 	Groups   []string
 	Repos    []map[string]any
@@ -74,7 +75,7 @@ type BinarySpec struct {
 // NewWorkload resolves groups through the provisioner's built-in package
 // sets against lab l.
 func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
-	sets, err := resolveGroups(groups)
+	sets, err := packagesets.Resolve(groups, nil) // the benchmark sets no with_option option
 	if err != nil {
 		return nil, err
 	}
