@@ -43,16 +43,17 @@ type Content struct {
 	Keys []KeySpec `json:"-"`
 }
 
-// FileSpec is a file, directory or symbolic link with its owner and mode
-// spelt out (the provisioner's defaults: root:root, 0644, directories 0755).
+// FileSpec is a file, directory or symbolic link with its mode spelt out
+// (the provisioner's defaults: 0644, directories 0755).
 type FileSpec struct {
 	Destination string `json:"destination"`
 	Kind        string `json:"kind"` // file, directory or link
 	Content     string `json:"content"`
 	Target      string `json:"target"`
-	Owner       string `json:"owner"`
-	Group       string `json:"group"`
-	Mode        string `json:"mode"`
+	// Owner is "user" (its group the same name) or "user:group",
+	// empty for root: the playbooks split it as the provisioner does.
+	Owner string `json:"owner"`
+	Mode  string `json:"mode"`
 }
 
 // LineEditSpec is one line of an existing file, as lineinfile edits it.
@@ -160,8 +161,7 @@ func GroupContent(groups []packagesets.Group, dashboardsURL string) (*Content, e
 
 func (c *Content) add(gc groupContent, dashboardsURL string) error {
 	for _, f := range gc.Files {
-		owner, group := splitOwner(f.Owner)
-		s := FileSpec{Destination: f.Destination, Owner: owner, Group: group, Mode: f.Mode}
+		s := FileSpec{Destination: f.Destination, Owner: f.Owner, Mode: f.Mode}
 		switch {
 		case f.Symlink != "":
 			s.Kind, s.Target, s.Mode = "link", f.Symlink, ""
@@ -288,19 +288,6 @@ func ImageKeys(repoNames []string, site []map[string]string, extra []KeySpec) []
 		out = append(out, KeySpec{Path: k["path"], Key: k["key"]})
 	}
 	return append(out, extra...)
-}
-
-// splitOwner is the provisioner's owner rule: "user" or "user:group",
-// empty is root:root, a user alone has the group of its name.
-func splitOwner(o string) (string, string) {
-	if o == "" {
-		return "root", "root"
-	}
-	u, g, _ := strings.Cut(o, ":")
-	if g == "" {
-		g = u
-	}
-	return u, g
 }
 
 func withNewline(s string) string {

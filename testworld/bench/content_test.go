@@ -27,17 +27,16 @@ func TestControlContent(t *testing.T) {
 	}
 	journald, _ := packagesets.Embedded("journald/ansible-slurm-appliance.conf")
 	for dst, want := range map[string]FileSpec{
-		"/etc/systemd/journald.conf.d": {Kind: "directory", Owner: "root", Group: "root", Mode: "0770"},
-		"/etc/systemd/journald.conf.d/ansible-slurm-appliance.conf": {Kind: "file", Owner: "root", Group: "root", Mode: "0660",
-			Content: string(journald)},
-		"/etc/systemd/system/slurmdbd.service.d": {Kind: "directory", Owner: "root", Group: "root", Mode: "0755"},
+		"/etc/systemd/journald.conf.d":                              {Kind: "directory", Mode: "0770"},
+		"/etc/systemd/journald.conf.d/ansible-slurm-appliance.conf": {Kind: "file", Mode: "0660", Content: string(journald)},
+		"/etc/systemd/system/slurmdbd.service.d":                    {Kind: "directory", Mode: "0755"},
 	} {
 		want.Destination = dst
 		if files[dst] != want {
 			t.Errorf("%s: %+v, want %+v", dst, files[dst], want)
 		}
 	}
-	if f := files["/etc/grafana/provisioning/dashboards/ansible.yml"]; f.Owner != "root" || f.Group != "grafana" || f.Mode != "0640" {
+	if f := files["/etc/grafana/provisioning/dashboards/ansible.yml"]; f.Owner != "root:grafana" || f.Mode != "0640" {
 		t.Errorf("grafana provisioning file: %+v", f)
 	}
 	if len(c.Tmpfiles) != 1 || !strings.HasSuffix(c.Tmpfiles[0].Content, "-\n") {
