@@ -168,9 +168,15 @@ $(grep -h '^Benchmark' "$out/fast.txt" | sed 's/^/fast       /')
 - **Whole build** (\`BenchmarkWholeBuild\`): one template per stack,
   written as HCL2 JSON: same source image, flavor, floating IP network,
   SSH user, snapshots (the lab's newer Ark snapshots plus the workload's),
-  package sets, binaries and users. Ours gets them as the provisioner's
-  configuration, today's stack as the playbook's extra vars. The stacks
-  take turns; with more rounds the order rotates.
+  package sets, binaries and users, and the control group's content
+  (files, line edits, systemd units, modprobe blacklist, tmpfiles, Grafana
+  dashboards from the lab's grafana.com stand-in, the standard
+  repositories' keys, the rclone stub). Ours gets them as the
+  provisioner's configuration, today's stack as the playbook's extra vars
+  taken from the same built-in group data, which the playbooks turn into
+  files with Ansible's modules (appliance-style: a task per kind) or one
+  shell task (expert). The stacks take turns; with more rounds the order
+  rotates.
 - **Provisioning only** (\`BenchmarkProvisioning\`): the provisioner
   in-process over the SDK's SSH communicator, ansible-playbook, and the
   bare commands the provisioner sent (the floor), each on a fresh VM; SSH

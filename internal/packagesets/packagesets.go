@@ -259,3 +259,81 @@ func embeddedNames(content map[string]any) []string {
 	}
 	return out
 }
+
+// Resolve expands names like Expand and adds each group's with_option
+// sets whose option is true and its with_group sets whose group is among
+// them, right after the group (under its name): the groups a build with
+// these options does, for their sets and content.
+func Resolve(names []string, options map[string]bool) ([]Group, error) {
+	groups, err := Expand(names...)
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, g := range groups {
+		present[g.Name] = true
+	}
+	var all []Group
+	for _, g := range groups {
+		all = append(all, g)
+		for _, opt := range sortedKeys(g.WithOption) {
+			if options[opt] {
+				all = append(all, Group{Name: g.Name, Set: g.WithOption[opt]})
+			}
+		}
+		for _, other := range sortedKeys(g.WithGroup) {
+			if present[other] {
+				all = append(all, Group{Name: g.Name, Set: g.WithGroup[other]})
+			}
+		}
+	}
+	return all, nil
+}
+
+func sortedKeys(m map[string]Set) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// RenderContent is a copy of a group's content value v (decoded YAML)
+// with every string passed through str and each file's `embedded: <name>`
+// turned into its `content`, the plugin's file.
+func RenderContent(v any, str func(string) (string, error)) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return str(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, err := RenderContent(e, str)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k == "embedded" {
+				data, err := Embedded(fmt.Sprint(e))
+				if err != nil {
+					return nil, err
+				}
+				out["content"] = string(data)
+				continue
+			}
+			r, err := RenderContent(e, str)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}

@@ -77,8 +77,7 @@ var reRegistryPlaceholder = regexp.MustCompile(`\{\{container_registry\|([A-Za-z
 // value) and turns a file's `embedded: <name>` into its content; used
 // collects the placeholders met.
 func render(v any, repl map[string]string, used map[string]bool) (any, error) {
-	switch x := v.(type) {
-	case string:
+	return packagesets.RenderContent(v, func(x string) (string, error) {
 		x = reRegistryPlaceholder.ReplaceAllStringFunc(x, func(m string) string {
 			if r := repl["{{container_registry}}"]; r != "" {
 				return r
@@ -92,36 +91,7 @@ func render(v any, repl map[string]string, used map[string]bool) (any, error) {
 			}
 		}
 		return x, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			r, err := render(e, repl, used)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = r
-		}
-		return out, nil
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			if k == "embedded" {
-				data, err := packagesets.Embedded(fmt.Sprint(e))
-				if err != nil {
-					return nil, err
-				}
-				out["content"] = string(data)
-				continue
-			}
-			r, err := render(e, repl, used)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = r
-		}
-		return out, nil
-	}
-	return v, nil
+	})
 }
 
 // decodeGroupContent is one group's content as configuration.

@@ -17,27 +17,9 @@ type resolved struct {
 // A group's with_option set joins it when that option is true, its
 // with_group set when that group is among the groups too.
 func resolveGroups(names []string, options map[string]bool) (*resolved, error) {
-	groups, err := packagesets.Expand(names...)
+	all, err := packagesets.Resolve(names, options)
 	if err != nil {
 		return nil, err
-	}
-	present := map[string]bool{}
-	for _, g := range groups {
-		present[g.Name] = true
-	}
-	var all []packagesets.Group
-	for _, g := range groups {
-		all = append(all, g)
-		for _, opt := range sortedKeys(g.WithOption) {
-			if options[opt] {
-				all = append(all, packagesets.Group{Name: g.Name, Set: g.WithOption[opt]})
-			}
-		}
-		for _, other := range sortedKeys(g.WithGroup) {
-			if present[other] {
-				all = append(all, packagesets.Group{Name: g.Name, Set: g.WithGroup[other]})
-			}
-		}
 	}
 	r := &resolved{Set: packagesets.Merged(all), groups: all}
 	for _, name := range r.Users {

@@ -16,7 +16,8 @@ import (
 // Workload is one fat-image job, given to the provisioner as its
 // configuration and to the playbook as extra vars: the lab's newer Ark
 // snapshots with credentials and the GPG key, dnf update, the built-in
-// package sets of Groups, the three monitoring binaries, cleanup.
+// package sets of Groups with their content (files, units, dashboards,
+// keys; see content.go), the three monitoring binaries, cleanup.
 type Workload struct {
 	Groups   []string
 	Repos    []map[string]any
@@ -37,6 +38,10 @@ type Workload struct {
 	Packages []string
 	// Realistic is the generated repository AddRealistic added.
 	Realistic *repos.WorkloadRepo
+	// Content is the groups' content (files, units, dashboards, ...).
+	Content *Content
+	// RcloneStub is what the provisioner's cleanup leaves as /usr/bin/rclone.
+	RcloneStub string
 }
 
 // PackageSet is one inventory group's packages (one dnf task in the playbook).
@@ -70,7 +75,7 @@ type BinarySpec struct {
 // NewWorkload resolves groups through the provisioner's built-in package
 // sets against lab l.
 func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
-	sets, err := packagesets.Expand(groups...)
+	sets, err := packagesets.Resolve(groups, nil) // the benchmark sets no with_option option
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +126,12 @@ func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
 		return nil, fmt.Errorf("no newer snapshots in the lab")
 	}
 	w.GPGKeys = []map[string]string{{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(l.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"])}}
+	if w.Content, err = GroupContent(sets, w.dashboardsURL()); err != nil {
+		return nil, err
+	}
+	if w.RcloneStub, err = RcloneStub(); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -151,13 +162,16 @@ func (w *Workload) ProvisionerConfig() map[string]any {
 		"binaries":         bins,
 		"release_base_url": w.ReleaseBaseURL,
 		// the grafana group's dashboards from the lab's release server
-		"grafana_dashboards_url": strings.TrimSuffix(w.ReleaseBaseURL, "/prometheus"),
+		"grafana_dashboards_url": w.dashboardsURL(),
 		"packages":               w.Packages,
 		"skip_cleanup_steps":     SkipCleanup,
 		// the playbook does not move the login user's home
 		"move_login_home": false,
 	}
 }
+
+// dashboardsURL is the lab release server's grafana.com stand-in.
+func (w *Workload) dashboardsURL() string { return strings.TrimSuffix(w.ReleaseBaseURL, "/prometheus") }
 
 // AnsibleVars are the playbook's extra vars.
 func (w *Workload) AnsibleVars() map[string]any {
@@ -167,7 +181,9 @@ func (w *Workload) AnsibleVars() map[string]any {
 		plugins = append(plugins, map[string]string{"id": id, "version": ver})
 	}
 	var rs []map[string]any
+	var names []string
 	for _, r := range w.Repos {
+		names = append(names, fmt.Sprint(r["name"]))
 		rs = append(rs, map[string]any{"repo_file": r["repo_file"], "repo_name": r["repo_name"], "baseurl": r["baseurl"], "gpgcheck": r["gpgcheck"]})
 	}
 	sets := w.Sets
@@ -176,12 +192,28 @@ func (w *Workload) AnsibleVars() map[string]any {
 			sets[i].EnableRepos = []string{}
 		}
 	}
+	c := w.Content
+	if c == nil {
+		c = &Content{}
+	}
 	return map[string]any{
 		"ark_repos": rs, "ark_username": w.Username, "ark_password": w.Password,
-		"gpg_keys": w.GPGKeys, "package_sets": sets, "remove_packages": w.Remove,
+		"gpg_keys": ImageKeys(names, w.GPGKeys, c.Keys), "package_sets": sets, "remove_packages": w.Remove,
 		"users": w.Users, "binaries": w.Binaries, "grafana_plugins": plugins,
 		"services": w.Services, "update_exclude": w.UpdateExclude,
+		"files": nonNil(c.Files), "line_edits": nonNil(c.LineEdits), "systemd_units": nonNil(c.SystemdUnits),
+		"modprobe_blacklist": nonNil(c.ModprobeBlacklist), "tmpfiles": nonNil(c.Tmpfiles), "limits": nonNil(c.Limits),
+		"sysctl": nonNil(c.Sysctl), "grafana_dashboards": nonNil(c.Dashboards), "rclone_stub": w.RcloneStub,
 	}
+}
+
+// nonNil is l, or an empty list (JSON [] rather than null: the
+// playbooks loop over every kind).
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
 }
 
 // WorkloadSpec is the realistic workload's size: repos.RealWorkload unless
