@@ -11,26 +11,32 @@ package realcloud
 import (
 	"bytes"
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/quotasets"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/members"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/quotas"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 )
 
-// target is a cloud the contract runs against: the member's provider,
-// the tenant network's and the external network's names, a second
-// project of the member.
+// target is a cloud the contract runs against: the member's and an
+// admin's providers, the member's project, the tenant network's and the
+// external network's names, a second project of the member.
 type target struct {
-	member           *gophercloud.ProviderClient
+	member, admin    *gophercloud.ProviderClient
+	project          string // the member's
 	tenant, external string
 	shareProject     string
 	base             string // the public base image's name
@@ -42,7 +48,11 @@ func realTarget(t *testing.T) target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return target{member: p, tenant: TenantNetwork, external: FloatingNetwork, shareProject: shareProject(t, tr), base: BaseImageName}
+	admin, err := tr.Provider(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target{member: p, admin: admin, project: projectOf(t, p), tenant: TenantNetwork, external: FloatingNetwork, shareProject: shareProject(t, tr), base: BaseImageName}
 }
 
 func doubleTarget(t *testing.T) target {
@@ -50,7 +60,8 @@ func doubleTarget(t *testing.T) target {
 	c, err := cloud.New(cloud.Options{
 		Hypervisor: hv,
 		Users: []cloud.User{{Name: "member", Password: "contract-pw", Project: "member", Domain: "Default",
-			OtherProjects: []string{"share"}}},
+			OtherProjects: []string{"share"}},
+			{Name: "admin", Password: "contract-admin-pw", Project: "admin", Domain: "Default", Roles: []string{"admin"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -64,14 +75,18 @@ func doubleTarget(t *testing.T) target {
 	if _, err := c.AddImage(cloud.ImageSeed{Name: BaseImageName, Disk: disk, Visibility: "public"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
-		IdentityEndpoint: c.AuthURL(), Username: "member", Password: "contract-pw", DomainName: "Default",
-		Scope: &gophercloud.AuthScope{ProjectName: "member", DomainName: "Default"},
-	})
-	if err != nil {
-		t.Fatal(err)
+	login := func(user, pw string) *gophercloud.ProviderClient {
+		p, err := openstack.AuthenticatedClient(context.Background(), gophercloud.AuthOptions{
+			IdentityEndpoint: c.AuthURL(), Username: user, Password: pw, DomainName: "Default",
+			Scope: &gophercloud.AuthScope{ProjectName: user, DomainName: "Default"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	return target{member: p, tenant: "lab-net", external: "public", shareProject: c.ProjectID("share"), base: BaseImageName}
+	p := login("member", "contract-pw")
+	return target{member: p, admin: login("admin", "contract-admin-pw"), project: c.ProjectID("member"), tenant: "lab-net", external: "public", shareProject: c.ProjectID("share"), base: BaseImageName}
 }
 
 // TestContract runs every check on both targets.
@@ -87,9 +102,35 @@ func TestContract(t *testing.T) {
 	}
 }
 
+// projectOf is the project p's token is scoped to.
+func projectOf(t *testing.T, p *gophercloud.ProviderClient) string {
+	t.Helper()
+	r, ok := p.GetAuthResult().(interface {
+		ExtractProject() (*tokens.Project, error)
+	})
+	if !ok {
+		t.Fatalf("not a Keystone v3 token: %T", p.GetAuthResult())
+	}
+	pr, err := r.ExtractProject()
+	if err != nil || pr == nil {
+		t.Fatalf("the token's project: %v", err)
+	}
+	return pr.ID
+}
+
 func (tg target) client(t *testing.T, newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)) *gophercloud.ServiceClient {
 	t.Helper()
-	c, err := newClient(tg.member, gophercloud.EndpointOpts{Region: Region})
+	return clientOf(t, tg.member, newClient)
+}
+
+func (tg target) adminClient(t *testing.T, newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)) *gophercloud.ServiceClient {
+	t.Helper()
+	return clientOf(t, tg.admin, newClient)
+}
+
+func clientOf(t *testing.T, p *gophercloud.ProviderClient, newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)) *gophercloud.ServiceClient {
+	t.Helper()
+	c, err := newClient(p, gophercloud.EndpointOpts{Region: Region})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +156,35 @@ func wantCode(t *testing.T, what string, err error, code int) {
 	if !gophercloud.ResponseCodeIs(err, code) {
 		t.Errorf("%s: got %v, want HTTP %d", what, err, code)
 	}
+}
+
+// wantBody is wantCode that also wants each of subs in the answer's body.
+func wantBody(t *testing.T, what string, err error, code int, subs ...string) {
+	t.Helper()
+	wantCode(t, what, err, code)
+	var e gophercloud.ErrUnexpectedResponseCode
+	if !errors.As(err, &e) {
+		return
+	}
+	for _, s := range subs {
+		if !strings.Contains(string(e.Body), s) {
+			t.Errorf("%s: the body lacks %q: %s", what, s, e.Body)
+		}
+	}
+}
+
+// imageID is the one image called name.
+func (tg target) imageID(t *testing.T, ic *gophercloud.ServiceClient, name string) string {
+	t.Helper()
+	pages, err := images.List(ic, images.ListOpts{Name: name}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := images.ExtractImages(pages)
+	if len(all) != 1 {
+		t.Fatalf("images named %s: %d", name, len(all))
+	}
+	return all[0].ID
 }
 
 // newImage is an active private image of the member, deleted at the end.
@@ -220,6 +290,74 @@ var contractChecks = []struct {
 		bc := tg.client(t, openstack.NewBlockStorageV3)
 		_, err := volumes.Get(context.Background(), bc, "0b7e1c5a-6a4f-4c53-9d8a-2a4b7f3c9e10").Extract()
 		wantCode(t, "GET a missing volume", err, 404)
+	}},
+	{"nova/instances-quota", func(t *testing.T, tg target) {
+		// TestQuotaExceeded's first half: the admin sets the member's
+		// instances to 0; the member cannot, nor lift it
+		ctx := context.Background()
+		cc, ac := tg.client(t, openstack.NewComputeV2), tg.adminClient(t, openstack.NewComputeV2)
+		zero := gophercloud.IntToPointer(0)
+		_, err := quotasets.Update(ctx, cc, tg.project, quotasets.UpdateOpts{Instances: zero}).Extract()
+		wantBody(t, "the member setting its quota", err, 403, "os_compute_api:os-quota-sets:update")
+		if _, err := quotasets.Update(ctx, ac, tg.project, quotasets.UpdateOpts{Instances: zero, Force: true}).Extract(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := quotasets.Delete(ctx, ac, tg.project).Err; err != nil {
+				t.Errorf("restoring the compute quota: %v", err)
+			}
+		})
+		wantCode(t, "the member resetting its quota", quotasets.Delete(ctx, cc, tg.project).Err, 403)
+		if q, err := quotasets.Get(ctx, cc, tg.project).Extract(); err != nil || q.Instances != 0 {
+			t.Errorf("the member reading its quota: %+v %v", q, err)
+		}
+		nc := tg.client(t, openstack.NewNetworkV2)
+		s, err := servers.Create(ctx, cc, servers.CreateOpts{Name: uniqueName("contract"), FlavorRef: "1",
+			ImageRef: tg.imageID(t, tg.client(t, openstack.NewImageV2), tg.base),
+			Networks: []servers.Network{{UUID: tg.networkID(t, nc, tg.tenant)}}}, nil).Extract()
+		if err == nil {
+			servers.Delete(ctx, cc, s.ID)
+		}
+		wantBody(t, "a server over the instances quota", err, 403,
+			`"forbidden"`, "Quota exceeded for instances: Requested 1, but already used ", " of 0 instances")
+		if err := quotasets.Delete(ctx, ac, tg.project).Err; err != nil {
+			t.Fatal(err)
+		}
+		if q, err := quotasets.Get(ctx, cc, tg.project).Extract(); err != nil || q.Instances != 10 || q.Cores != 20 || q.RAM != 51200 {
+			t.Errorf("the reset quota is not the default (instances 10, cores 20, ram 51200): %+v %v", q, err)
+		}
+	}},
+	{"neutron/floatingip-quota", func(t *testing.T, tg target) {
+		// TestQuotaExceeded's second half, for floating_ip_network
+		ctx := context.Background()
+		nc, ac := tg.client(t, openstack.NewNetworkV2), tg.adminClient(t, openstack.NewNetworkV2)
+		zero := gophercloud.IntToPointer(0)
+		_, err := quotas.Update(ctx, nc, tg.project, quotas.UpdateOpts{FloatingIP: zero}).Extract()
+		wantBody(t, "the member setting its quota", err, 403, "rule:update_quota is disallowed by policy")
+		if _, err := quotas.Update(ctx, ac, tg.project, quotas.UpdateOpts{FloatingIP: zero}).Extract(); err != nil {
+			t.Fatal(err)
+		}
+		reset := false
+		t.Cleanup(func() {
+			if err := quotas.Delete(ctx, ac, tg.project).ExtractErr(); err != nil && !reset {
+				t.Errorf("restoring the network quota: %v", err)
+			}
+		})
+		fip, err := floatingips.Create(ctx, nc, floatingips.CreateOpts{FloatingNetworkID: tg.networkID(t, nc, tg.external)}).Extract()
+		if err == nil {
+			floatingips.Delete(ctx, nc, fip.ID)
+		}
+		wantBody(t, "a floating IP over the floatingip quota", err, 409,
+			`"OverQuota"`, "Quota exceeded for resources: ['floatingip'].")
+		if err := quotas.Delete(ctx, ac, tg.project).ExtractErr(); err != nil {
+			t.Fatal(err)
+		}
+		reset = true
+		if q, err := quotas.Get(ctx, nc, tg.project).Extract(); err != nil || q.FloatingIP != 50 {
+			t.Errorf("the reset quota is not the default (floatingip 50): %+v %v", q, err)
+		}
+		// Neutron has nothing to reset now
+		wantBody(t, "a second reset", quotas.Delete(ctx, ac, tg.project).ExtractErr(), 404, "TenantQuotaNotFound")
 	}},
 	{"neutron/floating-ip-needs-external-network", func(t *testing.T, tg target) {
 		nc := tg.client(t, openstack.NewNetworkV2)

@@ -30,10 +30,11 @@ type nova struct {
 	servers   map[string]*server
 	keypairs  map[string]*keypair // by user id + "/" + name
 	passwords map[string]string   // server id -> encrypted admin password
+	quotas    quotas
 }
 
 func newNova(c *Cloud) *nova {
-	return &nova{c: c, servers: map[string]*server{}, keypairs: map[string]*keypair{}}
+	return &nova{c: c, servers: map[string]*server{}, keypairs: map[string]*keypair{}, quotas: newQuotas(novaQuotaDefaults)}
 }
 
 const maxNovaMicroversion = 79 // 2.79
@@ -172,24 +173,17 @@ func (nv *nova) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 		nv.serveServers(w, r, segs[1:], t, mv)
 	case "os-availability-zone":
 		writeJSON(w, http.StatusOK, obj{"availabilityZoneInfo": []obj{{"zoneName": "nova", "zoneState": obj{"available": true}, "hosts": nil}}})
+	case "os-quota-sets":
+		nv.serveQuotaSets(w, r, segs[1:], t, mv)
 	case "limits":
 		nv.mu.Lock()
-		n, cores, ram := 0, 0, 0
-		for _, s := range nv.servers {
-			if s.ProjectID == t.project.ID {
-				n++
-				if f := nv.flavor(s.FlavorID); f != nil {
-					cores += f.VCPUs
-					ram += f.RAM
-				}
-			}
-		}
+		u, q := nv.usage(t.project.ID), nv.quotas.of(t.project.ID)
 		nv.mu.Unlock()
 		writeJSON(w, http.StatusOK, obj{"limits": obj{"rate": []obj{}, "absolute": obj{
-			"maxTotalInstances": 100, "maxTotalCores": 1000, "maxTotalRAMSize": 1024 * 1024, "maxServerMeta": 128,
-			"maxImageMeta": 128, "maxPersonality": 5, "maxPersonalitySize": 10240, "maxTotalKeypairs": 100,
-			"maxServerGroups": 10, "maxServerGroupMembers": 10, "maxSecurityGroups": 10, "maxSecurityGroupRules": 20,
-			"maxTotalFloatingIps": 10, "totalInstancesUsed": n, "totalCoresUsed": cores, "totalRAMUsed": ram,
+			"maxTotalInstances": q["instances"], "maxTotalCores": q["cores"], "maxTotalRAMSize": q["ram"], "maxServerMeta": q["metadata_items"],
+			"maxImageMeta": 128, "maxPersonality": q["injected_files"], "maxPersonalitySize": q["injected_file_content_bytes"], "maxTotalKeypairs": q["key_pairs"],
+			"maxServerGroups": q["server_groups"], "maxServerGroupMembers": q["server_group_members"], "maxSecurityGroups": 10, "maxSecurityGroupRules": 20,
+			"maxTotalFloatingIps": 10, "totalInstancesUsed": u["instances"], "totalCoresUsed": u["cores"], "totalRAMUsed": u["ram"],
 			"totalFloatingIpsUsed": 0, "totalSecurityGroupsUsed": 0, "totalServerGroupsUsed": 0}}})
 	default:
 		notFoundPath(w, r, svc)
@@ -818,6 +812,12 @@ func (nv *nova) createServer(w http.ResponseWriter, r *http.Request, t *token, m
 	}
 	if netStr == "auto" {
 		nets = append(nets, nicRequest{UUID: nv.c.network.defaultNetworkID()})
+	}
+	// Nova checks the quota after validating the request, before it
+	// makes ports or volumes.
+	if e := nv.checkServerQuota(t.project.ID, fl); e != nil {
+		fail(w, svc, e.status, "", e.msg)
+		return
 	}
 	ports, own, e := nv.c.network.plugServer(s.ID, t.project.ID, nets)
 	if e != nil {

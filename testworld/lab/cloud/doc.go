@@ -57,7 +57,8 @@ default policies do: GET /v3/projects (identity:list_projects; a user
 lists its own with /v3/auth/projects), Nova's all_tenants listings,
 Glance's publicize_image (visibility public), changing an image's owner
 and a member status set by anyone but the member project, Cinder's
-os-reset_status and os-force_delete. Admins may also read and modify any
+os-reset_status and os-force_delete, Nova's and Neutron's quota changes
+(and reads of another project's quotas). Admins may also read and modify any
 project's images.
 
 # Compute
@@ -127,6 +128,25 @@ os-reset_status, os-extend. types (list, get, "default"). A boot volume is
 "in-use" with an attachment while its server lives; delete_on_termination
 volumes go with the server, others return to "available".
 
+# Quotas
+
+Per-project quotas as Nova and Neutron keep them (quota.go): Nova's
+GET/PUT/DELETE /v2.1/os-quota-sets/{project} (and GET .../defaults) with
+Nova's resources and defaults (instances 10, cores 20, ram 51200, ...;
+the network proxies hidden from 2.36, injected files from 2.57), Neutron's
+GET/PUT/DELETE /v2.0/quotas/{project} (and GET .../default; floatingip 50,
+...). A member reads its own project's, only an admin reads another's,
+sets or resets them (403 with the services' policy messages); Nova refuses
+a limit below what is used unless "force", Neutron's DELETE of a project
+with nothing set is 404. Enforced: a server create over instances, cores
+or ram answers Nova's 403 "Quota exceeded for cores, instances, ram:
+Requested ..." (the exceeded resources, sorted), after the request is
+validated and before ports are made; a deleting server counts until it is
+gone. A floating IP over floatingip answers Neutron's 409 OverQuota
+"Quota exceeded for resources: ['floatingip']." before the network is
+looked at. /v2.1/limits reports the quota. Other resources' limits are
+stored and shown but not enforced.
+
 # Faults
 
 See Fault for the data-driven rules: HTTP faults (latency, status with
@@ -136,7 +156,9 @@ hard reset, slow SSH start).
 
 # Differences from real OpenStack
 
-  - Single region, single availability zone "nova", no quotas; policy is
+  - Single region, single availability zone "nova"; quotas are enforced
+    only for Nova's instances, cores and ram and Neutron's floatingip, and
+    there are no per-user Nova quotas or Nova unified limits; policy is
     the admin/member split above, not a full oslo.policy engine (no
     reader-only restrictions, no custom policy files).
   - Only the boot volume of block_device_mapping_v2 is modelled.

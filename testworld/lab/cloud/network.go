@@ -24,11 +24,13 @@ type neutron struct {
 	ports     map[string]*port
 	fips      map[string]*floatingIP
 	secgroups map[string]*secgroup
+	quotas    quotas
 }
 
 func newNeutron(c *Cloud, projectIDs []string) (*neutron, error) {
 	nt := &neutron{c: c, networks: map[string]*network{}, subnets: map[string]*subnet{},
-		ports: map[string]*port{}, fips: map[string]*floatingIP{}, secgroups: map[string]*secgroup{}}
+		ports: map[string]*port{}, fips: map[string]*floatingIP{}, secgroups: map[string]*secgroup{},
+		quotas: newQuotas(neutronQuotaDefaults)}
 	if err := nt.initNetwork(projectIDs); err != nil {
 		return nil, err
 	}
@@ -387,6 +389,8 @@ func (nt *neutron) serve(w http.ResponseWriter, r *http.Request, segs []string) 
 		nt.servePorts(w, r, segs[1:], t)
 	case "floatingips":
 		nt.serveFIPs(w, r, segs[1:], t)
+	case "quotas":
+		nt.serveQuotas(w, r, segs[1:], t)
 	case "security-groups":
 		nt.mu.Lock()
 		defer nt.mu.Unlock()
@@ -677,6 +681,11 @@ func (nt *neutron) serveFIPs(w http.ResponseWriter, r *http.Request, segs []stri
 			var b fipBody
 			if err := decodeBody(r, &b); err != nil {
 				fail(w, svc, http.StatusBadRequest, "", err.Error())
+				return
+			}
+			// Neutron reserves the quota before the plugin looks at the request.
+			if e := nt.checkFIPQuota(t.project.ID); e != nil {
+				fail(w, svc, e.status, "OverQuota", e.msg)
 				return
 			}
 			n := nt.networks[b.FloatingIP.FloatingNetworkID]
