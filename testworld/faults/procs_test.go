@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// vmProcess finds, from the host, the one process running in a lab VM
-// (another network namespace than the test's) whose command line has
+// vmProcess finds, from the host, the one process running in a VM of this
+// package's lab (in another network namespace than the test's) whose command line has
 // every word of args, e.g. a provisioner's `dnf ... update`. It waits up
 // to timeout for it to appear.
 func vmProcess(t *testing.T, timeout time.Duration, args ...string) int {
@@ -43,6 +43,9 @@ func vmProcess(t *testing.T, timeout time.Duration, args ...string) int {
 				continue
 			}
 			pid, _ := strconv.Atoi(filepath.Base(d))
+			if !theLab.VMs.Runs(pid) {
+				continue // another lab's VM (other packages' tests run beside these)
+			}
 			if processState(pid) == "T" {
 				continue // frozen by an earlier test (the reset tests SIGSTOP dnf), not this build's
 			}

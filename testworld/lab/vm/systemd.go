@@ -237,3 +237,29 @@ func (vm *Machine) writeRuntimeConfig(dir string) error {
 	conf := fmt.Sprintf("# fatlab fault injection: sshd starts late\n[Service]\nExecStartPre=/bin/sleep %.3f\n", vm.spec.SSHDelay.Seconds())
 	return os.WriteFile(filepath.Join(dropin, "50-fatlab-delay.conf"), []byte(conf), 0o644)
 }
+
+// Runs reports whether process pid runs in one of this manager's VMs: it
+// is listed in a cgroup.procs below the manager's cgroup. Tests that act
+// on a VM's process from the host find it this way, not among every VM
+// on the machine (other labs' tests run beside them).
+func (m *Manager) Runs(pid int) bool {
+	want := []byte(fmt.Sprint(pid))
+	found := false
+	_ = filepath.WalkDir(m.cgroupBase(), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil //nolint:nilerr // a cgroup removed while walking holds no process
+		}
+		for _, line := range bytes.Fields(raw) {
+			if bytes.Equal(line, want) {
+				found = true
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	return found
+}

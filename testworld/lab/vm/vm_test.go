@@ -391,6 +391,13 @@ func TestBootSSHAndImage(t *testing.T) {
 	if vm.PowerState() != PowerRunning || vm.BootCount() != 1 {
 		t.Errorf("state %v bootcount %d", vm.PowerState(), vm.BootCount())
 	}
+	// Runs tells this manager's VM processes from the host's own
+	vm.mu.Lock()
+	initPid := vm.proc.initPid
+	vm.mu.Unlock()
+	if !l.m.Runs(initPid) || l.m.Runs(os.Getpid()) {
+		t.Errorf("Runs: the VM's init (pid %d) %v, the test process %v", initPid, l.m.Runs(initPid), l.m.Runs(os.Getpid()))
+	}
 	if got := mustRun(t, c, "id -un; sudo -n id -u"); got != "rocky\n0" {
 		t.Errorf("id: %q", got)
 	}
