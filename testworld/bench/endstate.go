@@ -150,7 +150,6 @@ var EndStateAllowList = []Allowed{
 	{"var/lib/containers/storage/*.lock", "podman's lock files of the build VM's boot"},
 	{"var/lib/containers/storage/*/*.lock", "podman's lock files of the build VM's boot"},
 	{"var/lib/containers/storage/libpod/bolt_state.db", "podman's runtime database of the build VM's boot"},
-	{"var/lib/ansible-init.done", "the build VM's own ansible-init run wrote it or not yet when the snapshot was taken (a race in both stacks, see docs/benchmarks.md)"},
 }
 
 func allowed(p string, list []Allowed) bool {

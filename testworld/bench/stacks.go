@@ -108,6 +108,9 @@ func (s Stack) WriteTemplate(l *lab.Lab, w *Workload, dir, name string) error {
 		}
 	} else {
 		src["cloud"] = l.Env["OS_CLOUD"]
+		// as the appliance's template has it for the official builder
+		// (ours sets it by default): the build VM's ansible-init stays idle
+		src["instance_metadata"] = map[string]string{"ansible_init_disable": "true"}
 		vars, err := json.Marshal(w.AnsibleVars())
 		if err != nil {
 			return err
