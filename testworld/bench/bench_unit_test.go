@@ -58,6 +58,23 @@ func TestFloorScripts(t *testing.T) {
 	}
 }
 
+// A command that read stdin (the provisioner's credentials) gets the same
+// bytes on stdin when the floor replays it.
+func TestFloorScriptsStdin(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "got")
+	r := Recording{Events: []Event{{Command: "cat > " + out, Stdin: []byte("a tar of credentials\x00\n")}}}
+	s := r.FloorScripts()
+	if len(s) != 1 {
+		t.Fatalf("%d scripts", len(s))
+	}
+	if b, err := exec.Command("sh", "-c", s[0]).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s\n%s", err, b, s[0])
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "a tar of credentials\x00\n" {
+		t.Errorf("the replayed command read %q (%v)", got, err)
+	}
+}
+
 func TestTableAndMedian(t *testing.T) {
 	var b strings.Builder
 	(&Table{Title: "T", Header: []string{"a", "bb"}, Rows: [][]string{{"xxx", "1"}}, Notes: []string{"n"}}).Print(&b)

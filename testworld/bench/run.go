@@ -173,11 +173,13 @@ type Recording struct {
 	Events []Event
 }
 
-// Event is an upload (Path, Data) or a command (Command).
+// Event is an upload (Path, Data) or a command (Command) with what it
+// read on stdin (Stdin: the provisioner sends credentials that way).
 type Event struct {
 	Path    string
 	Data    []byte
 	Command string
+	Stdin   []byte
 }
 
 type recordingComm struct {
@@ -186,8 +188,17 @@ type recordingComm struct {
 }
 
 func (c *recordingComm) Start(ctx context.Context, cmd *packersdk.RemoteCmd) error {
+	e := Event{Command: cmd.Command}
+	if cmd.Stdin != nil {
+		data, err := io.ReadAll(cmd.Stdin)
+		if err != nil {
+			return err
+		}
+		e.Stdin = data
+		cmd.Stdin = bytes.NewReader(data)
+	}
 	c.rec.mu.Lock()
-	c.rec.Events = append(c.rec.Events, Event{Command: cmd.Command})
+	c.rec.Events = append(c.rec.Events, e)
 	c.rec.mu.Unlock()
 	return c.Communicator.Start(ctx, cmd)
 }
@@ -230,6 +241,11 @@ func (r *Recording) FloorScripts() []string {
 			b.Reset()
 			b.WriteString("set -e\n")
 		case e.Command == "id -un" || e.Command == bootIDCmd:
+		case e.Stdin != nil:
+			// what the command read on stdin, from a file the floor
+			// writes first (the floor's one session has no other stdin)
+			fmt.Fprintf(&b, "base64 -d > /tmp/floor-stdin <<'__FLOOR_EOF__'\n%s\n__FLOOR_EOF__\n{ %s\n} < /tmp/floor-stdin\nrm -f /tmp/floor-stdin\n",
+				base64.StdEncoding.EncodeToString(e.Stdin), e.Command)
 		default:
 			b.WriteString(e.Command + "\n")
 		}
