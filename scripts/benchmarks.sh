@@ -80,7 +80,7 @@ why_whole() {
   read -r wo we < <(sed -E 's/.*\(([0-9.]+) s \/ ([0-9.]+) s.*/\1 \2/' <<<"$w")
   read -r po pe < <(sed -E 's/.*\(([0-9.]+) s \/ ([0-9.]+) s.*/\1 \2/' <<<"$p")
   awk -v wo="$wo" -v we="$we" -v po="$po" -v pe="$pe" 'BEGIN {
-    printf "- why the whole-build goal is not met: outside provisioning (the cloud'"'"'s part, the same work for both stacks) fatimage took %.1f s and official+expert %.1f s; for a ratio of 0.5 the expert playbook'"'"'s provisioning would have to take at least %.1f s, and it took %.1f s (ours %.1f s). On a loaded machine Ansible'"'"'s provisioning slows down more than ours while the simulated cloud does not, so this ratio improves with load: it is judged on a run'"'"'s own figures only.\n", wo - po, we - pe, 2 * wo - (we - pe), pe, po
+    printf "- why the whole-build goal is not met: outside provisioning (the cloud'"'"'s part: the same work for both stacks, each simulated transition drawn with the profile'"'"'s jitter, so one round differs by chance) fatimage took %.1f s and official+expert %.1f s; for a ratio of 0.5 the expert playbook'"'"'s provisioning would have to take at least %.1f s, and it took %.1f s (ours %.1f s). On a loaded machine Ansible'"'"'s provisioning slows down more than ours while the simulated cloud does not, so this ratio improves with load: it is judged on a run'"'"'s own figures only.\n", wo - po, we - pe, 2 * wo - (we - pe), pe, po
   }'
 }
 
