@@ -8,6 +8,8 @@ package packagesets
 import (
 	"embed"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -276,27 +278,18 @@ func Resolve(names []string, options map[string]bool) ([]Group, error) {
 	var all []Group
 	for _, g := range groups {
 		all = append(all, g)
-		for _, opt := range sortedKeys(g.WithOption) {
+		for _, opt := range slices.Sorted(maps.Keys(g.WithOption)) {
 			if options[opt] {
 				all = append(all, Group{Name: g.Name, Set: g.WithOption[opt]})
 			}
 		}
-		for _, other := range sortedKeys(g.WithGroup) {
+		for _, other := range slices.Sorted(maps.Keys(g.WithGroup)) {
 			if present[other] {
 				all = append(all, Group{Name: g.Name, Set: g.WithGroup[other]})
 			}
 		}
 	}
 	return all, nil
-}
-
-func sortedKeys(m map[string]Set) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // RenderContent is a copy of a group's content value v (decoded YAML)

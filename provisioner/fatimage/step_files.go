@@ -6,6 +6,20 @@ import (
 	"os"
 )
 
+// EffectiveMode is the mode a `files` entry gets: its own, else 0755 for
+// a directory and 0644 for a file (a symbolic link has none).
+func (f File) EffectiveMode() string {
+	switch {
+	case f.Symlink != "":
+		return ""
+	case f.Mode != "":
+		return f.Mode
+	case f.Directory:
+		return "0755"
+	}
+	return "0644"
+}
+
 // stepFiles copies the files and directories of `files` into the image.
 func stepFiles(ctx context.Context, s *state) error {
 	s.say("files")
@@ -14,20 +28,14 @@ func stepFiles(ctx context.Context, s *state) error {
 	var place [][]string // calls after the unpacking
 	for i, f := range s.cfg.Files {
 		owner, group := splitOwner(f.Owner)
-		mode := f.Mode
+		mode := f.EffectiveMode()
 		if f.Symlink != "" {
 			place = append(place, []string{"make_link", f.Symlink, f.Destination, owner, group})
 			continue
 		}
 		if f.Directory {
-			if mode == "" {
-				mode = "0755"
-			}
 			place = append(place, []string{"make_dir", f.Destination, owner, group, mode})
 			continue
-		}
-		if mode == "" {
-			mode = "0644"
 		}
 		name := fmt.Sprintf("file-%d", i)
 		if f.Content != "" {

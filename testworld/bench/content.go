@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,7 +45,7 @@ type Content struct {
 }
 
 // FileSpec is a file, directory or symbolic link with its mode spelt out
-// (the provisioner's defaults: 0644, directories 0755).
+// (fatimage.File's EffectiveMode).
 type FileSpec struct {
 	Destination string `json:"destination"`
 	Kind        string `json:"kind"` // file, directory or link
@@ -161,22 +162,16 @@ func GroupContent(groups []packagesets.Group, dashboardsURL string) (*Content, e
 
 func (c *Content) add(gc groupContent, dashboardsURL string) error {
 	for _, f := range gc.Files {
-		s := FileSpec{Destination: f.Destination, Owner: f.Owner, Mode: f.Mode}
+		s := FileSpec{Destination: f.Destination, Owner: f.Owner, Mode: f.EffectiveMode()}
 		switch {
 		case f.Symlink != "":
-			s.Kind, s.Target, s.Mode = "link", f.Symlink, ""
+			s.Kind, s.Target = "link", f.Symlink
 		case f.Directory:
 			s.Kind = "directory"
-			if s.Mode == "" {
-				s.Mode = "0755"
-			}
 		case f.Source != "":
 			return fmt.Errorf("files %s: a local source is not passed to the playbooks", f.Destination)
 		default:
 			s.Kind, s.Content = "file", f.Content
-			if s.Mode == "" {
-				s.Mode = "0644"
-			}
 		}
 		c.Files = append(c.Files, s)
 	}
@@ -194,7 +189,7 @@ func (c *Content) add(gc groupContent, dashboardsURL string) error {
 		if u.Content != "" {
 			s.Content = withNewline(u.Content)
 		}
-		for _, k := range sortedKeys(u.DropIns) {
+		for _, k := range slices.Sorted(maps.Keys(u.DropIns)) {
 			s.DropIns = append(s.DropIns, ConfFileSpec{Name: k, Content: withNewline(u.DropIns[k])})
 		}
 		c.SystemdUnits = append(c.SystemdUnits, s)
@@ -210,7 +205,7 @@ func (c *Content) add(gc groupContent, dashboardsURL string) error {
 	}
 	for _, s := range gc.Sysctls {
 		sp := SysctlSpec{Name: s.Name}
-		for _, k := range sortedKeys(s.Settings) {
+		for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
 			sp.Settings = append(sp.Settings, [2]string{k, s.Settings[k]})
 		}
 		c.Sysctl = append(c.Sysctl, sp)
@@ -222,7 +217,7 @@ func (c *Content) add(gc groupContent, dashboardsURL string) error {
 		// grafana.com's download API, as grafana_dashboards_url serves it
 		ds := DashboardSpec{File: fmt.Sprintf("%d.json", d.ID), Replacements: [][2]string{},
 			URL: fmt.Sprintf("%s/api/dashboards/%d/revisions/%d/download", strings.TrimRight(dashboardsURL, "/"), d.ID, d.Revision)}
-		for _, k := range sortedKeys(d.Replacements) {
+		for _, k := range slices.Sorted(maps.Keys(d.Replacements)) {
 			ds.Replacements = append(ds.Replacements, [2]string{k, d.Replacements[k]})
 		}
 		c.Dashboards = append(c.Dashboards, ds)
@@ -295,15 +290,6 @@ func withNewline(s string) string {
 		return s
 	}
 	return s + "\n"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // RcloneStub is the /usr/bin/rclone the provisioner's cleanup leaves on

@@ -24,7 +24,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/members"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
@@ -372,16 +371,7 @@ func shareProject(t *testing.T, tr *Tier) string {
 
 func networkID(t *testing.T, tr *Tier, name string) string {
 	t.Helper()
-	nc := client(t, tr, false, openstack.NewNetworkV2)
-	pages, err := networks.List(nc, networks.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := networks.ExtractNetworks(pages)
-	if err != nil || len(all) != 1 {
-		t.Fatalf("networks named %s: %d (%v)", name, len(all), err)
-	}
-	return all[0].ID
+	return networkNamed(t, client(t, tr, false, openstack.NewNetworkV2), name)
 }
 
 // rcTemplate is a build of one fatimage-openstack source booting on the

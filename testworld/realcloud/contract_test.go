@@ -137,8 +137,8 @@ func clientOf(t *testing.T, p *gophercloud.ProviderClient, newClient func(*gophe
 	return c
 }
 
-// networkID is the one network called name.
-func (tg target) networkID(t *testing.T, nc *gophercloud.ServiceClient, name string) string {
+// networkNamed is the one network called name.
+func networkNamed(t *testing.T, nc *gophercloud.ServiceClient, name string) string {
 	t.Helper()
 	pages, err := networks.List(nc, networks.ListOpts{Name: name}).AllPages(context.Background())
 	if err != nil {
@@ -171,20 +171,6 @@ func wantBody(t *testing.T, what string, err error, code int, subs ...string) {
 			t.Errorf("%s: the body lacks %q: %s", what, s, e.Body)
 		}
 	}
-}
-
-// imageID is the one image called name.
-func (tg target) imageID(t *testing.T, ic *gophercloud.ServiceClient, name string) string {
-	t.Helper()
-	pages, err := images.List(ic, images.ListOpts{Name: name}).AllPages(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _ := images.ExtractImages(pages)
-	if len(all) != 1 {
-		t.Fatalf("images named %s: %d", name, len(all))
-	}
-	return all[0].ID
 }
 
 // newImage is an active private image of the member, deleted at the end.
@@ -247,7 +233,7 @@ var contractChecks = []struct {
 		// reuse_ips lists the project's floating IPs with status DOWN and
 		// no port: a new, unattached one is such an IP
 		nc := tg.client(t, openstack.NewNetworkV2)
-		ext := tg.networkID(t, nc, tg.external)
+		ext := networkNamed(t, nc, tg.external)
 		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: ext}).Extract()
 		if err != nil {
 			t.Fatal(err)
@@ -313,8 +299,8 @@ var contractChecks = []struct {
 		}
 		nc := tg.client(t, openstack.NewNetworkV2)
 		s, err := servers.Create(ctx, cc, servers.CreateOpts{Name: uniqueName("contract"), FlavorRef: "1",
-			ImageRef: tg.imageID(t, tg.client(t, openstack.NewImageV2), tg.base),
-			Networks: []servers.Network{{UUID: tg.networkID(t, nc, tg.tenant)}}}, nil).Extract()
+			ImageRef: findImage(t, tg.client(t, openstack.NewImageV2), tg.base).ID,
+			Networks: []servers.Network{{UUID: networkNamed(t, nc, tg.tenant)}}}, nil).Extract()
 		if err == nil {
 			servers.Delete(ctx, cc, s.ID)
 		}
@@ -343,7 +329,7 @@ var contractChecks = []struct {
 				t.Errorf("restoring the network quota: %v", err)
 			}
 		})
-		fip, err := floatingips.Create(ctx, nc, floatingips.CreateOpts{FloatingNetworkID: tg.networkID(t, nc, tg.external)}).Extract()
+		fip, err := floatingips.Create(ctx, nc, floatingips.CreateOpts{FloatingNetworkID: networkNamed(t, nc, tg.external)}).Extract()
 		if err == nil {
 			floatingips.Delete(ctx, nc, fip.ID)
 		}
@@ -361,7 +347,7 @@ var contractChecks = []struct {
 	}},
 	{"neutron/floating-ip-needs-external-network", func(t *testing.T, tg target) {
 		nc := tg.client(t, openstack.NewNetworkV2)
-		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: tg.networkID(t, nc, tg.tenant)}).Extract()
+		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: networkNamed(t, nc, tg.tenant)}).Extract()
 		if err == nil {
 			floatingips.Delete(context.Background(), nc, fip.ID)
 		}

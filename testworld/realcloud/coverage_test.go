@@ -11,9 +11,9 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/quotasets"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/quotas"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 )
 
 // reuse_ips takes a free (DOWN, unattached) floating IP of the project
@@ -52,40 +52,18 @@ func TestQuotaExceeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zero := gophercloud.IntToPointer(0)
 	for _, tc := range []struct {
-		name  string
-		set   func(t *testing.T) // sets the quota to 0 and restores it at the end
-		attrs string
-		want  []string // on the line that reports the error
+		resource string // set to 0
+		attrs    string
+		want     []string // on the line that reports the error
 	}{
-		{name: "nova-instances", set: func(t *testing.T) {
-			cc := client(t, tr, true, openstack.NewComputeV2)
-			if _, err := quotasets.Update(ctx, cc, project, quotasets.UpdateOpts{Instances: zero}).Extract(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := quotasets.Delete(ctx, cc, project).Err; err != nil {
-					t.Errorf("restoring the compute quota: %v", err)
-				}
-			})
-		}, want: []string{"creating server", "403", "Quota exceeded for instances"}},
-		{name: "neutron-floatingip", set: func(t *testing.T) {
-			nc := client(t, tr, true, openstack.NewNetworkV2)
-			if _, err := quotas.Update(ctx, nc, project, quotas.UpdateOpts{FloatingIP: zero}).Extract(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := quotas.Delete(ctx, nc, project).ExtractErr(); err != nil {
-					t.Errorf("restoring the network quota: %v", err)
-				}
-			})
-		}, attrs: fmt.Sprintf("floating_ip_network = %q", FloatingNetwork),
+		{resource: "instances", want: []string{"creating server", "403", "Quota exceeded for instances"}},
+		{resource: "floatingip", attrs: fmt.Sprintf("floating_ip_network = %q", FloatingNetwork),
 			want: []string{"floating_ip_network: allocating a floating IP", "409", "Quota exceeded for resources: ['floatingip']"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.resource, func(t *testing.T) {
 			clean(t, tr)
-			tc.set(t)
+			labtest.ZeroQuota(t, admin, EndpointOpts, project, tc.resource)
 			r := build(t, tr, rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   image_name = %q
@@ -93,24 +71,9 @@ func TestQuotaExceeded(t *testing.T) {
 			if r.ExitCode == 0 {
 				t.Fatalf("packer build passed over a zero quota:\n%s", r.Output())
 			}
-			line := errorLine(r.Output(), tc.want[0])
-			for _, w := range tc.want {
-				if !strings.Contains(line, w) {
-					t.Errorf("the error line lacks %q: %q\n%s", w, line, r.Output())
-				}
-			}
+			labtest.RequireErrorLine(t, r.Output(), tc.want...)
 		})
 	}
-}
-
-// errorLine is the first output line holding what.
-func errorLine(out, what string) string {
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, what) {
-			return l
-		}
-	}
-	return ""
 }
 
 // A token revoked in the middle of a build (Keystone revokes every token
