@@ -15,20 +15,7 @@ var kindOrder = []string{"gpg_keys", "git_checkouts", "downloads", "rpm_urls", "
 // identities are the fields naming an item, tried in this order.
 var identities = []string{"destination", "name", "path", "image", "url", "id", "source", "builtin", "interpreter"}
 
-func contentKinds(c map[string]any) []string {
-	var out []string
-	for _, k := range kindOrder {
-		if _, ok := c[k]; ok {
-			out = append(out, k)
-		}
-	}
-	for _, k := range sortedKeys(c) {
-		if !slices.Contains(kindOrder, k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+func contentKinds(c map[string]any) []string { return orderedKeys(c, kindOrder) }
 
 // content lists a set's content, a bullet per kind and one per item
 // below it, as the indented lines of a list item.
@@ -63,7 +50,7 @@ func contentItem(it any) []string {
 			break
 		}
 	}
-	for _, k := range fieldOrder(m) {
+	for _, k := range orderedKeys(m, leading) {
 		switch v := m[k].(type) {
 		case string:
 			if strings.Contains(strings.TrimSuffix(v, "\n"), "\n") {
@@ -96,16 +83,17 @@ func contentItem(it any) []string {
 // leading are the fields listed first, after the identity.
 var leading = []string{"revision", "tag", "branch", "commit", "sha256", "state", "user", "owner", "mode"}
 
-// fieldOrder is m's keys: the leading ones first, then the rest by name.
-func fieldOrder(m map[string]any) []string {
+// orderedKeys is m's keys: those of first that it has, in that order,
+// then the rest by name.
+func orderedKeys(m map[string]any, first []string) []string {
 	var out []string
-	for _, k := range leading {
+	for _, k := range first {
 		if _, ok := m[k]; ok {
 			out = append(out, k)
 		}
 	}
 	for _, k := range sortedKeys(m) {
-		if !slices.Contains(leading, k) {
+		if !slices.Contains(first, k) {
 			out = append(out, k)
 		}
 	}

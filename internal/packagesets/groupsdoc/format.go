@@ -154,10 +154,8 @@ func reads(s packagesets.Set) string {
 // ({running_kernel}) a set's packages and content refer to.
 func placeholders(s packagesets.Set) map[string]bool {
 	found := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
+	walk := func(v any) {
+		walkStrings(v, func(x string) {
 			for _, m := range rePlaceholder.FindAllStringSubmatch(x, -1) {
 				if m[1] != "" {
 					found[m[1]] = true
@@ -165,19 +163,27 @@ func placeholders(s packagesets.Set) map[string]bool {
 					found["{"+m[3]+"}"] = true
 				}
 			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
+		})
 	}
 	for _, p := range append(slices.Clone(s.Packages), s.NoWeakDeps...) {
 		walk(p)
 	}
 	walk(map[string]any(s.Content))
 	return found
+}
+
+// walkStrings calls f with every string in a decoded YAML value.
+func walkStrings(v any, f func(string)) {
+	switch x := v.(type) {
+	case string:
+		f(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	case map[string]any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	}
 }

@@ -151,26 +151,13 @@ func leaves(s packagesets.Set) []string {
 			out = append(out, reMajor.ReplaceAllString(v, "$2"))
 		}
 	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			for _, line := range strings.Split(x, "\n") {
-				if line = strings.TrimSpace(line); line != "" {
-					out = append(out, line)
-				}
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
+	walkStrings(map[string]any(s.Content), func(x string) {
+		for _, line := range strings.Split(x, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, line)
 			}
 		}
-	}
-	walk(map[string]any(s.Content))
+	})
 	for _, r := range s.NeedsRepos {
 		out = append(out, r.Name)
 	}
