@@ -81,7 +81,7 @@ func contentItem(it any) []string {
 }
 
 // leading are the fields listed first, after the identity.
-var leading = []string{"revision", "tag", "branch", "commit", "sha256", "state", "user", "owner", "mode"}
+var leading = []string{"system", "revision", "tag", "branch", "commit", "sha256", "state", "user", "owner", "mode"}
 
 // orderedKeys is m's keys: those of first that it has, in that order,
 // then the rest by name.
