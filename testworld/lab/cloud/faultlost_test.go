@@ -17,7 +17,7 @@ func TestFaultLostAnswer(t *testing.T) {
 		status int
 	}{{"gateway", 502}, {"dropped", 0}} {
 		t.Run(tc.name, func(t *testing.T) {
-			l.c.SetFaults(LoseAnswer(SvcCompute, "POST", "/os-keypairs$", tc.status))
+			l.c.SetFaults(LoseAnswer(SvcCompute, "POST", "/os-keypairs$", `"lost-`, tc.status))
 			_, err := keypairs.Create(ctx, cl.compute, keypairs.CreateOpts{Name: "lost-" + tc.name}).Extract()
 			switch {
 			case err == nil:

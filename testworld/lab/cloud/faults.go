@@ -1,8 +1,10 @@
 package cloud
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -14,7 +16,9 @@ import (
 //
 //   - "http": matches requests by Service ("identity", "compute", "image",
 //     "network", "volume"; "" = any), Method ("" = any) and Path (a regexp
-//     searched in the URL path, e.g. "/servers/[^/]+/action$"; "" = any).
+//     searched in the URL path, e.g. "/servers/[^/]+/action$"; "" = any)
+//     and Body (a regexp searched in the request body, e.g. "createImage";
+//     "" = any).
 //     A matching request first sleeps Latency, then, if Hang, is held until
 //     the client gives up (or the cloud closes); otherwise if Status != 0 it
 //     is answered with that status (500/503/429...) in the service's error
@@ -47,6 +51,7 @@ type Fault struct {
 	Service    string        `json:"service,omitempty"`
 	Method     string        `json:"method,omitempty"`
 	Path       string        `json:"path,omitempty"`
+	Body       string        `json:"body,omitempty"`
 	Name       string        `json:"name,omitempty"`
 	Latency    time.Duration `json:"latency,omitempty"`
 	Rate       float64       `json:"rate,omitempty"`
@@ -75,8 +80,8 @@ var faultKinds = map[string]bool{FaultHTTP: true, FaultServerError: true, FaultS
 
 type faultState struct {
 	Fault
-	path, name *regexp.Regexp
-	hits       int
+	path, name, body *regexp.Regexp
+	hits             int
 }
 
 func compileFaults(fs []Fault) ([]*faultState, error) {
@@ -98,6 +103,11 @@ func compileFaults(fs []Fault) ([]*faultState, error) {
 		if f.Name != "" {
 			if st.name, err = regexp.Compile(f.Name); err != nil {
 				return nil, fmt.Errorf("fault %d: name: %v", i, err)
+			}
+		}
+		if f.Body != "" {
+			if st.body, err = regexp.Compile(f.Body); err != nil {
+				return nil, fmt.Errorf("fault %d: body: %v", i, err)
 			}
 		}
 		out = append(out, st)
@@ -151,11 +161,11 @@ func (c *Cloud) takeFault(kind, name string) *Fault {
 	return nil
 }
 
-// LoseAnswer is the fault that serves the next request matching method
-// and path (a regexp) on svc and then loses its answer: status replaces
-// it, or with status 0 the connection is dropped.
-func LoseAnswer(svc, method, path string, status int) Fault {
-	return Fault{Service: svc, Method: method, Path: path, Lost: true, Status: status, Times: 1}
+// LoseAnswer is the fault that serves the next request matching method,
+// path and body (regexps, "" = any) on svc and then loses its answer:
+// status replaces it, or with status 0 the connection is dropped.
+func LoseAnswer(svc, method, path, body string, status int) Fault {
+	return Fault{Service: svc, Method: method, Path: path, Body: body, Lost: true, Status: status, Times: 1}
 }
 
 // applyHTTPFaults applies request faults; false when the request was
@@ -172,6 +182,9 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 			continue
 		}
 		if f.Times > 0 && f.hits >= f.Times {
+			continue
+		}
+		if f.body != nil && !f.body.Match(peekBody(r)) {
 			continue
 		}
 		if f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate {
@@ -223,6 +236,16 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 		}
 	}
 	return nil, true
+}
+
+// peekBody reads the request body and puts it back for the handler.
+func peekBody(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(r.Body) // a short read matches less; the handler then sees what was read
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return b
 }
 
 // lostAnswer takes the answer of a served request and throws it away.
