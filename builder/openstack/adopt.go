@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -13,10 +14,12 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/httpretry"
 )
 
-// createAttempts bounds the tries of one create whose answers are lost;
-// adoptDelay is the pause before looking for what a lost try made, so a
-// cloud still finishing it shows it. A variable so tests can shorten it.
-const createAttempts = 4
+// createAttempts bounds the tries of one create whose answers are lost,
+// as many as the transport makes of other calls; adoptDelay, times the
+// number of lost tries, is the pause before looking for what a lost try
+// made, so a cloud still finishing it shows it and a struggling gateway
+// gets room. A variable so tests can shorten it.
+const createAttempts = 8
 
 var adoptDelay = 2 * time.Second
 
@@ -62,8 +65,8 @@ func createOrAdopt[T any](ctx context.Context, ui packersdk.Ui, what string,
 		if lost >= createAttempts {
 			return zero, fmt.Errorf("%s: the answer was lost %d times: %w", what, lost, err)
 		}
-		log.Printf("[DEBUG] openstack: the answer to %s was lost (%s); looking for what it made", what, err)
-		if err := sleepCtx(ctx, adoptDelay); err != nil {
+		log.Printf("[DEBUG] openstack: the answer to %s may be lost (%s); looking for what it made", what, err)
+		if err := sleepCtx(ctx, time.Duration(lost)*adoptDelay); err != nil {
 			return zero, fmt.Errorf("%s: %w", what, err)
 		}
 		got, ok, ferr := find(ctx)
@@ -74,7 +77,19 @@ func createOrAdopt[T any](ctx context.Context, ui packersdk.Ui, what string,
 			ui.Say(fmt.Sprintf("The answer to %s was lost; adopting what it made", what))
 			return got, nil
 		}
+		// The transport's retry line, so a log reads the same whoever retried.
+		log.Printf("[DEBUG] openstack: retrying %s (attempt %d of %d): %s", what, lost+1, createAttempts, describeLost(err))
 	}
+}
+
+// describeLost is a lost answer as the transport's retry line puts it: the
+// status, or the connection's error.
+func describeLost(err error) string {
+	var code gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &code) {
+		return fmt.Sprintf("%d %s", code.Actual, http.StatusText(code.Actual))
+	}
+	return err.Error()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
