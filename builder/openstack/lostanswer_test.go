@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 
@@ -220,4 +221,57 @@ func TestWaitForToleratesTransientErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The sweep finds images by fatimage_build_id whatever their name, as
+// `openstack image list --property fatimage_build_id=...` does.
+func TestStepSweepFindsImagesByBuildID(t *testing.T) {
+	l := newLab(t, nil)
+	c := l.config(t)
+	state, _ := newState(t, c)
+	var made string
+	runSteps(t, bg, state, &StepAuthenticate{}, &StepSweep{}, probe(func(state multistep.StateBag) {
+		cl := state.Get("clients").(*clients)
+		img, err := images.Create(bg, cl.image, images.CreateOpts{Name: "renamed-by-someone", Properties: map[string]string{BuildIDKey: c.buildID}}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = img.ID
+	}), haltStep{})
+	l.assertOnlyImage(t, &Builder{config: *c}, "")
+	if made == "" {
+		t.Fatal("no image made")
+	}
+}
+
+// A server of this build that no step recorded (a create whose answer was
+// lost and not found) holding the boot volume: the volume's cleanup
+// deletes it first instead of waiting state_timeout for the volume to be
+// detached.
+func TestStepCreateVolumeCleanupFreesItFromAnUnrecordedServer(t *testing.T) {
+	l := newLab(t, nil)
+	c := l.config(t, "use_blockstorage_volume", true, "volume_size", 2, "state_timeout", "20s")
+	state, ui := newState(t, c)
+	start := time.Now()
+	runSteps(t, bg, state, &StepAuthenticate{}, &StepLoadFlavor{}, &StepSourceImage{}, &StepDiscoverNetwork{}, &StepCreateVolume{},
+		probe(func(state multistep.StateBag) {
+			cl := state.Get("clients").(*clients)
+			srv, err := servers.Create(bg, cl.compute, servers.CreateOpts{Name: c.InstanceName, FlavorRef: "f1",
+				Metadata: map[string]string{BuildIDKey: c.buildID},
+				BlockDevice: []servers.BlockDevice{{SourceType: servers.SourceVolume, DestinationType: servers.DestinationVolume,
+					UUID: getString(state, "volume_id")}}}, nil).Extract()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := waitServer(bg, cl, srv.ID, "ACTIVE", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}), haltStep{})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("cleanup took %s: it waited for the volume instead of freeing it", took)
+	}
+	if ui.errors() != "" {
+		t.Errorf("errors: %s", ui.errors())
+	}
+	l.assertEmpty(t)
 }
