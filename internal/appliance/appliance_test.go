@@ -202,3 +202,37 @@ func TestCommit(t *testing.T) {
 		t.Errorf("Commit: %q, %v; want %s", got, err, want)
 	}
 }
+
+// TestRunUsesTheVenv: the checkout's venv's ansible-playbook runs, with
+// the composition and the role's playbook, and no secret in its argv.
+func TestRunUsesTheVenv(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc", "fatimage")
+	bin := filepath.Join(s.Repo, "venv", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv := filepath.Join(t.TempDir(), "argv")
+	stub := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argv + "\ncat \"$(printf '%s\\n' \"$@\" | tail -n 1)\" >> " + argv + "\necho ran\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tg := fakeTarget
+	tg.BecomePassword = "pw-xyzzy"
+	var out strings.Builder
+	if err := s.Run(context.Background(), tg, appliance.Play{Role: "journald", TasksFrom: "main.yml"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(argv)
+	if err != nil || out.String() != "ran\n" {
+		t.Fatalf("the venv's ansible-playbook did not run: %v, output %q", err, out.String())
+	}
+	got := string(data)
+	for _, want := range []string{"--limit\nbuilder\n", "packer/ansible-inventory.sh\n", "name: journald", "tasks_from: main.yml", "hosts: builder"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("run lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "pw-xyzzy") || strings.Contains(got, "not a key") {
+		t.Errorf("secret on the command line:\n%s", got)
+	}
+}

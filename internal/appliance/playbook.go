@@ -61,14 +61,14 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	var ctasks []task
 	for i, c := range req.Conditions {
 		reg := fmt.Sprintf("%s_c%d", engineTag, i)
-		ctasks = append(ctasks, engineTask(task{"ansible.builtin.debug": map[string]any{"msg": "holds"},
+		ctasks = append(ctasks, engineTask(task{"name": "condition: " + c, "ansible.builtin.debug": map[string]any{"msg": "holds"},
 			"when": c, "register": reg, "ignore_errors": true, "no_log": true}))
 		conds = append(conds, reg)
 	}
 	var exprs []string
 	for i, e := range req.Expressions {
 		reg := fmt.Sprintf("%s_e%d", engineTag, i)
-		ctasks = append(ctasks, engineTask(task{"ansible.builtin.debug": map[string]any{"msg": e},
+		ctasks = append(ctasks, engineTask(task{"name": "expression: " + e, "ansible.builtin.debug": map[string]any{"msg": e},
 			"register": reg, "ignore_errors": true, "no_log": true}))
 		exprs = append(exprs, reg)
 	}
@@ -78,7 +78,7 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	var pats []string
 	for i, p := range req.Patterns {
 		flag := fmt.Sprintf("%s_p%d", engineTag, i)
-		plays = append(plays, play{"name": "fatimage: pattern", "hosts": p, "gather_facts": false,
+		plays = append(plays, play{"name": "fatimage: host pattern " + p, "hosts": p, "gather_facts": false,
 			"tasks": []task{engineTask(task{"ansible.builtin.set_fact": map[string]any{flag: true}})}})
 		pats = append(pats, flag+" | default(false)")
 	}
