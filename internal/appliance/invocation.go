@@ -152,7 +152,8 @@ func (inv *invocation) file(name string, data []byte) error {
 	return os.WriteFile(filepath.Join(inv.dir, name), data, 0o600)
 }
 
-func (inv *invocation) close() { os.RemoveAll(inv.dir) }
+// close removes the run's private files (the key among them).
+func (inv *invocation) close() { _ = os.RemoveAll(inv.dir) }
 
 // playbook runs ansible-playbook on a playbook with the composed
 // arguments; its output goes to out. The error carries the end of the
@@ -188,5 +189,5 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 
 func (b *tailBuffer) String() string { return string(b.buf) }
 
-// portString is for messages.
+// address is the target, for messages.
 func (t Target) address() string { return t.Host + ":" + strconv.Itoa(t.Port) }

@@ -25,8 +25,8 @@ type Play struct {
 
 // Run runs the selection against the build VM with the site's
 // ansible-playbook, composed as the appliance's build composes it (see
-// [Site.Resolve]); Ansible's output goes to out. Verbosity and other
-// options come from the site's ansible.cfg, as in the appliance's build.
+// [Site.Resolve]); Ansible's output goes to out. The appliance's
+// template adds -vv; here the site's ansible.cfg alone sets verbosity.
 func (s *Site) Run(ctx context.Context, t Target, p Play, out io.Writer) error {
 	if (p.Playbook == "") == (p.Role == "") {
 		return errors.New("appliance run: give a playbook or a role, not both")
