@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -235,4 +238,57 @@ func TestRunUsesTheVenv(t *testing.T) {
 	if strings.Contains(got, "pw-xyzzy") || strings.Contains(got, "not a key") {
 		t.Errorf("secret on the command line:\n%s", got)
 	}
+}
+
+// TestResolveErrors: what goes wrong is said with Ansible's own words.
+func TestResolveErrors(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc", "fatimage")
+	ctx := context.Background()
+	_, err := s.Resolve(ctx, fakeTarget, appliance.Request{Queries: []appliance.Query{{Role: "no_such_role", Vars: []string{"x"}}}}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "'no_such_role' was not found") {
+		t.Errorf("a missing role: %v", err)
+	}
+	closed := appliance.Target{Host: "127.0.0.1", Port: 9, User: "rocky", PrivateKey: []byte("not a key")}
+	_, err = s.Resolve(ctx, closed, appliance.Request{Queries: []appliance.Query{{Vars: []string{"x"}}}}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "UNREACHABLE") || !strings.Contains(err.Error(), "on 127.0.0.1") {
+		t.Errorf("an unreachable VM: %v", err)
+	}
+}
+
+// TestRunCancel: cancelling a run stops ansible-playbook's children too.
+func TestRunCancel(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc")
+	bin := filepath.Join(s.Repo, "venv", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	stub := "#!/bin/sh\nsleep 60 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range 100 {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	err := s.Run(ctx, fakeTarget, appliance.Play{Playbook: "ansible/fatimage.yml"}, &strings.Builder{})
+	if err == nil || time.Since(start) > 8*time.Second {
+		t.Fatalf("cancelled run: %v after %s", err, time.Since(start))
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for range 40 {
+		if pid > 0 && syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("the run's child %d outlived the cancel", pid)
 }

@@ -92,7 +92,9 @@ func (r Request) check() error {
 
 // Resolve gathers the build VM's facts and resolves the request with the
 // site's ansible-playbook, once. Ansible's output goes to log (values
-// never appear in it: every task that reads one is no_log).
+// never appear in it: every task that reads one is no_log). A value may be
+// a secret of the site's (a repository password): callers must not log
+// values they did not ask for by name.
 func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer) (*Result, error) {
 	start := time.Now()
 	if err := req.check(); err != nil {
