@@ -132,6 +132,23 @@ func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer
 	return res, nil
 }
 
+// Summary is the line a build prints: which checkout and environment
+// were read, and what the resolution cost.
+func (r *Result) Summary() string {
+	commit := r.Commit
+	if commit == "" {
+		commit = "of unknown commit (not a git work tree)"
+	} else if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	n := 0
+	for _, vals := range r.Values {
+		n += len(vals)
+	}
+	return fmt.Sprintf("appliance %s, environment %s: %d variables, %d host patterns, %d conditions resolved on the build VM in %.1fs",
+		commit, filepath.Base(r.Environment), n, len(r.Patterns), len(r.Conditions), r.Duration.Seconds())
+}
+
 // taskResult is the part of a registered task result read here.
 type taskResult struct {
 	Failed  bool `json:"failed"`

@@ -87,8 +87,10 @@ func resolveSite(ctx context.Context, t *testing.T, s *appliance.Site, tg applia
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	t.Logf("appliance %s (commit %q: %s), environment %s: resolved in %s", s.Repo, res.Commit, res.CommitError,
-		filepath.Base(res.Environment), res.Duration.Round(time.Millisecond))
+	t.Log(res.Summary())
+	if res.Environment != s.Environment || res.Duration <= 0 || res.Commit != "" || !strings.Contains(res.CommitError, "not a git work tree") {
+		t.Errorf("result: environment %q, duration %s, commit %q (%s)", res.Environment, res.Duration, res.Commit, res.CommitError)
+	}
 	return res
 }
 
