@@ -134,6 +134,10 @@ func TestChecks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `variable "a b"`) {
 		t.Errorf("Resolve with a bad name: %v", err)
 	}
+	err = s.Run(context.Background(), fakeTarget, appliance.Play{Playbook: "p.yml", TasksFrom: "x.yml"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "go with a role") {
+		t.Errorf("Run of a playbook with tasks_from: %v", err)
+	}
 	err = s.Run(context.Background(), appliance.Target{Host: "x y", Port: 0}, appliance.Play{Role: "r"}, nil)
 	for _, want := range []string{`host "x y"`, "port 0", "user", "no private key"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -222,7 +226,8 @@ func TestRunUsesTheVenv(t *testing.T) {
 	tg := fakeTarget
 	tg.BecomePassword = "pw-xyzzy"
 	var out strings.Builder
-	if err := s.Run(context.Background(), tg, appliance.Play{Role: "journald", TasksFrom: "main.yml"}, &out); err != nil {
+	if err := s.Run(context.Background(), tg, appliance.Play{Role: "journald", TasksFrom: "main.yml",
+		Vars: map[string]any{"journald_storage": "{{ 'volatile' }}"}}, &out); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(argv)
@@ -230,7 +235,7 @@ func TestRunUsesTheVenv(t *testing.T) {
 		t.Fatalf("the venv's ansible-playbook did not run: %v, output %q", err, out.String())
 	}
 	got := string(data)
-	for _, want := range []string{"--limit\nbuilder\n", "packer/ansible-inventory.sh\n", "name: journald", "tasks_from: main.yml", "hosts: builder"} {
+	for _, want := range []string{"--limit\nbuilder\n", "packer/ansible-inventory.sh\n", "name: journald", "tasks_from: main.yml", "hosts: builder", "journald_storage: '{{ ''volatile'' }}'"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("run lacks %q:\n%s", want, got)
 		}

@@ -21,6 +21,8 @@ type Play struct {
 	// task files) on the build host with become and facts, as
 	// fatimage.yml's install plays run theirs.
 	Role, TasksFrom string
+	// Vars are the role task's vars (Step.Vars), templated by Ansible.
+	Vars map[string]any
 }
 
 // Run runs the selection against the build VM with the site's
@@ -30,6 +32,9 @@ type Play struct {
 func (s *Site) Run(ctx context.Context, t Target, p Play, out io.Writer) error {
 	if (p.Playbook == "") == (p.Role == "") {
 		return errors.New("appliance run: give a playbook or a role, not both")
+	}
+	if p.Playbook != "" && (p.TasksFrom != "" || len(p.Vars) > 0) {
+		return errors.New("appliance run: tasks_from and vars go with a role, not a playbook")
 	}
 	if p.Role != "" && !roleRE.MatchString(p.Role) {
 		return fmt.Errorf("appliance run: role %q: not a role name", p.Role)
@@ -77,8 +82,12 @@ func (inv *invocation) rolePlaybook(p Play) (string, error) {
 	if p.TasksFrom != "" {
 		role["tasks_from"] = p.TasksFrom
 	}
+	t := task{"ansible.builtin.import_role": role}
+	if len(p.Vars) > 0 {
+		t["vars"] = p.Vars
+	}
 	data, err := yaml.Marshal([]play{{"name": "fatimage: " + p.label(), "hosts": "builder", "become": true,
-		"gather_facts": true, "tasks": []task{{"ansible.builtin.import_role": role}}}})
+		"gather_facts": true, "tasks": []task{t}}})
 	if err != nil {
 		return "", err
 	}

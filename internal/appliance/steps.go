@@ -34,6 +34,9 @@ type Step struct {
 	When []string
 	// Tags are the play's and the task's tags.
 	Tags []string
+	// Vars are the task's own vars, as written (Ansible templates them
+	// when the step runs: pass them to Play.Vars).
+	Vars map[string]any
 }
 
 func (st Step) String() string {
@@ -160,6 +163,7 @@ func (l *lister) task(base Step, t map[string]any, when []string) {
 	}
 	st := base
 	st.When, st.Tags = when, append(append([]string{}, base.Tags...), strs(t["tags"])...)
+	st.Vars, _ = t["vars"].(map[string]any)
 	if arg, ok := firstOf(t, "import_role", "include_role"); ok {
 		m, _ := arg.(map[string]any)
 		st.Kind, st.Name, st.TasksFrom = "role", str(m["name"]), str(m["tasks_from"])

@@ -51,6 +51,10 @@ func TestStepsOfTheCheckout(t *testing.T) {
 			t.Errorf(".stackhpc hook %s: absent %v expected", name, absent)
 		}
 	}
+	am := index(st, func(s appliance.Step) bool { return s.Name == "prometheus.prometheus.alertmanager" })
+	if am < 0 || st[am].Vars["alertmanager_skip_configure"] != true {
+		t.Errorf("alertmanager step's vars: %+v", st[am])
+	}
 	// .stackhpc's pre hook's play follows its hook entry
 	if i := hook("pre"); st[i+1].Hook != "pre" || st[i+1].Hosts != "control:!builder" {
 		t.Errorf("after the pre hook: %+v", st[i+1])
