@@ -33,8 +33,9 @@ func readTask(name, reg string) task {
 
 // resolvePlaybook is the resolution's playbook: facts (gathered as the
 // appliance's install plays gather them, with become), one play per
-// query scope, one per host pattern, and a last play writing everything
-// registered to out, on the machine running ansible.
+// query scope, one for host patterns, conditions and expressions, and a
+// last play writing everything registered to out, on the machine running
+// ansible.
 func resolvePlaybook(req Request, out string) ([]byte, error) {
 	builder := func(name string, tasks ...task) play {
 		return play{"name": name, "hosts": "builder", "gather_facts": false, "tasks": tasks}
@@ -72,18 +73,21 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 			"register": reg, "ignore_errors": true, "no_log": true}))
 		exprs = append(exprs, reg)
 	}
+	pats := "{}"
+	if len(req.Patterns) > 0 {
+		// The lookup resolves a pattern as a play's hosts do (the same
+		// inventory call), in one task rather than one play per pattern.
+		ctasks = append(ctasks, engineTask(task{"name": "host patterns",
+			"ansible.builtin.debug": map[string]any{
+				"msg": "{{ inventory_hostname in query('ansible.builtin.inventory_hostnames', item) }}"},
+			"loop": req.Patterns, "register": engineTag + "_patterns", "ignore_errors": true}))
+		pats = engineTag + "_patterns"
+	}
 	if len(ctasks) > 0 {
-		plays = append(plays, builder("fatimage: conditions and expressions", ctasks...))
+		plays = append(plays, builder("fatimage: host patterns, conditions and expressions", ctasks...))
 	}
-	var pats []string
-	for i, p := range req.Patterns {
-		flag := fmt.Sprintf("%s_p%d", engineTag, i)
-		plays = append(plays, play{"name": "fatimage: host pattern " + p, "hosts": p, "gather_facts": false,
-			"tasks": []task{engineTask(task{"ansible.builtin.set_fact": map[string]any{flag: true}})}})
-		pats = append(pats, flag+" | default(false)")
-	}
-	content := fmt.Sprintf("{{ {'q': [%s], 'c': [%s], 'e': [%s], 'p': [%s], 'groups': group_names} | to_json }}",
-		strings.Join(queries, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), strings.Join(pats, ", "))
+	content := fmt.Sprintf("{{ {'q': [%s], 'c': [%s], 'e': [%s], 'p': %s, 'groups': group_names} | to_json }}",
+		strings.Join(queries, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), pats)
 	plays = append(plays, builder("fatimage: write", engineTask(task{
 		"ansible.builtin.copy": map[string]any{"content": content, "dest": out, "mode": "0600"},
 		"delegate_to":          "localhost",

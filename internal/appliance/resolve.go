@@ -160,8 +160,11 @@ type rawResult struct {
 	Queries    [][]taskResult `json:"q"`
 	Conditions []taskResult   `json:"c"`
 	Exprs      []taskResult   `json:"e"`
-	Patterns   []bool         `json:"p"`
-	Groups     []string       `json:"groups"`
+	Patterns   struct {
+		Results []taskResult `json:"results"`
+		Msg     any          `json:"msg"`
+	} `json:"p"`
+	Groups []string `json:"groups"`
 }
 
 func decodeResult(req Request, data []byte) (*Result, error) {
@@ -169,7 +172,10 @@ func decodeResult(req Request, data []byte) (*Result, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("resolving the appliance's variables: reading ansible's output: %w", err)
 	}
-	if len(raw.Queries) != len(req.Queries) || len(raw.Conditions) != len(req.Conditions) || len(raw.Patterns) != len(req.Patterns) ||
+	if len(raw.Patterns.Results) != len(req.Patterns) {
+		return nil, fmt.Errorf("resolving the appliance's host patterns: %v", raw.Patterns.Msg)
+	}
+	if len(raw.Queries) != len(req.Queries) || len(raw.Conditions) != len(req.Conditions) ||
 		len(raw.Exprs) != len(req.Expressions) {
 		return nil, errors.New("resolving the appliance's variables: ansible's output does not match the request")
 	}
@@ -194,7 +200,8 @@ func decodeResult(req Request, data []byte) (*Result, error) {
 		res.Expressions[e] = value("", raw.Exprs[i])
 	}
 	for i, p := range req.Patterns {
-		res.Patterns[p] = raw.Patterns[i]
+		r := raw.Patterns.Results[i]
+		res.Patterns[p] = !r.Failed && (r.Msg == true || r.Msg == "True")
 	}
 	return res, nil
 }
