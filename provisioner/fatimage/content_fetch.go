@@ -27,10 +27,11 @@ type fetchItem struct {
 }
 
 // stageFetches puts every item into the work dir, downloaded by the VM
-// (lines added to sb) or, when source is "host", by the plugin through
+// (calls added to sc) or, when source is "host", by the plugin through
 // its cache and uploaded, then adds the VM-side check of every sha256:
 // all of it before anything is installed.
-func (s *state) stageFetches(ctx context.Context, sb *strings.Builder, source string, items []fetchItem) error {
+func (s *state) stageFetches(ctx context.Context, sc *vmScript, source string, items []fetchItem) error {
+	sc.use("content")
 	for _, it := range items {
 		if source == "host" {
 			if err := s.uploadCached(ctx, it.what, it.sum, it.url, it.dst); err != nil {
@@ -38,11 +39,11 @@ func (s *state) stageFetches(ctx context.Context, sb *strings.Builder, source st
 			}
 			continue
 		}
-		fmt.Fprintf(sb, "fatimage_fetch %s %s %s\n", shQuote(it.what), shQuote(it.url), shQuote(it.dst))
+		sc.call("fatimage_fetch", it.what, it.url, it.dst)
 	}
 	for _, it := range items {
 		if it.sum != "" {
-			fmt.Fprintf(sb, "fatimage_verify %s %s %s %s\n", shQuote(it.what), shQuote(strings.ToLower(it.sum)), shQuote(it.dst), shQuote(it.url))
+			sc.call("fatimage_verify", it.what, strings.ToLower(it.sum), it.dst, it.url)
 		}
 	}
 	return nil
