@@ -18,6 +18,7 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
@@ -256,7 +257,7 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	if !bytes.Equal(comm.uploads["/w/bin.tar.gz"], tgz) {
 		t.Error("uploaded content differs")
 	}
-	dir, _ := binaryCacheDir()
+	dir, _ := fetch.CacheDir()
 	if _, err := os.Stat(filepath.Join(dir, sha(tgz))); err != nil {
 		t.Errorf("cache entry: %v", err)
 	}

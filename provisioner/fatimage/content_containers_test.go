@@ -18,6 +18,7 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/registry"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
@@ -177,7 +178,7 @@ func TestHostFetchOCIArchive(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "containers[2]: "+reg.Host()+" refused access to library/mysql (401 Unauthorized): check container_registries' username and password") {
 		t.Fatalf("wrong password: %v", err)
 	}
-	root, _ := binaryCacheDir()
+	root, _ := fetch.CacheDir()
 	if entries, _ := os.ReadDir(filepath.Join(filepath.Dir(root), "oci")); len(entries) != 2 {
 		t.Fatalf("cache holds %d entries, want one per image name", len(entries))
 	}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 )
 
 // GitCheckout is a git repository checked out at a pinned tag or commit.
@@ -163,7 +165,7 @@ func scriptInstallGit(gs []GitCheckout, commits []string, workDir string) *vmScr
 // per URL, updated on each use), checks the pin there so a wrong one
 // fails before anything is uploaded, and uploads a bundle of it to dst.
 func (s *state) uploadGitBundle(ctx context.Context, what string, g GitCheckout, dst string) error {
-	root, err := binaryCacheDir()
+	root, err := fetch.CacheDir()
 	if err != nil {
 		return fmt.Errorf("%s: cache: %w", what, err)
 	}
