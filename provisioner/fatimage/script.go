@@ -58,9 +58,7 @@ func (s *vmScript) add(o *vmScript) *vmScript {
 	s.use(o.bodies...)
 	s.vars = append(s.vars, o.vars...)
 	for _, f := range o.secrets {
-		if !slices.ContainsFunc(s.secrets, func(g staged) bool { return g.Name == f.Name }) {
-			s.secrets = append(s.secrets, f)
-		}
+		s.addSecret(f)
 	}
 	s.calls.WriteString(o.calls.String())
 	return s
@@ -99,10 +97,15 @@ func shellCommand(cmd string, args ...string) string {
 // secret adds a credential-bearing file to the script's secrets (once
 // by name) and returns its path on the VM.
 func (s *vmScript) secret(workDir, name string, data []byte) string {
-	if !slices.ContainsFunc(s.secrets, func(f staged) bool { return f.Name == name }) {
-		s.secrets = append(s.secrets, staged{name, data})
-	}
+	s.addSecret(staged{name, data})
 	return path.Join(secretDir(workDir), name)
+}
+
+// addSecret adds f unless a secret of its name is there.
+func (s *vmScript) addSecret(f staged) {
+	if !slices.ContainsFunc(s.secrets, func(g staged) bool { return g.Name == f.Name }) {
+		s.secrets = append(s.secrets, f)
+	}
 }
 
 // secretDir is the run's directory for credentials on the VM: on /run, a
