@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"path"
 	"regexp"
@@ -38,9 +37,6 @@ type LineEdit struct {
 	// is missing, instead of failing. Default false.
 	Create bool `mapstructure:"create"`
 }
-
-//go:embed content/lines.sh
-var contentLinesSh string
 
 var reINISection = regexp.MustCompile(`^[A-Za-z0-9_.:@ -]+$`)
 
@@ -98,23 +94,22 @@ func validateLineEdits(edits []LineEdit) []error {
 }
 
 // scriptLineEdits is the calls editing the lines, in order.
-func scriptLineEdits(edits []LineEdit) string {
-	var b strings.Builder
+func scriptLineEdits(edits []LineEdit) *vmScript {
+	sc := newScript("content", "lines")
 	for i, e := range edits {
 		mode := "present"
 		if e.Absent {
 			mode = "absent"
 		}
-		fmt.Fprintf(&b, "fatimage_line_edit %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("line_edits[%d]", i)),
-			shQuote(e.Path), shQuote(mode), shQuote(e.Regexp), shQuote(e.Line), shQuote(e.Section), flag01(e.Create))
+		sc.call("fatimage_line_edit", fmt.Sprintf("line_edits[%d]", i), e.Path, mode, e.Regexp, e.Line, e.Section, flag01(e.Create))
 	}
-	return b.String()
+	return sc
 }
 
 // stepLineEdits edits the lines, after packages, files and system
 // settings: the files edited are often a package's.
 func stepLineEdits(ctx context.Context, s *state) error {
 	s.say(fmt.Sprintf("line edits (%d)", len(s.cfg.LineEdits)))
-	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentLinesSh+scriptLineEdits(s.cfg.LineEdits)))
+	_, err := s.runScript(ctx, scriptLineEdits(s.cfg.LineEdits))
 	return err
 }

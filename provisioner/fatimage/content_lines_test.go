@@ -68,7 +68,7 @@ func TestLineEditScript(t *testing.T) {
 		{Path: filepath.Join(dir, "new", "created"), Line: "made", Create: true},
 	}
 	run := func() string {
-		out, err := runLocal(t, dir, rawScript(contentCommonSh+contentLinesSh+scriptLineEdits(edits)))
+		out, err := runLocal(t, dir, scriptLineEdits(edits))
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -102,7 +102,7 @@ func TestLineEditScript(t *testing.T) {
 	}
 	// a missing file fails naming the edit and the file
 	missing := []LineEdit{{Path: filepath.Join(dir, "absent.conf"), Line: "x"}}
-	out, err := runLocal(t, dir, rawScript(contentCommonSh+contentLinesSh+scriptLineEdits(missing)))
+	out, err := runLocal(t, dir, scriptLineEdits(missing))
 	if err == nil || !strings.Contains(out, "!fatimage: line_edits[0]: "+filepath.Join(dir, "absent.conf")+" does not exist") {
 		t.Errorf("missing file: err %v\n%s", err, out)
 	}
