@@ -21,7 +21,11 @@ func interruptible(parent context.Context) (context.Context, func()) {
 	go func() {
 		select {
 		case sig := <-sigs:
-			cancel(fmt.Errorf("interrupted by %s", sig))
+			name := "SIGTERM"
+			if sig == os.Interrupt {
+				name = "SIGINT (Ctrl-C)"
+			}
+			cancel(fmt.Errorf("interrupted by %s", name))
 		case <-done:
 		}
 	}()
