@@ -84,7 +84,7 @@ func (b *Builder) steps() []multistep.Step {
 // Run builds the image. Every line its steps show and the error it
 // returns are redacted: Packer core's filter knows none of our secrets.
 func (b *Builder) Run(ctx context.Context, ui packersdk.Ui, hook packersdk.Hook) (packersdk.Artifact, error) {
-	ui = redact.Ui(ui)
+	ui = redact.UI(ui)
 	state := new(multistep.BasicStateBag)
 	state.Put("config", &b.config)
 	state.Put("hook", hook)

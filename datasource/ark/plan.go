@@ -101,6 +101,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 			entries = append(entries, e)
 		}
 	}
+	anyWanted := false
 	for _, e := range entries {
 		if ce, ok := chosen[e.Key()]; ok {
 			e = ce
@@ -108,6 +109,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		if !wanted(e.Repo) {
 			continue
 		}
+		anyWanted = true
 		_, forOS := chosen[e.Key()]
 		where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
 		if c.mode == pulp.ModePinned {
@@ -136,7 +138,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		}
 		c.plan = append(c.plan, task{entry: e, contentURL: contentURL, forOS: forOS})
 	}
-	if len(c.plan) == 0 {
+	if !anyWanted {
 		add("only/skip: every repository is left out")
 	}
 }

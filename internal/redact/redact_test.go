@@ -143,20 +143,20 @@ func TestError(t *testing.T) {
 	}
 }
 
-// recUi records what reaches the wrapped Ui.
-type recUi struct{ lines []string }
+// recUI records what reaches the wrapped Ui.
+type recUI struct{ lines []string }
 
-func (r *recUi) Ask(q string) (string, error)            { r.lines = append(r.lines, "ask "+q); return "", nil }
-func (r *recUi) Askf(q string, a ...any) (string, error) { return r.Ask(fmt.Sprintf(q, a...)) }
-func (r *recUi) Say(m string)                            { r.lines = append(r.lines, "say "+m) }
-func (r *recUi) Sayf(m string, a ...any)                 { r.Say(fmt.Sprintf(m, a...)) }
-func (r *recUi) Message(m string)                        { r.Say(m) }
-func (r *recUi) Error(m string)                          { r.lines = append(r.lines, "error "+m) }
-func (r *recUi) Errorf(m string, a ...any)               { r.Error(fmt.Sprintf(m, a...)) }
-func (r *recUi) Machine(k string, a ...string) {
+func (r *recUI) Ask(q string) (string, error)            { r.lines = append(r.lines, "ask "+q); return "", nil }
+func (r *recUI) Askf(q string, a ...any) (string, error) { return r.Ask(fmt.Sprintf(q, a...)) }
+func (r *recUI) Say(m string)                            { r.lines = append(r.lines, "say "+m) }
+func (r *recUI) Sayf(m string, a ...any)                 { r.Say(fmt.Sprintf(m, a...)) }
+func (r *recUI) Message(m string)                        { r.Say(m) }
+func (r *recUI) Error(m string)                          { r.lines = append(r.lines, "error "+m) }
+func (r *recUI) Errorf(m string, a ...any)               { r.Error(fmt.Sprintf(m, a...)) }
+func (r *recUI) Machine(k string, a ...string) {
 	r.lines = append(r.lines, "machine "+k+" "+strings.Join(a, ","))
 }
-func (r *recUi) TrackProgress(src string, _, _ int64, s io.ReadCloser) io.ReadCloser {
+func (r *recUI) TrackProgress(src string, _, _ int64, s io.ReadCloser) io.ReadCloser {
 	r.lines = append(r.lines, "progress "+src)
 	return s
 }
@@ -164,15 +164,15 @@ func (r *recUi) TrackProgress(src string, _, _ int64, s io.ReadCloser) io.ReadCl
 func TestUiRedactsEveryMethod(t *testing.T) {
 	const pw = "Ui-S3cret-pw"
 	AddBasic("u", pw)
-	rec := &recUi{}
-	ui := Ui(rec)
-	if Ui(ui) != ui {
+	rec := &recUI{}
+	ui := UI(rec)
+	if UI(ui) != ui {
 		t.Fatal("wrapping twice")
 	}
 	basic := base64.StdEncoding.EncodeToString([]byte("u:" + pw))
 	ui.Say("say " + pw)
 	ui.Sayf("sayf %s", basic)
-	ui.Message("message " + url.QueryEscape(pw))
+	ui.Message("message " + url.QueryEscape(pw)) //nolint:staticcheck // the deprecated method is still part of packersdk.Ui and must be redacted too
 	ui.Error("error " + pw)
 	ui.Errorf("errorf %q", pw)
 	_, _ = ui.Ask("ask " + pw)

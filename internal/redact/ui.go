@@ -7,40 +7,40 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
-// Ui wraps ui so every message, prompt and machine-readable line it is
+// UI wraps ui so every message, prompt and machine-readable line it is
 // given is redacted first. It spells out each method rather than embedding
 // ui, so a method added to packersdk.Ui fails to compile here instead of
 // passing text through unfiltered.
-func Ui(ui packersdk.Ui) packersdk.Ui {
-	if r, ok := ui.(redactingUi); ok {
+func UI(ui packersdk.Ui) packersdk.Ui {
+	if r, ok := ui.(redactingUI); ok {
 		return r
 	}
-	return redactingUi{ui: ui}
+	return redactingUI{ui: ui}
 }
 
-type redactingUi struct{ ui packersdk.Ui }
+type redactingUI struct{ ui packersdk.Ui }
 
-var _ packersdk.Ui = redactingUi{}
+var _ packersdk.Ui = redactingUI{}
 
-func (r redactingUi) Ask(q string) (string, error) { return r.ui.Ask(String(q)) }
+func (r redactingUI) Ask(q string) (string, error) { return r.ui.Ask(String(q)) }
 
-func (r redactingUi) Askf(q string, args ...any) (string, error) {
+func (r redactingUI) Askf(q string, args ...any) (string, error) {
 	return r.ui.Ask(String(fmt.Sprintf(q, args...)))
 }
 
-func (r redactingUi) Say(msg string) { r.ui.Say(String(msg)) }
+func (r redactingUI) Say(msg string) { r.ui.Say(String(msg)) }
 
-func (r redactingUi) Sayf(msg string, args ...any) { r.ui.Say(String(fmt.Sprintf(msg, args...))) }
+func (r redactingUI) Sayf(msg string, args ...any) { r.ui.Say(String(fmt.Sprintf(msg, args...))) }
 
-func (r redactingUi) Message(msg string) { r.ui.Say(String(msg)) }
+func (r redactingUI) Message(msg string) { r.ui.Say(String(msg)) }
 
-func (r redactingUi) Error(msg string) { r.ui.Error(String(msg)) }
+func (r redactingUI) Error(msg string) { r.ui.Error(String(msg)) }
 
-func (r redactingUi) Errorf(msg string, args ...any) {
+func (r redactingUI) Errorf(msg string, args ...any) {
 	r.ui.Error(String(fmt.Sprintf(msg, args...)))
 }
 
-func (r redactingUi) Machine(kind string, args ...string) {
+func (r redactingUI) Machine(kind string, args ...string) {
 	clean := make([]string, len(args))
 	for i, a := range args {
 		clean[i] = String(a)
@@ -48,6 +48,6 @@ func (r redactingUi) Machine(kind string, args ...string) {
 	r.ui.Machine(kind, clean...)
 }
 
-func (r redactingUi) TrackProgress(src string, current, total int64, stream io.ReadCloser) io.ReadCloser {
+func (r redactingUI) TrackProgress(src string, current, total int64, stream io.ReadCloser) io.ReadCloser {
 	return r.ui.TrackProgress(String(src), current, total, stream)
 }

@@ -45,7 +45,7 @@ func (p *Provisioner) Prepare(raws ...any) error {
 // Provision implements packersdk.Provisioner. What it shows and the error
 // it returns are redacted.
 func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, _ map[string]any) error {
-	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, ui: redact.Ui(ui), comm: comm, started: time.Now().UTC()}))
+	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, ui: redact.UI(ui), comm: comm, started: time.Now().UTC()}))
 }
 
 // state is one Provision run: what its steps share and count.
