@@ -173,3 +173,40 @@ func TestAPIAnswerSizeIsCapped(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A task that never ends on a Pulp that never answers the cancel: Ctrl-C
+// (the caller's context) ends the wait within the 1 s cancel deadline,
+// not the 10 s one a timed-out wait gets.
+func TestInterruptedTaskWaitIsPrompt(t *testing.T) {
+	polled := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+			fmt.Fprintf(w, `{"pulp_href": %q, "state": "running"}`, r.URL.Path)
+		case http.MethodPatch:
+			_, _ = io.Copy(io.Discard, r.Body) // so a client hanging up cancels r.Context()
+			select {                           // a Pulp too busy to answer the cancel
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	a, err := NewAPI(srv.URL, ClientOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-polled; cancel() }()
+	start := time.Now()
+	_, err = a.Wait(ctx, &Task{Href: "/pulp/api/v3/tasks/1/"})
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "context canceled") || took > 2*time.Second {
+		t.Fatalf("wait ended after %s: %v", took, err)
+	}
+	t.Logf("the interrupted wait ended %s after it began", took.Round(time.Millisecond))
+}

@@ -18,7 +18,7 @@ const MaxListingBytes = 8 << 20
 // listing, oldest first. It reads every link, whatever the pulpcore
 // generation's markup (<pre> with "./name/" or "name/", or a <ul>), and
 // keeps only directories named by a real UTC time (ParseTimestamp) no
-// later than tomorrow, so "../", "development/", files and impossible
+// later than a day from now, so "../", "development/", files and impossible
 // names such as "99999999T999999/" are ignored. A listing larger than
 // MaxListingBytes is refused.
 func ParseListing(r io.Reader) ([]string, error) {
