@@ -22,9 +22,9 @@ const MaxListingBytes = 8 << 20
 // names such as "99999999T999999/" are ignored. A listing larger than
 // MaxListingBytes is refused.
 func ParseListing(r io.Reader) ([]string, error) {
-	cr := &countingReader{r: io.LimitReader(r, MaxListingBytes+1)}
-	names, err := parseListing(cr)
-	if cr.n > MaxListingBytes {
+	lr := &io.LimitedReader{R: r, N: MaxListingBytes + 1}
+	names, err := parseListing(lr)
+	if lr.N == 0 { // one byte over the cap was read
 		return nil, fmt.Errorf("the listing is larger than %d MiB (the cap): not a Pulp directory listing", MaxListingBytes>>20)
 	}
 	return names, err
@@ -86,16 +86,4 @@ func snapshotDir(href string, latest time.Time) (string, bool) {
 		return "", false
 	}
 	return name, true
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
