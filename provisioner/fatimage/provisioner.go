@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hcldec"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // Provisioner implements packersdk.Provisioner. It holds only the
@@ -31,16 +33,19 @@ func (p *Provisioner) Prepare(raws ...any) error {
 	if err := p.config.Prepare(raws...); err != nil {
 		return err
 	}
-	if p.config.RepoPassword != "" {
-		packersdk.LogSecretFilter.Set(p.config.RepoPassword)
+	// Packer core's filter knows none of a plugin's secrets: redact does
+	// the filtering, for the Ui and the log alike.
+	redact.AddBasic(p.config.RepoUsername, p.config.RepoPassword)
+	for _, r := range p.config.ContainerRegistries {
+		redact.AddBasic(r.Username, r.Password)
 	}
-	packersdk.LogSecretFilter.Set(p.config.registryPasswords()...)
 	return nil
 }
 
-// Provision implements packersdk.Provisioner.
+// Provision implements packersdk.Provisioner. What it shows and the error
+// it returns are redacted.
 func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, _ map[string]any) error {
-	return runSteps(ctx, steps, &state{cfg: &p.config, ui: ui, comm: comm, started: time.Now().UTC()})
+	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, ui: redact.UI(ui), comm: comm, started: time.Now().UTC()}))
 }
 
 // state is one Provision run: what its steps share and count.
