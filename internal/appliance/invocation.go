@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Target is the build VM as Packer's communicator reaches it (the

@@ -7,7 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Play selects what Run runs: a playbook (the checkout's, a hook, ...),

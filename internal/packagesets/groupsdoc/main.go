@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
