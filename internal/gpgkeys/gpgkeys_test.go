@@ -135,22 +135,24 @@ func TestByName(t *testing.T) {
 
 func TestFingerprintRejects(t *testing.T) {
 	good := string(mustKey(t, "epel", "9").Armored())
-	// flip one base64 character in the body: the CRC catches it
+	// flip one base64 character in the body: the self-signatures catch it
 	i := strings.Index(good, "\n\n") + 10
 	c := byte('A')
 	if good[i] == 'A' {
 		c = 'B'
 	}
 	bad := good[:i] + string(c) + good[i+1:]
-	for name, in := range map[string]string{
-		"no armor":  "mQENBF331lgBCAC4",
-		"no end":    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQENBF331lgBCAC4\n",
-		"corrupted": bad,
-		"empty":     "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n-----END PGP PUBLIC KEY BLOCK-----\n",
-		"not a key": "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nwsBcBAABCAAQ\n-----END PGP PUBLIC KEY BLOCK-----\n",
+	for name, tc := range map[string]struct{ in, want string }{
+		"no armor":    {"mQENBF331lgBCAC4", "no -----BEGIN PGP PUBLIC KEY BLOCK----- line"},
+		"no end":      {"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQENBF331lgBCAC4\n", "truncated"},
+		"corrupted":   {bad, "corrupted"},
+		"empty":       {"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n-----END PGP PUBLIC KEY BLOCK-----\n", "empty"},
+		"not a key":   {"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nwsBcBAABCAAQ\n-----END PGP PUBLIC KEY BLOCK-----\n", "truncated"},
+		"private key": {strings.ReplaceAll(good, "PUBLIC", "PRIVATE"), `not a "PGP PUBLIC KEY BLOCK"`},
 	} {
-		if fpr, err := Fingerprint([]byte(in)); err == nil {
-			t.Errorf("%s: fingerprint %s, want an error", name, fpr)
+		fpr, err := Fingerprint([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: fingerprint %q, error %v; want an error saying %q", name, fpr, err, tc.want)
 		}
 	}
 }

@@ -126,10 +126,12 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
-	known := []string{"grafana", "openhpc", "sssd", "podman", "fatimage"}
+	known := []string{"grafana", "nfs", "openhpc", "sssd", "podman", "fatimage"}
 	for in, want := range map[string]string{
 		"grafanna": "grafana", "opnehpc": "openhpc", "fatimgae": "fatimage", "fatimge": "fatimage",
 		"sssd": "", "sshd": "sssd", "site_monitoring": "", "nhc": "", "grafana": "",
+		// short names: one edit, not two
+		"nfx": "nfs", "ntp": "", "dns": "",
 	} {
 		if got := Suggest(in, known); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)

@@ -106,7 +106,7 @@ func TestGPGKeysValidation(t *testing.T) {
 		{[]any{map[string]any{"builtin": "RStudio", "key": siteKey}}, "gpg_keys[0]: set key or builtin, not both"},
 		{[]any{map[string]any{"key": siteKey}}, "gpg_keys[0]: path is required (or builtin, for a built-in key)"},
 		{[]any{map[string]any{"path": "/etc/pki/rpm-gpg/K", "key": siteKey[:200] + "X" + siteKey[201:]}},
-			"gpg_keys[0]: key must be an armored PGP public key block: armor: "},
+			"gpg_keys[0]: key must be an armored PGP public key block: the first key does not read whole (a corrupted block"},
 		{[]any{map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio", "key": siteKey}},
 			"gpg_keys[1]: path /etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio is already gpg_keys[0]'s"},
 		{[]any{map[string]any{"builtin": "epel"}, map[string]any{"builtin": "epel"}}, "gpg_keys[1]: path of builtin epel is already gpg_keys[0]'s"},
