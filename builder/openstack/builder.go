@@ -99,7 +99,7 @@ func (b *Builder) Run(ctx context.Context, ui packersdk.Ui, hook packersdk.Hook)
 	}
 
 	b.runner = commonsteps.NewRunnerWithPauseFn(b.steps(), b.config.PackerConfig, ui, state)
-	b.runner.Run(ctx, state)
+	b.runner.Run(withProgress(ctx, ui.Say), state)
 	artifact, err := b.finish(state, ui)
 	return artifact, redact.Error(err)
 }

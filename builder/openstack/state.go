@@ -62,9 +62,14 @@ func halt(state multistep.StateBag, err error) multistep.StepAction {
 }
 
 // cleanupContext bounds a Cleanup: the build's own context may already be
-// cancelled (Ctrl-C), but deleting must still happen.
-func cleanupContext(c *Config) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), c.StateTimeout+time.Minute)
+// cancelled (Ctrl-C), but deleting must still happen. Its waits report
+// progress to the build's Ui.
+func cleanupContext(state multistep.StateBag, c *Config) (context.Context, context.CancelFunc) {
+	ctx := context.Background()
+	if ui, ok := state.Get("ui").(packersdk.Ui); ok {
+		ctx = withProgress(ctx, ui.Say)
+	}
+	return context.WithTimeout(ctx, c.StateTimeout+time.Minute)
 }
 
 // buildFailed reports whether the build is ending without success.

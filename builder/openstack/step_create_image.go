@@ -141,7 +141,7 @@ func (s *StepCreateImage) Cleanup(state multistep.StateBag) {
 	c := state.Get("config").(*Config)
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	ui.Say(fmt.Sprintf("Deleting the unfinished image %s...", s.created))
 	if err := deleteImage(ctx, cl, s.created, c.StateTimeout); err != nil {

@@ -97,7 +97,7 @@ func (s *StepCreateVolume) Cleanup(state multistep.StateBag) {
 	c := state.Get("config").(*Config)
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	ui.Say(fmt.Sprintf("Deleting boot volume %s...", s.created))
 	freeVolume(ctx, cl, c, ui, s.created)

@@ -220,7 +220,7 @@ func (s *StepFloatingIP) Cleanup(state multistep.StateBag) {
 	c := state.Get("config").(*Config)
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	if s.allocated != "" {
 		ui.Say(fmt.Sprintf("Releasing floating IP %s...", s.allocated))

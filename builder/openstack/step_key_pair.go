@@ -72,7 +72,7 @@ func (s *StepKeyPair) Cleanup(state multistep.StateBag) {
 	c := state.Get("config").(*Config)
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	ui.Say(fmt.Sprintf("Deleting the temporary keypair %s...", s.created))
 	err := keypairs.Delete(ctx, cl.compute, s.created, nil).ExtractErr()

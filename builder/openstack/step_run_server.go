@@ -137,7 +137,7 @@ func (s *StepRunServer) Cleanup(state multistep.StateBag) {
 	c := state.Get("config").(*Config)
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	ui.Say(fmt.Sprintf("Deleting server %s...", s.created))
 	// Waiting until it is gone frees the boot volume and ports for the

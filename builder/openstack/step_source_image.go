@@ -190,7 +190,7 @@ func (s *StepSourceImage) Cleanup(state multistep.StateBag) {
 	c := state.Get("config").(*Config)
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	ui.Say(fmt.Sprintf("Deleting the imported source image %s...", s.imported))
 	if err := deleteImage(ctx, cl, s.imported, c.StateTimeout); err != nil {

@@ -30,7 +30,7 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 		return
 	}
 	c := state.Get("config").(*Config)
-	ctx, cancel := cleanupContext(c)
+	ctx, cancel := cleanupContext(state, c)
 	defer cancel()
 	sw := &sweeper{c: c, cl: raw.(*clients), ui: state.Get("ui").(packersdk.Ui), tr: trackerOf(state)}
 	sw.servers(ctx)

@@ -27,6 +27,51 @@ var (
 	pollMax     = 3 * time.Second
 )
 
+// progressInterval: a wait says its status and elapsed time at least
+// this often, so a long one (an image upload of GBs) does not look hung.
+// A variable so tests can shorten it.
+var progressInterval = 30 * time.Second
+
+type progressKey struct{}
+
+// withProgress makes the waits under ctx report their progress to say
+// (the build's Ui).
+func withProgress(ctx context.Context, say func(string)) context.Context {
+	return context.WithValue(ctx, progressKey{}, say)
+}
+
+// progress is one wait's progress lines.
+type progress struct {
+	say         func(string)
+	what        string
+	start, next time.Time
+}
+
+func newProgress(ctx context.Context, what string, start time.Time) *progress {
+	say, _ := ctx.Value(progressKey{}).(func(string))
+	return &progress{say: say, what: what, start: start, next: start.Add(progressInterval)}
+}
+
+// report says the last status seen when a line is due.
+func (p *progress) report(status string) {
+	if p.say == nil || time.Now().Before(p.next) {
+		return
+	}
+	if status == "" {
+		status = "not reported yet"
+	}
+	p.say(fmt.Sprintf("Still waiting for %s: status %s, %s elapsed", p.what, status, time.Since(p.start).Round(time.Second)))
+	p.next = time.Now().Add(progressInterval)
+}
+
+// sleepAtMost caps a pause so the next line is not late.
+func (p *progress) sleepAtMost(d time.Duration) time.Duration {
+	if p.say == nil {
+		return d
+	}
+	return max(min(d, time.Until(p.next)), 0)
+}
+
 // longWaitFactor: a wait is long when it has lasted this many times the
 // transition's expected duration.
 const longWaitFactor = 3
@@ -119,6 +164,8 @@ func tolerable(err error, seen bool) bool {
 // or ctx ends. check returns the status it saw, for the timeout message.
 // what names the resource and the goal, e.g. "server 1234 to become ACTIVE".
 // Up to maxTransient tolerable errors in a row are logged and polled past.
+// With a Ui in ctx (withProgress) it says the status at least every
+// progressInterval.
 func waitFor(ctx context.Context, what string, timeout time.Duration, check func(ctx context.Context) (status string, done bool, err error)) error {
 	if timeout <= 0 {
 		timeout = DefaultStateTimeout
@@ -126,6 +173,7 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, check func
 	start := time.Now()
 	deadline := start.Add(timeout)
 	expected := expectedDuration(what)
+	prog := newProgress(ctx, what, start)
 	var delay time.Duration
 	var last string
 	transient := 0
@@ -150,6 +198,7 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, check func
 				last = status
 			}
 		}
+		prog.report(last)
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
 			if last == "" {
@@ -158,7 +207,7 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, check func
 			return fmt.Errorf("timed out after %s waiting for %s (last status %s); raise state_timeout if the cloud is slow", timeout, what, last)
 		}
 		delay = pollDelay(delay, time.Since(start), expected)
-		t := time.NewTimer(min(delay, remaining))
+		t := time.NewTimer(prog.sleepAtMost(min(delay, remaining)))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -1,6 +1,10 @@
 package openstack
 
 import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -86,5 +90,48 @@ func TestPollSchedule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A wait with a Ui says the status and the time elapsed at least every
+// progressInterval, even while its polls are further apart.
+func TestWaitProgress(t *testing.T) {
+	old := [4]time.Duration{pollInitial, pollSteady, pollMax, progressInterval}
+	pollInitial, pollSteady, pollMax, progressInterval = time.Second, 2*time.Second, 2*time.Second, 200*time.Millisecond
+	defer func() { pollInitial, pollSteady, pollMax, progressInterval = old[0], old[1], old[2], old[3] }()
+
+	var mu sync.Mutex
+	var lines []string
+	var at []time.Time
+	ctx := withProgress(bg, func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines, at = append(lines, s), append(at, time.Now())
+	})
+	start := time.Now()
+	err := waitFor(ctx, "server x to become ACTIVE", time.Minute, func(context.Context) (string, bool, error) {
+		return "BUILD", time.Since(start) > 2500*time.Millisecond, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) < 6 {
+		t.Fatalf("%d progress lines in 2.5 s at a 200 ms interval: %q", len(lines), lines)
+	}
+	line := regexp.MustCompile(`^Still waiting for server x to become ACTIVE: status BUILD, \d+s elapsed$`)
+	prev := start
+	for i, l := range lines {
+		if !line.MatchString(l) {
+			t.Errorf("line %d: %q", i, l)
+		}
+		if gap := at[i].Sub(prev); gap > 600*time.Millisecond {
+			t.Errorf("line %d came %s after the previous one; polls are 1-2 s apart, lines must not wait for them", i, gap)
+		}
+		prev = at[i]
+	}
+	if !strings.HasSuffix(lines[len(lines)-1], ", 2s elapsed") {
+		t.Errorf("last line %q, want 2s elapsed", lines[len(lines)-1])
 	}
 }
