@@ -67,6 +67,7 @@ type state struct {
 	// done. image.json records both.
 	pending  []string
 	rebooted []string
+	took     []string // "<step> <duration>" of each step done, for the summary
 
 	content contentState // what the content fetch learnt (git commits)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // step is one named stage of a run. Adding a step means one entry in
@@ -81,6 +82,7 @@ func runSteps(ctx context.Context, table []step, s *state) error {
 			continue
 		}
 		s.step = st.name
+		start := time.Now()
 		if st.needsKernel && s.cfg.Reboot == "auto" && len(s.pending) > 0 {
 			s.say(fmt.Sprintf("reboot: step %s needs the running kernel (%s)", st.name, strings.Join(s.pending, "; ")))
 			if err := s.reboot(ctx); err != nil {
@@ -90,6 +92,7 @@ func runSteps(ctx context.Context, table []step, s *state) error {
 		if err := st.run(ctx, s); err != nil {
 			return err
 		}
+		s.took = append(s.took, fmt.Sprintf("%s %s", st.name, time.Since(start).Round(100*time.Millisecond)))
 	}
 	return nil
 }

@@ -77,6 +77,12 @@ func TestProvisionRunsTheStepTable(t *testing.T) {
 		if !strings.Contains(out.String(), "fatimage: done: 1 dnf command(s), 0 reboot(s)") {
 			t.Errorf("run %d output:\n%s", run, out.String())
 		}
+		// the summary times each step done before it, once
+		times := regexp.MustCompile(`fatimage: step times: (.*)`).FindAllStringSubmatch(out.String(), -1)
+		want = `^connect \S+, repos \S+, login-home \S+, packages \S+, reboot \S+, cleanup \S+, disable-repos \S+, image-json \d[0-9.]*[mnµ]?s$`
+		if len(times) != 1 || !regexp.MustCompile(want).MatchString(times[0][1]) {
+			t.Errorf("run %d: step times %q, want one line matching %s", run, times, want)
+		}
 	}
 	// every step of the table has its name once
 	seen := map[string]bool{}
