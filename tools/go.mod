@@ -236,8 +236,8 @@ require (
 	github.com/hashicorp/hcl v1.0.1-vault-7 // indirect
 	github.com/hashicorp/hcl/v2 v2.24.0 // indirect
 	github.com/hashicorp/hcp-sdk-go v0.174.0 // indirect
-	github.com/hashicorp/packer v1.16.0 // indirect
-	github.com/hashicorp/packer-plugin-sdk v0.6.10 // indirect
+	github.com/hashicorp/packer v1.16.0 // indirect; the newest the module proxy serves (v1.16.1, v1.16.2, v1.17.0: 403)
+	github.com/hashicorp/packer-plugin-sdk v0.6.10 // indirect; packer-sdc: the same SDK version as ../go.mod
 	github.com/hashicorp/serf v0.10.1 // indirect
 	github.com/hashicorp/vault/api v1.22.0 // indirect
 	github.com/hashicorp/yamux v0.1.1 // indirect
