@@ -21,13 +21,29 @@ fatimage_verify() {
 	return 1
 }
 
-# fatimage_fetch <what> <url> <file>: the VM downloads url to file.
+# fatimage_fetch <what> <url> <file>: the VM downloads url to file,
+# saying how much has arrived every FATIMAGE_PROGRESS_SECONDS (30; curl's
+# own meter wants a terminal).
 fatimage_fetch() {
 	echo "downloading $2"
-	fatimage_run curl -fsSL --retry 3 --retry-connrefused --connect-timeout 20 -o "$3" "$2" || {
+	fatimage_fetch_progress "$1" "$3" &
+	_progress=$!
+	_rc=0
+	fatimage_run curl -fsSL --retry 3 --retry-connrefused --connect-timeout 20 -o "$3" "$2" || _rc=$?
+	kill "$_progress" 2>/dev/null || true
+	if [ "$_rc" -ne 0 ]; then
 		fatimage_cause "$1: downloading $2 failed"
 		return 1
-	}
+	fi
+}
+
+# fatimage_fetch_progress <what> <file>: the file's size until killed. Its
+# sleeps hold no output open, so one the kill leaves behind cannot keep
+# the script's SSH session waiting.
+fatimage_fetch_progress() {
+	while sleep "${FATIMAGE_PROGRESS_SECONDS:-30}" >/dev/null 2>&1; do
+		echo "$1: $(($(stat -c %s "$2" 2>/dev/null || echo 0) / 1048576)) MiB so far"
+	done
 }
 
 # fatimage_check_owner <what> <user> <group>: the owner must exist.
