@@ -55,8 +55,8 @@ require (
 	github.com/hashicorp/golang-lru v0.5.4 // indirect
 	github.com/hashicorp/hcl v1.0.0 // indirect
 	github.com/hashicorp/hcl/v2 v2.19.1 // indirect
-	github.com/hashicorp/packer-plugin-ansible v1.1.2 // indirect
-	github.com/hashicorp/packer-plugin-openstack v1.1.2 // indirect
+	github.com/hashicorp/packer-plugin-ansible v1.1.2 // indirect; v1.1.4-v1.1.6 exist but the module proxy does not serve their source (403), and docs/benchmarks.md was measured against v1.1.2
+	github.com/hashicorp/packer-plugin-openstack v1.1.2 // indirect; v1.1.4 is served, kept with the ansible plugin at the stack docs/benchmarks.md was measured against
 	github.com/hashicorp/packer-plugin-sdk v0.5.4 // indirect
 	github.com/hashicorp/serf v0.10.1 // indirect
 	github.com/hashicorp/vault/api v1.14.0 // indirect
