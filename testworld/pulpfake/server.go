@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/faultinject"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/httprec"
 )
 
@@ -78,8 +79,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	dists    map[string]*Distribution // by base path; values are never mutated
-	faults   []*faultState
 	requests []Request
+
+	faults  *faultinject.Injector
+	content http.Handler // serveContent behind the faults
 
 	control http.Handler
 	closing chan struct{} // closed by Close to release hanging requests
@@ -105,6 +108,9 @@ func New(opts Options) *Server {
 	s.format.Store(int32(opts.Format))
 	s.latency.Store(int64(opts.Latency))
 	s.control = s.newControlHandler()
+	s.faults = s.newFaults()
+	// Faults only concern the content app.
+	s.content = s.faults.Wrap("", contentPrefix+"/", http.HandlerFunc(s.serveContent))
 	return s
 }
 
@@ -298,27 +304,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		abort()
 	}
 
-	// Faults only concern the content app.
-	if rel, ok := contentRel(r.URL.Path); ok {
-		if f, ok := s.pickFault(r.Method, rel); ok {
-			if !s.wait(r.Context(), f.Latency) {
-				abort()
-			}
-			if f.Hang {
-				s.hang(r.Context())
-				abort()
-			}
-			if f.Status != 0 {
-				if f.RetryAfter != "" {
-					rec.Header().Set("Retry-After", f.RetryAfter)
-				}
-				writeText(rec, r, f.Status, "")
-				return
-			}
-		}
-	}
-
-	s.serveContent(rec, r)
+	s.content.ServeHTTP(rec, r)
 }
 
 // contentRel returns the path below /pulp/content/ ("" for the root itself).
@@ -345,14 +331,6 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	case <-s.closing:
 	}
 	return false
-}
-
-// hang blocks until the client goes away or the server is closing.
-func (s *Server) hang(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-	case <-s.closing:
-	}
 }
 
 // abort drops the connection without a response; returning normally would

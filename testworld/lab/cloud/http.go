@@ -40,10 +40,22 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer c.inflight.Add(-1)
 	c.countCall(svc)
 	c.logf("cloud: %s %s", r.Method, r.URL.RequestURI())
-	if !c.applyHTTPFaults(w, r, svc) {
-		return
+	c.apis[svc].ServeHTTP(w, r)
+}
+
+// newAPIs puts each service behind the fault rules.
+func (c *Cloud) newAPIs() map[string]http.Handler {
+	apis := map[string]http.Handler{}
+	for _, svc := range prefixes {
+		apis[svc] = c.faults.Wrap(svc, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.serveService(svc, w, r)
+		}))
 	}
-	rest := segs[1:]
+	return apis
+}
+
+func (c *Cloud) serveService(svc string, w http.ResponseWriter, r *http.Request) {
+	rest := splitPath(r.URL.Path)[1:]
 	if r.Method == http.MethodGet && c.states.recording() {
 		rec := &bodyRecorder{ResponseWriter: w}
 		defer c.states.observeResponse(svc, r, rec)
