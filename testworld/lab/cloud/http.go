@@ -139,5 +139,5 @@ func methodNotAllowed(w http.ResponseWriter, svc string) {
 }
 
 func notFoundPath(w http.ResponseWriter, r *http.Request, svc string) {
-	fail(w, svc, http.StatusNotFound, "", "The resource could not be found: "+strings.TrimPrefix(r.URL.Path, "/"))
+	fail(w, svc, http.StatusNotFound, "", "The resource could not be found: "+strings.TrimPrefix(reqPath(r), "/"))
 }
