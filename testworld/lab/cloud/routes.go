@@ -16,6 +16,9 @@ type caller struct {
 
 type callKey struct{}
 
+// headAlias is HEAD while the mux matches: see router.serve.
+const headAlias = "HEAD-NOT-GET"
+
 // routeFunc handles one method pattern of a service.
 type routeFunc func(w http.ResponseWriter, r *http.Request, c *caller)
 
@@ -31,6 +34,9 @@ func newRouter() *router { return &router{mux: http.NewServeMux()} }
 
 func (rt *router) handle(pattern string, h routeFunc) {
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == headAlias {
+			r.Method = http.MethodHead // r is serve's copy
+		}
 		h(w, r, r.Context().Value(callKey{}).(*caller))
 	})
 }
@@ -46,7 +52,7 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request, path string, c *
 	if r2.Method == http.MethodHead {
 		// ServeMux lets HEAD match GET patterns; the OpenStack routers
 		// the double follows do not, so HEAD meets the fallbacks.
-		r2.Method = "HEAD-NOT-GET"
+		r2.Method = headAlias
 	}
 	rt.mux.ServeHTTP(w, r2)
 }
