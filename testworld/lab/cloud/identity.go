@@ -134,7 +134,6 @@ func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string)
 	ks.rt.serve(w, r, cleanPath(append([]string{"identity", "v3"}, segs...)), &caller{t: t})
 }
 
-
 func (ks *keystone) projectJSON(p *project) obj {
 	return obj{"id": p.ID, "name": p.Name, "domain_id": p.DomainID, "enabled": true, "is_domain": false,
 		"parent_id": p.DomainID, "description": "", "tags": []string{}, "options": obj{},
