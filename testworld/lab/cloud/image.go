@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -391,16 +389,7 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 		}
 		img.Name = s
 	case "visibility":
-		s, _ := v.(string)
-		switch s {
-		case "public", "private", "shared", "community":
-			if s == "public" && img.Visibility != "public" && !admin {
-				return &httpErr{http.StatusForbidden, "You are not authorized to complete publicize_image action."}
-			}
-			img.Visibility = s
-		default:
-			return bad("Invalid visibility value: " + s)
-		}
+		return setVisibility(img, v, admin)
 	case "protected", "os_hidden":
 		bv, ok := v.(bool)
 		if !ok {
@@ -422,20 +411,7 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 			img.MinRAM = n
 		}
 	case "disk_format", "container_format":
-		s, _ := v.(string)
-		if v != nil { // null is in the schema's enum
-			if err := checkFormat(k, s); err != nil {
-				return err
-			}
-		}
-		if !create && img.Status != "queued" {
-			return &httpErr{http.StatusForbidden, "Attribute " + k + " can be only replaced for a queued image."}
-		}
-		if k == "disk_format" {
-			img.DiskFormat = s
-		} else {
-			img.ContainerFormat = s
-		}
+		return setFormat(img, k, v, create)
 	case "tags":
 		arr, ok := v.([]any)
 		if !ok {
@@ -461,6 +437,40 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 			v = n.String()
 		}
 		img.Props[k] = v
+	}
+	return nil
+}
+
+func setVisibility(img *image, v any, admin bool) *httpErr {
+	s, _ := v.(string)
+	switch s {
+	case "public", "private", "shared", "community":
+		if s == "public" && img.Visibility != "public" && !admin {
+			return &httpErr{http.StatusForbidden, "You are not authorized to complete publicize_image action."}
+		}
+		img.Visibility = s
+		return nil
+	default:
+		return badRequest("Invalid visibility value: " + s)
+	}
+}
+
+// setFormat sets disk_format or container_format (k), which only a
+// queued image may change after its creation.
+func setFormat(img *image, k string, v any, create bool) *httpErr {
+	s, _ := v.(string)
+	if v != nil { // null is in the schema's enum
+		if err := checkFormat(k, s); err != nil {
+			return err
+		}
+	}
+	if !create && img.Status != "queued" {
+		return &httpErr{http.StatusForbidden, "Attribute " + k + " can be only replaced for a queued image."}
+	}
+	if k == "disk_format" {
+		img.DiskFormat = s
+	} else {
+		img.ContainerFormat = s
 	}
 	return nil
 }
@@ -526,164 +536,6 @@ func cmpAny(a, b any) int {
 		}
 	}
 	return 0
-}
-
-func (gl *glance) listImages(w http.ResponseWriter, r *http.Request, t *token) {
-	const svc = SvcImage
-	q := r.URL.Query()
-	var specs []sortSpec
-	if s := q.Get("sort"); s != "" {
-		for _, part := range strings.Split(s, ",") {
-			kd := strings.SplitN(strings.TrimSpace(part), ":", 2)
-			sp := sortSpec{key: kd[0], dir: "desc"}
-			if len(kd) == 2 {
-				sp.dir = kd[1]
-			}
-			specs = append(specs, sp)
-		}
-	} else {
-		dirs := q["sort_dir"]
-		for i, k := range q["sort_key"] {
-			sp := sortSpec{key: k, dir: "desc"}
-			if i < len(dirs) {
-				sp.dir = dirs[i]
-			} else if len(dirs) > 0 {
-				sp.dir = dirs[len(dirs)-1]
-			}
-			specs = append(specs, sp)
-		}
-	}
-	if len(specs) == 0 {
-		specs = []sortSpec{{"created_at", "desc"}}
-	}
-	for _, sp := range specs {
-		if imageSortValue(&image{}, sp.key) == nil {
-			fail(w, svc, http.StatusBadRequest, "", "Invalid sort key: "+sp.key)
-			return
-		}
-		if sp.dir != "asc" && sp.dir != "desc" {
-			fail(w, svc, http.StatusBadRequest, "", "Invalid sort direction: "+sp.dir)
-			return
-		}
-	}
-	specs = append(specs, sortSpec{"id", specs[len(specs)-1].dir})
-	limit := queryInt(r, "limit", 25)
-	if limit < 0 {
-		fail(w, svc, http.StatusBadRequest, "", "limit param must be positive")
-		return
-	}
-	if limit > 1000 {
-		limit = 1000
-	}
-	vis := q.Get("visibility")
-	memberStatus := q.Get("member_status")
-	gl.mu.Lock()
-	defer gl.mu.Unlock()
-	var sel []*image
-	for _, i := range gl.images {
-		if !visibleTo(i, t.project.ID, memberStatus) || !listed(i.listable) {
-			continue
-		}
-		if i.Hidden && q.Get("os_hidden") != "true" {
-			continue
-		}
-		if vis != "" && vis != "all" && i.Visibility != vis {
-			continue
-		}
-		ok := true
-		for _, f := range []string{"name", "status", "owner", "disk_format", "container_format", "id"} {
-			v := q.Get(f)
-			if v == "" {
-				continue
-			}
-			var have string
-			switch f {
-			case "name":
-				have = i.Name
-			case "status":
-				have = i.Status
-			case "owner":
-				have = i.Owner
-			case "disk_format":
-				have = i.DiskFormat
-			case "container_format":
-				have = i.ContainerFormat
-			case "id":
-				have = i.ID
-			}
-			if strings.HasPrefix(v, "in:") {
-				if !contains(strings.Split(strings.TrimPrefix(v, "in:"), ","), have) {
-					ok = false
-				}
-			} else if v != have {
-				ok = false
-			}
-		}
-		for _, tag := range q["tag"] {
-			if !contains(i.Tags, tag) {
-				ok = false
-			}
-		}
-		if v := q.Get("protected"); v != "" && v != strconv.FormatBool(i.Protected) {
-			ok = false
-		}
-		// extra property filters (e.g. ?os_distro=rocky)
-		for k, vals := range q {
-			if imageListParams[k] || len(vals) == 0 {
-				continue
-			}
-			if pv, has := i.Props[k]; !has || fmt.Sprint(pv) != vals[0] {
-				ok = false
-			}
-		}
-		if ok {
-			sel = append(sel, i)
-		}
-	}
-	sort.SliceStable(sel, func(a, b int) bool {
-		for _, sp := range specs {
-			d := cmpAny(imageSortValue(sel[a], sp.key), imageSortValue(sel[b], sp.key))
-			if d == 0 {
-				continue
-			}
-			if sp.dir == "desc" {
-				return d > 0
-			}
-			return d < 0
-		}
-		return false
-	})
-	if m := q.Get("marker"); m != "" {
-		idx := -1
-		for i, img := range sel {
-			if img.ID == m {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			fail(w, svc, http.StatusBadRequest, "", "marker "+m+" could not be found.")
-			return
-		}
-		sel = sel[idx+1:]
-	}
-	out := []obj{}
-	for n, i := range sel {
-		if n >= limit {
-			break
-		}
-		out = append(out, gl.imageJSON(i))
-	}
-	resp := obj{"images": out, "first": "/v2/images", "schema": "/v2/schemas/images"}
-	if len(sel) > limit && limit > 0 {
-		nq := url.Values{}
-		for k, v := range q {
-			nq[k] = v
-		}
-		nq.Set("marker", sel[limit-1].ID)
-		nq.Set("limit", strconv.Itoa(limit))
-		resp["next"] = "/v2/images?" + nq.Encode()
-	}
-	writeJSON(w, http.StatusOK, resp)
 }
 
 func (gl *glance) memberJSON(i *image, m *member) obj {
