@@ -20,7 +20,7 @@ func serve(t *testing.T, rules ...Rule) (*Injector, *atomic.Int32, string) {
 	in := New(Options{Kinds: []string{"thing_broken"}, Done: done,
 		Answer: func(w http.ResponseWriter, _ *http.Request, svc string, status int, msg string) {
 			w.WriteHeader(status)
-			io.WriteString(w, svc+": "+msg)
+			_, _ = io.WriteString(w, svc+": "+msg)
 		}})
 	if err := in.Set(rules...); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func serve(t *testing.T, rules ...Rule) (*Injector, *atomic.Int32, string) {
 	h := in.Wrap("svc", "/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		acted.Add(1)
 		w.WriteHeader(http.StatusCreated)
-		io.WriteString(w, "made")
+		_, _ = io.WriteString(w, "made")
 	}))
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { close(done); srv.Close() })
@@ -103,8 +103,10 @@ func TestFirstAnswerEndsTheSearch(t *testing.T) {
 	if got, want := in.Hits(), []int{2, 0, 0, 1, 1, 0}; !slices.Equal(got, want) || acted.Load() != 1 {
 		t.Fatalf("hits %v, want %v; acted %d", got, want, acted.Load())
 	}
-	if in.Take("thing_broken", "a") == nil || in.Take("thing_broken", "a") == nil {
-		t.Fatal("an unlimited resource fault is taken every time")
+	for range 2 {
+		if in.Take("thing_broken", "a") == nil {
+			t.Fatal("an unlimited resource fault is taken every time")
+		}
 	}
 }
 

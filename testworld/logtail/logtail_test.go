@@ -32,8 +32,8 @@ func TestBufferConcurrentAndCapped(t *testing.T) {
 		t.Fatalf("lost writes: %q", b.String())
 	}
 	c := Buffer{Max: 4}
-	c.Write([]byte("abc"))
-	c.Write([]byte("defg"))
+	fmt.Fprint(&c, "abc")
+	fmt.Fprint(&c, "defg")
 	if got := c.String(); got != "defg" {
 		t.Fatalf("capped: %q", got)
 	}

@@ -387,27 +387,6 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
-// match matches a path split in segments against a pattern where "*"
-// matches any one segment; it returns the wildcard values.
-func match(segs []string, pattern string) ([]string, bool) {
-	ps := strings.Split(pattern, "/")
-	if pattern == "" {
-		ps = nil
-	}
-	if len(ps) != len(segs) {
-		return nil, false
-	}
-	var out []string
-	for i, p := range ps {
-		if p == "*" {
-			out = append(out, segs[i])
-		} else if p != segs[i] {
-			return nil, false
-		}
-	}
-	return out, true
-}
-
 func splitPath(p string) []string {
 	p = strings.Trim(p, "/")
 	if p == "" {

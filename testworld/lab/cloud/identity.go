@@ -123,7 +123,7 @@ func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string)
 		writeJSON(w, http.StatusOK, obj{"version": ks.identityVersion()})
 		return
 	}
-	if _, ok := match(segs, "auth/tokens"); ok && r.Method == http.MethodPost {
+	if len(segs) == 2 && segs[0] == "auth" && segs[1] == "tokens" && r.Method == http.MethodPost {
 		ks.issueToken(w, r)
 		return
 	}
