@@ -1,8 +1,10 @@
 package faultinject
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -40,8 +42,8 @@ type Injector struct {
 // state is a rule with its compiled patterns and counters.
 type state struct {
 	Rule
-	path, name *regexp.Regexp
-	seen, hits int
+	path, name, body *regexp.Regexp
+	seen, hits       int
 }
 
 // New returns an injector without rules.
@@ -74,6 +76,11 @@ func (in *Injector) Set(rules ...Rule) error {
 		if f.Name != "" {
 			if st.name, err = regexp.Compile(f.Name); err != nil {
 				return fmt.Errorf("fault %d: name: %v", i, err)
+			}
+		}
+		if f.Body != "" {
+			if st.body, err = regexp.Compile(f.Body); err != nil {
+				return fmt.Errorf("fault %d: body: %v", i, err)
 			}
 		}
 		states[i] = st
@@ -139,22 +146,37 @@ func (in *Injector) Take(kind, name string) *Rule {
 	return nil
 }
 
+// matches says whether a request rule applies to the request, body
+// aside.
+func (f *state) matches(service, method, path string) bool {
+	if f.Kind != "" && f.Kind != KindHTTP && f.Kind != KindLoseAnswer {
+		return false
+	}
+	return (f.Service == "" || f.Service == service) && (f.Method == "" || strings.EqualFold(f.Method, method)) &&
+		strings.HasPrefix(path, f.PathPrefix) && (f.path == nil || f.path.MatchString(path))
+}
+
+// needsBody says whether a rule for the request looks into its body.
+func (in *Injector) needsBody(service, method, path string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, f := range in.rules {
+		if f.body != nil && f.matches(service, method, path) {
+			return true
+		}
+	}
+	return false
+}
+
 // pick returns the request rules that apply, in order: latency-only
 // rules, then at most one that answers (Status, Hang or a lost answer);
 // later rules neither apply nor count, so hits add up to the answers.
-func (in *Injector) pick(service, method, path string) []Rule {
+func (in *Injector) pick(service, method, path string, body []byte) []Rule {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var apply []Rule
 	for _, f := range in.rules {
-		if f.Kind != "" && f.Kind != KindHTTP && f.Kind != KindLoseAnswer {
-			continue
-		}
-		if (f.Service != "" && f.Service != service) || (f.Method != "" && !strings.EqualFold(f.Method, method)) ||
-			!strings.HasPrefix(path, f.PathPrefix) || (f.path != nil && !f.path.MatchString(path)) {
-			continue
-		}
-		if !f.fires() {
+		if !f.matches(service, method, path) || (f.body != nil && !f.body.Match(body)) || !f.fires() {
 			continue
 		}
 		apply = append(apply, f.Rule)
@@ -163,6 +185,17 @@ func (in *Injector) pick(service, method, path string) []Rule {
 		}
 	}
 	return apply
+}
+
+// peekBody reads r's body (outside the injector's lock) and puts it back
+// for the handler.
+func peekBody(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(r.Body) // a failed read matches less; the handler sees what was read
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return b
 }
 
 // Wrap returns next behind the rules for service. Rules match the URL
@@ -179,7 +212,11 @@ func (in *Injector) Wrap(service, strip string, next http.Handler) http.Handler 
 			next.ServeHTTP(w, r)
 			return
 		}
-		for _, f := range in.pick(service, r.Method, rel) {
+		var body []byte
+		if in.needsBody(service, r.Method, rel) {
+			body = peekBody(r)
+		}
+		for _, f := range in.pick(service, r.Method, rel, body) {
 			if !in.wait(r.Context(), f.Latency) {
 				panic(http.ErrAbortHandler)
 			}

@@ -110,12 +110,31 @@ func TestFirstAnswerEndsTheSearch(t *testing.T) {
 	}
 }
 
+// TestBodyPattern: a rule with Body applies only to requests whose body
+// matches.
+func TestBodyPattern(t *testing.T) {
+	f := LoseAnswer("POST", "", 1)
+	f.Body, f.Status = `"createImage"`, 502
+	in, acted, url := serve(t, f)
+	if st, _, err := post(t, url+"/api/action"); err != nil || st != 201 {
+		t.Fatalf("another body: %d %v", st, err)
+	}
+	resp, err := http.Post(url+"/api/action", "application/json", strings.NewReader(`{"createImage": {}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 || acted.Load() != 2 || in.Hits()[0] != 1 {
+		t.Fatalf("%d, acted %d, hits %v", resp.StatusCode, acted.Load(), in.Hits())
+	}
+}
+
 func TestSetRefusesBadRules(t *testing.T) {
 	in := New(Options{})
 	if err := in.Set(Rule{Status: 500}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []Rule{{Kind: "nope"}, {Path: "("}, {Name: "["}} {
+	for _, bad := range []Rule{{Kind: "nope"}, {Path: "("}, {Name: "["}, {Body: "("}} {
 		if err := in.Set(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}

@@ -35,12 +35,15 @@ type Rule struct {
 	// API (the cloud's "compute", "image", ...; "" = any), Method an HTTP
 	// method, Path a regexp searched in and PathPrefix a prefix of the
 	// path the double matches (the cloud: the URL path; the Pulp doubles:
-	// the path below /pulp/content/ or /pulp/api/v3/). Name is a regexp
+	// the path below /pulp/content/ or /pulp/api/v3/). Body is a regexp
+	// searched in the request body (e.g. "createImage" among a server's
+	// actions); the handler still reads the whole body. Name is a regexp
 	// on a resource's name for resource kinds.
 	Service    string
 	Method     string
 	Path       string
 	PathPrefix string
+	Body       string
 	Name       string
 
 	// How often: from the Nth matching request on (0 and 1: the first),
@@ -78,6 +81,7 @@ type ruleJSON struct {
 	Method     string       `json:"method,omitempty"`
 	Path       string       `json:"path,omitempty"`
 	PathPrefix string       `json:"path_prefix,omitempty"`
+	Body       string       `json:"body,omitempty"`
 	Name       string       `json:"name,omitempty"`
 	Nth        int          `json:"nth,omitempty"`
 	Times      int          `json:"times,omitempty"`
@@ -94,7 +98,7 @@ type ruleJSON struct {
 func (f Rule) MarshalJSON() ([]byte, error) {
 	return json.Marshal(ruleJSON{
 		Kind: f.Kind, Service: f.Service, Method: f.Method, Path: f.Path, PathPrefix: f.PathPrefix,
-		Name: f.Name, Nth: f.Nth, Times: f.Times, Rate: f.Rate, Latency: jsonDuration(f.Latency),
+		Body: f.Body, Name: f.Name, Nth: f.Nth, Times: f.Times, Rate: f.Rate, Latency: jsonDuration(f.Latency),
 		Hang: f.Hang, Status: f.Status, RetryAfter: retryAfter(f.RetryAfter), Message: f.Message,
 		Delay: jsonDuration(f.Delay),
 	})
@@ -111,7 +115,7 @@ func (f *Rule) UnmarshalJSON(b []byte) error {
 	}
 	*f = Rule{
 		Kind: j.Kind, Service: j.Service, Method: j.Method, Path: j.Path, PathPrefix: j.PathPrefix,
-		Name: j.Name, Nth: j.Nth, Times: j.Times, Rate: j.Rate, Latency: time.Duration(j.Latency),
+		Body: j.Body, Name: j.Name, Nth: j.Nth, Times: j.Times, Rate: j.Rate, Latency: time.Duration(j.Latency),
 		Hang: j.Hang, Status: j.Status, RetryAfter: string(j.RetryAfter), Message: j.Message,
 		Delay: time.Duration(j.Delay),
 	}

@@ -11,9 +11,10 @@ import (
 // doubles). The cloud's kinds:
 //
 //   - "http" (or ""): matches requests by Service ("identity", "compute",
-//     "image", "network", "volume"; "" = any), Method ("" = any) and Path
+//     "image", "network", "volume"; "" = any), Method ("" = any), Path
 //     (a regexp searched in the URL path, e.g. "/servers/[^/]+/action$";
-//     "" = any). A matching request first sleeps Latency, then, if Hang,
+//     "" = any) and Body (a regexp searched in the request body, e.g.
+//     "createImage"; "" = any). A matching request first sleeps Latency, then, if Hang,
 //     is held until the client gives up (or the cloud closes); otherwise
 //     if Status != 0 it is answered with that status (500/503/429...) in
 //     the service's error shape and, with RetryAfter, a Retry-After
@@ -22,8 +23,8 @@ import (
 //     request is served (the server, volume, image or keypair exists
 //     afterwards), then its connection is closed without an answer, or
 //     with Status != 0 the answer is replaced by that status (502/503/504,
-//     as a proxy would). faultinject.LoseAnswer("POST", path, n) loses
-//     the answer of the nth POST to path.
+//     as a proxy would). LoseAnswer arms it for one request;
+//     faultinject.LoseAnswer("POST", path, n) for the nth POST to path.
 //   - "server_error": the next created server (whose name matches Name, a
 //     regexp; "" = any) goes to ERROR with fault {"code": 500, "message":
 //     Message}.
@@ -57,6 +58,15 @@ const (
 	FaultVolumeError     = "volume_error"
 	FaultVolumeStuck     = "volume_stuck_creating"
 )
+
+// LoseAnswer is the fault that serves the next request on svc matching
+// method, path and body (regexps, "" = any) and then loses its answer:
+// status replaces it, or with status 0 the connection is dropped.
+func LoseAnswer(svc, method, path, body string, status int) Fault {
+	f := faultinject.LoseAnswer(method, path, 1)
+	f.Service, f.Body, f.Status = svc, body, status
+	return f
+}
 
 // newFaults is the cloud's injector: injected statuses in each service's
 // error shape, the resource kinds taken by the services.
