@@ -263,9 +263,11 @@ func (in *Injector) lose(w http.ResponseWriter, r *http.Request, service string,
 	panic(http.ErrAbortHandler) // no hijacking (HTTP/2): net/http resets the stream
 }
 
-// wait sleeps d and reports false when the client went away or the
-// double is closing first.
-func (in *Injector) wait(ctx context.Context, d time.Duration) bool {
+func (in *Injector) wait(ctx context.Context, d time.Duration) bool { return Sleep(ctx, in.o.Done, d) }
+
+// Sleep waits d (not at all when d <= 0) and reports false when ctx ends
+// (the client went away) or done closes (the double is closing) first.
+func Sleep(ctx context.Context, done <-chan struct{}, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
@@ -275,7 +277,7 @@ func (in *Injector) wait(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-ctx.Done():
-	case <-in.o.Done:
+	case <-done:
 	}
 	return false
 }

@@ -8,7 +8,6 @@
 package pulpfake
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -300,7 +299,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
-	if !s.wait(r.Context(), s.Latency()) {
+	if !faultinject.Sleep(r.Context(), s.closing, s.Latency()) {
 		abort()
 	}
 
@@ -314,23 +313,6 @@ func contentRel(p string) (string, bool) {
 	}
 	rel, ok := strings.CutPrefix(p, contentPrefix+"/")
 	return rel, ok
-}
-
-// wait sleeps for d (not at all if d <= 0) and reports false if the client
-// went away or the server is closing first.
-func (s *Server) wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-	case <-s.closing:
-	}
-	return false
 }
 
 // abort drops the connection without a response; returning normally would

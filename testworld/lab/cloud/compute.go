@@ -319,17 +319,11 @@ func (nv *nova) listServers(w http.ResponseWriter, r *http.Request, t *token, mv
 		sel = append(sel, s)
 	}
 	if m := q.Get("marker"); m != "" {
-		idx := -1
-		for i, s := range sel {
-			if s.ID == m {
-				idx = i
-			}
-		}
-		if idx < 0 {
+		var ok bool
+		if sel, ok = afterMarker(sel, m, func(s *server) string { return s.ID }); !ok {
 			fail(w, SvcCompute, http.StatusBadRequest, "", "marker ["+m+"] not found")
 			return
 		}
-		sel = sel[idx+1:]
 	}
 	limit := queryInt(r, "limit", 1000)
 	out := []obj{}

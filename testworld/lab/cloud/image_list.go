@@ -49,17 +49,11 @@ func (gl *glance) listImages(w http.ResponseWriter, r *http.Request, t *token) {
 		return false
 	})
 	if m := q.Get("marker"); m != "" {
-		idx := -1
-		for i, img := range sel {
-			if img.ID == m {
-				idx = i
-			}
-		}
-		if idx < 0 {
+		var ok bool
+		if sel, ok = afterMarker(sel, m, func(i *image) string { return i.ID }); !ok {
 			fail(w, svc, http.StatusBadRequest, "", "marker "+m+" could not be found.")
 			return
 		}
-		sel = sel[idx+1:]
 	}
 	writeJSON(w, http.StatusOK, gl.imagePage(sel, q, limit))
 }

@@ -19,40 +19,21 @@ type netHandler = func(w http.ResponseWriter, r *http.Request, c *caller) []func
 
 // fipRoutes serves /floatingips below p.
 func (nt *neutron) fipRoutes(rt *router, p string, notAllowed netHandler) {
-	rt.handle("GET "+p, nt.locked(nt.listFIPs))
-	rt.handle("POST "+p, nt.locked(nt.createFIP))
-	rt.handle(p, nt.locked(notAllowed))
-	rt.handle("GET "+p+"/{id}", nt.locked(nt.oneFIP(func(w http.ResponseWriter, _ *http.Request, _ *caller, f *floatingIP) []func() {
-		writeJSON(w, http.StatusOK, obj{"floatingip": nt.fipJSON(f)})
-		return nil
-	})))
-	rt.handle("PUT "+p+"/{id}", nt.locked(nt.oneFIP(nt.updateFIP)))
-	rt.handle("DELETE "+p+"/{id}", nt.locked(nt.oneFIP(func(w http.ResponseWriter, _ *http.Request, _ *caller, f *floatingIP) []func() {
-		after := nt.disassociate(f)
-		nt.subnets[nt.networks[f.NetworkID].SubnetIDs[0]].release(f.IP)
-		delete(nt.fips, f.ID)
-		w.WriteHeader(http.StatusNoContent)
-		return after
-	})))
-	rt.handle(p+"/{id}", nt.locked(nt.oneFIP(func(w http.ResponseWriter, r *http.Request, c *caller, _ *floatingIP) []func() {
-		return notAllowed(w, r, c)
-	})))
-	rt.handle(p+"/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request, _ *caller) {
-		fail(w, SvcNetwork, http.StatusNotFound, "FloatingIPNotFound", "Floating IP "+r.PathValue("id")+" could not be found")
-	})
-}
-
-// oneFIP looks up the path's floating IP; nt.mu held.
-func (nt *neutron) oneFIP(h func(w http.ResponseWriter, r *http.Request, c *caller, f *floatingIP) []func()) netHandler {
-	return func(w http.ResponseWriter, r *http.Request, c *caller) []func() {
-		id := r.PathValue("id")
-		f := nt.fips[id]
-		if f == nil {
-			fail(w, SvcNetwork, http.StatusNotFound, "FloatingIPNotFound", "Floating IP "+id+" could not be found")
+	collectionRoutes(nt, rt, p, notAllowed, collection[floatingIP]{
+		items: func() map[string]*floatingIP { return nt.fips }, typ: "FloatingIPNotFound", what: "Floating IP",
+		list: nt.listFIPs, create: nt.createFIP, update: nt.updateFIP,
+		get: func(w http.ResponseWriter, _ *http.Request, _ *caller, f *floatingIP) []func() {
+			writeJSON(w, http.StatusOK, obj{"floatingip": nt.fipJSON(f)})
 			return nil
-		}
-		return h(w, r, c, f)
-	}
+		},
+		destroy: func(w http.ResponseWriter, _ *http.Request, _ *caller, f *floatingIP) []func() {
+			after := nt.disassociate(f)
+			nt.subnets[nt.networks[f.NetworkID].SubnetIDs[0]].release(f.IP)
+			delete(nt.fips, f.ID)
+			w.WriteHeader(http.StatusNoContent)
+			return after
+		},
+	})
 }
 
 func (nt *neutron) listFIPs(w http.ResponseWriter, r *http.Request, c *caller) []func() {

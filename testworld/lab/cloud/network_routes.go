@@ -184,45 +184,68 @@ func (b *portBody) apply(p *port) {
 	}
 }
 
-// portRoutes serves /ports below p.
-func (nt *neutron) portRoutes(rt *router, p string, notAllowed netHandler) {
-	rt.handle("GET "+p, nt.locked(nt.listPorts))
-	rt.handle("POST "+p, nt.locked(nt.createPortAPI))
+// collection is a Neutron resource collection: its lookup (with its 404)
+// and its handlers, each run with nt.mu held.
+type collection[T any] struct {
+	items                func() map[string]*T
+	typ, what, end       string // the 404: typ, what+" "+id+" could not be found"+end
+	list, create         netHandler
+	get, update, destroy func(w http.ResponseWriter, r *http.Request, c *caller, x *T) []func()
+}
+
+// collectionRoutes serves a collection below p: 405 for a method it does
+// not take, the item looked up before anything else, 404 below an item.
+func collectionRoutes[T any](nt *neutron, rt *router, p string, notAllowed netHandler, col collection[T]) {
+	one := func(h func(w http.ResponseWriter, r *http.Request, c *caller, x *T) []func()) routeFunc {
+		return nt.locked(oneIn(col.items, col.typ, col.what, col.end, h))
+	}
+	rt.handle("GET "+p, nt.locked(col.list))
+	rt.handle("POST "+p, nt.locked(col.create))
 	rt.handle(p, nt.locked(notAllowed))
-	rt.handle("GET "+p+"/{id}", nt.locked(nt.onePort(func(w http.ResponseWriter, _ *http.Request, _ *caller, pt *port) []func() {
-		writeJSON(w, http.StatusOK, obj{"port": nt.portJSON(pt)})
-		return nil
-	})))
-	rt.handle("PUT "+p+"/{id}", nt.locked(nt.onePort(nt.updatePort)))
-	rt.handle("DELETE "+p+"/{id}", nt.locked(nt.onePort(func(w http.ResponseWriter, _ *http.Request, _ *caller, pt *port) []func() {
-		var after []func()
-		if pt.DeviceID != "" {
-			// Neutron allows this (Nova notices); keep the server consistent.
-			dev, pid := pt.DeviceID, pt.ID
-			after = append(after, func() { nt.c.compute.portDeleted(dev, pid) })
-		}
-		after = append(after, nt.deletePort(pt)...)
-		w.WriteHeader(http.StatusNoContent)
-		return after
-	})))
-	rt.handle(p+"/{id}", nt.locked(nt.onePort(func(w http.ResponseWriter, r *http.Request, c *caller, _ *port) []func() {
-		return notAllowed(w, r, c)
-	})))
+	rt.handle("GET "+p+"/{id}", one(col.get))
+	rt.handle("PUT "+p+"/{id}", one(col.update))
+	rt.handle("DELETE "+p+"/{id}", one(col.destroy))
+	rt.handle(p+"/{id}", one(func(w http.ResponseWriter, r *http.Request, c *caller, _ *T) []func() { return notAllowed(w, r, c) }))
 	rt.handle(p+"/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request, _ *caller) {
-		fail(w, SvcNetwork, http.StatusNotFound, "PortNotFound", "Port "+r.PathValue("id")+" could not be found.")
+		fail(w, SvcNetwork, http.StatusNotFound, col.typ, col.what+" "+r.PathValue("id")+" could not be found"+col.end)
 	})
 }
 
-// onePort looks up the path's port; nt.mu held.
-func (nt *neutron) onePort(h func(w http.ResponseWriter, r *http.Request, c *caller, p *port) []func()) netHandler {
+// portRoutes serves /ports below p.
+func (nt *neutron) portRoutes(rt *router, p string, notAllowed netHandler) {
+	collectionRoutes(nt, rt, p, notAllowed, collection[port]{
+		items: func() map[string]*port { return nt.ports }, typ: "PortNotFound", what: "Port", end: ".",
+		list: nt.listPorts, create: nt.createPortAPI, update: nt.updatePort,
+		get: func(w http.ResponseWriter, _ *http.Request, _ *caller, pt *port) []func() {
+			writeJSON(w, http.StatusOK, obj{"port": nt.portJSON(pt)})
+			return nil
+		},
+		destroy: func(w http.ResponseWriter, _ *http.Request, _ *caller, pt *port) []func() {
+			var after []func()
+			if pt.DeviceID != "" {
+				// Neutron allows this (Nova notices); keep the server consistent.
+				dev, pid := pt.DeviceID, pt.ID
+				after = append(after, func() { nt.c.compute.portDeleted(dev, pid) })
+			}
+			after = append(after, nt.deletePort(pt)...)
+			w.WriteHeader(http.StatusNoContent)
+			return after
+		},
+	})
+}
+
+// oneIn looks up the path's id among items (nt.mu held); an unknown id
+// answers 404 with the Neutron exception typ and what+" "+id+" could not
+// be found"+end.
+func oneIn[T any](items func() map[string]*T, typ, what, end string, h func(w http.ResponseWriter, r *http.Request, c *caller, x *T) []func()) netHandler {
 	return func(w http.ResponseWriter, r *http.Request, c *caller) []func() {
 		id := r.PathValue("id")
-		p := nt.ports[id]
-		if p == nil {
-			fail(w, SvcNetwork, http.StatusNotFound, "PortNotFound", "Port "+id+" could not be found.")
+		x := items()[id]
+		if x == nil {
+			fail(w, SvcNetwork, http.StatusNotFound, typ, what+" "+id+" could not be found"+end)
 			return nil
 		}
-		return h(w, r, c, p)
+		return h(w, r, c, x)
 	}
 }
 
