@@ -4,13 +4,8 @@
 package fatimage
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"slices"
 	"time"
-
-	"github.com/mitchellh/mapstructure"
 
 	"github.com/hashicorp/packer-plugin-sdk/common"
 	"github.com/hashicorp/packer-plugin-sdk/packer"
@@ -127,8 +122,6 @@ type Config struct {
 	// Packer's plugin protocol carries maps but not objects, so HCL hands
 	// each element over as a map of strings.
 	RawRepos []map[string]string `mapstructure:"repos"`
-	// repos is RawRepos decoded into typed fields by Prepare.
-	repos []Repo
 	// Repository credentials. Default env ARK_USERNAME.
 	RepoUsername string `mapstructure:"repo_username"`
 	// Default env ARK_PASSWORD. Never written to logs.
@@ -329,15 +322,6 @@ type Config struct {
 	// files); it must survive reboots. Default /var/tmp.
 	RemoteFolder string `mapstructure:"remote_folder"`
 
-	// Resolved by Prepare: groups merged with the explicit options.
-	// hostGroups are the inventory groups of the build host (nil without
-	// inventory); setNames the built-in groups installed.
-	hostGroups []string
-	setNames   []string
-	sets       *resolved
-	users      []User
-	binaries   []Binary
-
 	ctx interpolate.Context
 }
 
@@ -372,8 +356,10 @@ func boolDefault(p **bool, v bool) {
 	}
 }
 
-// Prepare decodes, defaults and validates without any network access.
-func (c *Config) Prepare(raws ...any) error {
+// Prepare decodes and defaults the configuration and makes the build
+// plan from it (plan.go), then validates both, without any network
+// access. The plan is returned even with errors, for tests to look at.
+func (c *Config) Prepare(raws ...any) (*plan, error) {
 	if err := config.Decode(c, &config.DecodeOpts{
 		PluginType:         "fatimage",
 		Interpolate:        true,
@@ -381,156 +367,79 @@ func (c *Config) Prepare(raws ...any) error {
 		// binaries: url is a Go template rendered per binary
 		InterpolateFilter: &interpolate.RenderFilter{Exclude: []string{"execute_command", "binaries"}},
 	}, raws...); err != nil {
-		return err
+		return nil, err
 	}
-	c.repos = nil
-	// errors of decoding repos and resolving groups, reported with validate's
-	var resolveErrs []error
-	for i, raw := range c.RawRepos {
-		var r Repo
-		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{WeaklyTypedInput: true, Result: &r})
-		if err == nil {
-			err = dec.Decode(raw)
-		}
-		var merr *mapstructure.Error
-		if errors.As(err, &merr) {
-			for _, e := range merr.Errors {
-				resolveErrs = append(resolveErrs, fmt.Errorf("repos[%d]: %s", i, e))
-			}
-			continue
-		} else if err != nil {
-			resolveErrs = append(resolveErrs, fmt.Errorf("repos[%d]: %v", i, err))
-			continue
-		}
-		c.repos = append(c.repos, r)
+	c.setDefaults()
+	p, errs := newPlan(c)
+	errs = append(errs, c.validate(p)...)
+	// The groups' content joins the template's after the template's own
+	// is checked, so an index in an error is the template's and a
+	// group's problem names the group.
+	errs = append(errs, p.mergeGroupContent()...)
+	var merr *packer.MultiError
+	for _, e := range errs {
+		merr = packer.MultiErrorAppend(merr, e)
 	}
-	if c.RepoUsername == "" {
-		c.RepoUsername = os.Getenv("ARK_USERNAME")
+	if merr != nil && len(merr.Errors) > 0 {
+		return p, merr
 	}
-	if c.RepoPassword == "" {
-		c.RepoPassword = os.Getenv("ARK_PASSWORD")
-	}
-	// Repositories the data source marked credentials = "none" (a site
-	// Pulp serving without a guard) need no password; when all are so
-	// marked, none is taken to the VM at all, not even ARK_PASSWORD.
-	if len(c.repos) > 0 && !slices.ContainsFunc(c.repos, func(r Repo) bool { return r.Credentials != "none" }) {
-		c.RepoUsername, c.RepoPassword = "", ""
-	}
+	return p, nil
+}
+
+// setDefaults fills in what the user left unset.
+func (c *Config) setDefaults() {
 	boolDefault(&c.ReplaceRepos, true)
 	boolDefault(&c.ImportOSKey, true)
-	// with an inventory, unset `update` follows the appliance's `update`
-	// group (below): an extra build's host is not in it
-	inventoryUpdate := c.Update == nil && len(c.Inventory) > 0
-	if !inventoryUpdate {
-		boolDefault(&c.Update, true)
-	}
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
+	boolDefault(&c.DefaultBinaries, true)
+	boolDefault(&c.MoveLoginHome, true)
 	if c.UpdateExclude == nil {
 		c.UpdateExclude = []string{"grafana", "apptainer"}
-	}
-	if c.Reboot == "" {
-		c.Reboot = "auto"
 	}
 	if c.RebootTimeout == 0 {
 		c.RebootTimeout = 10 * time.Minute
 	}
-	if c.SELinux == "" {
-		c.SELinux = "disabled"
-	}
-	if c.ExecuteCommand == "" {
-		c.ExecuteCommand = "sudo -n sh -eu {{.Path}}"
-	}
-	boolDefault(&c.DefaultBinaries, true)
-	boolDefault(&c.MoveLoginHome, true)
-	if c.ReleaseBaseURL == "" {
-		c.ReleaseBaseURL = defaultReleaseBaseURL
-	}
-	if c.BinarySource == "" {
-		c.BinarySource = "vm"
-	}
-	if c.RemoteFolder == "" {
-		c.RemoteFolder = "/var/tmp"
-	}
-	if c.GitBaseURL == "" {
-		c.GitBaseURL = "https://github.com"
-	}
-	if c.GitHubReleasesURL == "" {
-		c.GitHubReleasesURL = "https://github.com"
-	}
-	if c.RStudioDownloadURL == "" {
-		c.RStudioDownloadURL = "https://download2.rstudio.org"
-	}
-	if c.PythonIndexURL == "" {
-		c.PythonIndexURL = defaultIndexURL
-	}
-	if c.NetlibURL == "" {
-		c.NetlibURL = defaultNetlibURL
-	}
-	c.sets, c.users, c.binaries, c.hostGroups = nil, nil, nil, nil
-	c.setNames = slices.Clone(c.Groups)
-	typos := suggestGroup(c.Groups)
-	resolveErrs = append(resolveErrs, typos...)
-	if len(c.Inventory) > 0 || c.InventoryGroups != "" {
-		builtins, hostGroups, invErrs := c.inventoryBuiltins()
-		resolveErrs = append(resolveErrs, invErrs...)
-		c.hostGroups = hostGroups
-		c.setNames = appendUnique(c.setNames, builtins...)
-	}
-	if inventoryUpdate {
-		inUpdate := slices.Contains(c.hostGroups, "update")
-		c.Update = &inUpdate
-	}
-	sets, setsErr := resolveGroups(c.setNames, c.groupOptions())
-	if setsErr != nil {
-		if len(typos) == 0 { // else the "did you mean" already names the cause
-			resolveErrs = append(resolveErrs, setsErr)
+	for _, d := range []struct {
+		field *string
+		value string
+	}{
+		{&c.Reboot, "auto"},
+		{&c.SELinux, "disabled"},
+		{&c.ExecuteCommand, "sudo -n sh -eu {{.Path}}"},
+		{&c.ReleaseBaseURL, defaultReleaseBaseURL},
+		{&c.BinarySource, "vm"},
+		{&c.RemoteFolder, "/var/tmp"},
+		{&c.GitBaseURL, "https://github.com"},
+		{&c.GitHubReleasesURL, "https://github.com"},
+		{&c.RStudioDownloadURL, "https://download2.rstudio.org"},
+		{&c.PythonIndexURL, defaultIndexURL},
+		{&c.NetlibURL, defaultNetlibURL},
+	} {
+		if *d.field == "" {
+			*d.field = d.value
 		}
-	} else {
-		c.sets = sets
-		c.users = mergeUsers(sets.users, c.Users)
-		var builtin []Binary
-		if *c.DefaultBinaries {
-			builtin = sets.binaries
-		}
-		c.binaries = mergeBinaries(builtin, c.Binaries)
-	}
-	for i := range c.repos {
-		boolDefault(&c.repos[i].Enabled, true)
 	}
 	defaultKeyPaths(c.GPGKeys)
-	var errs *packer.MultiError
-	resolveErrs = append(resolveErrs, c.validate()...)
-	// The groups' content joins the template's after the template's own
-	// is checked, so an index in an error is the template's and a
-	// group's problem names the group.
-	resolveErrs = append(resolveErrs, c.expandGroupContent()...)
-	for _, e := range resolveErrs {
-		errs = packer.MultiErrorAppend(errs, e)
-	}
-	if errs != nil && len(errs.Errors) > 0 {
-		return errs
-	}
-	return nil
 }
 
-// validators check the configuration, one concern each (validate_*.go);
-// each returns every problem it finds, naming the field.
-var validators = []func(*Config) []error{
-	(*Config).validateRepos,
-	(*Config).validateSystem,
-	(*Config).validatePackages,
-	(*Config).validateUsers,
-	(*Config).validateFiles,
-	(*Config).validateBinaries,
-	(*Config).validateContent,
-	(*Config).validateContainers,
+// validators check the configuration and its plan, one concern each
+// (validate_*.go); each returns every problem it finds, naming the field.
+var validators = []func(*Config, *plan) []error{
+	validateRepos,
+	validateSystem,
+	validatePackages,
+	validateUsers,
+	func(c *Config, _ *plan) []error { return validateFiles(c.Files) },
+	validateBinaries,
+	validateContent,
+	validateContainers,
 }
 
-func (c *Config) validate() []error {
+func (c *Config) validate(p *plan) []error {
 	var errs []error
 	for _, v := range validators {
-		errs = append(errs, v(c)...)
+		errs = append(errs, v(c, p)...)
 	}
 	return errs
 }
@@ -540,35 +449,10 @@ type problems []error
 
 func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
 
-// credentialsLeftWarning is what to say when the run leaves repository
-// credentials on the VM (disable_repos = false): fine before another
-// fatimage run, never in a finished image.
-func (c *Config) credentialsLeftWarning() string {
-	if *c.DisableRepos || c.RepoPassword == "" || len(c.repos) == 0 {
-		return ""
-	}
-	return "fatimage: WARNING: disable_repos = false leaves the repository credentials in /etc/yum.repos.d; " +
-		"end the build with a fatimage run that disables the repositories"
-}
-
 func isReservedKey(k string) bool {
 	switch k {
 	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes", "site_pulp", "credentials":
 		return true
 	}
 	return false
-}
-
-// repoIDs are the repositories enabled for the build: the enabled
-// sections of repos and enable_repos.
-func (c *Config) repoIDs() []string {
-	return appendUnique(enabledRepoIDs(c.repos), c.EnableRepos...)
-}
-
-// groupSets is what the groups resolved to (nothing before Prepare).
-func (c *Config) groupSets() *resolved {
-	if c.sets == nil {
-		return &resolved{}
-	}
-	return c.sets
 }

@@ -133,14 +133,14 @@ func validateDownloads(ds []Download) []error {
 // fetchDownloads stages every download and its sha256 check (sb).
 func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
 	var items []fetchItem
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
 	if err := s.stageFetches(ctx, sb, s.cfg.contentSource(), items); err != nil {
 		return err
 	}
 	// an unchecked download's sha256, as found, for image.json
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		if d.InsecureSkipChecksum {
 			fmt.Fprintf(sb, "echo \"DOWNLOAD-SHA256 %d $(sha256sum %s | cut -d' ' -f1)\"\n", i, shQuote(d.staged(s.workDir, i)))
 		}

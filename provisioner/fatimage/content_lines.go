@@ -114,7 +114,7 @@ func scriptLineEdits(edits []LineEdit) string {
 // stepLineEdits edits the lines, after packages, files and system
 // settings: the files edited are often a package's.
 func stepLineEdits(ctx context.Context, s *state) error {
-	s.say(fmt.Sprintf("line edits (%d)", len(s.cfg.LineEdits)))
-	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentLinesSh+scriptLineEdits(s.cfg.LineEdits)))
+	s.say(fmt.Sprintf("line edits (%d)", len(s.plan.LineEdits)))
+	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentLinesSh+scriptLineEdits(s.plan.LineEdits)))
 	return err
 }

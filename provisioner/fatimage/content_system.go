@@ -78,11 +78,11 @@ func (u SystemdUnit) state() string {
 }
 
 // hasSystem reports whether any system setting is configured.
-func (c *Config) hasSystem() bool {
+func (c *contentItems) hasSystem() bool {
 	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits)+len(c.KernelArgs) > 0
 }
 
-func validateSystemSettings(c *Config) []error {
+func validateSystemSettings(c *contentItems) []error {
 	var errs []error
 	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	units := map[string]bool{}
@@ -170,7 +170,7 @@ func validateSystemSettings(c *Config) []error {
 }
 
 // systemFiles are every file the system settings write, in order.
-func systemFiles(c *Config) []systemFile {
+func systemFiles(c *contentItems) []systemFile {
 	var out []systemFile
 	for _, u := range c.SystemdUnits {
 		if u.Content != "" {
@@ -219,9 +219,9 @@ func withNewline(s string) string {
 // stepSystem writes the system settings' files (staged as one upload),
 // reloads systemd when a unit changed and sets each unit's state.
 func stepSystem(ctx context.Context, s *state) error {
-	c := s.cfg
+	p := s.plan
 	s.say("system settings")
-	files := systemFiles(c)
+	files := systemFiles(&p.contentItems)
 	var st []staged
 	var b strings.Builder
 	b.WriteString(contentSystemSh)
@@ -235,16 +235,16 @@ func stepSystem(ctx context.Context, s *state) error {
 	if err != nil {
 		return fmt.Errorf("system settings: %w", err)
 	}
-	if len(c.SystemdUnits) > 0 {
+	if len(p.SystemdUnits) > 0 {
 		b.WriteString("if [ \"$changed\" = 1 ]; then fatimage_run systemctl daemon-reload; fi\n")
 	}
-	for _, u := range c.SystemdUnits {
+	for _, u := range p.SystemdUnits {
 		fmt.Fprintf(&b, "fatimage_unit_state %s %s\n", shQuote(u.Name), shQuote(u.state()))
 	}
-	if len(c.KernelArgs) > 0 {
+	if len(p.KernelArgs) > 0 {
 		b.WriteString(contentKernelSh)
 		b.WriteString("fatimage_kernel_args")
-		for _, a := range c.KernelArgs {
+		for _, a := range p.KernelArgs {
 			b.WriteString(" " + shQuote(a))
 		}
 		b.WriteString("\n")
@@ -254,20 +254,20 @@ func stepSystem(ctx context.Context, s *state) error {
 }
 
 func (s *state) imageSystemRecord() *imageSystem {
-	c := s.cfg
-	if !c.hasSystem() {
+	p := s.plan
+	if !p.hasSystem() {
 		return nil
 	}
 	r := &imageSystem{}
-	for _, u := range c.SystemdUnits {
+	for _, u := range p.SystemdUnits {
 		if r.Units == nil {
 			r.Units = map[string]string{}
 		}
 		r.Units[u.Name] = u.state()
 	}
-	for _, f := range systemFiles(c) {
+	for _, f := range systemFiles(&p.contentItems) {
 		r.Files = append(r.Files, f.Path)
 	}
-	r.KernelArgs = c.KernelArgs
+	r.KernelArgs = p.KernelArgs
 	return r
 }

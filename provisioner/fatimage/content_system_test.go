@@ -45,7 +45,7 @@ func TestSystemFiles(t *testing.T) {
 		Limits:             []ConfigFile{{Name: "l", Content: "* soft nofile 1"}},
 	}
 	var got []string
-	for _, f := range systemFiles(c) {
+	for _, f := range systemFiles(c.templateContent()) {
 		got = append(got, f.Path+"|"+f.Content)
 	}
 	want := []string{

@@ -11,7 +11,7 @@ import (
 )
 
 // prepareGroups prepares a configuration of groups and extra options.
-func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*Config, error) {
+func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*plan, error) {
 	t.Helper()
 	clearArkEnv(t)
 	raw := map[string]any{"groups": groups}
@@ -19,11 +19,10 @@ func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*Config
 		raw[k] = v
 	}
 	var c Config
-	err := c.Prepare(raw)
-	return &c, err
+	return c.Prepare(raw)
 }
 
-func mustGroups(t *testing.T, groups []string, extra map[string]any) *Config {
+func mustGroups(t *testing.T, groups []string, extra map[string]any) *plan {
 	t.Helper()
 	c, err := prepareGroups(t, groups, extra)
 	if err != nil {
@@ -32,7 +31,7 @@ func mustGroups(t *testing.T, groups []string, extra map[string]any) *Config {
 	return c
 }
 
-func fileAt(c *Config, dst string) (File, bool) {
+func fileAt(c *plan, dst string) (File, bool) {
 	for _, f := range c.Files {
 		if f.Destination == dst {
 			return f, true
@@ -41,7 +40,7 @@ func fileAt(c *Config, dst string) (File, bool) {
 	return File{}, false
 }
 
-func unitState(c *Config, name string) string {
+func unitState(c *plan, name string) string {
 	for _, u := range c.SystemdUnits {
 		if u.Name == name {
 			return u.state()
@@ -256,11 +255,11 @@ func TestGroupContentMerge(t *testing.T) {
 	}
 	// two groups writing one identity differently
 	var errs []error
-	got := mergeEntries("sysctl", []owned[Sysctl]{
-		{"a", Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
-		{"b", Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
-		{"c", Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
-		{"d", Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+	got, _ := mergeEntries("sysctl", []owned[Sysctl]{
+		{origin{"a"}, Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
+		{origin{"b"}, Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
+		{origin{"c"}, Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+		{origin{"d"}, Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
 	}, nil, func(s Sysctl) string { return s.Name }, &errs)
 	if len(got) != 2 || len(errs) != 1 || errs[0].Error() != `groups "a" and "b" both set sysctl 90-x, differently; set it in the template to choose` {
 		t.Errorf("merged %+v, errors %v", got, errors.Join(errs...))

@@ -15,10 +15,12 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
-// Provisioner implements packersdk.Provisioner. It holds only the
-// configuration: what one run needs lives in a state.
+// Provisioner implements packersdk.Provisioner. It holds the
+// configuration and the plan Prepare made of it: what one run needs
+// lives in a state.
 type Provisioner struct {
 	config Config
+	plan   *plan
 }
 
 var _ packersdk.Provisioner = (*Provisioner)(nil)
@@ -28,24 +30,24 @@ func (p *Provisioner) ConfigSpec() hcldec.ObjectSpec { return p.config.FlatMapst
 
 // Prepare implements packersdk.Provisioner.
 func (p *Provisioner) Prepare(raws ...any) error {
-	if err := p.config.Prepare(raws...); err != nil {
+	pl, err := p.config.Prepare(raws...)
+	p.plan = pl
+	if err != nil {
 		return err
 	}
-	if p.config.RepoPassword != "" {
-		packersdk.LogSecretFilter.Set(p.config.RepoPassword)
-	}
-	packersdk.LogSecretFilter.Set(p.config.registryPasswords()...)
+	packersdk.LogSecretFilter.Set(pl.secrets()...)
 	return nil
 }
 
 // Provision implements packersdk.Provisioner.
 func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, _ map[string]any) error {
-	return runSteps(ctx, steps, &state{cfg: &p.config, ui: ui, comm: comm, started: time.Now().UTC()})
+	return runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: ui, comm: comm, started: time.Now().UTC()})
 }
 
 // state is one Provision run: what its steps share and count.
 type state struct {
-	cfg  *Config
+	cfg  *Config // the options as written (defaulted)
+	plan *plan   // what Prepare resolved: repos, groups, users, content
 	ui   packersdk.Ui
 	comm packersdk.Communicator
 

@@ -207,7 +207,7 @@ type recUI struct {
 func (r *recUI) Message(m string) { r.msgs = append(r.msgs, m) }
 
 func TestRedactAndHideTrace(t *testing.T) {
-	p := &state{cfg: &Config{RepoPassword: "s3cret"}}
+	p := &state{plan: &plan{cfg: &Config{}, repoPassword: "s3cret"}}
 	ui := &recUI{}
 	w := &uiWriter{ui: ui, redact: p.redact}
 	for _, chunk := range []string{"+fatimage: dnf -y install x\npassword: s3cret\npart", "ial line\n!fatimage: the cause\n"} {
@@ -238,7 +238,7 @@ func TestCmdErrorMessages(t *testing.T) {
 	if strings.Contains(cut, "2300218") || !strings.HasPrefix(cut, "fatimage update: dnf -y update was cut off: the SSH connection to the VM was lost") {
 		t.Error(cut)
 	}
-	s := &state{cfg: &Config{repos: []Repo{{RepoName: "baseos"}}}}
+	s := &state{plan: &plan{cfg: &Config{}, repos: []Repo{{RepoName: "baseos"}}}}
 	refused := s.commandError("repos", "sudo -n sh -eu x.sh", 1, "+fatimage: dnf -y makecache --disablerepo=* --enablerepo=baseos\n"+
 		"Errors during downloading metadata for repository 'baseos':\n  - Status code: 403 for https://ark/x/repodata/repomd.xml (IP: 10.0.0.1)\n").Error()
 	first, rest, _ := strings.Cut(refused, "\n")

@@ -33,11 +33,11 @@ func binaryFetches(bins []Binary, workDir, baseURL string) []fetchItem {
 // stepFetchBinaries stages every tarball in the work dir and checks its
 // sha256 on the VM, all before anything is installed.
 func stepFetchBinaries(ctx context.Context, s *state) error {
-	c := s.cfg
-	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(c.binaries), c.BinarySource))
+	c, p := s.cfg, s.plan
+	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(p.binaries), c.BinarySource))
 	var sb strings.Builder
 	sb.WriteString(contentCommonSh)
-	if err := s.stageFetches(ctx, &sb, c.BinarySource, binaryFetches(c.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
+	if err := s.stageFetches(ctx, &sb, c.BinarySource, binaryFetches(p.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
 		return err
 	}
 	sb.WriteString("echo 'binaries: all checksums match'\n")
@@ -61,6 +61,6 @@ func scriptInstallBinaries(bins []Binary, workDir string) string {
 // stepInstallBinaries installs the checked tarballs' executables.
 func stepInstallBinaries(ctx context.Context, s *state) error {
 	s.say("installing binaries")
-	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentDownloadSh+scriptInstallBinaries(s.cfg.binaries, s.workDir)))
+	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentDownloadSh+scriptInstallBinaries(s.plan.binaries, s.workDir)))
 	return err
 }

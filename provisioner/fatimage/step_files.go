@@ -26,7 +26,7 @@ func stepFiles(ctx context.Context, s *state) error {
 	var files []staged
 	sc := newScript("files")
 	var place [][]string // calls after the unpacking
-	for i, f := range s.cfg.Files {
+	for i, f := range s.plan.Files {
 		owner, group := splitOwner(f.Owner)
 		mode := f.EffectiveMode()
 		if f.Symlink != "" {

@@ -53,7 +53,7 @@ func TestFilesSymlinkValidation(t *testing.T) {
 		{File{Symlink: "/opt/a", Destination: "/opt/x/run", Mode: "0755"}, "files[0]: mode does not apply to a symlink"},
 		{File{Symlink: "/opt/a", Content: "x", Destination: "/opt/x/run"}, "files[0]: source, content, directory = true and symlink exclude each other"},
 	} {
-		errs := (&Config{Files: []File{tc.f}}).validateFiles()
+		errs := validateFiles([]File{tc.f})
 		var got []string
 		for _, e := range errs {
 			got = append(got, e.Error())

@@ -12,9 +12,9 @@ var (
 )
 
 // validateFiles checks the files entries.
-func (c *Config) validateFiles() []error {
+func validateFiles(files []File) []error {
 	var errs problems
-	for i, f := range c.Files {
+	for i, f := range files {
 		n := 0
 		for _, set := range []bool{f.Source != "", f.Content != "", f.Directory, f.Symlink != ""} {
 			if set {
