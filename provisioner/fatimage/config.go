@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard,LineEdit
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard,LineEdit
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -114,6 +114,9 @@ type File struct {
 // Config is the `fatimage` provisioner's configuration.
 type Config struct {
 	common.PackerConfig `mapstructure:",squash"`
+	// The content options (content_options.go): what the built-in groups
+	// bring too, merged with these into the build plan.
+	ContentOptions `mapstructure:",squash"`
 
 	// Repositories to write, typically `data.fatimage-ark.<name>.repos`:
 	// a list of objects with `name`, `repo_file`, `repo_name`, `baseurl`,
@@ -126,8 +129,6 @@ type Config struct {
 	RepoUsername string `mapstructure:"repo_username"`
 	// Default env ARK_PASSWORD. Never written to logs.
 	RepoPassword string `mapstructure:"repo_password"`
-	// GPG keys to write and import.
-	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
 	// Import the image's own distribution key
 	// (/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-<major>, already in the image)
 	// when `repos` are set, as the appliance does. Default true.
@@ -230,10 +231,6 @@ type Config struct {
 	// `<url>/<id>/versions/<version>/download?os=linux&arch=amd64`.
 	// Default https://grafana.com/api/plugins.
 	GrafanaPluginURL string `mapstructure:"grafana_plugin_url"`
-	// Grafana dashboards placed for Grafana's file provider, with their
-	// datasource placeholders replaced (see Grafana dashboards below);
-	// added to those of `groups`.
-	GrafanaDashboards []GrafanaDashboard `mapstructure:"grafana_dashboards"`
 	// Base URL of grafana.com's dashboard API, for a mirror: a dashboard
 	// is `<url>/api/dashboards/<id>/revisions/<revision>/download`.
 	// Default https://grafana.com.
@@ -250,8 +247,6 @@ type Config struct {
 	MoveLoginHome *bool `mapstructure:"move_login_home"`
 	// New home of the login user. Default /var/lib/<login user>.
 	LoginHome string `mapstructure:"login_home"`
-	// Files and directories to copy into the image.
-	Files []File `mapstructure:"files"`
 	// Run the cleanup steps. Default true.
 	Cleanup *bool `mapstructure:"cleanup"`
 	// Names of cleanup steps to skip.
@@ -272,22 +267,6 @@ type Config struct {
 	// a content-addressed cache under PACKER_CACHE_DIR, verifies it and
 	// uploads it, for VMs without internet access).
 	BinarySource string `mapstructure:"binary_source"`
-	// Git repositories checked out at a pinned tag or commit (see Git
-	// checkouts below).
-	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
-	// Files and tar archives fetched by URL and checked against their
-	// sha256 (see Downloads below).
-	Downloads []Download `mapstructure:"downloads"`
-	// RPM packages fetched by URL, checked (sha256, signature) before any
-	// package work and installed in the same dnf transaction as the
-	// repositories' packages (see RPMs by URL below).
-	RPMURLs []RPMURL `mapstructure:"rpm_urls"`
-	// Python virtual environments (or system interpreters) with pinned
-	// requirements installed by pip (see Python environments below).
-	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
-	// Container images pulled into a user's podman storage, each by a
-	// digest checked before any package work (see Containers below).
-	Containers []Container `mapstructure:"containers"`
 	// TLS and credentials of the registries `containers` pull from (see
 	// Containers below).
 	ContainerRegistries []ContainerRegistry `mapstructure:"container_registries"`
@@ -296,23 +275,6 @@ type Config struct {
 	// `vm` or `host` (the plugin fetches and uploads). Default
 	// `binary_source`.
 	ContentSource string `mapstructure:"content_source"`
-	// systemd units and drop-ins, left enabled, disabled or masked, never
-	// started (see System settings below).
-	SystemdUnits []SystemdUnit `mapstructure:"systemd_units"`
-	// sysctl drop-ins in /etc/sysctl.d.
-	Sysctls []Sysctl `mapstructure:"sysctl"`
-	// Kernel modules kept from loading, in /etc/modprobe.d.
-	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
-	// tmpfiles.d drop-ins in /etc/tmpfiles.d.
-	Tmpfiles []ConfigFile `mapstructure:"tmpfiles"`
-	// PAM limits drop-ins in /etc/security/limits.d.
-	Limits []ConfigFile `mapstructure:"limits"`
-	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
-	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
-	KernelArgs []string `mapstructure:"kernel_args"`
-	// Lines of files already in the image changed in place, like
-	// Ansible's lineinfile (see Line edits below).
-	LineEdits []LineEdit `mapstructure:"line_edits"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.

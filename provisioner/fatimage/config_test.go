@@ -21,7 +21,7 @@ func clearArkEnv(t *testing.T) {
 // stateOf is a run's state over c, a Config built by hand, with c's own
 // options as the plan (no groups, no repositories).
 func stateOf(c *Config) *state {
-	p := &plan{cfg: c, sets: &resolved{}, contentItems: *c.templateContent(), update: c.Update == nil || *c.Update}
+	p := &plan{cfg: c, sets: &resolved{}, ContentOptions: *c.templateContent(), update: c.Update == nil || *c.Update}
 	return &state{cfg: c, plan: p}
 }
 

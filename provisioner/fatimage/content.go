@@ -61,12 +61,12 @@ func (c *Config) contentSource() string {
 }
 
 // hasContent reports whether any content kind is configured.
-func (c *contentItems) hasContent() bool {
+func (c *ContentOptions) hasContent() bool {
 	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs)+len(c.GrafanaDashboards) > 0
 }
 
 // contentWarnings are said at the start of a run.
-func (c *contentItems) contentWarnings() []string {
+func (c *ContentOptions) contentWarnings() []string {
 	return append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...)
 }
 
@@ -90,7 +90,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 			created[u.Group] = true
 		}
 	}
-	for _, o := range contentOwners(&p.contentItems) {
+	for _, o := range contentOwners(&p.ContentOptions) {
 		if !created[o[1]] {
 			fmt.Fprintf(&sb, "fatimage_check_owner %s %s %s\n", shQuote(o[0]), shQuote(o[1]), shQuote(o[2]))
 		}
@@ -236,7 +236,7 @@ func (s *state) imageContentRecord() *imageContent {
 }
 
 // contentOwners lists [what, user, group] for every item with an owner.
-func contentOwners(c *contentItems) [][3]string {
+func contentOwners(c *ContentOptions) [][3]string {
 	var out [][3]string
 	for i, g := range c.GitCheckouts {
 		u, grp := splitOwner(g.Owner)

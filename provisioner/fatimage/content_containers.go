@@ -74,7 +74,7 @@ func (c Container) ref() imageRef {
 	return r
 }
 
-func (c *contentItems) hasContainers() bool { return len(c.Containers) > 0 }
+func (c *ContentOptions) hasContainers() bool { return len(c.Containers) > 0 }
 
 // registry is the configuration of host, zero when none.
 func (c *Config) registry(host string) ContainerRegistry {

@@ -73,7 +73,7 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 		t.Error("a kmod RPM by URL does not need the running kernel")
 	}
 	// RPMs alone still make a transaction
-	only := stateOf(&Config{RPMURLs: []RPMURL{{URL: "https://h/a.rpm"}}, Update: new(bool)})
+	only := stateOf(&Config{ContentOptions: ContentOptions{RPMURLs: []RPMURL{{URL: "https://h/a.rpm"}}}, Update: new(bool)})
 	only.workDir = "/w"
 	if only.transaction().empty() {
 		t.Error("a plan with an RPM by URL is empty")

@@ -78,11 +78,11 @@ func (u SystemdUnit) state() string {
 }
 
 // hasSystem reports whether any system setting is configured.
-func (c *contentItems) hasSystem() bool {
+func (c *ContentOptions) hasSystem() bool {
 	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits)+len(c.KernelArgs) > 0
 }
 
-func validateSystemSettings(c *contentItems) []error {
+func validateSystemSettings(c *ContentOptions) []error {
 	var errs []error
 	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	units := map[string]bool{}
@@ -170,7 +170,7 @@ func validateSystemSettings(c *contentItems) []error {
 }
 
 // systemFiles are every file the system settings write, in order.
-func systemFiles(c *contentItems) []systemFile {
+func systemFiles(c *ContentOptions) []systemFile {
 	var out []systemFile
 	for _, u := range c.SystemdUnits {
 		if u.Content != "" {
@@ -221,7 +221,7 @@ func withNewline(s string) string {
 func stepSystem(ctx context.Context, s *state) error {
 	p := s.plan
 	s.say("system settings")
-	files := systemFiles(&p.contentItems)
+	files := systemFiles(&p.ContentOptions)
 	var st []staged
 	var b strings.Builder
 	b.WriteString(contentSystemSh)
@@ -265,7 +265,7 @@ func (s *state) imageSystemRecord() *imageSystem {
 		}
 		r.Units[u.Name] = u.state()
 	}
-	for _, f := range systemFiles(&p.contentItems) {
+	for _, f := range systemFiles(&p.ContentOptions) {
 		r.Files = append(r.Files, f.Path)
 	}
 	r.KernelArgs = p.KernelArgs

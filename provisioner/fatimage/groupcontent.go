@@ -29,36 +29,8 @@ import (
 //
 // Group entries come first, in group order, then the template's.
 
-// contentItems are the content options, as a template or a group sets
-// them; the plan holds them merged.
-type contentItems struct {
-	GitCheckouts       []GitCheckout       `mapstructure:"git_checkouts"`
-	Downloads          []Download          `mapstructure:"downloads"`
-	RPMURLs            []RPMURL            `mapstructure:"rpm_urls"`
-	Containers         []Container         `mapstructure:"containers"`
-	PythonEnvs         []PythonEnv         `mapstructure:"python_envs"`
-	SystemdUnits       []SystemdUnit       `mapstructure:"systemd_units"`
-	Sysctls            []Sysctl            `mapstructure:"sysctl"`
-	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
-	Tmpfiles           []ConfigFile        `mapstructure:"tmpfiles"`
-	Limits             []ConfigFile        `mapstructure:"limits"`
-	KernelArgs         []string            `mapstructure:"kernel_args"`
-	Files              []File              `mapstructure:"files"`
-	GrafanaDashboards  []GrafanaDashboard  `mapstructure:"grafana_dashboards"`
-	LineEdits          []LineEdit          `mapstructure:"line_edits"`
-	GPGKeys            []GPGKey            `mapstructure:"gpg_keys"`
-}
-
 // templateContent is what the template itself sets.
-func (c *Config) templateContent() *contentItems {
-	return &contentItems{
-		GitCheckouts: c.GitCheckouts, Downloads: c.Downloads, RPMURLs: c.RPMURLs, Containers: c.Containers,
-		PythonEnvs: c.PythonEnvs, SystemdUnits: c.SystemdUnits, Sysctls: c.Sysctls,
-		ModprobeBlacklists: c.ModprobeBlacklists, Tmpfiles: c.Tmpfiles, Limits: c.Limits,
-		KernelArgs: c.KernelArgs, Files: c.Files, GrafanaDashboards: c.GrafanaDashboards,
-		LineEdits: c.LineEdits, GPGKeys: c.GPGKeys,
-	}
-}
+func (c *Config) templateContent() *ContentOptions { return &c.ContentOptions }
 
 // groupOptions are the boolean options a group's with_option names;
 // appliance_dir is true when a site's appliance checkout is given (what
@@ -108,8 +80,8 @@ func render(v any, repl map[string]string, used map[string]bool) (any, error) {
 
 // decodeGroupContent is one group's content, checked on its own as a
 // template's would be.
-func (c *Config) decodeGroupContent(g packagesets.Group) (*contentItems, []error) {
-	var gc contentItems
+func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []error) {
+	var gc ContentOptions
 	if len(g.Content) == 0 {
 		return &gc, nil
 	}
@@ -176,11 +148,11 @@ func mergeEntries[T any](field string, groups []owned[T], template []T, id func(
 // groupItems is one group's content.
 type groupItems struct {
 	origin origin
-	items  *contentItems
+	items  *ContentOptions
 }
 
 // ofKind is one kind's items of every group, with their origins.
-func ofKind[T any](groups []groupItems, get func(*contentItems) *[]T) []owned[T] {
+func ofKind[T any](groups []groupItems, get func(*ContentOptions) *[]T) []owned[T] {
 	var out []owned[T]
 	for _, g := range groups {
 		for _, v := range *get(g.items) {
@@ -192,9 +164,9 @@ func ofKind[T any](groups []groupItems, get func(*contentItems) *[]T) []owned[T]
 
 // mergeKind merges one kind of the groups' content with the template's
 // into the plan, recording the origins under the option's name.
-func mergeKind[T any](p *plan, groups []groupItems, option, field string, get func(*contentItems) *[]T, id func(T) string, errs *[]error) {
+func mergeKind[T any](p *plan, groups []groupItems, option, field string, get func(*ContentOptions) *[]T, id func(T) string, errs *[]error) {
 	merged, origins := mergeEntries(field, ofKind(groups, get), *get(p.cfg.templateContent()), id, errs)
-	*get(&p.contentItems) = merged
+	*get(&p.ContentOptions) = merged
 	p.origins[option] = origins
 }
 
@@ -214,23 +186,23 @@ func (p *plan) mergeGroupContent() []error {
 		}
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
-	mergeKind(p, groups, "git_checkouts", "git_checkouts destination", func(ci *contentItems) *[]GitCheckout { return &ci.GitCheckouts }, func(g GitCheckout) string { return g.Destination }, &errs)
-	mergeKind(p, groups, "downloads", "downloads destination", func(ci *contentItems) *[]Download { return &ci.Downloads }, Download.identity, &errs)
+	mergeKind(p, groups, "git_checkouts", "git_checkouts destination", func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }, func(g GitCheckout) string { return g.Destination }, &errs)
+	mergeKind(p, groups, "downloads", "downloads destination", func(ci *ContentOptions) *[]Download { return &ci.Downloads }, Download.identity, &errs)
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
-	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *contentItems) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
-	mergeKind(p, groups, "containers", "containers image", func(ci *contentItems) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
-	mergeKind(p, groups, "python_envs", "python_envs", func(ci *contentItems) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
-	mergeKind(p, groups, "systemd_units", "systemd_units", func(ci *contentItems) *[]SystemdUnit { return &ci.SystemdUnits }, func(u SystemdUnit) string { return u.Name }, &errs)
-	mergeKind(p, groups, "sysctl", "sysctl", func(ci *contentItems) *[]Sysctl { return &ci.Sysctls }, func(s Sysctl) string { return s.Name }, &errs)
-	mergeKind(p, groups, "modprobe_blacklist", "modprobe_blacklist", func(ci *contentItems) *[]ModprobeBlacklist { return &ci.ModprobeBlacklists }, func(m ModprobeBlacklist) string { return m.Name }, &errs)
-	mergeKind(p, groups, "tmpfiles", "tmpfiles", func(ci *contentItems) *[]ConfigFile { return &ci.Tmpfiles }, func(f ConfigFile) string { return f.Name }, &errs)
-	mergeKind(p, groups, "limits", "limits", func(ci *contentItems) *[]ConfigFile { return &ci.Limits }, func(f ConfigFile) string { return f.Name }, &errs)
-	mergeKind(p, groups, "kernel_args", "kernel_args", func(ci *contentItems) *[]string { return &ci.KernelArgs }, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
-	mergeKind(p, groups, "files", "files destination", func(ci *contentItems) *[]File { return &ci.Files }, func(f File) string { return f.Destination }, &errs)
-	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *contentItems) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
-	mergeKind(p, groups, "line_edits", "line_edits", func(ci *contentItems) *[]LineEdit { return &ci.LineEdits }, LineEdit.id, &errs)
-	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *contentItems) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
+	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
+	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
+	mergeKind(p, groups, "python_envs", "python_envs", func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
+	mergeKind(p, groups, "systemd_units", "systemd_units", func(ci *ContentOptions) *[]SystemdUnit { return &ci.SystemdUnits }, func(u SystemdUnit) string { return u.Name }, &errs)
+	mergeKind(p, groups, "sysctl", "sysctl", func(ci *ContentOptions) *[]Sysctl { return &ci.Sysctls }, func(s Sysctl) string { return s.Name }, &errs)
+	mergeKind(p, groups, "modprobe_blacklist", "modprobe_blacklist", func(ci *ContentOptions) *[]ModprobeBlacklist { return &ci.ModprobeBlacklists }, func(m ModprobeBlacklist) string { return m.Name }, &errs)
+	mergeKind(p, groups, "tmpfiles", "tmpfiles", func(ci *ContentOptions) *[]ConfigFile { return &ci.Tmpfiles }, func(f ConfigFile) string { return f.Name }, &errs)
+	mergeKind(p, groups, "limits", "limits", func(ci *ContentOptions) *[]ConfigFile { return &ci.Limits }, func(f ConfigFile) string { return f.Name }, &errs)
+	mergeKind(p, groups, "kernel_args", "kernel_args", func(ci *ContentOptions) *[]string { return &ci.KernelArgs }, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
+	mergeKind(p, groups, "files", "files destination", func(ci *ContentOptions) *[]File { return &ci.Files }, func(f File) string { return f.Destination }, &errs)
+	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
+	mergeKind(p, groups, "line_edits", "line_edits", func(ci *ContentOptions) *[]LineEdit { return &ci.LineEdits }, LineEdit.id, &errs)
+	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, u := range p.SystemdUnits {
 		if u.state() == "enabled" && slices.Contains(p.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))
@@ -241,7 +213,7 @@ func (p *plan) mergeGroupContent() []error {
 
 // checkPathKinds refuses one path claimed by two kinds, one of them a
 // group's: a group's checkout where the template downloads a file.
-func checkPathKinds(groups []groupItems, template *contentItems) []error {
+func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
 	type claim struct {
 		who  origin
 		kind string
@@ -261,18 +233,18 @@ func checkPathKinds(groups []groupItems, template *contentItems) []error {
 		}
 	}
 	all := append(slices.Clone(groups), groupItems{origin{}, template})
-	for _, g := range ofKind(all, func(ci *contentItems) *[]GitCheckout { return &ci.GitCheckouts }) {
+	for _, g := range ofKind(all, func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }) {
 		put("git_checkouts", g.origin, g.v.Destination)
 	}
-	for _, d := range ofKind(all, func(ci *contentItems) *[]Download { return &ci.Downloads }) {
+	for _, d := range ofKind(all, func(ci *ContentOptions) *[]Download { return &ci.Downloads }) {
 		put("downloads", d.origin, d.v.Destination)
 	}
-	for _, e := range ofKind(all, func(ci *contentItems) *[]PythonEnv { return &ci.PythonEnvs }) {
+	for _, e := range ofKind(all, func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }) {
 		if !e.v.System {
 			put("python_envs", e.origin, e.v.Path)
 		}
 	}
-	for _, f := range ofKind(all, func(ci *contentItems) *[]File { return &ci.Files }) {
+	for _, f := range ofKind(all, func(ci *ContentOptions) *[]File { return &ci.Files }) {
 		put("files", f.origin, path.Clean(f.v.Destination))
 	}
 	return errs

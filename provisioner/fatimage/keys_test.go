@@ -133,7 +133,7 @@ func TestGroupGPGKeys(t *testing.T) {
 		g.Content = map[string]any{"gpg_keys": raw}
 		return g
 	}
-	c := &plan{cfg: &Config{GPGKeys: []GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}}, origins: map[string][]origin{}, sets: &resolved{groups: []packagesets.Group{
+	c := &plan{cfg: &Config{ContentOptions: ContentOptions{GPGKeys: []GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}}}, origins: map[string][]origin{}, sets: &resolved{groups: []packagesets.Group{
 		group(map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site", "key": siteKey}),
 	}}}
 	if errs := c.mergeGroupContent(); len(errs) > 0 {

@@ -52,10 +52,10 @@ type plan struct {
 	users      []User    // the groups' users replaced or joined by `users`
 	binaries   []Binary  // the groups' binaries, then `binaries`
 
-	// contentItems are the groups' content merged with the template's
+	// ContentOptions are the groups' content merged with the template's
 	// (groupcontent.go); origins, by option name, say where each item of
 	// that list comes from.
-	contentItems
+	ContentOptions
 	origins map[string][]origin
 }
 

@@ -74,7 +74,7 @@ func validateContent(c *Config, p *plan) []error {
 // template or a group); source is who fetches them (vm or host). Files
 // and GPG keys have their own validators (validateFiles,
 // validateGPGKeys).
-func (ci *contentItems) check(source string) []error {
+func (ci *ContentOptions) check(source string) []error {
 	errs := validateGitCheckouts(ci.GitCheckouts)
 	errs = append(errs, validateDownloads(ci.Downloads)...)
 	errs = append(errs, validateRPMURLs(ci.RPMURLs)...)
@@ -87,7 +87,7 @@ func (ci *contentItems) check(source string) []error {
 }
 
 // validateDestinations refuses two items writing the same path.
-func validateDestinations(c *contentItems) []error {
+func validateDestinations(c *ContentOptions) []error {
 	var errs []error
 	seen := map[string]string{}
 	claim := func(what, dst string) {
