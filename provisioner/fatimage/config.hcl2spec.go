@@ -4,6 +4,7 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -67,7 +68,7 @@ type FlatConfig struct {
 	Tmpfiles             []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
 	Limits               []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
 	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	LineEdits            []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+	LineEdits            []lines.FlatLineEdit    `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 	RawRepos             []map[string]string     `mapstructure:"repos" cty:"repos" hcl:"repos"`
 	RepoUsername         *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
 	RepoPassword         *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
@@ -151,7 +152,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
-		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
+		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
 		"repos":                      &hcldec.AttrSpec{Name: "repos", Type: cty.List(cty.Map(cty.String)), Required: false},
 		"repo_username":              &hcldec.AttrSpec{Name: "repo_username", Type: cty.String, Required: false},
 		"repo_password":              &hcldec.AttrSpec{Name: "repo_password", Type: cty.String, Required: false},
@@ -301,7 +302,7 @@ type FlatContentOptions struct {
 	Tmpfiles           []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
 	Limits             []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
 	KernelArgs         []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	LineEdits          []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+	LineEdits          []lines.FlatLineEdit    `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 }
 
 // FlatMapstructure returns a new FlatContentOptions.
@@ -330,7 +331,7 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"tmpfiles":           &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"limits":             &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":        &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
-		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
+		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
 	}
 	return s
 }
@@ -496,39 +497,6 @@ func (*FlatGrafanaDashboard) HCL2Spec() map[string]hcldec.Spec {
 		"source":       &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
 		"sha256":       &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
 		"replacements": &hcldec.AttrSpec{Name: "replacements", Type: cty.Map(cty.String), Required: false},
-	}
-	return s
-}
-
-// FlatLineEdit is an auto-generated flat version of LineEdit.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatLineEdit struct {
-	Path    *string `mapstructure:"path" required:"true" cty:"path" hcl:"path"`
-	Regexp  *string `mapstructure:"regexp" cty:"regexp" hcl:"regexp"`
-	Line    *string `mapstructure:"line" cty:"line" hcl:"line"`
-	Absent  *bool   `mapstructure:"absent" cty:"absent" hcl:"absent"`
-	Section *string `mapstructure:"section" cty:"section" hcl:"section"`
-	Create  *bool   `mapstructure:"create" cty:"create" hcl:"create"`
-}
-
-// FlatMapstructure returns a new FlatLineEdit.
-// FlatLineEdit is an auto-generated flat version of LineEdit.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*LineEdit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatLineEdit)
-}
-
-// HCL2Spec returns the hcl spec of a LineEdit.
-// This spec is used by HCL to read the fields of LineEdit.
-// The decoded values from this spec will then be applied to a FlatLineEdit.
-func (*FlatLineEdit) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"regexp":  &hcldec.AttrSpec{Name: "regexp", Type: cty.String, Required: false},
-		"line":    &hcldec.AttrSpec{Name: "line", Type: cty.String, Required: false},
-		"absent":  &hcldec.AttrSpec{Name: "absent", Type: cty.Bool, Required: false},
-		"section": &hcldec.AttrSpec{Name: "section", Type: cty.String, Required: false},
-		"create":  &hcldec.AttrSpec{Name: "create", Type: cty.Bool, Required: false},
 	}
 	return s
 }

@@ -2,6 +2,8 @@
 
 package fatimage
 
+import "github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+
 // ContentOptions are the options whose items the built-in groups bring
 // too (a group's `content` is written with these names): the plan holds
 // them merged (groupcontent.go). Adding a content kind is a field here,
@@ -47,5 +49,5 @@ type ContentOptions struct {
 	KernelArgs []string `mapstructure:"kernel_args"`
 	// Lines of files already in the image changed in place, like
 	// Ansible's lineinfile (see Line edits below).
-	LineEdits []LineEdit `mapstructure:"line_edits"`
+	LineEdits []lines.LineEdit `mapstructure:"line_edits"`
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
 // hostOSMajor is the major version of the machine running the tests,
@@ -163,7 +164,7 @@ func TestGroupsOpt(t *testing.T) {
 			t.Errorf("packages lack %s: %v", p, c.sets.Packages)
 		}
 	}
-	if !slices.ContainsFunc(c.LineEdits, func(e LineEdit) bool {
+	if !slices.ContainsFunc(c.LineEdits, func(e lines.LineEdit) bool {
 		return e.Path == "/etc/environment" && e.Line == "KUBECONFIG=/etc/rancher/k3s/k3s.yaml" && !e.Create
 	}) {
 		t.Errorf("k3s KUBECONFIG line: %+v", c.LineEdits)

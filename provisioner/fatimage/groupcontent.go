@@ -201,8 +201,10 @@ func (p *plan) mergeGroupContent() []error {
 	mergeKind(p, groups, "kernel_args", "kernel_args", func(ci *ContentOptions) *[]string { return &ci.KernelArgs }, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
 	mergeKind(p, groups, "files", "files destination", func(ci *ContentOptions) *[]File { return &ci.Files }, func(f File) string { return f.Destination }, &errs)
 	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
-	mergeKind(p, groups, "line_edits", "line_edits", func(ci *ContentOptions) *[]LineEdit { return &ci.LineEdits }, LineEdit.id, &errs)
 	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
+	for _, k := range contentKinds() {
+		k.merge(p, groups, &errs)
+	}
 	for _, u := range p.SystemdUnits {
 		if u.state() == "enabled" && slices.Contains(p.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))

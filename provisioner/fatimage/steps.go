@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
 // step is one named stage of a run. Adding a step means one entry in
@@ -25,6 +27,9 @@ type step struct {
 	// reboots, so a build without such steps snapshots unrebooted and the
 	// image boots its new kernel on first boot.
 	needsKernel bool
+	// kind is the content kind the step installs (kindStep); its items
+	// are checked and merged with the groups' at Prepare.
+	kind contentKind
 }
 
 // steps is a run, in order.
@@ -66,7 +71,7 @@ var steps = []step{
 	{name: "system", when: func(s *state) bool { return s.plan.hasSystem() }, run: stepSystem},
 	{name: "files", when: func(s *state) bool { return len(s.plan.Files) > 0 }, run: stepFiles},
 	// After packages and files: the lines edited are in their files.
-	{name: "line-edits", when: func(s *state) bool { return len(s.plan.LineEdits) > 0 }, run: stepLineEdits},
+	kindStep("line-edits", newKind(lines.Kind{}, func(o *ContentOptions) *[]lines.LineEdit { return &o.LineEdits })),
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},
 	{name: "image-json", run: stepImageJSON},

@@ -82,7 +82,9 @@ func (ci *ContentOptions) check(source string) []error {
 	errs = append(errs, validateGrafanaDashboards(ci.GrafanaDashboards)...)
 	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
 	errs = append(errs, validateSystemSettings(ci)...)
-	errs = append(errs, validateLineEdits(ci.LineEdits)...)
+	for _, k := range contentKinds() {
+		errs = append(errs, k.check(ci)...)
+	}
 	return append(errs, validateDestinations(ci)...)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
@@ -115,7 +116,7 @@ var keyMajors = []string{"8", "9"}
 // left out of the comparison.
 type groupContent struct {
 	Files              []fatimage.File              `mapstructure:"files"`
-	LineEdits          []fatimage.LineEdit          `mapstructure:"line_edits"`
+	LineEdits          []lines.LineEdit             `mapstructure:"line_edits"`
 	SystemdUnits       []fatimage.SystemdUnit       `mapstructure:"systemd_units"`
 	ModprobeBlacklists []fatimage.ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
 	Tmpfiles           []fatimage.ConfigFile        `mapstructure:"tmpfiles"`

@@ -1,0 +1,53 @@
+// Package content is what a content kind of the `fatimage` provisioner
+// implements: an option holding a list of items (line_edits, ...), which
+// the template and the built-in groups set. The provisioner merges the
+// items of both into its build plan (the template's replace a group's of
+// the same ID), checks them at `packer validate` and installs them on
+// the VM in the kind's step; a kind is one package under internal/content
+// and one line in the provisioner's step table (docs/development.md,
+// "Adding a content kind").
+package content
+
+// Kind is one content kind over items of type T.
+type Kind[T any] interface {
+	// Option is the option's name, e.g. "line_edits": errors and the
+	// plan's origins name the items by it.
+	Option() string
+	// ID is an item's identity when the groups' items and the template's
+	// merge: a template item replaces a group's of the same ID, and two
+	// groups giving one ID different items is an error.
+	ID(item T) string
+	// Validate checks the items, without network or VM (it runs at
+	// `packer validate`); every error starts with "<option>[i]: ", names
+	// the field and says why.
+	Validate(items []T) []error
+	// Install is the script putting the items in place on the VM (a
+	// kind's step runs after the packages, files and system settings).
+	Install(items []T) Script
+}
+
+// Script is what a kind runs on the VM: calls of the functions of the
+// provisioner's embedded scripts (provisioner/fatimage/scripts/<body>.sh),
+// whose arguments the provisioner quotes: a kind never writes shell.
+type Script struct {
+	// Say is the step's headline, e.g. "line edits (3)".
+	Say string
+	// Bodies are the embedded scripts whose functions the calls use.
+	Bodies []string
+	// Calls are the function calls, in order: a function, then its
+	// arguments.
+	Calls [][]string
+}
+
+// Call appends a call of fn with args.
+func (s *Script) Call(fn string, args ...string) {
+	s.Calls = append(s.Calls, append([]string{fn}, args...))
+}
+
+// Flag is a boolean as the scripts take it: "1" or "0".
+func Flag(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,78 @@
+package fatimage
+
+import (
+	"context"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+)
+
+// contentKind is a content kind (internal/content) as the provisioner
+// drives it: the kind's items are the ContentOptions field items picks,
+// in the template, in a group's content and merged in the plan. A step
+// of the table with a kind checks, merges and installs through it.
+type contentKind interface {
+	option() string
+	// check validates the items of o (the template's or a group's).
+	check(o *ContentOptions) []error
+	// merge puts the groups' items and the template's into the plan.
+	merge(p *plan, groups []groupItems, errs *[]error)
+	// has reports whether the plan holds any item.
+	has(p *plan) bool
+	// install puts the plan's items in place on the VM.
+	install(ctx context.Context, s *state) error
+}
+
+// kindOf adapts a content.Kind over T to contentKind.
+type kindOf[T any] struct {
+	kind  content.Kind[T]
+	items func(*ContentOptions) *[]T
+}
+
+// newKind is the entry of a content kind in the step table: the kind and
+// its field of ContentOptions.
+func newKind[T any](k content.Kind[T], items func(*ContentOptions) *[]T) contentKind {
+	return kindOf[T]{k, items}
+}
+
+func (k kindOf[T]) option() string { return k.kind.Option() }
+
+func (k kindOf[T]) check(o *ContentOptions) []error { return k.kind.Validate(*k.items(o)) }
+
+func (k kindOf[T]) merge(p *plan, groups []groupItems, errs *[]error) {
+	mergeKind(p, groups, k.kind.Option(), k.kind.Option(), k.items, k.kind.ID, errs)
+}
+
+func (k kindOf[T]) has(p *plan) bool { return len(*k.items(&p.ContentOptions)) > 0 }
+
+func (k kindOf[T]) install(ctx context.Context, s *state) error {
+	cs := k.kind.Install(*k.items(&s.plan.ContentOptions))
+	s.say(cs.Say)
+	_, err := s.runScript(ctx, kindScript(cs))
+	return err
+}
+
+// kindScript is a kind's script as the provisioner runs it.
+func kindScript(cs content.Script) *vmScript {
+	sc := newScript(cs.Bodies...)
+	for _, c := range cs.Calls {
+		sc.call(c[0], c[1:]...)
+	}
+	return sc
+}
+
+// kindStep is the step of a content kind: it installs the plan's items,
+// when there are any.
+func kindStep(name string, k contentKind) step {
+	return step{name: name, kind: k, when: func(s *state) bool { return k.has(s.plan) }, run: k.install}
+}
+
+// contentKinds are the kinds of the step table, in its order.
+func contentKinds() []contentKind {
+	var out []contentKind
+	for _, st := range steps {
+		if st.kind != nil {
+			out = append(out, st.kind)
+		}
+	}
+	return out
+}
