@@ -24,15 +24,21 @@ type Kind[T any] interface {
 	// Install is the script putting the items in place on the VM (a
 	// kind's step runs after the packages, files and system settings).
 	Install(items []T) Script
+	// Shell is the kind's own shell functions (its embedded <kind>.sh,
+	// `# shellcheck shell=sh`), which the calls of Install use with the
+	// provisioner's (fatimage_cause, fatimage_run, ...).
+	Shell() string
 }
 
-// Script is what a kind runs on the VM: calls of the functions of the
-// provisioner's embedded scripts (provisioner/fatimage/scripts/<body>.sh),
-// whose arguments the provisioner quotes: a kind never writes shell.
+// Script is what a kind runs on the VM: calls of the functions of its
+// Shell (and of the provisioner's embedded scripts, by name), whose
+// arguments the provisioner quotes: Go never writes shell code.
 type Script struct {
 	// Say is the step's headline, e.g. "line edits (3)".
 	Say string
-	// Bodies are the embedded scripts whose functions the calls use.
+	// Bodies are the provisioner's embedded scripts
+	// (provisioner/fatimage/scripts/<name>.sh) the calls use besides
+	// the kind's Shell.
 	Bodies []string
 	// Calls are the function calls, in order: a function, then its
 	// arguments.

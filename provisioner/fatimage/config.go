@@ -318,10 +318,10 @@ func boolDefault(p **bool, v bool) {
 	}
 }
 
-// Prepare decodes and defaults the configuration and makes the build
+// prepare decodes and defaults the configuration and makes the build
 // plan from it (plan.go), then validates both, without any network
 // access. The plan is returned even with errors, for tests to look at.
-func (c *Config) Prepare(raws ...any) (*plan, error) {
+func (c *Config) prepare(raws ...any) (*plan, error) {
 	if err := config.Decode(c, &config.DecodeOpts{
 		PluginType:         "fatimage",
 		Interpolate:        true,

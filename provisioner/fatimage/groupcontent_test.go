@@ -19,7 +19,7 @@ func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*plan, 
 		raw[k] = v
 	}
 	var c Config
-	return c.Prepare(raw)
+	return c.prepare(raw)
 }
 
 func mustGroups(t *testing.T, groups []string, extra map[string]any) *plan {

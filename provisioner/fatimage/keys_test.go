@@ -45,7 +45,7 @@ func keysString(keys []imageKey) string {
 func wantImageKeys(t *testing.T, raw map[string]any, want string) *plan {
 	t.Helper()
 	var c Config
-	p, err := c.Prepare(raw)
+	p, err := c.prepare(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestGPGKeysValidation(t *testing.T) {
 		{[]any{map[string]any{"builtin": "epel"}, map[string]any{"builtin": "epel"}}, "gpg_keys[1]: path of builtin epel is already gpg_keys[0]'s"},
 	} {
 		var c Config
-		_, err := c.Prepare(map[string]any{"gpg_keys": tc.keys})
+		_, err := c.prepare(map[string]any{"gpg_keys": tc.keys})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.keys, err, tc.want)
 		}

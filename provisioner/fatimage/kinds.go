@@ -20,6 +20,8 @@ type contentKind interface {
 	has(p *plan) bool
 	// install puts the plan's items in place on the VM.
 	install(ctx context.Context, s *state) error
+	// register makes the kind's shell a body scriptBody finds.
+	register()
 }
 
 // kindOf adapts a content.Kind over T to contentKind.
@@ -42,18 +44,26 @@ func (k kindOf[T]) merge(p *plan, groups []groupItems, errs *[]error) {
 	mergeKind(p, groups, k.kind.Option(), k.kind.Option(), k.items, k.kind.ID, errs)
 }
 
+func (k kindOf[T]) register() { kindShells[kindBody(k.kind)] = k.kind.Shell() }
+
 func (k kindOf[T]) has(p *plan) bool { return len(*k.items(&p.ContentOptions)) > 0 }
 
 func (k kindOf[T]) install(ctx context.Context, s *state) error {
 	cs := k.kind.Install(*k.items(&s.plan.ContentOptions))
 	s.say(cs.Say)
-	_, err := s.runScript(ctx, kindScript(cs))
+	_, err := s.runScript(ctx, kindScript(k.kind, cs))
 	return err
 }
 
-// kindScript is a kind's script as the provisioner runs it.
-func kindScript(cs content.Script) *vmScript {
-	sc := newScript(cs.Bodies...)
+// kindShells are the content kinds' own scripts by body name
+// ("kind-<option>"), which scriptBody looks up like the embedded ones;
+// kindStep fills it as the step table is made.
+var kindShells = map[string]string{}
+
+// kindScript is a kind's script as the provisioner runs it: the kind's
+// shell, the bodies it names and its calls.
+func kindScript[T any](k content.Kind[T], cs content.Script) *vmScript {
+	sc := newScript(append([]string{kindBody(k)}, cs.Bodies...)...)
 	for _, c := range cs.Calls {
 		sc.call(c[0], c[1:]...)
 	}
@@ -63,8 +73,12 @@ func kindScript(cs content.Script) *vmScript {
 // kindStep is the step of a content kind: it installs the plan's items,
 // when there are any.
 func kindStep(name string, k contentKind) step {
+	k.register()
 	return step{name: name, kind: k, when: func(s *state) bool { return k.has(s.plan) }, run: k.install}
 }
+
+// kindBody is the body name of k's shell.
+func kindBody[T any](k content.Kind[T]) string { return "kind-" + k.Option() }
 
 // contentKinds are the kinds of the step table, in its order.
 func contentKinds() []contentKind {

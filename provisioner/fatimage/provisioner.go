@@ -30,7 +30,7 @@ func (p *Provisioner) ConfigSpec() hcldec.ObjectSpec { return p.config.FlatMapst
 
 // Prepare implements packersdk.Provisioner.
 func (p *Provisioner) Prepare(raws ...any) error {
-	pl, err := p.config.Prepare(raws...)
+	pl, err := p.config.prepare(raws...)
 	p.plan = pl
 	if err != nil {
 		return err

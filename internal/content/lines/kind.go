@@ -1,6 +1,7 @@
 package lines
 
 import (
+	_ "embed"
 	"fmt"
 	"path"
 	"regexp"
@@ -77,9 +78,15 @@ func checkEdit(e LineEdit, add func(string, ...any)) {
 	}
 }
 
+//go:embed lines.sh
+var shell string
+
+// Shell implements content.Kind: lines.sh.
+func (Kind) Shell() string { return shell }
+
 // Install edits the lines in order, with lines.sh's fatimage_line_edit.
 func (Kind) Install(edits []LineEdit) content.Script {
-	sc := content.Script{Say: fmt.Sprintf("line edits (%d)", len(edits)), Bodies: []string{"lines"}}
+	sc := content.Script{Say: fmt.Sprintf("line edits (%d)", len(edits))}
 	for i, e := range edits {
 		mode := "present"
 		if e.Absent {

@@ -3,7 +3,7 @@
 
 // Package lines is the `line_edits` content kind: lines of files already
 // in the image changed in place, as Ansible's lineinfile does. Its VM
-// side is provisioner/fatimage/scripts/lines.sh.
+// side is lines.sh.
 package lines
 
 // LineEdit changes one line of a file already in the image (a package's
