@@ -85,8 +85,15 @@ func (c *ContentOptions) hasSystem() bool {
 func validateSystemSettings(c *ContentOptions) []error {
 	var errs []error
 	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	validateUnits(c.SystemdUnits, add)
+	validateDropInFiles(c, add)
+	return errs
+}
+
+// validateUnits checks systemd_units.
+func validateUnits(list []SystemdUnit, add func(string, ...any)) {
 	units := map[string]bool{}
-	for i, u := range c.SystemdUnits {
+	for i, u := range list {
 		if !reUnit.MatchString(u.Name) {
 			add("systemd_units[%d]: name %q must be a unit name with its suffix, e.g. mysql.service", i, u.Name)
 		} else if units[u.Name] {
@@ -108,6 +115,11 @@ func validateSystemSettings(c *ContentOptions) []error {
 			}
 		}
 	}
+}
+
+// validateDropInFiles checks the settings written as drop-in files:
+// sysctl, modprobe_blacklist, tmpfiles, limits and kernel_args.
+func validateDropInFiles(c *ContentOptions, add func(string, ...any)) {
 	names := func(field string, list []string) {
 		seen := map[string]bool{}
 		for i, n := range list {
@@ -166,7 +178,6 @@ func validateSystemSettings(c *ContentOptions) []error {
 			add("kernel_args[%d]: %q must be one argument like rd.auto=1 (no spaces or quotes)", i, a)
 		}
 	}
-	return errs
 }
 
 // systemFiles are every file the system settings write, in order.
