@@ -61,6 +61,8 @@ func (c *Config) Prepare(raws ...any) ([]string, error) {
 	errs = packer.MultiErrorAppend(errs, c.AccessConfig.Prepare()...)
 	errs = packer.MultiErrorAppend(errs, c.ImageConfig.Prepare(c.UseBlockStorageVolume)...)
 	errs = packer.MultiErrorAppend(errs, c.RunConfig.Prepare(&c.ctx)...)
+	inputErrs, inputWarns := c.checkInputs()
+	errs = packer.MultiErrorAppend(errs, inputErrs...)
 	// Registered even when the configuration is invalid: the errors may
 	// be logged next to the values.
 	if s := c.secrets(); len(s) > 0 {
@@ -69,7 +71,7 @@ func (c *Config) Prepare(raws ...any) ([]string, error) {
 	if errs != nil && len(errs.Errors) > 0 {
 		return nil, errs
 	}
-	warns := append(append([]string(nil), c.ImageConfig.warns...), c.RunConfig.warns...)
+	warns := append(append(append([]string(nil), c.ImageConfig.warns...), c.RunConfig.warns...), inputWarns...)
 	if c.OpenstackProvider != "" {
 		warns = append(warns, fmt.Sprintf("openstack_provider = %q is accepted for compatibility and ignored", c.OpenstackProvider))
 	}

@@ -43,13 +43,13 @@ func TestPrepareOfficialMeanings(t *testing.T) {
 			},
 			[]string{`image_disk_format: "raw" ignored because use_blockstorage_volume is false (a snapshot keeps the server disk's format)`,
 				"volume_name, volume_type, volume_size, volume_availability_zone: ignored because use_blockstorage_volume is false"}},
-		{"floating_ip wins over floating_ip_network", with(baseRaw(), "floating_ip", "fip-id", "floating_ip_network", "public"),
+		{"floating_ip wins over floating_ip_network", with(baseRaw(), "floating_ip", "5d0c4f0e-6a39-4c1e-9d3b-0f0a6f5c2b71", "floating_ip_network", "public"),
 			func(t *testing.T, c *Config) {
-				if !c.UseFloatingIP || c.FloatingIP != "fip-id" {
+				if !c.UseFloatingIP || c.FloatingIP != "5d0c4f0e-6a39-4c1e-9d3b-0f0a6f5c2b71" {
 					t.Errorf("use_floating_ip %v floating_ip %q", c.UseFloatingIP, c.FloatingIP)
 				}
 			},
-			[]string{`floating_ip_network: ignored, the given floating_ip "fip-id" is used`}},
+			[]string{`floating_ip_network: ignored, the given floating_ip "5d0c4f0e-6a39-4c1e-9d3b-0f0a6f5c2b71" is used`}},
 		{"reuse_ips alone", with(baseRaw(), "reuse_ips", true),
 			func(t *testing.T, c *Config) {
 				if !c.UseFloatingIP {

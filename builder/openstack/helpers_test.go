@@ -19,6 +19,7 @@ import (
 func TestMain(m *testing.M) {
 	// The double's transitions take ~100-200 ms; poll them quickly.
 	pollInitial, pollMax = 10*time.Millisecond, 100*time.Millisecond
+	adoptDelay = 20 * time.Millisecond
 	os.Exit(m.Run())
 }
 

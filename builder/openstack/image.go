@@ -3,6 +3,7 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
@@ -15,7 +16,7 @@ func waitImage(ctx context.Context, cl *clients, id string, timeout time.Duratio
 		img, err := images.Get(ctx, cl.image, id).Extract()
 		if err != nil {
 			if isNotFound(err) {
-				return "gone", false, terminal("image %s was deleted while being created", id)
+				return "gone", false, gone("image %s was deleted while being created", id)
 			}
 			return "", false, err
 		}
@@ -55,4 +56,62 @@ func deleteImage(ctx context.Context, cl *clients, id string, timeout time.Durat
 		}
 		return string(img.Status), img.Status == images.ImageStatusDeleted, nil
 	})
+}
+
+// byBuildID lists the images carrying a build's id, as `openstack image
+// list --property fatimage_build_id=...` does: Glance filters on any
+// property.
+type byBuildID struct {
+	images.ListOpts
+	buildID string
+}
+
+func (o byBuildID) ToImageListQuery() (string, error) {
+	q, err := o.ListOpts.ToImageListQuery()
+	if err != nil {
+		return "", err
+	}
+	extra := url.Values{BuildIDKey: {o.buildID}}.Encode()
+	if q == "" {
+		return "?" + extra, nil
+	}
+	return q + "&" + extra, nil
+}
+
+// buildImages lists the images of build buildID, named name unless name
+// is empty; the property is checked here too, as a cloud may ignore the
+// filter.
+func buildImages(ctx context.Context, cl *clients, buildID, name string) ([]images.Image, error) {
+	pages, err := images.List(cl.image, byBuildID{ListOpts: images.ListOpts{Name: name}, buildID: buildID}).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := images.ExtractImages(pages)
+	if err != nil {
+		return nil, err
+	}
+	var out []images.Image
+	for _, img := range all {
+		if fmt.Sprint(img.Properties[BuildIDKey]) == buildID && (name == "" || img.Name == name) {
+			out = append(out, img)
+		}
+	}
+	return out, nil
+}
+
+// findBuildImage finds the image a lost create made: named name, with the
+// build's id, not given up by Glance.
+func findBuildImage(ctx context.Context, cl *clients, buildID, name string) (string, bool, error) {
+	all, err := buildImages(ctx, cl, buildID, name)
+	if err != nil {
+		return "", false, err
+	}
+	for _, img := range all {
+		switch img.Status {
+		case images.ImageStatusKilled, images.ImageStatusDeleted, images.ImageStatusPendingDelete:
+			continue
+		}
+		return img.ID, true, nil
+	}
+	return "", false, nil
 }

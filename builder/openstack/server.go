@@ -16,7 +16,7 @@ func waitServer(ctx context.Context, cl *clients, id, want string, timeout time.
 		srv, err := servers.Get(ctx, cl.compute, id).Extract()
 		if err != nil {
 			if isNotFound(err) {
-				return "gone", false, terminal("server %s disappeared", id)
+				return "gone", false, gone("server %s disappeared", id)
 			}
 			return "", false, err
 		}
@@ -69,4 +69,12 @@ func deleteServer(ctx context.Context, cl *clients, id string, force bool, timeo
 		}
 		return srv.Status, srv.Status == "DELETED", nil
 	})
+}
+
+func listServers(ctx context.Context, cl *clients, opts servers.ListOpts) ([]servers.Server, error) {
+	pages, err := servers.List(cl.compute, opts).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return servers.ExtractServers(pages)
 }

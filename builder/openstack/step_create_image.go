@@ -67,11 +67,13 @@ func (s *StepCreateImage) fromServer(ctx context.Context, state multistep.StateB
 	for k, v := range c.ImageMetadata {
 		meta[k] = v
 	}
-	cctx, cancel := createCtx(ctx)
-	defer cancel()
-	id, err := servers.CreateImage(cctx, cl.compute, serverID, servers.CreateImageOpts{Name: c.ImageName, Metadata: meta}).ExtractImageID()
+	id, err := createOrAdopt(ctx, ui, fmt.Sprintf("creating image %s from server %s", c.ImageName, serverID), func(ctx context.Context) (string, error) {
+		return servers.CreateImage(ctx, cl.compute, serverID, servers.CreateImageOpts{Name: c.ImageName, Metadata: meta}).ExtractImageID()
+	}, func(ctx context.Context) (string, bool, error) {
+		return findBuildImage(ctx, cl, c.buildID, c.ImageName)
+	})
 	if err != nil {
-		return "", fmt.Errorf("creating image %s from server %s: %w", c.ImageName, serverID, err)
+		return "", err
 	}
 	s.created = id
 	trackerOf(state).Add("image", id, c.ImageName)
@@ -90,36 +92,41 @@ func (s *StepCreateImage) fromVolume(ctx context.Context, state multistep.StateB
 	if err := waitVolume(ctx, cl, volID, c.StateTimeout, "available"); err != nil {
 		return "", err
 	}
-	if len(c.ImageMetadata) > 0 {
-		// As the official builder: Cinder copies a volume's image
-		// metadata into the image it uploads, so the image has its
-		// properties from the start. StepUpdateImage checks them after.
-		ui.Say(fmt.Sprintf("Setting image metadata on volume %s...", volID))
-		if err := volumes.SetImageMetadata(ctx, cl.volume, volID, volumes.ImageMetadataOpts{Metadata: c.ImageMetadata}).ExtractErr(); err != nil {
-			// Not fatal: the properties are patched onto the image
-			// through Glance once it is active.
-			ui.Error(fmt.Sprintf("Warning: setting image metadata on volume %s: %s; it is set on the image after the upload instead", volID, err))
-		}
+	// As the official builder, the image metadata goes onto the volume:
+	// Cinder copies a volume's image metadata into the image it uploads,
+	// so the image has its properties, and the build id, from the moment
+	// it exists (a lost answer can then be found). StepUpdateImage checks
+	// them after.
+	ui.Say(fmt.Sprintf("Setting image metadata on volume %s...", volID))
+	if err := volumes.SetImageMetadata(ctx, cl.volume, volID, volumes.ImageMetadataOpts{Metadata: volumeMetadata(c)}).ExtractErr(); err != nil {
+		// Not fatal: the properties are patched onto the image through
+		// Glance once it is active.
+		ui.Error(fmt.Sprintf("Warning: setting image metadata on volume %s: %s; it is set on the image after the upload instead, "+
+			"and an upload whose answer is lost cannot be found by %s", volID, err, BuildIDKey))
 	}
 	format := c.ImageDiskFormat
 	if format == "" {
 		format = "raw"
 	}
 	ui.Say(fmt.Sprintf("Uploading volume %s to image %s (%s)...", volID, c.ImageName, format))
-	cctx, cancel := createCtx(ctx)
-	defer cancel()
-	res, err := volumes.UploadImage(cctx, cl.volume, volID, volumes.UploadImageOpts{
+	opts := volumes.UploadImageOpts{
 		ImageName:       c.ImageName,
 		DiskFormat:      format,
 		ContainerFormat: "bare",
 		// No force: the volume is detached, and many clouds forbid it.
-	}).Extract()
-	if err != nil {
-		return "", fmt.Errorf("uploading volume %s to an image: %w", volID, err)
 	}
-	s.created = res.ImageID
-	trackerOf(state).Add("image", res.ImageID, c.ImageName)
-	return res.ImageID, nil
+	id, err := createOrAdopt(ctx, ui, fmt.Sprintf("uploading volume %s to an image", volID), func(ctx context.Context) (string, error) {
+		res, err := volumes.UploadImage(ctx, cl.volume, volID, opts).Extract()
+		return res.ImageID, err
+	}, func(ctx context.Context) (string, bool, error) {
+		return findBuildImage(ctx, cl, c.buildID, c.ImageName)
+	})
+	if err != nil {
+		return "", err
+	}
+	s.created = id
+	trackerOf(state).Add("image", id, c.ImageName)
+	return id, nil
 }
 
 func (s *StepCreateImage) Cleanup(state multistep.StateBag) {

@@ -68,15 +68,14 @@ func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) mult
 			return halt(state, err)
 		}
 		ui.Say("Allocating a floating IP...")
-		cctx, cancel := createCtx(ctx)
-		fip, err = floatingips.Create(cctx, cl.network, floatingips.CreateOpts{
-			FloatingNetworkID: netID,
-			PortID:            port,
-			Description:       fipDescription(c),
-		}).Extract()
-		cancel()
+		opts := floatingips.CreateOpts{FloatingNetworkID: netID, PortID: port, Description: fipDescription(c)}
+		fip, err = createOrAdopt(ctx, ui, "floating_ip_network: allocating a floating IP on "+netID, func(ctx context.Context) (*floatingips.FloatingIP, error) {
+			return floatingips.Create(ctx, cl.network, opts).Extract()
+		}, func(ctx context.Context) (*floatingips.FloatingIP, bool, error) {
+			return findOwnFloatingIP(ctx, cl, c)
+		})
 		if err != nil {
-			return halt(state, fmt.Errorf("floating_ip_network: allocating a floating IP on %s: %w", netID, err))
+			return halt(state, err)
 		}
 		s.allocated = fip.ID
 		trackerOf(state).Add("floating IP", fip.ID, fip.FloatingIP)
@@ -160,6 +159,35 @@ func findFloatingIP(ctx context.Context, cl *clients, ref string) (*floatingips.
 		return nil, fmt.Errorf("floating_ip: looking up %s: %w", ref, err)
 	}
 	return fip, nil
+}
+
+// ownFloatingIPs lists the floating IPs this build allocated, by their
+// description (checked here too: a cloud may ignore the filter).
+func ownFloatingIPs(ctx context.Context, cl *clients, c *Config) ([]floatingips.FloatingIP, error) {
+	pages, err := floatingips.List(cl.network, floatingips.ListOpts{Description: fipDescription(c)}).AllPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := floatingips.ExtractFloatingIPs(pages)
+	if err != nil {
+		return nil, err
+	}
+	var out []floatingips.FloatingIP
+	for _, f := range all {
+		if f.Description == fipDescription(c) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// findOwnFloatingIP finds the floating IP a lost create made.
+func findOwnFloatingIP(ctx context.Context, cl *clients, c *Config) (*floatingips.FloatingIP, bool, error) {
+	all, err := ownFloatingIPs(ctx, cl, c)
+	if err != nil || len(all) == 0 {
+		return nil, false, err
+	}
+	return &all[0], true, nil
 }
 
 // freeFloatingIP returns a floating IP of the project that is DOWN and on

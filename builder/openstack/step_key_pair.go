@@ -35,19 +35,34 @@ func (s *StepKeyPair) Run(ctx context.Context, state multistep.StateBag) multist
 	cl := state.Get("clients").(*clients)
 	name := comm.SSHTemporaryKeyPairName
 	ui.Say(fmt.Sprintf("Creating the temporary keypair %s...", name))
-	cctx, cancel := createCtx(ctx)
-	defer cancel()
-	kp, err := keypairs.Create(cctx, cl.compute, keypairs.CreateOpts{
-		Name:      name,
-		PublicKey: strings.TrimSpace(string(comm.SSHPublicKey)),
-	}).Extract()
+	pub := strings.TrimSpace(string(comm.SSHPublicKey))
+	kp, err := createOrAdopt(ctx, ui, "creating keypair "+name, func(ctx context.Context) (*keypairs.KeyPair, error) {
+		return keypairs.Create(ctx, cl.compute, keypairs.CreateOpts{Name: name, PublicKey: pub}).Extract()
+	}, func(ctx context.Context) (*keypairs.KeyPair, bool, error) {
+		return findKeyPair(ctx, cl, name, pub)
+	})
 	if err != nil {
-		return halt(state, fmt.Errorf("creating keypair %s: %w", name, err))
+		return halt(state, err)
 	}
 	s.created = kp.Name
 	trackerOf(state).Add("keypair", kp.Name, "temporary SSH key")
 	state.Put("keypair_name", kp.Name)
 	return multistep.ActionContinue
+}
+
+// findKeyPair finds the keypair a lost create made: name with our key.
+// The same name with another key is someone else's.
+func findKeyPair(ctx context.Context, cl *clients, name, pub string) (*keypairs.KeyPair, bool, error) {
+	kp, err := keypairs.Get(ctx, cl.compute, name, nil).Extract()
+	switch {
+	case isNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case strings.TrimSpace(kp.PublicKey) != pub:
+		return nil, false, nil
+	}
+	return kp, true, nil
 }
 
 func (s *StepKeyPair) Cleanup(state multistep.StateBag) {

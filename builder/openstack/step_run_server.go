@@ -3,6 +3,7 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
@@ -68,11 +69,13 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	}
 
 	ui.Say(fmt.Sprintf("Creating server %s...", c.InstanceName))
-	cctx, cancel := createCtx(ctx)
-	defer cancel()
-	srv, err := servers.Create(cctx, cl.compute, builder, nil).Extract()
+	srv, err := createOrAdopt(ctx, ui, "creating server "+c.InstanceName, func(ctx context.Context) (*servers.Server, error) {
+		return servers.Create(ctx, cl.compute, builder, nil).Extract()
+	}, func(ctx context.Context) (*servers.Server, bool, error) {
+		return findServer(ctx, cl, c.InstanceName, c.buildID)
+	})
 	if err != nil {
-		return halt(state, fmt.Errorf("creating server %s: %w", c.InstanceName, err))
+		return halt(state, err)
 	}
 	s.created = srv.ID
 	trackerOf(state).Add("server", srv.ID, c.InstanceName)
@@ -105,6 +108,21 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	state.Put("server", srv)
 	ui.Say(fmt.Sprintf("Server %s is ACTIVE", srv.ID))
 	return multistep.ActionContinue
+}
+
+// findServer finds the server a lost create made: named name, with the
+// build's id in its metadata (other builds may use the same name).
+func findServer(ctx context.Context, cl *clients, name, buildID string) (*servers.Server, bool, error) {
+	all, err := listServers(ctx, cl, servers.ListOpts{Name: "^" + regexp.QuoteMeta(name) + "$"})
+	if err != nil {
+		return nil, false, err
+	}
+	for _, srv := range all {
+		if srv.Name == name && srv.Metadata[BuildIDKey] == buildID {
+			return &srv, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 func (s *StepRunServer) Cleanup(state multistep.StateBag) {

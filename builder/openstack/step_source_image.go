@@ -149,30 +149,38 @@ func (s *StepSourceImage) importImage(ctx context.Context, state multistep.State
 	}
 	name := c.buildName + "-source"
 	ui.Say(fmt.Sprintf("Importing %s as image %s...", c.ExternalSourceImageURL, name))
-	cctx, cancel := createCtx(ctx)
-	defer cancel()
-	img, err := images.Create(cctx, cl.image, images.CreateOpts{
-		Name:            name,
-		DiskFormat:      c.ExternalSourceImageFormat,
-		ContainerFormat: "bare",
-		Properties:      props,
-	}).Extract()
+	opts := images.CreateOpts{Name: name, DiskFormat: c.ExternalSourceImageFormat, ContainerFormat: "bare", Properties: props}
+	id, err := createOrAdopt(ctx, ui, "external_source_image_url: creating image "+name, func(ctx context.Context) (string, error) {
+		img, err := images.Create(ctx, cl.image, opts).Extract()
+		if err != nil {
+			return "", err
+		}
+		return img.ID, nil
+	}, func(ctx context.Context) (string, bool, error) {
+		return findBuildImage(ctx, cl, c.buildID, name)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("external_source_image_url: creating image %s: %w", name, err)
+		return nil, err
 	}
-	s.imported = img.ID
-	trackerOf(state).Add("image", img.ID, "imported source image "+name)
-	err = imageimport.Create(ctx, cl.image, img.ID, imageimport.CreateOpts{
-		Name: imageimport.WebDownloadMethod,
-		URI:  c.ExternalSourceImageURL,
-	}).ExtractErr()
+	s.imported = id
+	trackerOf(state).Add("image", id, "imported source image "+name)
+	_, err = createOrAdopt(ctx, ui, "external_source_image_url: importing into image "+id, func(ctx context.Context) (bool, error) {
+		return true, imageimport.Create(ctx, cl.image, id, imageimport.CreateOpts{
+			Name: imageimport.WebDownloadMethod,
+			URI:  c.ExternalSourceImageURL,
+		}).ExtractErr()
+	}, func(ctx context.Context) (bool, bool, error) {
+		// An import that started has moved the image on from queued.
+		img, err := images.Get(ctx, cl.image, id).Extract()
+		return true, err == nil && img.Status != images.ImageStatusQueued, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("external_source_image_url: importing into image %s: %w", img.ID, err)
+		return nil, err
 	}
-	if err := waitImage(ctx, cl, img.ID, c.ImageWaitTimeout); err != nil {
+	if err := waitImage(ctx, cl, id, c.ImageWaitTimeout); err != nil {
 		return nil, fmt.Errorf("external_source_image_url: %w", err)
 	}
-	return images.Get(ctx, cl.image, img.ID).Extract()
+	return images.Get(ctx, cl.image, id).Extract()
 }
 
 func (s *StepSourceImage) Cleanup(state multistep.StateBag) {

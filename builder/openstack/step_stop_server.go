@@ -3,7 +3,9 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"net/http"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
@@ -26,11 +28,11 @@ func (s *StepStopServer) Run(ctx context.Context, state multistep.StateBag) mult
 	// A provisioner may already have powered it off.
 	if srv.Status != "SHUTOFF" {
 		ui.Say(fmt.Sprintf("Stopping server %s...", id))
-		if err := servers.Stop(ctx, cl.compute, id).ExtractErr(); err != nil {
-			// 409: it stopped on its own between the two calls.
-			if cur, gerr := servers.Get(ctx, cl.compute, id).Extract(); gerr != nil || cur.Status != "SHUTOFF" {
-				return halt(state, fmt.Errorf("stopping server %s: %w", id, err))
-			}
+		// 409: it stopped on its own between the two calls, or a replayed
+		// stop whose first answer was lost found it powering off; the
+		// wait below tells.
+		if err := servers.Stop(ctx, cl.compute, id).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, http.StatusConflict) {
+			return halt(state, fmt.Errorf("stopping server %s: %w", id, err))
 		}
 	}
 	if _, err := waitServer(ctx, cl, id, "SHUTOFF", c.StateTimeout); err != nil {

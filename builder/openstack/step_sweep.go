@@ -8,7 +8,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
@@ -30,113 +29,132 @@ func (s *StepSweep) Cleanup(state multistep.StateBag) {
 	if !ok {
 		return
 	}
-	cl := raw.(*clients)
 	c := state.Get("config").(*Config)
-	ui := state.Get("ui").(packersdk.Ui)
 	ctx, cancel := cleanupContext(c)
 	defer cancel()
+	sw := &sweeper{c: c, cl: raw.(*clients), ui: state.Get("ui").(packersdk.Ui), tr: trackerOf(state)}
+	sw.servers(ctx)
+	sw.floatingIPs(ctx)
+	sw.volumes(ctx)
+	sw.keypair(ctx)
 	keep := ""
 	if !buildFailed(state) {
 		keep = getString(state, "image_id")
 	}
-	warn := func(kind, id string, err error) {
-		ui.Error(fmt.Sprintf("Error deleting leftover %s %s of build %s: %s; delete it by hand", kind, id, c.buildID, err))
-	}
-	say := func(kind, id string) {
-		ui.Say(fmt.Sprintf("Deleting leftover %s %s of this build...", kind, id))
-	}
-	mine := func(m map[string]string) bool { return m[BuildIDKey] == c.buildID }
-	// A list that fails means leftovers may go unseen: say so, naming
-	// what could not be checked, rather than pass silently.
-	listFailed := func(kind string, err error) {
-		ui.Error(fmt.Sprintf("Warning: could not list %ss to sweep leftovers of build %s: %s; check for %ss with %s = %s by hand", kind, c.buildID, err, kind, BuildIDKey, c.buildID))
-	}
+	sw.images(ctx, keep)
+}
 
-	if pages, err := servers.List(cl.compute, servers.ListOpts{}).AllPages(ctx); err != nil {
-		listFailed("server", err)
-	} else if all, err := servers.ExtractServers(pages); err != nil {
-		listFailed("server", err)
-	} else {
-		for _, srv := range all {
-			if mine(srv.Metadata) {
-				say("server", srv.ID)
-				if err := deleteServer(ctx, cl, srv.ID, c.ForceDelete, c.StateTimeout); err != nil {
-					warn("server", srv.ID, err)
-				}
-				trackerOf(state).Done("server", srv.ID)
-			}
+// sweeper deletes one build's leftovers, kind by kind.
+type sweeper struct {
+	c  *Config
+	cl *clients
+	ui packersdk.Ui
+	tr *tracker
+}
+
+// remove deletes one leftover and says so; a failure names it for a
+// deletion by hand.
+func (sw *sweeper) remove(kind, id string, del func() error) {
+	sw.ui.Say(fmt.Sprintf("Deleting leftover %s %s of this build...", kind, id))
+	if err := del(); err != nil {
+		sw.ui.Error(fmt.Sprintf("Error deleting leftover %s %s of build %s: %s; delete it by hand", kind, id, sw.c.buildID, err))
+	}
+	sw.tr.Done(kind, id)
+}
+
+// listFailed says what could not be checked, rather than pass silently.
+func (sw *sweeper) listFailed(kind string, err error) {
+	sw.ui.Error(fmt.Sprintf("Warning: could not list %ss to sweep leftovers of build %s: %s; check for %ss with %s = %s by hand",
+		kind, sw.c.buildID, err, kind, BuildIDKey, sw.c.buildID))
+}
+
+func (sw *sweeper) mine(m map[string]string) bool { return m[BuildIDKey] == sw.c.buildID }
+
+func (sw *sweeper) servers(ctx context.Context) {
+	all, err := listServers(ctx, sw.cl, servers.ListOpts{})
+	if err != nil {
+		sw.listFailed("server", err)
+		return
+	}
+	for _, srv := range all {
+		if sw.mine(srv.Metadata) {
+			sw.remove("server", srv.ID, func() error { return deleteServer(ctx, sw.cl, srv.ID, sw.c.ForceDelete, sw.c.StateTimeout) })
 		}
 	}
-	if cl.network != nil {
-		if pages, err := floatingips.List(cl.network, floatingips.ListOpts{}).AllPages(ctx); err != nil {
-			listFailed("floating IP", err)
-		} else if all, err := floatingips.ExtractFloatingIPs(pages); err != nil {
-			listFailed("floating IP", err)
-		} else {
-			for _, f := range all {
-				if f.Description == fipDescription(c) {
-					say("floating IP", f.FloatingIP)
-					if err := floatingips.Delete(ctx, cl.network, f.ID).ExtractErr(); err != nil && !isNotFound(err) {
-						warn("floating IP", f.ID, err)
-					}
-					trackerOf(state).Done("floating IP", f.ID)
-				}
+}
+
+func (sw *sweeper) floatingIPs(ctx context.Context) {
+	if sw.cl.network == nil {
+		return
+	}
+	all, err := ownFloatingIPs(ctx, sw.cl, sw.c)
+	if err != nil {
+		sw.listFailed("floating IP", err)
+		return
+	}
+	for _, f := range all {
+		sw.remove("floating IP", f.ID, func() error {
+			if err := floatingips.Delete(ctx, sw.cl.network, f.ID).ExtractErr(); err != nil && !isNotFound(err) {
+				return err
 			}
+			return nil
+		})
+	}
+}
+
+func (sw *sweeper) volumes(ctx context.Context) {
+	if sw.cl.volume == nil {
+		return
+	}
+	pages, err := volumes.List(sw.cl.volume, volumes.ListOpts{}).AllPages(ctx)
+	var all []volumes.Volume
+	if err == nil {
+		all, err = volumes.ExtractVolumes(pages)
+	}
+	if err != nil {
+		sw.listFailed("volume", err)
+		return
+	}
+	for _, v := range all {
+		if sw.mine(v.Metadata) {
+			sw.remove("volume", v.ID, func() error { return deleteVolume(ctx, sw.cl, v.ID, sw.c.StateTimeout) })
 		}
 	}
-	if cl.volume != nil {
-		if pages, err := volumes.List(cl.volume, volumes.ListOpts{}).AllPages(ctx); err != nil {
-			listFailed("volume", err)
-		} else if all, err := volumes.ExtractVolumes(pages); err != nil {
-			listFailed("volume", err)
-		} else {
-			for _, v := range all {
-				if mine(v.Metadata) {
-					say("volume", v.ID)
-					if err := deleteVolume(ctx, cl, v.ID, c.StateTimeout); err != nil {
-						warn("volume", v.ID, err)
-					}
-					trackerOf(state).Done("volume", v.ID)
-				}
-			}
-		}
+}
+
+// keypair: only a name this build made up; a given
+// temporary_key_pair_name may belong to someone else.
+func (sw *sweeper) keypair(ctx context.Context) {
+	name := sw.c.Comm.SSHTemporaryKeyPairName
+	if name == "" || !strings.Contains(name, sw.c.buildID) {
+		return
 	}
-	// Only a name this build made up: a given temporary_key_pair_name may
-	// belong to someone else.
-	if name := c.Comm.SSHTemporaryKeyPairName; name != "" && strings.Contains(name, c.buildID) {
-		if _, err := keypairs.Get(ctx, cl.compute, name, nil).Extract(); err != nil && !isNotFound(err) {
-			listFailed("keypair", err)
-		} else if err == nil {
-			say("keypair", name)
-			if err := keypairs.Delete(ctx, cl.compute, name, nil).ExtractErr(); err != nil && !isNotFound(err) {
-				warn("keypair", name, err)
+	_, err := keypairs.Get(ctx, sw.cl.compute, name, nil).Extract()
+	switch {
+	case isNotFound(err):
+	case err != nil:
+		sw.listFailed("keypair", err)
+	default:
+		sw.remove("keypair", name, func() error {
+			if err := keypairs.Delete(ctx, sw.cl.compute, name, nil).ExtractErr(); err != nil && !isNotFound(err) {
+				return err
 			}
-			trackerOf(state).Done("keypair", name)
-		}
+			return nil
+		})
 	}
-	for _, name := range []string{c.ImageName, c.buildName + "-source"} {
-		if name == "" {
-			continue
-		}
-		pages, err := images.List(cl.image, images.ListOpts{Name: name}).AllPages(ctx)
-		if err != nil {
-			listFailed("image", err)
-			continue
-		}
-		all, err := images.ExtractImages(pages)
-		if err != nil {
-			listFailed("image", err)
-			continue
-		}
-		for _, img := range all {
-			if img.ID == keep || fmt.Sprint(img.Properties[BuildIDKey]) != c.buildID {
-				continue
-			}
-			say("image", img.ID)
-			if err := deleteImage(ctx, cl, img.ID, c.StateTimeout); err != nil {
-				warn("image", img.ID, err)
-			}
-			trackerOf(state).Done("image", img.ID)
+}
+
+// images: every image with the build's id, whatever its name (a snapshot,
+// a volume upload, an imported source), but the artifact.
+func (sw *sweeper) images(ctx context.Context, keep string) {
+	all, err := buildImages(ctx, sw.cl, sw.c.buildID, "")
+	if err != nil {
+		sw.listFailed("image", err)
+		return
+	}
+	for _, img := range all {
+		if img.ID != keep {
+			sw.remove("image", img.ID, func() error { return deleteImage(ctx, sw.cl, img.ID, sw.c.StateTimeout) })
 		}
 	}
 }

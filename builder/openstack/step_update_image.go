@@ -3,7 +3,10 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
+
+	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/members"
@@ -35,13 +38,15 @@ func (s *StepUpdateImage) Run(ctx context.Context, state multistep.StateBag) mul
 	patch := imagePatch(c, img)
 	if len(patch) > 0 {
 		ui.Say(fmt.Sprintf("Updating image %s: %d change(s)...", id, len(patch)))
-		if _, err := images.Update(ctx, cl.image, id, patch).Extract(); err != nil {
+		if _, err := images.Update(ctx, cl.image, id, patch).Extract(); err != nil && !patchApplied(ctx, c, cl, id) {
 			return halt(state, fmt.Errorf("updating image %s: %w", id, err))
 		}
 	}
 	for _, m := range c.ImageMembers {
 		ui.Say(fmt.Sprintf("Sharing image %s with project %s...", id, m))
-		if _, err := members.Create(ctx, cl.image, id, m).Extract(); err != nil {
+		// 409: the project is a member already, e.g. by a replayed
+		// request whose answer was lost.
+		if _, err := members.Create(ctx, cl.image, id, m).Extract(); err != nil && !gophercloud.ResponseCodeIs(err, http.StatusConflict) {
 			return halt(state, fmt.Errorf("image_members: adding %s: %w", m, err))
 		}
 		if c.ImageAutoAcceptMembers {
@@ -58,6 +63,14 @@ func (s *StepUpdateImage) Run(ctx context.Context, state multistep.StateBag) mul
 		}
 	}
 	return multistep.ActionContinue
+}
+
+// patchApplied reports whether the image is as the template asks after a
+// patch failed: a replayed patch whose first answer was lost fails (a
+// property removed twice) although the change is there.
+func patchApplied(ctx context.Context, c *Config, cl *clients, id string) bool {
+	img, err := images.Get(ctx, cl.image, id).Extract()
+	return err == nil && len(imagePatch(c, img)) == 0
 }
 
 // imagePatch is the JSON patch turning img into what the template asks

@@ -16,7 +16,7 @@ func waitVolume(ctx context.Context, cl *clients, id string, timeout time.Durati
 		v, err := volumes.Get(ctx, cl.volume, id).Extract()
 		if err != nil {
 			if isNotFound(err) {
-				return "gone", false, terminal("volume %s disappeared", id)
+				return "gone", false, gone("volume %s disappeared", id)
 			}
 			return "", false, err
 		}

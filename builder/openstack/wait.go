@@ -2,12 +2,16 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"regexp"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/httpretry"
 )
 
 // Poll intervals of every wait (pollDelay): start fast (a port or a
@@ -78,9 +82,43 @@ func terminal(format string, args ...any) error {
 	return &terminalError{msg: fmt.Sprintf(format, args...)}
 }
 
+// maxTransient bounds the errors in a row a wait tolerates, as the
+// official builder tolerates up to 10: a 5xx or 429 the transport gave up
+// on, a dropped connection, or a 404 of a resource the wait has not seen
+// yet (a cloud may show it a moment after creating it).
+const maxTransient = 10
+
+// goneError: the resource is not there. Terminal once the wait has seen
+// it; before that, tolerated like a transient error.
+type goneError struct{ msg string }
+
+func (e *goneError) Error() string { return e.msg }
+
+func gone(format string, args ...any) error {
+	return &goneError{msg: fmt.Sprintf(format, args...)}
+}
+
+// tolerable reports whether a check's error may pass: seen says whether
+// the wait has seen the resource.
+func tolerable(err error, seen bool) bool {
+	var g *goneError
+	var t *terminalError
+	var code gophercloud.ErrUnexpectedResponseCode
+	switch {
+	case errors.As(err, &g):
+		return !seen
+	case errors.As(err, &t):
+		return false
+	case errors.As(err, &code):
+		return code.Actual >= 500 || code.Actual == http.StatusTooManyRequests
+	}
+	return httpretry.TransientError(err)
+}
+
 // waitFor polls until check reports done, check fails, the timeout passes
 // or ctx ends. check returns the status it saw, for the timeout message.
 // what names the resource and the goal, e.g. "server 1234 to become ACTIVE".
+// Up to maxTransient tolerable errors in a row are logged and polled past.
 func waitFor(ctx context.Context, what string, timeout time.Duration, check func(ctx context.Context) (status string, done bool, err error)) error {
 	if timeout <= 0 {
 		timeout = DefaultStateTimeout
@@ -90,19 +128,27 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, check func
 	expected := expectedDuration(what)
 	var delay time.Duration
 	var last string
+	transient := 0
 	for {
 		status, done, err := check(ctx)
-		if status != "" {
-			last = status
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case err != nil && (transient >= maxTransient || !tolerable(err, last != "")):
+			if transient > 0 {
+				return fmt.Errorf("waiting for %s: %w (after %d transient errors)", what, err, transient)
 			}
 			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if done {
+		case err != nil:
+			transient++
+			log.Printf("[DEBUG] openstack: waiting for %s: %s (tolerated, %d of %d)", what, err, transient, maxTransient)
+		case done:
 			return nil
+		default:
+			transient = 0
+			if status != "" {
+				last = status
+			}
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
@@ -134,7 +180,8 @@ const createTimeout = 5 * time.Minute
 // does not end with the build: a create interrupted mid-request may still
 // happen on the cloud, after cleanup ran, and leak. Letting the call
 // finish means its result is recorded for cleanup; the step after it sees
-// the cancellation.
+// the cancellation. Its requests are never replayed by the transport
+// (httpretry.NoReplay): createOrAdopt decides what a lost answer means.
 func createCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	return context.WithTimeout(httpretry.NoReplay(context.WithoutCancel(ctx)), createTimeout)
 }

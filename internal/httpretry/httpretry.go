@@ -61,6 +61,17 @@ func GatewayStatus(status int) bool {
 	return false
 }
 
+type noReplayKey struct{}
+
+// NoReplay marks requests that may act twice if sent twice (a create):
+// they are retried only after a 429, which a cloud answers without
+// acting. A gateway error or a dropped connection may hide an action
+// that happened, so it goes back to the caller, who can look for what
+// was made before trying again.
+func NoReplay(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noReplayKey{}, true)
+}
+
 func anyServerStatus(status int) bool {
 	return status == http.StatusTooManyRequests || status >= 500
 }
@@ -151,8 +162,12 @@ func (t *Transport) classify(ctx context.Context, resp *http.Response, err error
 	if ctx.Err() != nil {
 		return 0, false
 	}
+	noReplay := ctx.Value(noReplayKey{}) != nil
 	if err != nil {
-		return 0, transientError(err)
+		return 0, !noReplay && TransientError(err)
+	}
+	if noReplay && resp.StatusCode != http.StatusTooManyRequests {
+		return 0, false
 	}
 	isTransient := t.RetryStatus
 	if isTransient == nil {
@@ -164,10 +179,10 @@ func (t *Transport) classify(ctx context.Context, resp *http.Response, err error
 	return RetryAfter(resp.Header.Get("Retry-After"), time.Now()), true
 }
 
-// transientError reports whether a transport error is worth another try:
+// TransientError reports whether a transport error is worth another try:
 // timeouts (including our own per-attempt deadline) and dropped connections.
 // A refused connection is not: it almost always means a wrong address.
-func transientError(err error) bool {
+func TransientError(err error) bool {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

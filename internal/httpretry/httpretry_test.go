@@ -181,3 +181,37 @@ func TestRetryAfterParsing(t *testing.T) {
 		}
 	}
 }
+
+func TestNoReplayRetriesOnlyThrottling(t *testing.T) {
+	for _, tc := range []struct {
+		statuses []int
+		want     int32
+	}{{[]int{502, 200}, 1}, {[]int{503, 200}, 1}, {[]int{504, 200}, 1}, {[]int{429, 200}, 2}} {
+		srv, n, _ := scripted(t, tc.statuses...)
+		c := &http.Client{Transport: &Transport{Initial: time.Millisecond, MaxRetryAfter: time.Millisecond, Logf: quiet(t)}}
+		req, _ := http.NewRequestWithContext(NoReplay(context.Background()), http.MethodPost, srv.URL, strings.NewReader("x"))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n.Load() != tc.want {
+			t.Errorf("%v: %d requests, want %d", tc.statuses, n.Load(), tc.want)
+		}
+	}
+}
+
+func TestNoReplayDoesNotRetryADroppedConnection(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	t.Cleanup(srv.Close)
+	c := &http.Client{Transport: &Transport{Initial: time.Millisecond, Logf: quiet(t)}}
+	req, _ := http.NewRequestWithContext(NoReplay(context.Background()), http.MethodPost, srv.URL, strings.NewReader("x"))
+	if _, err := c.Do(req); err == nil || n.Load() != 1 {
+		t.Fatalf("got %v after %d requests, want an error after 1", err, n.Load())
+	}
+}

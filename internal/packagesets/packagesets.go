@@ -1,3 +1,5 @@
+//go:generate go run ./groupsdoc ../../docs/provisioners/fatimage-groups.md
+
 // Package packagesets is the built-in table of what each inventory group
 // of the Slurm appliance puts into an image (package_sets.yaml): packages,
 // module streams, repositories, release tarballs, fixed-id users and
@@ -156,6 +158,10 @@ func Known() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Source is package_sets.yaml as shipped, comments included (the
+// groups' reference page is generated from it).
+func Source() []byte { return packageSetsYAML }
 
 // LookupUser is the built-in user of that name.
 func LookupUser(name string) (User, bool) {

@@ -394,6 +394,16 @@ var cases = []tcase{
 	{name: "builder cert without key", component: srcC, hcl: src("cert", `"@DIR@/cert.pem"`),
 		files: map[string]string{"cert.pem": "not a cert\n"},
 		want:  []string{"key: required with cert"}},
+	{name: "builder ssh_timeout negative", component: srcC, hcl: src("ssh_timeout", `"-5m"`),
+		want: []string{"ssh_timeout: must be > 0, got -5m0s"}},
+	{name: "builder external_source_image_url file", component: srcC, hcl: src("source_image_name", "-", "external_source_image_url", `"file:///etc/passwd"`),
+		want: []string{`external_source_image_url: "file:///etc/passwd" must be an http:// or https:// URL: Glance's web-download imports only those`}},
+	{name: "builder floating_ip junk", component: srcC, hcl: src("floating_ip", `"the big one"`),
+		want: []string{`floating_ip: "the big one" is neither an IP address nor a floating IP ID (a UUID)`}},
+	{name: "builder networks by name", component: srcC, hcl: src("networks", `["lab-net"]`),
+		want: []string{`networks[0]: "lab-net" is not an ID (a UUID): Nova takes IDs here, not names`}},
+	{name: "builder image_members junk", component: srcC, hcl: src("image_visibility", `"shared"`, "image_members", `["the other project"]`),
+		want: []string{`image_members[0]: "the other project" is not a project ID (letters, digits, - and _, at most 64)`}},
 
 	// The fatimage provisioner.
 	{name: "prov reboot", component: provC, hcl: prov("reboot", `"sometimes"`),

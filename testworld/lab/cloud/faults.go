@@ -1,8 +1,10 @@
 package cloud
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -14,12 +16,17 @@ import (
 //
 //   - "http": matches requests by Service ("identity", "compute", "image",
 //     "network", "volume"; "" = any), Method ("" = any) and Path (a regexp
-//     searched in the URL path, e.g. "/servers/[^/]+/action$"; "" = any).
+//     searched in the URL path, e.g. "/servers/[^/]+/action$"; "" = any)
+//     and Body (a regexp searched in the request body, e.g. "createImage";
+//     "" = any).
 //     A matching request first sleeps Latency, then, if Hang, is held until
 //     the client gives up (or the cloud closes); otherwise if Status != 0 it
 //     is answered with that status (500/503/429...) in the service's error
 //     shape and, when RetryAfter > 0, a Retry-After header (seconds).
-//     Latency alone just slows the request down.
+//     Latency alone just slows the request down. With Lost, the request
+//     is served (the cloud acts) and then its answer is lost: replaced by
+//     Status (a gateway's 502/503/504) or, when Status is 0, the
+//     connection is dropped without an answer.
 //   - "server_error": the next created server (whose name matches Name, a
 //     regexp; "" = any) goes to ERROR with fault {"code": 500, "message":
 //     Message}.
@@ -36,7 +43,7 @@ import (
 //
 // Rate (0 < Rate < 1) applies the fault with that probability (0 = always);
 // Times limits how often it applies (0 = unlimited). Rules are tried in
-// order; the first that answers (Status or Hang) ends the search, so
+// order; the first that answers (Status, Hang or Lost) ends the search, so
 // FaultHits counts exactly the answers injected. Durations are
 // nanoseconds in JSON.
 type Fault struct {
@@ -44,6 +51,7 @@ type Fault struct {
 	Service    string        `json:"service,omitempty"`
 	Method     string        `json:"method,omitempty"`
 	Path       string        `json:"path,omitempty"`
+	Body       string        `json:"body,omitempty"`
 	Name       string        `json:"name,omitempty"`
 	Latency    time.Duration `json:"latency,omitempty"`
 	Rate       float64       `json:"rate,omitempty"`
@@ -51,6 +59,7 @@ type Fault struct {
 	Status     int           `json:"status,omitempty"`
 	RetryAfter int           `json:"retry_after,omitempty"`
 	Hang       bool          `json:"hang,omitempty"`
+	Lost       bool          `json:"lost,omitempty"`
 	Message    string        `json:"message,omitempty"`
 	Delay      time.Duration `json:"delay,omitempty"`
 }
@@ -71,8 +80,8 @@ var faultKinds = map[string]bool{FaultHTTP: true, FaultServerError: true, FaultS
 
 type faultState struct {
 	Fault
-	path, name *regexp.Regexp
-	hits       int
+	path, name, body *regexp.Regexp
+	hits             int
 }
 
 func compileFaults(fs []Fault) ([]*faultState, error) {
@@ -94,6 +103,11 @@ func compileFaults(fs []Fault) ([]*faultState, error) {
 		if f.Name != "" {
 			if st.name, err = regexp.Compile(f.Name); err != nil {
 				return nil, fmt.Errorf("fault %d: name: %v", i, err)
+			}
+		}
+		if f.Body != "" {
+			if st.body, err = regexp.Compile(f.Body); err != nil {
+				return nil, fmt.Errorf("fault %d: body: %v", i, err)
 			}
 		}
 		out = append(out, st)
@@ -147,8 +161,17 @@ func (c *Cloud) takeFault(kind, name string) *Fault {
 	return nil
 }
 
-// applyHTTPFaults applies request faults; false when the request was answered.
-func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc string) bool {
+// LoseAnswer is the fault that serves the next request matching method,
+// path and body (regexps, "" = any) on svc and then loses its answer:
+// status replaces it, or with status 0 the connection is dropped.
+func LoseAnswer(svc, method, path, body string, status int) Fault {
+	return Fault{Service: svc, Method: method, Path: path, Body: body, Lost: true, Status: status, Times: 1}
+}
+
+// applyHTTPFaults applies request faults; false when the request was
+// answered. A Lost rule is returned for the caller to apply once the
+// request has been served.
+func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc string) (*Fault, bool) {
 	var apply []Fault
 	c.faultMu.Lock()
 	for _, f := range c.faults {
@@ -161,12 +184,15 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 		if f.Times > 0 && f.hits >= f.Times {
 			continue
 		}
+		if f.body != nil && !f.body.Match(peekBody(r)) {
+			continue
+		}
 		if f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate {
 			continue
 		}
 		f.hits++
 		apply = append(apply, f.Fault)
-		if f.Status != 0 || f.Hang {
+		if f.Status != 0 || f.Hang || f.Lost {
 			// This rule answers the request: later rules neither apply
 			// nor count a hit, so hits add up to the answers injected.
 			break
@@ -174,13 +200,16 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 	}
 	c.faultMu.Unlock()
 	for _, f := range apply {
+		if f.Lost {
+			return &f, true
+		}
 		if f.Latency > 0 {
 			t := time.NewTimer(f.Latency)
 			select {
 			case <-t.C:
 			case <-r.Context().Done():
 				t.Stop()
-				return false
+				return nil, false
 			case <-c.done:
 				t.Stop()
 			}
@@ -191,7 +220,7 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 			case <-r.Context().Done():
 			case <-c.done:
 			}
-			return false
+			return nil, false
 		}
 		if f.Status != 0 {
 			c.logf("cloud: fault: %d for %s %s", f.Status, r.Method, r.URL.Path)
@@ -203,10 +232,46 @@ func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc stri
 				msg = "Injected fault: " + http.StatusText(f.Status)
 			}
 			fail(w, svc, f.Status, "", msg)
-			return false
+			return nil, false
 		}
 	}
-	return true
+	return nil, true
+}
+
+// peekBody reads the request body and puts it back for the handler.
+func peekBody(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(r.Body) // a short read matches less; the handler then sees what was read
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return b
+}
+
+// lostAnswer takes the answer of a served request and throws it away.
+type lostAnswer struct{ h http.Header }
+
+func (l *lostAnswer) Header() http.Header         { return l.h }
+func (l *lostAnswer) WriteHeader(int)             {}
+func (l *lostAnswer) Write(b []byte) (int, error) { return len(b), nil }
+
+// loseAnswer ends a request served through a lostAnswer as f says: a
+// gateway error, or a dropped connection.
+func (c *Cloud) loseAnswer(w http.ResponseWriter, r *http.Request, svc string, f *Fault) {
+	if f.Status != 0 {
+		c.logf("cloud: fault: served %s %s, answered %d instead", r.Method, r.URL.Path, f.Status)
+		fail(w, svc, f.Status, "", "Injected fault after the request was served: "+http.StatusText(f.Status))
+		return
+	}
+	c.logf("cloud: fault: served %s %s, dropping the connection", r.Method, r.URL.Path)
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		fail(w, svc, http.StatusBadGateway, "", "Injected fault after the request was served (connection cannot be dropped)")
+		return
+	}
+	if conn, _, err := hj.Hijack(); err == nil {
+		_ = conn.Close()
+	}
 }
 
 func (c *Cloud) serveControl(w http.ResponseWriter, r *http.Request, segs []string) {

@@ -40,8 +40,13 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer c.inflight.Add(-1)
 	c.countCall(svc)
 	c.logf("cloud: %s %s", r.Method, r.URL.RequestURI())
-	if !c.applyHTTPFaults(w, r, svc) {
+	lost, ok := c.applyHTTPFaults(w, r, svc)
+	if !ok {
 		return
+	}
+	if lost != nil {
+		defer c.loseAnswer(w, r, svc, lost)
+		w = &lostAnswer{h: http.Header{}}
 	}
 	rest := segs[1:]
 	if r.Method == http.MethodGet && c.states.recording() {
