@@ -8,6 +8,8 @@
 // "Adding a content kind").
 package content
 
+import "strings"
+
 // Kind is one content kind over items of type T.
 type Kind[T any] interface {
 	// Option is the option's name, e.g. "line_edits": errors and the
@@ -21,9 +23,10 @@ type Kind[T any] interface {
 	// `packer validate`); every error starts with "<option>[i]: ", names
 	// the field and says why.
 	Validate(items []T) []error
-	// Install is the script putting the items in place on the VM (a
-	// kind's step runs after the packages, files and system settings).
-	Install(items []T) Script
+	// Install is the script putting the items in place on the VM, in
+	// the kind's step; an error (a local file gone since validate) names
+	// the item.
+	Install(env Env, items []T) (Script, error)
 	// Shell is the kind's own shell functions (its embedded <kind>.sh,
 	// `# shellcheck shell=sh`), which the calls of Install use with the
 	// provisioner's (fatimage_cause, fatimage_run, ...).
@@ -40,14 +43,44 @@ type Script struct {
 	// (provisioner/fatimage/scripts/<name>.sh) the calls use besides
 	// the kind's Shell.
 	Bodies []string
+	// Staged are files uploaded into the run's work dir (Env.WorkDir)
+	// before the calls run (0600, one upload for the step). Never
+	// credentials.
+	Staged []Staged
 	// Calls are the function calls, in order: a function, then its
 	// arguments.
 	Calls [][]string
 }
 
+// Env is what an install knows of the run.
+type Env struct {
+	// WorkDir is the run's private directory on the VM, where Staged
+	// files land.
+	WorkDir string
+}
+
+// Staged is a file for the work dir.
+type Staged struct {
+	Name string
+	Data []byte
+}
+
 // Call appends a call of fn with args.
 func (s *Script) Call(fn string, args ...string) {
 	s.Calls = append(s.Calls, append([]string{fn}, args...))
+}
+
+// SplitOwner turns "user" or "user:group" into user and group; empty is
+// root:root, a user alone has the group of its name.
+func SplitOwner(o string) (string, string) {
+	if o == "" {
+		return "root", "root"
+	}
+	u, g, _ := strings.Cut(o, ":")
+	if g == "" {
+		g = u
+	}
+	return u, g
 }
 
 // Flag is a boolean as the scripts take it: "1" or "0".

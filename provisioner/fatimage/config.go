@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -85,30 +85,6 @@ type User struct {
 	System bool `mapstructure:"system"`
 	// Create the home directory.
 	CreateHome bool `mapstructure:"create_home"`
-}
-
-// File is a local file or directory copied into the image.
-type File struct {
-	// Local file or directory. A directory is copied recursively: its
-	// contents land in destination, which it becomes. Required unless
-	// `content`, `directory` or `symlink` is set.
-	Source string `mapstructure:"source"`
-	// Absolute path in the image.
-	Destination string `mapstructure:"destination" required:"true"`
-	// Literal content written to destination, instead of a source.
-	Content string `mapstructure:"content"`
-	// Create destination as an empty directory (mode Mode, default
-	// 0755), instead of copying a source.
-	Directory bool `mapstructure:"directory"`
-	// Make destination a symbolic link to this absolute path (which need
-	// not exist yet), instead of copying a source; a link already there
-	// is replaced, a file or directory is not.
-	Symlink string `mapstructure:"symlink"`
-	// Owner as user or user:group. Default root:root.
-	Owner string `mapstructure:"owner"`
-	// Octal mode of files, e.g. "0644". Default 0644; executables
-	// found in a directory source keep 0755. Directories get 0755.
-	Mode string `mapstructure:"mode"`
 }
 
 // Config is the `fatimage` provisioner's configuration.
@@ -392,7 +368,6 @@ var validators = []func(*Config, *plan) []error{
 	validateSystem,
 	validatePackages,
 	validateUsers,
-	func(c *Config, _ *plan) []error { return validateFiles(c.Files) },
 	validateBinaries,
 	validateContent,
 	validateContainers,

@@ -4,6 +4,7 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -55,7 +56,7 @@ type FlatConfig struct {
 	PackerUserVars       map[string]string       `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
 	PackerSensitiveVars  []string                `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
 	GPGKeys              []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	Files                []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
+	Files                []files.FlatFile        `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts         []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads            []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs              []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
@@ -139,7 +140,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"packer_user_variables":      &hcldec.AttrSpec{Name: "packer_user_variables", Type: cty.Map(cty.String), Required: false},
 		"packer_sensitive_variables": &hcldec.AttrSpec{Name: "packer_sensitive_variables", Type: cty.List(cty.String), Required: false},
 		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
-		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*FlatFile)(nil).HCL2Spec())},
+		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
@@ -289,7 +290,7 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatContentOptions struct {
 	GPGKeys            []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	Files              []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
+	Files              []files.FlatFile        `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts       []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads          []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs            []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
@@ -318,7 +319,7 @@ func (*ContentOptions) FlatMapstructure() interface{ HCL2Spec() map[string]hclde
 func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
-		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*FlatFile)(nil).HCL2Spec())},
+		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
@@ -371,41 +372,6 @@ func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
 		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
 		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatFile is an auto-generated flat version of File.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatFile struct {
-	Source      *string `mapstructure:"source" cty:"source" hcl:"source"`
-	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Content     *string `mapstructure:"content" cty:"content" hcl:"content"`
-	Directory   *bool   `mapstructure:"directory" cty:"directory" hcl:"directory"`
-	Symlink     *string `mapstructure:"symlink" cty:"symlink" hcl:"symlink"`
-	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode        *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
-}
-
-// FlatMapstructure returns a new FlatFile.
-// FlatFile is an auto-generated flat version of File.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*File) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatFile)
-}
-
-// HCL2Spec returns the hcl spec of a File.
-// This spec is used by HCL to read the fields of File.
-// The decoded values from this spec will then be applied to a FlatFile.
-func (*FlatFile) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"source":      &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
-		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"content":     &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
-		"directory":   &hcldec.AttrSpec{Name: "directory", Type: cty.Bool, Required: false},
-		"symlink":     &hcldec.AttrSpec{Name: "symlink", Type: cty.String, Required: false},
-		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":        &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
 
 // Content beyond RPMs (issue #14). Each kind has its config struct,
@@ -256,18 +258,9 @@ func contentOwners(c *ContentOptions) [][3]string {
 	return out
 }
 
-// splitOwner turns "user" or "user:group" into user and group; empty is
-// root:root, a user alone has the group of its name.
-func splitOwner(o string) (string, string) {
-	if o == "" {
-		return "root", "root"
-	}
-	u, g, _ := strings.Cut(o, ":")
-	if g == "" {
-		g = u
-	}
-	return u, g
-}
+// splitOwner is content.SplitOwner, for the kinds not moved behind
+// content.Kind yet.
+func splitOwner(o string) (string, string) { return content.SplitOwner(o) }
 
 // imageGit is a checkout in image.json.
 type imageGit struct {

@@ -2,7 +2,10 @@
 
 package fatimage
 
-import "github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+import (
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+)
 
 // ContentOptions are the options whose items the built-in groups bring
 // too (a group's `content` is written with these names): the plan holds
@@ -12,7 +15,7 @@ type ContentOptions struct {
 	// GPG keys to write and import.
 	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
 	// Files and directories to copy into the image.
-	Files []File `mapstructure:"files"`
+	Files []files.File `mapstructure:"files"`
 	// Git repositories checked out at a pinned tag or commit (see Git
 	// checkouts below).
 	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -102,7 +103,7 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []err
 	}
 	defaultKeyPaths(gc.GPGKeys)
 	var errs []error
-	for _, e := range append(append(gc.check(c.contentSource()), validateFiles(gc.Files)...), validateGPGKeys(gc.GPGKeys)...) {
+	for _, e := range append(gc.check(c.contentSource()), validateGPGKeys(gc.GPGKeys)...) {
 		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
 	}
 	return &gc, errs
@@ -199,7 +200,6 @@ func (p *plan) mergeGroupContent() []error {
 	mergeKind(p, groups, "tmpfiles", "tmpfiles", func(ci *ContentOptions) *[]ConfigFile { return &ci.Tmpfiles }, func(f ConfigFile) string { return f.Name }, &errs)
 	mergeKind(p, groups, "limits", "limits", func(ci *ContentOptions) *[]ConfigFile { return &ci.Limits }, func(f ConfigFile) string { return f.Name }, &errs)
 	mergeKind(p, groups, "kernel_args", "kernel_args", func(ci *ContentOptions) *[]string { return &ci.KernelArgs }, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
-	mergeKind(p, groups, "files", "files destination", func(ci *ContentOptions) *[]File { return &ci.Files }, func(f File) string { return f.Destination }, &errs)
 	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
 	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, k := range contentKinds() {
@@ -246,7 +246,7 @@ func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
 			put("python_envs", e.origin, e.v.Path)
 		}
 	}
-	for _, f := range ofKind(all, func(ci *ContentOptions) *[]File { return &ci.Files }) {
+	for _, f := range ofKind(all, func(ci *ContentOptions) *[]files.File { return &ci.Files }) {
 		put("files", f.origin, path.Clean(f.v.Destination))
 	}
 	return errs

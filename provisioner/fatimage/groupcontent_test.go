@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 )
 
 // prepareGroups prepares a configuration of groups and extra options.
@@ -31,13 +33,13 @@ func mustGroups(t *testing.T, groups []string, extra map[string]any) *plan {
 	return c
 }
 
-func fileAt(c *plan, dst string) (File, bool) {
+func fileAt(c *plan, dst string) (files.File, bool) {
 	for _, f := range c.Files {
 		if f.Destination == dst {
 			return f, true
 		}
 	}
-	return File{}, false
+	return files.File{}, false
 }
 
 func unitState(c *plan, name string) string {
@@ -188,8 +190,8 @@ func TestGroupGatewayComputeInit(t *testing.T) {
 		}
 	}
 	// ansible_init's directories come before compute_init's inside them
-	if i, j := slices.IndexFunc(c.Files, func(f File) bool { return f.Destination == "/etc/ansible-init/playbooks" }),
-		slices.IndexFunc(c.Files, func(f File) bool { return f.Destination == "/etc/ansible-init/playbooks/roles" }); i < 0 || j < i {
+	if i, j := slices.IndexFunc(c.Files, func(f files.File) bool { return f.Destination == "/etc/ansible-init/playbooks" }),
+		slices.IndexFunc(c.Files, func(f files.File) bool { return f.Destination == "/etc/ansible-init/playbooks/roles" }); i < 0 || j < i {
 		t.Errorf("order: playbooks at %d, playbooks/roles at %d", i, j)
 	}
 	// a checkout lacking a file: the group and the path are named

@@ -35,7 +35,7 @@ func TestLineEditScript(t *testing.T) {
 		{Path: filepath.Join(dir, "new", "created"), Line: "made", Create: true},
 	}
 	run := func() string {
-		out, err := runLocal(t, dir, kindScript(lines.Kind{}, lines.Kind{}.Install(edits)))
+		out, err := runLocal(t, dir, installScript(t, lines.Kind{}, edits))
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -69,7 +69,7 @@ func TestLineEditScript(t *testing.T) {
 	}
 	// a missing file fails naming the edit and the file
 	missing := []lines.LineEdit{{Path: filepath.Join(dir, "absent.conf"), Line: "x"}}
-	out, err := runLocal(t, dir, kindScript(lines.Kind{}, lines.Kind{}.Install(missing)))
+	out, err := runLocal(t, dir, installScript(t, lines.Kind{}, missing))
 	if err == nil || !strings.Contains(out, "!fatimage: line_edits[0]: "+filepath.Join(dir, "absent.conf")+" does not exist") {
 		t.Errorf("missing file: err %v\n%s", err, out)
 	}

@@ -2,6 +2,7 @@ package fatimage
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
@@ -49,9 +50,20 @@ func (k kindOf[T]) register() { kindShells[kindBody(k.kind)] = k.kind.Shell() }
 func (k kindOf[T]) has(p *plan) bool { return len(*k.items(&p.ContentOptions)) > 0 }
 
 func (k kindOf[T]) install(ctx context.Context, s *state) error {
-	cs := k.kind.Install(*k.items(&s.plan.ContentOptions))
+	cs, err := k.kind.Install(content.Env{WorkDir: s.workDir}, *k.items(&s.plan.ContentOptions))
+	if err != nil {
+		return err
+	}
 	s.say(cs.Say)
-	_, err := s.runScript(ctx, kindScript(k.kind, cs))
+	sc := newScript(append([]string{kindBody(k.kind)}, cs.Bodies...)...)
+	var files []staged
+	for _, f := range cs.Staged {
+		files = append(files, staged{f.Name, f.Data})
+	}
+	if err := s.stage(sc, files...); err != nil {
+		return fmt.Errorf("%s: %w", k.kind.Option(), err)
+	}
+	_, err = s.runScript(ctx, addCalls(sc, cs))
 	return err
 }
 
@@ -60,10 +72,14 @@ func (k kindOf[T]) install(ctx context.Context, s *state) error {
 // kindStep fills it as the step table is made.
 var kindShells = map[string]string{}
 
-// kindScript is a kind's script as the provisioner runs it: the kind's
-// shell, the bodies it names and its calls.
+// kindScript is a kind's script without staged files: the kind's shell,
+// the bodies it names and its calls.
 func kindScript[T any](k content.Kind[T], cs content.Script) *vmScript {
-	sc := newScript(append([]string{kindBody(k)}, cs.Bodies...)...)
+	return addCalls(newScript(append([]string{kindBody(k)}, cs.Bodies...)...), cs)
+}
+
+// addCalls adds cs's calls to sc.
+func addCalls(sc *vmScript, cs content.Script) *vmScript {
 	for _, c := range cs.Calls {
 		sc.call(c[0], c[1:]...)
 	}

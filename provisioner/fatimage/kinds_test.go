@@ -4,7 +4,20 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
+
+// installScript is k's script installing items, for a kind staging no
+// files.
+func installScript[T any](t *testing.T, k content.Kind[T], items []T) *vmScript {
+	t.Helper()
+	cs, err := k.Install(content.Env{WorkDir: "/w"}, items)
+	if err != nil || len(cs.Staged) > 0 {
+		t.Fatalf("install: %v, %d staged", err, len(cs.Staged))
+	}
+	return kindScript(k, cs)
+}
 
 // Every content kind of the step table is checked and merged at Prepare
 // and its shell is valid sh as the provisioner sends it.

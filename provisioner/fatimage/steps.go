@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
@@ -69,7 +70,7 @@ var steps = []step{
 	// After users and packages: the user and podman exist.
 	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
 	{name: "system", when: func(s *state) bool { return s.plan.hasSystem() }, run: stepSystem},
-	{name: "files", when: func(s *state) bool { return len(s.plan.Files) > 0 }, run: stepFiles},
+	kindStep("files", newKind(files.Kind{}, func(o *ContentOptions) *[]files.File { return &o.Files })),
 	// After packages and files: the lines edited are in their files.
 	kindStep("line-edits", newKind(lines.Kind{}, func(o *ContentOptions) *[]lines.LineEdit { return &o.LineEdits })),
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},

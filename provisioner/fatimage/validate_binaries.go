@@ -5,8 +5,12 @@ import (
 	"encoding/hex"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 )
+
+// reMode is an octal file mode.
+var reMode = regexp.MustCompile(`^0?[0-7]{3,4}$`)
 
 // checkBinaries checks the configured entries for duplicates, then
 // the merged list, naming configured entries by their index.

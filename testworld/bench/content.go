@@ -13,6 +13,7 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
@@ -46,7 +47,7 @@ type Content struct {
 }
 
 // FileSpec is a file, directory or symbolic link with its mode spelt out
-// (fatimage.File's EffectiveMode).
+// (files.File's EffectiveMode).
 type FileSpec struct {
 	Destination string `json:"destination"`
 	Kind        string `json:"kind"` // file, directory or link
@@ -115,7 +116,7 @@ var keyMajors = []string{"8", "9"}
 // carrying another kind fails decoding (ErrorUnused) rather than being
 // left out of the comparison.
 type groupContent struct {
-	Files              []fatimage.File              `mapstructure:"files"`
+	Files              []files.File                 `mapstructure:"files"`
 	LineEdits          []lines.LineEdit             `mapstructure:"line_edits"`
 	SystemdUnits       []fatimage.SystemdUnit       `mapstructure:"systemd_units"`
 	ModprobeBlacklists []fatimage.ModprobeBlacklist `mapstructure:"modprobe_blacklist"`

@@ -85,7 +85,7 @@ var shell string
 func (Kind) Shell() string { return shell }
 
 // Install edits the lines in order, with lines.sh's fatimage_line_edit.
-func (Kind) Install(edits []LineEdit) content.Script {
+func (Kind) Install(_ content.Env, edits []LineEdit) (content.Script, error) {
 	sc := content.Script{Say: fmt.Sprintf("line edits (%d)", len(edits))}
 	for i, e := range edits {
 		mode := "present"
@@ -94,5 +94,5 @@ func (Kind) Install(edits []LineEdit) content.Script {
 		}
 		sc.Call("fatimage_line_edit", fmt.Sprintf("line_edits[%d]", i), e.Path, mode, e.Regexp, e.Line, e.Section, content.Flag(e.Create))
 	}
-	return sc
+	return sc, nil
 }
