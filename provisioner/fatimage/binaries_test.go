@@ -18,6 +18,7 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
@@ -162,13 +163,11 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 	// as the VM runs them: the checks of every staged tarball (they are
 	// downloads), then the installs
 	script := func() *vmScript {
-		var sb strings.Builder
-		sb.WriteString(contentCommonSh + contentDownloadSh)
+		sc := newScript("content", "download")
 		for _, it := range binaryFetches(bins, work, "https://releases.example") {
-			sb.WriteString("fatimage_verify " + shQuote(it.what) + " " + shQuote(it.sum) + " " + shQuote(it.dst) + " " + shQuote(it.url) + "\n")
+			sc.call("fatimage_verify", it.what, it.sum, it.dst, it.url)
 		}
-		sb.WriteString(scriptInstallBinaries(bins, work))
-		return rawScript(sb.String())
+		return sc.add(scriptInstallBinaries(bins, work))
 	}
 	out, err := runLocal(t, work, script())
 	if err == nil || !strings.Contains(out, "; nothing installed") {
@@ -259,7 +258,7 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	if !bytes.Equal(comm.uploads["/w/bin.tar.gz"], tgz) {
 		t.Error("uploaded content differs")
 	}
-	dir, _ := binaryCacheDir()
+	dir, _ := fetch.CacheDir()
 	if _, err := os.Stat(filepath.Join(dir, sha(tgz))); err != nil {
 		t.Errorf("cache entry: %v", err)
 	}

@@ -2,7 +2,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"strings"
 
@@ -10,13 +9,11 @@ import (
 )
 
 // Content beyond RPMs (issue #14). Each kind has its config struct,
-// validation and scripts in its own content_<kind>.go and content/<kind>.sh;
+// validation and scripts in its own content_<kind>.go and scripts/<kind>.sh
+// (the helpers they share in scripts/content.sh);
 // this file holds the two hooks Provision calls: fetch and verify every
 // URL-based kind before any package work (so a bad checksum or pin
 // changes nothing), and put everything in place after the packages.
-
-//go:embed content/common.sh
-var contentCommonSh string
 
 // contentState is what one run learnt while fetching: the commit each
 // git checkout resolved to, for the install and image.json.
@@ -81,10 +78,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		s.say("WARNING: " + w)
 	}
 	s.content = contentState{}
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	sb.WriteString(contentGitSh)
-	sb.WriteString(contentDownloadSh)
+	sc := newScript("content", "git", "download")
 	created := map[string]bool{}
 	for _, u := range p.users {
 		created[u.Name] = true
@@ -94,22 +88,22 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	}
 	for _, o := range contentOwners(&p.ContentOptions) {
 		if !created[o[1]] {
-			fmt.Fprintf(&sb, "fatimage_check_owner %s %s %s\n", shQuote(o[0]), shQuote(o[1]), shQuote(o[2]))
+			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
 	}
-	if err := s.fetchDownloads(ctx, &sb); err != nil {
+	if err := s.fetchDownloads(ctx, sc); err != nil {
 		return err
 	}
-	if err := s.fetchGit(ctx, &sb); err != nil {
+	if err := s.fetchGit(ctx, sc); err != nil {
 		return err
 	}
-	if err := s.fetchPython(ctx, &sb); err != nil {
+	if err := s.fetchPython(ctx, sc); err != nil {
 		return err
 	}
-	if err := s.fetchGrafanaDashboards(ctx, &sb); err != nil {
+	if err := s.fetchGrafanaDashboards(ctx, sc); err != nil {
 		return err
 	}
-	out, err := s.runScript(ctx, rawScript(sb.String()))
+	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -122,17 +116,12 @@ func stepFetchContent(ctx context.Context, s *state) error {
 func stepInstallContent(ctx context.Context, s *state) error {
 	c, p := s.cfg, s.plan
 	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	sb.WriteString(contentGitSh)
-	sb.WriteString(contentDownloadSh)
-	sb.WriteString(scriptInstallDownloads(p.Downloads, s.workDir))
-	sb.WriteString(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir))
-	sb.WriteString(contentPythonSh)
-	sb.WriteString(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir))
-	sb.WriteString(contentDashboardsSh)
-	sb.WriteString(scriptInstallGrafanaDashboards(p.GrafanaDashboards, s.workDir))
-	out, err := s.runScript(ctx, rawScript(sb.String()))
+	sc := newScript("content").
+		add(scriptInstallDownloads(p.Downloads, s.workDir)).
+		add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
+		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir)).
+		add(scriptInstallGrafanaDashboards(p.GrafanaDashboards, s.workDir))
+	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -170,24 +159,6 @@ func requireReports(vals []string, field, why string) error {
 		}
 	}
 	return nil
-}
-
-// rawScript is a script of the content kinds: their bodies
-// (content/*.sh) and the calls Go wrote for them, arguments quoted with
-// shQuote, run after the prelude like every step's script.
-func rawScript(text string) *vmScript {
-	sc := newScript()
-	sc.calls.WriteString(text)
-	return sc
-}
-
-// stageText stages files and returns the script line unpacking them.
-func (s *state) stageText(files ...staged) (string, error) {
-	sc := newScript()
-	if err := s.stage(sc, files...); err != nil {
-		return "", err
-	}
-	return sc.calls.String(), nil
 }
 
 // imageContentRecord is image.json's `content`, nil without content.

@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -53,9 +52,6 @@ type ContainerRegistry struct {
 	// never appears in logs, output, image.json or the image.
 	Password string `mapstructure:"password"`
 }
-
-//go:embed content/containers.sh
-var contentContainersSh string
 
 // user is the container's user, root by default.
 func (c Container) user() string {
@@ -202,21 +198,20 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		}
 		return nil
 	}
-	sc := newCredScript()
+	sc := newScript("content", "containers")
 	for i, ct := range p.Containers {
 		r := ct.ref()
 		cfgFile := ""
 		if cc := c.curlConfig(r.Registry); cc != nil {
-			cfgFile = sc.stage(s.workDir, containerAuthName(c, r.Registry, "curl"), cc)
+			cfgFile = sc.secret(s.workDir, containerAuthName(c, r.Registry, "curl"), cc)
 		}
 		ref := r.Tag
 		if ref == "" {
 			ref = r.Digest
 		}
-		fmt.Fprintf(&sc.sb, "fatimage_oci_resolve %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("containers[%d]", i)),
-			shQuote(r.Registry), shQuote(r.Repo), shQuote(ref), shQuote(r.Digest), flag01(c.registry(r.Registry).Insecure), shQuote(cfgFile))
+		sc.call("fatimage_oci_resolve", fmt.Sprintf("containers[%d]", i), r.Registry, r.Repo, ref, r.Digest, flag01(c.registry(r.Registry).Insecure), cfgFile)
 	}
-	out, err := sc.run(ctx, s)
+	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -229,7 +224,7 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 func stepInstallContainers(ctx context.Context, s *state) error {
 	c, p := s.cfg, s.plan
 	s.say("containers: into the users' podman storage")
-	sc := newCredScript()
+	sc := newScript("content", "containers")
 	for i, ct := range p.Containers {
 		r := ct.ref()
 		what := fmt.Sprintf("containers[%d]", i)
@@ -237,39 +232,12 @@ func stepInstallContainers(ctx context.Context, s *state) error {
 		if c.contentSource() == "host" {
 			archive = containerArchive(s.workDir, i)
 		} else if a := c.authFile(r.Registry); a != nil {
-			auth = sc.stage(s.workDir, containerAuthName(c, r.Registry, "json"), a)
+			auth = sc.secret(s.workDir, containerAuthName(c, r.Registry, "json"), a)
 		}
-		fmt.Fprintf(&sc.sb, "fatimage_podman_image %s %s %s %s %s %s %s %s\n", shQuote(what), shQuote(ct.user()), shQuote(r.Name()),
-			shQuote(s.content.containerDigests[i]), shQuote(r.Tag), flag01(c.registry(r.Registry).Insecure), shQuote(auth), shQuote(archive))
+		sc.call("fatimage_podman_image", what, ct.user(), r.Name(), s.content.containerDigests[i], r.Tag, flag01(c.registry(r.Registry).Insecure), auth, archive)
 	}
-	_, err := sc.run(ctx, s)
+	_, err := s.runScript(ctx, sc)
 	return err
-}
-
-// credScript is a containers script and the credential files it needs
-// (once per registry): the script's secrets, on the tmpfs secret dir
-// only while the script runs.
-type credScript struct {
-	sb      strings.Builder
-	secrets vmScript
-}
-
-func newCredScript() *credScript {
-	sc := &credScript{}
-	sc.sb.WriteString(contentCommonSh)
-	sc.sb.WriteString(contentContainersSh)
-	return sc
-}
-
-// stage adds data as name to the secrets (once) and returns its path.
-func (sc *credScript) stage(workDir, name string, data []byte) string {
-	return sc.secrets.secret(workDir, name, data)
-}
-
-func (sc *credScript) run(ctx context.Context, s *state) (string, error) {
-	rs := rawScript(sc.sb.String())
-	rs.secrets = sc.secrets.secrets
-	return s.runScript(ctx, rs)
 }
 
 // imageContainersRecord is image.json's content.containers.

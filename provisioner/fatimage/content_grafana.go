@@ -101,16 +101,15 @@ func stepFetchGrafanaPlugins(ctx context.Context, s *state) error {
 	c := s.cfg
 	pins, _ := s.plan.grafanaPins()
 	s.say(fmt.Sprintf("grafana plugins: fetching and checking %d zips (content_source = %s)", len(pins), c.contentSource()))
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
+	sc := newScript("content")
 	var items []fetchItem
 	for _, g := range pins {
 		items = append(items, fetchItem{what: g.what(), url: g.url(c.grafanaPluginURL()), sum: g.SHA256, dst: g.staged(s.workDir)})
 	}
-	if err := s.stageFetches(ctx, &sb, c.contentSource(), items); err != nil {
+	if err := s.stageFetches(ctx, sc, c.contentSource(), items); err != nil {
 		return err
 	}
-	_, err := s.runScript(ctx, rawScript(sb.String()))
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 

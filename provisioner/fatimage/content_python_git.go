@@ -86,18 +86,16 @@ func validatePythonGit(envs []PythonEnv, source string) []error {
 	return errs
 }
 
-// scriptPythonGitCommits reports, after environment i's install, the
+// addPythonGitCommits reports, after environment i's install, the
 // commit each of its git requirements was installed from.
-func scriptPythonGitCommits(i int, e PythonEnv) string {
-	var b strings.Builder
+func addPythonGitCommits(sc *vmScript, i int, e PythonEnv) {
 	py := e.interpreter()
 	if !e.System {
 		py = e.Path + "/bin/python"
 	}
 	for _, g := range e.gitRequirements() {
-		fmt.Fprintf(&b, "fatimage_pip_git_commit %s %s %s\n", shQuote(fmt.Sprintf("python_envs[%d]", i)), shQuote(py), shQuote(g.Name))
+		sc.call("fatimage_pip_git_commit", fmt.Sprintf("python_envs[%d]", i), py, g.Name)
 	}
-	return b.String()
 }
 
 // parsePythonGitCommits reads the "python-git-commit python_envs[i] name

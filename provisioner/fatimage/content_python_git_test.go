@@ -85,8 +85,8 @@ func TestGroupSlurmTools(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `group "slurm_stats": python_envs[0]: slurm-openstack-tools is a git requirement`) {
 		t.Errorf("host: %v", err)
 	}
-	if !strings.Contains(scriptInstallPython(c.PythonEnvs, c.cfg.contentSource(), "/w"), "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
-		t.Error(scriptInstallPython(c.PythonEnvs, c.cfg.contentSource(), "/w"))
+	if s := scriptInstallPython(c.PythonEnvs, c.cfg.contentSource(), "/w").calls.String(); !strings.Contains(s, "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
+		t.Error(s)
 	}
 }
 

@@ -73,7 +73,7 @@ func TestPythonScript(t *testing.T) {
 		}
 	}
 	write()
-	out, err := runLocal(t, work, rawScript(contentPythonSh+scriptInstallPython(c.PythonEnvs, c.contentSource(), work)))
+	out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
 	if err == nil || !strings.Contains(out, "python_envs[0]: pip install failed") || !strings.Contains(out, "HASHES") {
 		t.Fatalf("a wrong hash was accepted: %v\n%s", err, out)
 	}
@@ -84,7 +84,7 @@ func TestPythonScript(t *testing.T) {
 	}
 	for round, want := range []string{"installed python packages into " + venv, "unchanged " + venv} {
 		write()
-		out, err := runLocal(t, work, rawScript(contentPythonSh+scriptInstallPython(c.PythonEnvs, c.contentSource(), work)))
+		out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}

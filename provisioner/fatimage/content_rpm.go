@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"path"
 	"strconv"
@@ -31,9 +30,6 @@ type RPMURL struct {
 	// needs it; warned about and recorded in image.json.
 	DisableGPGCheck bool `mapstructure:"disable_gpg_check"`
 }
-
-//go:embed content/rpm.sh
-var contentRPMSh string
 
 // staged is where rpm_urls[i] lands in the work dir; the .rpm suffix
 // makes dnf take the argument as a file.
@@ -91,20 +87,18 @@ func stepFetchRPMs(ctx context.Context, s *state) error {
 	for _, w := range rpmURLWarnings(p.RPMURLs) {
 		s.say("WARNING: " + w)
 	}
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	sb.WriteString(contentRPMSh)
+	sc := newScript("content", "rpm")
 	var items []fetchItem
 	for i, r := range p.RPMURLs {
 		items = append(items, fetchItem{what: fmt.Sprintf("rpm_urls[%d]", i), url: r.URL, sum: r.SHA256, dst: r.staged(s.workDir, i)})
 	}
-	if err := s.stageFetches(ctx, &sb, c.contentSource(), items); err != nil {
+	if err := s.stageFetches(ctx, sc, c.contentSource(), items); err != nil {
 		return err
 	}
 	for i, r := range p.RPMURLs {
-		fmt.Fprintf(&sb, "fatimage_rpm_check %s %d %s %d\n", shQuote(fmt.Sprintf("rpm_urls[%d] (%s)", i, r.URL)), i, shQuote(r.staged(s.workDir, i)), b01(!r.DisableGPGCheck))
+		sc.call("fatimage_rpm_check", fmt.Sprintf("rpm_urls[%d] (%s)", i, r.URL), strconv.Itoa(i), r.staged(s.workDir, i), flag01(!r.DisableGPGCheck))
 	}
-	out, err := s.runScript(ctx, rawScript(sb.String()))
+	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}

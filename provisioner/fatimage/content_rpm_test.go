@@ -133,12 +133,11 @@ func TestRPMCheckScript(t *testing.T) {
 	// the fetch step's script: the sha256 check (unless opted out), then
 	// the package's
 	check := func(sum string, gpg int) (string, error) {
-		verify := ""
+		sc := newScript("content", "rpm")
 		if sum != "" {
-			verify = "fatimage_verify 'rpm_urls[0]' " + shQuote(sum) + " " + shQuote(file) + " u\n"
+			sc.call("fatimage_verify", "rpm_urls[0]", sum, file, "u")
 		}
-		return runLocalRaw(t, work, contentCommonSh+contentRPMSh+verify+
-			"fatimage_rpm_check 'rpm_urls[0] (u)' 0 "+shQuote(file)+" "+string(rune('0'+gpg))+"\n")
+		return runLocal(t, work, sc.call("fatimage_rpm_check", "rpm_urls[0] (u)", "0", file, string(rune('0'+gpg))))
 	}
 	out, err := check(strings.Repeat("1", 64), 0)
 	if err == nil || !strings.Contains(out, "!fatimage: rpm_urls[0]: sha256 mismatch: want "+strings.Repeat("1", 64)+", got "+sha(data)+" (u); nothing installed") {

@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"maps"
 	"path"
@@ -55,12 +54,6 @@ type ConfigFile struct {
 	// File content.
 	Content string `mapstructure:"content" required:"true"`
 }
-
-//go:embed content/system.sh
-var contentSystemSh string
-
-//go:embed content/kernel.sh
-var contentKernelSh string
 
 var (
 	reUnit     = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+\.(service|socket|timer|target|path|mount|slice)$`)
@@ -232,35 +225,26 @@ func withNewline(s string) string {
 func stepSystem(ctx context.Context, s *state) error {
 	p := s.plan
 	s.say("system settings")
-	files := systemFiles(&p.ContentOptions)
 	var st []staged
-	var b strings.Builder
-	b.WriteString(contentSystemSh)
-	b.WriteString("changed=0\n")
-	for i, f := range files {
+	// with units configured, systemd reloads when a file changed
+	puts := []string{flag01(len(p.SystemdUnits) > 0)}
+	for i, f := range systemFiles(&p.ContentOptions) {
 		name := fmt.Sprintf("system-%d", i)
 		st = append(st, staged{name, []byte(f.Content)})
-		fmt.Fprintf(&b, "fatimage_put %s %s || changed=1\n", shQuote(path.Join(s.workDir, name)), shQuote(f.Path))
+		puts = append(puts, path.Join(s.workDir, name), f.Path)
 	}
-	unpack, err := s.stageText(st...)
-	if err != nil {
+	sc := newScript("system")
+	if err := s.stage(sc, st...); err != nil {
 		return fmt.Errorf("system settings: %w", err)
 	}
-	if len(p.SystemdUnits) > 0 {
-		b.WriteString("if [ \"$changed\" = 1 ]; then fatimage_run systemctl daemon-reload; fi\n")
-	}
+	sc.call("fatimage_put_files", puts...)
 	for _, u := range p.SystemdUnits {
-		fmt.Fprintf(&b, "fatimage_unit_state %s %s\n", shQuote(u.Name), shQuote(u.state()))
+		sc.call("fatimage_unit_state", u.Name, u.state())
 	}
 	if len(p.KernelArgs) > 0 {
-		b.WriteString(contentKernelSh)
-		b.WriteString("fatimage_kernel_args")
-		for _, a := range p.KernelArgs {
-			b.WriteString(" " + shQuote(a))
-		}
-		b.WriteString("\n")
+		sc.use("kernel").call("fatimage_kernel_args", p.KernelArgs...)
 	}
-	_, err = s.runScript(ctx, rawScript(unpack+b.String()))
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hcldec"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // Provisioner implements packersdk.Provisioner. It holds the
@@ -35,13 +37,19 @@ func (p *Provisioner) Prepare(raws ...any) error {
 	if err != nil {
 		return err
 	}
-	packersdk.LogSecretFilter.Set(pl.secrets()...)
+	// Packer core's filter knows none of a plugin's secrets: redact does
+	// the filtering, for the Ui and the log alike.
+	redact.AddBasic(pl.repoUsername, pl.repoPassword)
+	for _, r := range p.config.ContainerRegistries {
+		redact.AddBasic(r.Username, r.Password)
+	}
 	return nil
 }
 
-// Provision implements packersdk.Provisioner.
+// Provision implements packersdk.Provisioner. What it shows and the error
+// it returns are redacted.
 func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, _ map[string]any) error {
-	return runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: ui, comm: comm, started: time.Now().UTC()})
+	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: redact.UI(ui), comm: comm, started: time.Now().UTC()}))
 }
 
 // state is one Provision run: what its steps share and count.

@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/secretaudit"
 )
 
 // fatRepoPaths are the Pulp paths of the repositories in
@@ -79,6 +82,8 @@ func TestNewestSnapshotForbidden(t *testing.T) {
 func wrongArkPassword(t *testing.T, where string) (string, *build, packertest.Result) {
 	t.Helper()
 	wrong := "not-" + theLab.ArkPassword
+	// auditBuild then looks for every form of it too
+	buildtest.TrackSecret(t, secretaudit.Credential{Name: "wrong Ark password", User: lab.ArkUser, Secret: wrong})
 	name := uniqueName("arkpw")
 	var env, args []string
 	switch where {

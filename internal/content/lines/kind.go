@@ -86,7 +86,8 @@ func (Kind) Shell() string { return shell }
 
 // Install edits the lines in order, with lines.sh's fatimage_line_edit.
 func (Kind) Install(_ content.Env, edits []LineEdit) (content.Script, error) {
-	sc := content.Script{Say: fmt.Sprintf("line edits (%d)", len(edits))}
+	// content.sh: umask 022 for a file created, as for all content
+	sc := content.Script{Say: fmt.Sprintf("line edits (%d)", len(edits)), Bodies: []string{"content"}}
 	for i, e := range edits {
 		mode := "present"
 		if e.Absent {

@@ -19,6 +19,19 @@ fatimage_put() {
 	return 1
 }
 
+# fatimage_put_files <reload> [<staged> <path>]...: puts each file; with
+# reload 1, systemd reloads its units when one changed.
+fatimage_put_files() {
+	_reload=$1
+	shift
+	_changed=0
+	while [ $# -ge 2 ]; do
+		fatimage_put "$1" "$2" || _changed=1
+		shift 2
+	done
+	if [ "$_reload" = 1 ] && [ "$_changed" = 1 ]; then fatimage_run systemctl daemon-reload; fi
+}
+
 # fatimage_unit_state <unit> <enabled|disabled|masked>
 fatimage_unit_state() {
 	now=$(systemctl is-enabled "$1" 2>/dev/null) || true

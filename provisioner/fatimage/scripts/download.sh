@@ -73,3 +73,9 @@ fatimage_download_files() {
 	done
 	rm -rf "$x" "$staged"
 }
+
+# fatimage_download_sum <i> <staged>: reports the sha256 an unchecked
+# download turned out to have, for image.json.
+fatimage_download_sum() {
+	echo "DOWNLOAD-SHA256 $1 $(sha256sum "$2" | cut -d' ' -f1)"
+}
