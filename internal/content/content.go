@@ -3,9 +3,9 @@
 // the template and the built-in groups set. The provisioner merges the
 // items of both into its build plan (the template's replace a group's of
 // the same ID), checks them at `packer validate` and installs them on
-// the VM in the kind's step; a kind is one package under internal/content
-// and one line in the provisioner's step table (docs/development.md,
-// "Adding a content kind").
+// the VM in the kind's step; a kind is one package under internal/content,
+// its field of the provisioner's ContentOptions and one line in its step
+// table (docs/development.md, "A content kind").
 package content
 
 import "strings"
