@@ -177,7 +177,7 @@ func (s *state) commandError(step, shown string, status int, out string) *cmdErr
 	if failing := failingCommand(out); failing != "" {
 		e.Command = failing
 		if strings.HasPrefix(failing, "dnf ") {
-			e.Causes = diagnoseDNF(out, s.cfg.repoIDs())
+			e.Causes = diagnoseDNF(out, s.plan.repoIDs())
 			e.Tail = tail(dnfShownOutput(out), 20)
 		}
 	}
@@ -276,10 +276,7 @@ func withoutCauses(out string) string {
 // redact hides the repository and registry passwords in remote output (dnf prints it
 // when it dumps a repository's configuration).
 func (s *state) redact(out string) string {
-	if pw := s.cfg.RepoPassword; pw != "" {
-		out = strings.ReplaceAll(out, pw, "<sensitive>")
-	}
-	for _, pw := range s.cfg.registryPasswords() {
+	for _, pw := range s.plan.secrets() {
 		out = strings.ReplaceAll(out, pw, "<sensitive>")
 	}
 	return out
