@@ -11,7 +11,7 @@ stamp="$dir/.pins"
 if [ -x "$dir/node_modules/.bin/ajv" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${pins[*]}" ]; then
   exit 0
 fi
-command -v npm >/dev/null 2>&1 || { echo "sbom-validator: npm is required (Debian package npm)" >&2; exit 1; }
+command -v npm >/dev/null 2>&1 || { echo "sbom-validator: npm is required (Debian package npm, or NodeSource's nodejs)" >&2; exit 1; }
 mkdir -p "$dir"
 echo "sbom-validator: installing ${pins[*]} into $dir"
 npm install --prefix "$dir" --no-audit --no-fund --silent --omit=optional "${pins[@]}"
