@@ -113,6 +113,9 @@ type FlatConfig struct {
 	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
 	LineEdits            []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 	ManifestOutput       *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
+	SBOMOutput           *string                 `mapstructure:"sbom_output" cty:"sbom_output" hcl:"sbom_output"`
+	PreviousManifest     *string                 `mapstructure:"previous_manifest" cty:"previous_manifest" hcl:"previous_manifest"`
+	ChangeReportOutput   *string                 `mapstructure:"change_report_output" cty:"change_report_output" hcl:"change_report_output"`
 	ExecuteCommand       *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder         *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
 }
@@ -197,6 +200,9 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
 		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
+		"sbom_output":                &hcldec.AttrSpec{Name: "sbom_output", Type: cty.String, Required: false},
+		"previous_manifest":          &hcldec.AttrSpec{Name: "previous_manifest", Type: cty.String, Required: false},
+		"change_report_output":       &hcldec.AttrSpec{Name: "change_report_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
 	}
