@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -75,7 +76,7 @@ func nameEVRs(l []string) map[string]string {
 // The SBOM of a lab build lists exactly what rpm -qa lists on the VM,
 // and sits in the image for hcp-sbom; a second build from the newer
 // snapshots, given the first's SBOM, reports exactly the packages whose
-// versions changed.
+// versions changed, each with the repository dnf took it from.
 func TestProvisionLabSBOM(t *testing.T) {
 	ctx, _, comm := labVM(t, "fatimage-sbom", 15*time.Minute)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
@@ -126,7 +127,7 @@ func TestProvisionLabSBOM(t *testing.T) {
 		t.Errorf("first report:\n%s", md1)
 	}
 
-	_, out2 := build(newer, "newer", filepath.Join(dir, "older.cdx.json"))
+	doc2, out2 := build(newer, "newer", filepath.Join(dir, "older.cdx.json"))
 	qa2 := rpmQA(t, comm)
 	before, after := nameEVRs(qa1), nameEVRs(qa2)
 	var want []string
@@ -165,5 +166,11 @@ func TestProvisionLabSBOM(t *testing.T) {
 	if !strings.Contains(out2, "fatimage: changes: since "+filepath.Join(dir, "older.cdx.json")+": ") {
 		t.Errorf("second build's output has no change summary:\n%s", out2)
 	}
-	t.Logf("%d packages changed between the snapshots", len(want))
+	// dnf's history names the repository each update came from
+	for _, n := range want {
+		if !regexp.MustCompile(`"pkg:rpm/rocky/` + regexp.QuoteMeta(n) + `@[^"]*repository_id=`).Match(doc2) {
+			t.Errorf("%s: updated by dnf, but its purl names no repository", n)
+		}
+	}
+	t.Logf("%d packages changed between the snapshots: %v", len(want), want)
 }
