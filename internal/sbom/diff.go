@@ -127,14 +127,7 @@ func source(img *Image) map[string]string {
 // diffMaps compares two name -> value maps.
 func diffMaps(prev, cur map[string]string) []Change {
 	out := []Change{}
-	keys := map[string]bool{}
-	for k := range prev {
-		keys[k] = true
-	}
-	for k := range cur {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range unionKeys(prev, cur) {
 		p, inP := prev[k]
 		c, inC := cur[k]
 		if inP && inC && p == c {
@@ -150,14 +143,7 @@ func diffMaps(prev, cur map[string]string) []Change {
 func diffRPMs(prev, cur []RPM) Packages {
 	pk, ck := byKey(prev), byKey(cur)
 	out := Packages{Added: []Change{}, Removed: []Change{}, Upgraded: []Change{}, Downgraded: []Change{}}
-	keys := map[string]bool{}
-	for k := range pk {
-		keys[k] = true
-	}
-	for k := range ck {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range unionKeys(pk, ck) {
 		p, c := pk[k], ck[k]
 		if len(p) == 1 && len(c) == 1 {
 			switch cmp := c[0].Compare(p[0].EVR); {
@@ -180,6 +166,18 @@ func diffRPMs(prev, cur []RPM) Packages {
 		}
 	}
 	return out
+}
+
+// unionKeys are the keys of a and b, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func byKey(l []RPM) map[string][]RPM {

@@ -21,16 +21,14 @@ import (
 // The SBOM and the change report (issue #29): what image-json recorded
 // plus the image's rpm database, users and venvs (scripts/sbom.sh).
 
-// sbomOnVM is where the image holds its SBOM, beside image.json: Packer's
-// hcp-sbom provisioner can upload it from there.
-const sbomOnVM = "/var/lib/image/sbom.cdx.json"
-
 func wantsSBOM(s *state) bool {
 	c := s.cfg
 	return c.SBOMOutput != "" || c.PreviousManifest != "" || c.ChangeReportOutput != ""
 }
 
-// stepSBOM writes the SBOM on the VM and to sbom_output, and the change
+// stepSBOM writes the SBOM on the VM (scripts/sbom.sh install_sbom:
+// /var/lib/image/sbom.cdx.json, where Packer's hcp-sbom provisioner can
+// upload it from) and to sbom_output, and the change
 // report to change_report_output, with its summary in the build output.
 func stepSBOM(ctx context.Context, s *state) error {
 	s.say("sbom and change report")
