@@ -1,4 +1,4 @@
-package sbom_test
+package sbom
 
 import (
 	"os"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/sbom"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
@@ -87,9 +86,9 @@ func labRepos(t *testing.T) *repos.Result {
 	return res
 }
 
-func imageOf(t *testing.T, db string) *sbom.Image {
+func imageOf(t *testing.T, db string) *Image {
 	t.Helper()
-	img := &sbom.Image{OSID: "rocky"}
+	img := &Image{OSID: "rocky"}
 	if err := img.ApplyQuery(query(t, db)); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +126,14 @@ func TestQueryListsTheRPMDatabase(t *testing.T) {
 			t.Errorf("%s: listed, but not in rpm -qa", n)
 		}
 	}
+	// and the SBOM of the real database passes the CycloneDX 1.6 schema
+	doc, err := CycloneDX(img, Tool{Name: "test"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := validate(t, doc); err != nil {
+		t.Errorf("the CycloneDX 1.6 schema refuses the lab image's SBOM: %v\n%s", err, out)
+	}
 	if len(img.Users) == 0 || img.Users[0].Name != "root" {
 		t.Errorf("users: %v, want root first", img.Users)
 	}
@@ -155,7 +162,7 @@ func TestReportBetweenLabSnapshots(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatal("the lab's snapshots hold the same versions: nothing to test")
 	}
-	rep := sbom.Diff(prev, cur, "older.json")
+	rep := Diff(prev, cur, "older.json")
 	got := map[string]bool{}
 	p := rep.Packages
 	for _, c := range slices.Concat(p.Added, p.Removed, p.Upgraded, p.Downgraded) {
@@ -174,20 +181,20 @@ func TestReportBetweenLabSnapshots(t *testing.T) {
 	if len(p.Upgraded) == 0 || len(p.Downgraded) != 0 {
 		t.Errorf("older -> newer: %d upgraded, %d downgraded; want upgrades only", len(p.Upgraded), len(p.Downgraded))
 	}
-	if same := sbom.Diff(cur, cur, "self"); same.Changed() {
+	if same := Diff(cur, cur, "self"); same.Changed() {
 		t.Errorf("an image against itself: %s", same.Summary())
 	}
 	t.Log(rep.Summary())
 	// and read back from the SBOM, the same report
-	doc, err := sbom.CycloneDX(prev, sbom.Tool{Name: "test"}, time.Now())
+	doc, err := CycloneDX(prev, Tool{Name: "test"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := sbom.Parse(doc)
+	back, err := Parse(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := sbom.Diff(back, cur, "older.json"); again.Summary() != rep.Summary() {
+	if again := Diff(back, cur, "older.json"); again.Summary() != rep.Summary() {
 		t.Errorf("from the SBOM:\n%s\nfrom the image:\n%s", again.Summary(), rep.Summary())
 	}
 }
