@@ -4,17 +4,22 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"os"
 
 	"github.com/hashicorp/packer-plugin-sdk/plugin"
 
 	"github.com/stackhpc/packer-plugin-fatimage/builder/openstack"
 	"github.com/stackhpc/packer-plugin-fatimage/datasource/ark"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/version"
 )
 
 func main() {
+	// Packer copies a plugin's stderr into PACKER_LOG; its own secret
+	// filter knows none of the plugin's secrets, so the plugin filters.
+	log.SetOutput(redact.Writer(os.Stderr))
 	pps := plugin.NewSet()
 	pps.RegisterBuilder("openstack", new(openstack.Builder))
 	pps.RegisterProvisioner(plugin.DEFAULT_NAME, new(fatimage.Provisioner))

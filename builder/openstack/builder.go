@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/multistep/commonsteps"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/packerbuilderdata"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // BuilderID identifies this builder's artifacts.
@@ -33,7 +35,7 @@ func (b *Builder) ConfigSpec() hcldec.ObjectSpec { return b.config.FlatMapstruct
 func (b *Builder) Prepare(raws ...any) ([]string, []string, error) {
 	warns, err := b.config.Prepare(raws...)
 	if err != nil {
-		return nil, warns, err
+		return nil, warns, redact.Error(err)
 	}
 	return generatedDataNames, warns, nil
 }
@@ -79,7 +81,10 @@ func (b *Builder) steps() []multistep.Step {
 	return steps
 }
 
+// Run builds the image. Every line its steps show and the error it
+// returns are redacted: Packer core's filter knows none of our secrets.
 func (b *Builder) Run(ctx context.Context, ui packersdk.Ui, hook packersdk.Hook) (packersdk.Artifact, error) {
+	ui = redact.UI(ui)
 	state := new(multistep.BasicStateBag)
 	state.Put("config", &b.config)
 	state.Put("hook", hook)
@@ -95,7 +100,8 @@ func (b *Builder) Run(ctx context.Context, ui packersdk.Ui, hook packersdk.Hook)
 
 	b.runner = commonsteps.NewRunnerWithPauseFn(b.steps(), b.config.PackerConfig, ui, state)
 	b.runner.Run(ctx, state)
-	return b.finish(state, ui)
+	artifact, err := b.finish(state, ui)
+	return artifact, redact.Error(err)
 }
 
 // finish turns the final state into an artifact or an error, listing

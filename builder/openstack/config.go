@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
 	"github.com/hashicorp/packer-plugin-sdk/uuid"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // BuildIDKey is the metadata key (server, volume) and image property that
@@ -65,9 +67,8 @@ func (c *Config) Prepare(raws ...any) ([]string, error) {
 	errs = packer.MultiErrorAppend(errs, inputErrs...)
 	// Registered even when the configuration is invalid: the errors may
 	// be logged next to the values.
-	if s := c.secrets(); len(s) > 0 {
-		packer.LogSecretFilter.Set(s...)
-	}
+	redact.Add(c.secrets()...)
+	redact.Add(c.Comm.SSHPassword, c.Comm.WinRMPassword)
 	if errs != nil && len(errs.Errors) > 0 {
 		return nil, errs
 	}

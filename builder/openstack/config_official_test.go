@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // What the official builder accepts, it accepts with the same meaning; the
@@ -164,7 +164,7 @@ func TestPrepareRegistersSecrets(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"pw-secret-5d1e", "tok-secret-77aa", "app-secret-91c2"} {
-		if got := packer.LogSecretFilter.FilterString("x " + s + " y"); strings.Contains(got, s) {
+		if got := redact.String("x " + s + " y"); strings.Contains(got, s) {
 			t.Errorf("%s is not filtered: %q", s, got)
 		}
 	}

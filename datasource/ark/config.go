@@ -9,11 +9,13 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
 )
 
@@ -22,6 +24,9 @@ const (
 	DefaultContentURL  = "https://ark.stackhpc.com/pulp/content"
 	DefaultTimeout     = 30 * time.Second
 	DefaultConcurrency = 16
+	// MaxConcurrency bounds `concurrency`: each one is a connection and a
+	// goroutine, and Ark does not answer faster to more.
+	MaxConcurrency = 64
 )
 
 // Config is the `fatimage-ark` data source's configuration.
@@ -43,7 +48,7 @@ type Config struct {
 	// Time limit for each HTTP request, as a duration such as `30s` (the
 	// default). Timed-out requests are retried with backoff.
 	Timeout time.Duration `mapstructure:"timeout"`
-	// How many repositories are resolved at once. Defaults to 16.
+	// How many repositories are resolved at once, 1 to 64. Defaults to 16.
 	Concurrency int `mapstructure:"concurrency"`
 	// Rocky Linux version the repositories are wanted for, for example
 	// `"9.6"`. Each repository's entry is looked up by this exact version
@@ -70,7 +75,8 @@ type Config struct {
 	// Require each chosen snapshot's `repodata/repomd.xml` to answer 200
 	// with the given credentials. When choosing the latest snapshot (or the
 	// latest before a cut-off), one answering 403 or 404 is passed over for
-	// the next older one, with a warning naming it. Defaults to true.
+	// the next older one, with a warning naming it; at most the 10 newest
+	// are tried, as each try sends the credentials. Defaults to true.
 	Verify *bool `mapstructure:"verify"`
 	// A site's own Pulp to mirror the chosen snapshots into before the
 	// build, for sites whose build VMs cannot reach Ark. The outputs then
@@ -88,7 +94,9 @@ type RepoConfig struct {
 	// Repository name, the key used in outputs and by `only` and `skip`.
 	Name string `mapstructure:"name" required:"true"`
 	// Path of the repository below the content URL, without the timestamp,
-	// for example `rocky/9.6/BaseOS/x86_64/os`.
+	// for example `rocky/9.6/BaseOS/x86_64/os`: relative, without `.` or
+	// `..` segments, query, fragment, `%` escapes, spaces or control
+	// characters.
 	Path string `mapstructure:"path"`
 	// Name of the file in `/etc/yum.repos.d` (without `.repo`) the
 	// repository belongs in. Defaults to the name.
@@ -150,9 +158,7 @@ func (s *SitePulpConfig) prepare(add func(string, ...any)) {
 	if s.Password == "" {
 		s.Password = os.Getenv("SITE_PULP_PASSWORD")
 	}
-	if s.Password != "" {
-		packer.LogSecretFilter.Set(s.Password)
-	}
+	redact.AddBasic(s.Username, s.Password)
 	if s.Policy == "" {
 		s.Policy = DefaultSitePolicy
 	}
@@ -215,9 +221,7 @@ func (c *Config) Prepare() error {
 	if c.Password == "" {
 		c.Password = os.Getenv("ARK_PASSWORD")
 	}
-	if c.Password != "" {
-		packer.LogSecretFilter.Set(c.Password)
-	}
+	redact.AddBasic(c.Username, c.Password)
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -237,6 +241,8 @@ func (c *Config) Prepare() error {
 	checkConnection(add, "", c.Timeout, c.CAFile)
 	if c.Concurrency < 0 {
 		add("concurrency: must be at least 1, got %d", c.Concurrency)
+	} else if c.Concurrency > MaxConcurrency {
+		add("concurrency: %d is more than %d, the most repositories resolved at once", c.Concurrency, MaxConcurrency)
 	}
 	if c.OSVersion == "" {
 		add(`os_version: required, for example "9.6"`)
@@ -305,6 +311,33 @@ func checkContentURL(raw string) error {
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%q must not have a query or fragment", u.Redacted())
+	}
+	return nil
+}
+
+// checkRepoPath rejects a repository path that is not a plain relative
+// path below the content URL: it is joined into request URLs and baseurls,
+// where "..", a query, a fragment or a control character would point them
+// elsewhere.
+func checkRepoPath(p string) error {
+	if strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%q is absolute; give the path below the content URL, such as \"rocky/9.6/BaseOS/x86_64/os\"", p)
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("%q contains a control or space character", p)
+		}
+	}
+	if i := strings.IndexAny(p, "?#%\\"); i >= 0 {
+		return fmt.Errorf("%q contains %q: a repository path has no query, fragment, escapes or backslashes", p, p[i:i+1])
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
+		switch seg {
+		case "":
+			return fmt.Errorf("%q has an empty segment", p)
+		case ".", "..":
+			return fmt.Errorf("%q has a %q segment", p, seg)
+		}
 	}
 	return nil
 }

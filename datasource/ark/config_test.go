@@ -33,7 +33,7 @@ func TestConfigureArkNeedsCredentials(t *testing.T) {
 
 func TestConfigureRejectsBadInput(t *testing.T) {
 	t.Setenv("ARK_USERNAME", "u") // Ark itself needs credentials
-	t.Setenv("ARK_PASSWORD", "p")
+	t.Setenv("ARK_PASSWORD", "Ark-Pw-7q")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
 	if err := os.WriteFile(bad, []byte("dnf_repos_default:\n  baseos: [\n"), 0o600); err != nil {
@@ -41,6 +41,10 @@ func TestConfigureRejectsBadInput(t *testing.T) {
 	}
 	badTS := filepath.Join(dir, "badts.yml")
 	if err := os.WriteFile(badTS, []byte("dnf_repos_default:\n  baseos:\n    '9.6':\n      pulp_path: p\n      repo_file: rocky\n      pulp_timestamp: 2025-01-01\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badPath := filepath.Join(dir, "badpath.yml")
+	if err := os.WriteFile(badPath, []byte("dnf_repos_default:\n  baseos:\n    '9.6':\n      pulp_path: ../admin\n      repo_file: rocky\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	file := map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture}
@@ -85,6 +89,16 @@ func TestConfigureRejectsBadInput(t *testing.T) {
 		{"content_url with a query", with(file, "content_url", "https://ark/pulp?x=1"), `content_url: "https://ark/pulp?x=1" must not have a query or fragment`},
 		{"block content_url", with(file, "repo", block("name", "baseos", "content_url", "ftp://mirror/")), `repo[0].content_url: "ftp://mirror/" must be an absolute`},
 		{"negative concurrency", with(file, "concurrency", -1), "concurrency: must be at least 1, got -1"},
+		{"huge concurrency", with(file, "concurrency", 100000000), "concurrency: 100000000 is more than 64, the most repositories resolved at once"},
+		{"path escaping the content URL", with(file, "repo", block("name", "baseos", "path", "../../../../admin?x=1#frag")), `repo[0].path: "../../../../admin?x=1#frag" contains "?": a repository path has no query, fragment, escapes or backslashes`},
+		{"path with ..", with(file, "repo", block("name", "baseos", "path", "rocky/../../admin")), `repo[0].path: "rocky/../../admin" has a ".." segment`},
+		{"path with .", with(file, "repo", block("name", "baseos", "path", "./rocky/9.6")), `repo[0].path: "./rocky/9.6" has a "." segment`},
+		{"absolute path", with(file, "repo", block("name", "baseos", "path", "/rocky/9.6/BaseOS/x86_64/os")), `repo[0].path: "/rocky/9.6/BaseOS/x86_64/os" is absolute`},
+		{"path with a fragment", with(file, "repo", block("name", "baseos", "path", "rocky/9.6#x")), `repo[0].path: "rocky/9.6#x" contains "#"`},
+		{"path with an escape", with(file, "repo", block("name", "baseos", "path", "rocky/%2e%2e/admin")), `repo[0].path: "rocky/%2e%2e/admin" contains "%"`},
+		{"path with a control character", with(file, "repo", block("name", "baseos", "path", "rocky/9.6\r\nHost: evil")), `repo[0].path: "rocky/9.6\r\nHost: evil" contains a control or space character`},
+		{"path with an empty segment", with(file, "repo", block("name", "baseos", "path", "rocky//9.6")), `repo[0].path: "rocky//9.6" has an empty segment`},
+		{"path junk in the file", with(file, "timestamps_file", badPath), `repo "baseos" (9.6): pulp_path: "../admin" has a ".." segment`},
 		{"negative timeout", with(file, "timeout", "-5s"), "timeout: must be positive, got -5s"},
 		{"malformed timeout", with(file, "timeout", "soon"), "timeout"},
 		{"missing ca_file", with(file, "ca_file", filepath.Join(dir, "ca.pem")), "ca_file: stat " + filepath.Join(dir, "ca.pem") + ": no such file or directory"},
@@ -131,8 +145,8 @@ func TestCredentialsDefaultFromEnvironment(t *testing.T) {
 	if err != nil || d.config.Username != "env-user" || d.config.Password != "env-password" {
 		t.Fatalf("%v %+v", err, d.config)
 	}
-	d, _ = configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "username": "u", "password": "p"})
-	if d.config.Username != "u" || d.config.Password != "p" {
+	d, _ = configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "username": "u", "password": "Ark-Pw-7q"})
+	if d.config.Username != "u" || d.config.Password != "Ark-Pw-7q" {
 		t.Fatalf("explicit credentials lost: %+v", d.config)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // Datasource implements packer.Datasource.
@@ -90,14 +91,20 @@ func (d *Datasource) Configure(raws ...interface{}) error {
 	if err := config.Decode(&d.config, nil, raws...); err != nil {
 		return err
 	}
-	return d.config.Prepare()
+	return redact.Error(d.config.Prepare())
 }
 
-// Execute implements packer.Datasource.
+// Execute implements packer.Datasource. Ctrl-C stops it at once
+// (interruptible), and its error never carries a credential.
 func (d *Datasource) Execute() (cty.Value, error) {
-	out, err := Resolve(context.Background(), &d.config, func(msg string) { log.Printf("[WARN] fatimage-ark: %s", msg) })
+	ctx, stop := interruptible(context.Background())
+	defer stop()
+	out, err := Resolve(ctx, &d.config, func(msg string) { log.Printf("[WARN] fatimage-ark: %s", msg) })
+	if cause := context.Cause(ctx); err != nil && cause != nil {
+		err = fmt.Errorf("%w: stopped resolving snapshots (%d repositories planned)", cause, len(d.config.plan))
+	}
 	if err != nil {
-		return cty.NullVal(cty.EmptyObject), err
+		return cty.NullVal(cty.EmptyObject), redact.Error(err)
 	}
 	return hcl2helper.HCL2ValueFromConfig(out, d.OutputSpec()), nil
 }

@@ -95,7 +95,7 @@ func TestRepoBlocksOverrideAndPin(t *testing.T) {
 		"os_version": "9.6", "timestamps_file": fixture, "mode": "pinned",
 		"repo": []map[string]interface{}{
 			{"name": "baseos", "timestamp": "20250601T120000", "repo_name": "BaseOS"},
-			{"name": "grafana", "path": "/grafana/oss/rpm/", "timestamp": "20250102T030405", "gpgcheck": false},
+			{"name": "grafana", "path": "grafana/oss/rpm/", "timestamp": "20250102T030405", "gpgcheck": false},
 		},
 		"skip": []string{"crb"},
 	})

@@ -40,6 +40,11 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		if !slices.Contains(known, r.Name) {
 			known = append(known, r.Name)
 		}
+		if r.Path != "" {
+			if err := checkRepoPath(r.Path); err != nil {
+				add("%s.path: %v", field, err)
+			}
+		}
 		if r.ContentURL != "" {
 			if err := checkContentURL(r.ContentURL); err != nil {
 				add("%s.content_url: %v", field, err)
@@ -67,10 +72,12 @@ func (c *Config) planTasks(add func(string, ...any)) {
 
 	// The entries that serve os_version, with blocks applied on top.
 	chosen := map[string]timestamps.Entry{}
+	fromBlock := map[string]bool{} // entries whose path a repo block gave (and checked)
 	for _, name := range known {
 		e, found := c.file.Lookup(name, c.OSVersion)
 		if i := slices.IndexFunc(c.Repos, func(r RepoConfig) bool { return r.Name == name }); i >= 0 {
 			e = overlay(e, found, c.OSVersion, c.Repos[i])
+			fromBlock[e.Key()] = c.Repos[i].Path != ""
 			if e.PulpPath == "" {
 				add("repo[%d].path: required, as the timestamps file has no %q entry for %s", i, name, c.OSVersion)
 				continue
@@ -94,6 +101,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 			entries = append(entries, e)
 		}
 	}
+	anyWanted := false
 	for _, e := range entries {
 		if ce, ok := chosen[e.Key()]; ok {
 			e = ce
@@ -101,6 +109,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		if !wanted(e.Repo) {
 			continue
 		}
+		anyWanted = true
 		_, forOS := chosen[e.Key()]
 		where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
 		if c.mode == pulp.ModePinned {
@@ -108,6 +117,10 @@ func (c *Config) planTasks(add func(string, ...any)) {
 				add("%s: mode is \"pinned\" but no timestamp is given (set timestamp in its repo block or pulp_timestamp in timestamps_file)", where)
 				continue
 			}
+		}
+		if err := checkRepoPath(e.PulpPath); err != nil && !fromBlock[e.Key()] {
+			add("%s: pulp_path: %v", where, err)
+			continue
 		}
 		if e.PulpTimestamp != "" {
 			if _, err := pulp.ParseTimestamp(e.PulpTimestamp); err != nil {
@@ -125,7 +138,7 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		}
 		c.plan = append(c.plan, task{entry: e, contentURL: contentURL, forOS: forOS})
 	}
-	if len(c.plan) == 0 {
+	if !anyWanted {
 		add("only/skip: every repository is left out")
 	}
 }

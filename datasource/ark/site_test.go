@@ -281,13 +281,13 @@ func TestSitePulpConfigErrors(t *testing.T) {
 		sp   map[string]interface{}
 		want string
 	}{
-		{map[string]interface{}{"username": "u", "password": "p"}, "site_pulp.url: required"},
-		{map[string]interface{}{"url": "http://192.0.2.1:8080/pulp/api/v3/", "username": "u", "password": "p"}, `site_pulp.url: "http://192.0.2.1:8080/pulp/api/v3/" must be the base before /pulp/api/v3/, for example "http://192.0.2.1:8080"`},
+		{map[string]interface{}{"username": "u", "password": "Site-Pw-9x"}, "site_pulp.url: required"},
+		{map[string]interface{}{"url": "http://192.0.2.1:8080/pulp/api/v3/", "username": "u", "password": "Site-Pw-9x"}, `site_pulp.url: "http://192.0.2.1:8080/pulp/api/v3/" must be the base before /pulp/api/v3/, for example "http://192.0.2.1:8080"`},
 		{map[string]interface{}{"url": "http://192.0.2.1:8080"}, "site_pulp.username/site_pulp.password: the site Pulp's API needs credentials"},
-		{map[string]interface{}{"url": "http://192.0.2.1:8080", "username": "u", "password": "p", "policy": "streamed"}, `site_pulp.policy: "streamed" is not one of "on_demand", "immediate"`},
-		{map[string]interface{}{"url": "ftp://192.0.2.1", "username": "u", "password": "p"}, "site_pulp.url:"},
-		{map[string]interface{}{"url": "http://192.0.2.1", "username": "u", "password": "p", "content_url": "http://u:p@192.0.2.1/c"}, "site_pulp.content_url:"},
-		{map[string]interface{}{"url": "http://192.0.2.1", "username": "u", "password": "p", "ca_file": "/nonexistent.pem"}, "site_pulp.ca_file:"},
+		{map[string]interface{}{"url": "http://192.0.2.1:8080", "username": "u", "password": "Site-Pw-9x", "policy": "streamed"}, `site_pulp.policy: "streamed" is not one of "on_demand", "immediate"`},
+		{map[string]interface{}{"url": "ftp://192.0.2.1", "username": "u", "password": "Site-Pw-9x"}, "site_pulp.url:"},
+		{map[string]interface{}{"url": "http://192.0.2.1", "username": "u", "password": "Site-Pw-9x", "content_url": "http://u:Site-Pw-9x@192.0.2.1/c"}, "site_pulp.content_url:"},
+		{map[string]interface{}{"url": "http://192.0.2.1", "username": "u", "password": "Site-Pw-9x", "ca_file": "/nonexistent.pem"}, "site_pulp.ca_file:"},
 	} {
 		_, err := configure(map[string]interface{}{"os_version": "9.6", "content_url": "http://192.0.2.2/pulp/content",
 			"repo": []map[string]interface{}{{"name": "a", "path": "a"}}, "site_pulp": c.sp})

@@ -118,6 +118,10 @@ func (a *API) abs(ref string) string {
 	return a.base + apiPrefix + ref
 }
 
+// maxAnswerBytes bounds one API answer: a page of 100 objects is tens of
+// kilobytes.
+const maxAnswerBytes = 4 << 20
+
 // do sends one request with a JSON body (nil for none) and decodes a 2xx
 // JSON answer into out (nil to discard).
 func (a *API) do(ctx context.Context, method, ref string, body, out any) error {
@@ -146,9 +150,12 @@ func (a *API) do(ctx context.Context, method, ref string, body, out any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
 		return fmt.Errorf("%s %s: reading answer: %w", method, u, err)
+	}
+	if len(data) > maxAnswerBytes {
+		return fmt.Errorf("%s %s: %s: the answer is larger than %d MiB (the cap)", method, u, statusText(resp), maxAnswerBytes>>20)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return &APIError{Method: method, URL: u, StatusCode: resp.StatusCode, Status: statusText(resp), Detail: errorDetail(data)}
@@ -227,6 +234,10 @@ type page[T any] struct {
 	Results []T    `json:"results"`
 }
 
+// maxPages bounds the pages list reads: every lookup filters by a unique
+// name or path, so a real Pulp answers in one page of 100.
+const maxPages = 20
+
 // list follows every page of a list endpoint filtered by query.
 func list[T any](ctx context.Context, a *API, ref string, query url.Values) ([]T, error) {
 	next := a.abs(ref)
@@ -235,8 +246,8 @@ func list[T any](ctx context.Context, a *API, ref string, query url.Values) ([]T
 	}
 	var all []T
 	for pages := 0; next != ""; pages++ {
-		if pages >= 1000 {
-			return nil, fmt.Errorf("GET %s: more than 1000 pages", a.abs(ref))
+		if pages >= maxPages {
+			return nil, fmt.Errorf("GET %s: more than %d pages (the cap) for a filter that selects one object", a.abs(ref), maxPages)
 		}
 		var p page[T]
 		if err := a.do(ctx, http.MethodGet, next, nil, &p); err != nil {
@@ -436,7 +447,7 @@ func (a *API) Wait(ctx context.Context, t *Task) (*Task, error) {
 		}
 		select {
 		case <-wctx.Done():
-			a.cancelTask(t.Href)
+			a.cancelTask(t.Href, ctx.Err() != nil)
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("waiting for task %s: %w (cancelled the task)", t.Href, ctx.Err())
 			}
@@ -448,9 +459,14 @@ func (a *API) Wait(ctx context.Context, t *Task) (*Task, error) {
 }
 
 // cancelTask asks Pulp to cancel a task, best effort, with a fresh short
-// deadline since the caller's context has already ended.
-func (a *API) cancelTask(href string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// deadline since the caller's context has already ended; shorter after
+// Ctrl-C (interrupted), where the user waits on it.
+func (a *API) cancelTask(href string, interrupted bool) {
+	limit := 10 * time.Second
+	if interrupted {
+		limit = time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	if err := a.do(ctx, http.MethodPatch, href, map[string]string{"state": TaskCanceled}, nil); err != nil {
 		a.logf("cancelling task %s: %v", href, err)

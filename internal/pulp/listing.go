@@ -1,22 +1,37 @@
 package pulp
 
 import (
+	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/net/html"
 )
 
-var entryRE = regexp.MustCompile(`^\d{8}T\d{6}Z?/$`)
+// MaxListingBytes bounds a listing: Ark's longest hold a few thousand
+// snapshots in well under 1 MiB, and a larger answer is not a listing.
+const MaxListingBytes = 8 << 20
 
 // ParseListing returns the snapshot names in a content-app directory
 // listing, oldest first. It reads every link, whatever the pulpcore
 // generation's markup (<pre> with "./name/" or "name/", or a <ul>), and
-// keeps only timestamp directories, so "../", "development/" and files are
-// ignored.
+// keeps only directories named by a real UTC time (ParseTimestamp) no
+// later than a day from now, so "../", "development/", files and impossible
+// names such as "99999999T999999/" are ignored. A listing larger than
+// MaxListingBytes is refused.
 func ParseListing(r io.Reader) ([]string, error) {
+	lr := &io.LimitedReader{R: r, N: MaxListingBytes + 1}
+	names, err := parseListing(lr)
+	if lr.N == 0 { // one byte over the cap was read
+		return nil, fmt.Errorf("the listing is larger than %d MiB (the cap): not a Pulp directory listing", MaxListingBytes>>20)
+	}
+	return names, err
+}
+
+func parseListing(r io.Reader) ([]string, error) {
+	latest := time.Now().UTC().Add(24 * time.Hour)
 	z := html.NewTokenizer(r)
 	var names []string
 	for {
@@ -34,9 +49,8 @@ func ParseListing(r io.Reader) ([]string, error) {
 			for {
 				key, val, more := z.TagAttr()
 				if string(key) == "href" {
-					href := strings.TrimPrefix(string(val), "./")
-					if entryRE.MatchString(href) {
-						names = append(names, strings.TrimSuffix(href, "/"))
+					if name, ok := snapshotDir(string(val), latest); ok {
+						names = append(names, name)
 					}
 				}
 				if !more {
@@ -58,4 +72,18 @@ func sortByTime(names []string) []string {
 		return strings.Compare(a, b)
 	})
 	return slices.Compact(names)
+}
+
+// snapshotDir is the snapshot name a listing's href links to, if it is a
+// directory named by a real time no later than latest.
+func snapshotDir(href string, latest time.Time) (string, bool) {
+	name, isDir := strings.CutSuffix(strings.TrimPrefix(href, "./"), "/")
+	if !isDir {
+		return "", false
+	}
+	t, err := ParseTimestamp(name)
+	if err != nil || t.After(latest) {
+		return "", false
+	}
+	return name, true
 }

@@ -37,6 +37,11 @@ type Query struct {
 	Verify bool
 }
 
+// MaxCandidates bounds the snapshots tried when the newest are refused:
+// each try sends the credentials, and a content guard that refuses the
+// newest ten is not going to accept the eleventh by chance.
+const MaxCandidates = 10
+
 // Result is the chosen snapshot and what was passed over on the way.
 type Result struct {
 	Timestamp string
@@ -84,7 +89,8 @@ func (c *Client) resolve(ctx context.Context, q Query) (Result, error) {
 	var res Result
 	var rejected []string
 	forbidden := 0
-	for _, name := range slices.Backward(candidates) {
+	tried := candidates[max(len(candidates)-MaxCandidates, 0):]
+	for _, name := range slices.Backward(tried) {
 		err := c.Check(ctx, q.ContentURL, q.Path, name)
 		if err == nil {
 			res.Timestamp = name
@@ -100,7 +106,12 @@ func (c *Client) resolve(ctx context.Context, q Query) (Result, error) {
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("passing over snapshot %s: %s", name, err))
 	}
-	err = fmt.Errorf("GET %s: no usable snapshot (%s)", listURL, strings.Join(rejected, ", "))
+	if len(tried) < len(candidates) {
+		err = fmt.Errorf("GET %s: none of the %d newest snapshots is usable (%s); %d older ones were not tried, as at most %d are (the cap): choose one with mode = \"pinned\" or \"not_after\"",
+			listURL, len(tried), strings.Join(rejected, ", "), len(candidates)-len(tried), MaxCandidates)
+	} else {
+		err = fmt.Errorf("GET %s: no usable snapshot (%s)", listURL, strings.Join(rejected, ", "))
+	}
 	if forbidden > 0 {
 		err = fmt.Errorf("%w; %w", err, ErrCredentialsRefused)
 	}

@@ -18,14 +18,16 @@ const TimestampLayout = "20060102T150405"
 var timestampRE = regexp.MustCompile(`^\d{8}T\d{6}Z?$`)
 
 // ParseTimestamp parses a snapshot name such as 20251106T211545 (a
-// checkpoint's trailing Z is allowed).
+// checkpoint's trailing Z is allowed) as a UTC time. time.Parse refuses
+// impossible dates and times (month 13, 30 February, hour 24), which the
+// form alone lets through.
 func ParseTimestamp(s string) (time.Time, error) {
 	if !timestampRE.MatchString(s) {
 		return time.Time{}, fmt.Errorf("%q is not a snapshot timestamp of the form YYYYMMDDThhmmss", s)
 	}
-	t, err := time.Parse(TimestampLayout, strings.TrimSuffix(s, "Z"))
+	t, err := time.ParseInLocation(TimestampLayout, strings.TrimSuffix(s, "Z"), time.UTC)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not a valid time: %v", s, err)
+		return time.Time{}, fmt.Errorf("%q is not a real UTC time: %v", s, err)
 	}
 	return t, nil
 }

@@ -5,8 +5,6 @@ package fatimage
 import (
 	"strings"
 	"text/template"
-
-	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 )
 
 // Binary is a release tarball whose executables are installed into the
@@ -105,9 +103,4 @@ func (b Binary) downloadURL(baseURL string) (string, error) {
 	var s strings.Builder
 	err = t.Execute(&s, map[string]string{"BaseURL": strings.TrimRight(baseURL, "/"), "Name": b.Name, "Version": b.Version})
 	return s.String(), err
-}
-
-// binaryCacheDir is the plugin's content-addressed download cache.
-func binaryCacheDir() (string, error) {
-	return packersdk.CachePath("fatimage", "sha256")
 }

@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -54,9 +53,6 @@ type ContainerRegistry struct {
 	Password string `mapstructure:"password"`
 }
 
-//go:embed content/containers.sh
-var contentContainersSh string
-
 // user is the container's user, root by default.
 func (c Container) user() string {
 	if c.User == "" {
@@ -74,7 +70,7 @@ func (c Container) ref() imageRef {
 	return r
 }
 
-func (c *Config) hasContainers() bool { return len(c.Containers) > 0 }
+func (c *ContentOptions) hasContainers() bool { return len(c.Containers) > 0 }
 
 // registry is the configuration of host, zero when none.
 func (c *Config) registry(host string) ContainerRegistry {
@@ -87,10 +83,10 @@ func (c *Config) registry(host string) ContainerRegistry {
 }
 
 // validateContainers checks containers and container_registries.
-func (c *Config) validateContainers() []error {
+func validateContainers(c *Config, p *plan) []error {
 	var errs []error
 	known := map[string]bool{"root": true}
-	for _, u := range c.users {
+	for _, u := range p.users {
 		known[u.Name] = true
 	}
 	for i, ct := range c.Containers {
@@ -188,11 +184,11 @@ func containerArchive(workDir string, i int) string {
 // (vm) or the plugin fetches the whole image into its cache and uploads
 // it as an OCI archive (host).
 func stepFetchContainers(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("containers: resolving and checking digests (content_source = " + c.contentSource() + ")")
-	s.content.containerDigests = make([]string, len(c.Containers))
+	s.content.containerDigests = make([]string, len(p.Containers))
 	if c.contentSource() == "host" {
-		for i, ct := range c.Containers {
+		for i, ct := range p.Containers {
 			what := fmt.Sprintf("containers[%d]", i)
 			d, err := s.uploadContainer(ctx, what, ct, containerArchive(s.workDir, i))
 			if err != nil {
@@ -202,80 +198,52 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		}
 		return nil
 	}
-	sc := newCredScript()
-	for i, ct := range c.Containers {
+	sc := newScript("content", "containers")
+	for i, ct := range p.Containers {
 		r := ct.ref()
 		cfgFile := ""
 		if cc := c.curlConfig(r.Registry); cc != nil {
-			cfgFile = sc.stage(s.workDir, containerAuthName(c, r.Registry, "curl"), cc)
+			cfgFile = sc.secret(s.workDir, containerAuthName(c, r.Registry, "curl"), cc)
 		}
 		ref := r.Tag
 		if ref == "" {
 			ref = r.Digest
 		}
-		fmt.Fprintf(&sc.sb, "fatimage_oci_resolve %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("containers[%d]", i)),
-			shQuote(r.Registry), shQuote(r.Repo), shQuote(ref), shQuote(r.Digest), flag01(c.registry(r.Registry).Insecure), shQuote(cfgFile))
+		sc.call("fatimage_oci_resolve", fmt.Sprintf("containers[%d]", i), r.Registry, r.Repo, ref, r.Digest, flag01(c.registry(r.Registry).Insecure), cfgFile)
 	}
-	out, err := sc.run(ctx, s)
+	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(c.Containers), reDigest.MatchString)
+	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(p.Containers), reDigest.MatchString)
 	return requireReports(s.content.containerDigests, "containers", "the check did not report a digest")
 }
 
 // stepInstallContainers pulls (vm) or loads (host) every image into its
 // user's storage by the digest checked before, then tags it.
 func stepInstallContainers(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("containers: into the users' podman storage")
-	sc := newCredScript()
-	for i, ct := range c.Containers {
+	sc := newScript("content", "containers")
+	for i, ct := range p.Containers {
 		r := ct.ref()
 		what := fmt.Sprintf("containers[%d]", i)
 		auth, archive := "", ""
 		if c.contentSource() == "host" {
 			archive = containerArchive(s.workDir, i)
 		} else if a := c.authFile(r.Registry); a != nil {
-			auth = sc.stage(s.workDir, containerAuthName(c, r.Registry, "json"), a)
+			auth = sc.secret(s.workDir, containerAuthName(c, r.Registry, "json"), a)
 		}
-		fmt.Fprintf(&sc.sb, "fatimage_podman_image %s %s %s %s %s %s %s %s\n", shQuote(what), shQuote(ct.user()), shQuote(r.Name()),
-			shQuote(s.content.containerDigests[i]), shQuote(r.Tag), flag01(c.registry(r.Registry).Insecure), shQuote(auth), shQuote(archive))
+		sc.call("fatimage_podman_image", what, ct.user(), r.Name(), s.content.containerDigests[i], r.Tag, flag01(c.registry(r.Registry).Insecure), auth, archive)
 	}
-	_, err := sc.run(ctx, s)
+	_, err := s.runScript(ctx, sc)
 	return err
-}
-
-// credScript is a containers script and the credential files it needs
-// (once per registry): the script's secrets, on the tmpfs secret dir
-// only while the script runs.
-type credScript struct {
-	sb      strings.Builder
-	secrets vmScript
-}
-
-func newCredScript() *credScript {
-	sc := &credScript{}
-	sc.sb.WriteString(contentCommonSh)
-	sc.sb.WriteString(contentContainersSh)
-	return sc
-}
-
-// stage adds data as name to the secrets (once) and returns its path.
-func (sc *credScript) stage(workDir, name string, data []byte) string {
-	return sc.secrets.secret(workDir, name, data)
-}
-
-func (sc *credScript) run(ctx context.Context, s *state) (string, error) {
-	rs := rawScript(sc.sb.String())
-	rs.secrets = sc.secrets.secrets
-	return s.runScript(ctx, rs)
 }
 
 // imageContainersRecord is image.json's content.containers.
 func (s *state) imageContainersRecord() []imageContainer {
 	var out []imageContainer
-	for i, ct := range s.cfg.Containers {
+	for i, ct := range s.plan.Containers {
 		d := ""
 		if i < len(s.content.containerDigests) {
 			d = s.content.containerDigests[i]

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,15 +15,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 )
 
 // Host-side fetching of container images (content_source = "host"): a
 // small client of the registry API (the distribution spec: manifests and
 // blobs, Basic or Bearer auth) fetching the image into the host cache as
-// an OCI archive, every blob checked against its digest, the manifest
-// bytes kept as served so `podman load` on the VM records the same
-// digest as a pull would.
+// an OCI archive, the manifest bytes kept as served so `podman load` on
+// the VM records the same digest as a pull would. Every request goes
+// through internal/fetch (retries, credentials kept to the registry's
+// origin); the blobs are fetched into its content-addressed cache, each
+// checked against its digest, and copied into the archive from there.
 
 // Manifest media types the client asks for.
 const (
@@ -39,22 +41,30 @@ type ociClient struct {
 	base     string // https://host or http://host
 	repo     string
 	reg      ContainerRegistry
-	http     *http.Client
+	fetcher  *fetch.Fetcher
 	token    string // Bearer token once a challenge was answered
 	insecure bool
 }
 
-func newOCIClient(reg ContainerRegistry, repo string) *ociClient {
+func newOCIClient(reg ContainerRegistry, repo string, f *fetch.Fetcher) *ociClient {
 	host := reg.Host
 	if host == "docker.io" {
 		host = "registry-1.docker.io"
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if reg.Insecure {
-		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the template marked the registry insecure
+	return &ociClient{base: "https://" + host, repo: repo, reg: reg, insecure: reg.Insecure, fetcher: f}
+}
+
+// auth is the header answering the registry: its token once a challenge
+// was answered, else the configured Basic credentials, else none.
+func (o *ociClient) auth() http.Header {
+	req := &http.Request{Header: http.Header{}}
+	switch {
+	case o.token != "":
+		req.Header.Set("Authorization", "Bearer "+o.token)
+	case o.reg.Username != "":
+		req.SetBasicAuth(o.reg.Username, o.reg.Password)
 	}
-	return &ociClient{base: "https://" + host, repo: repo, reg: reg, insecure: reg.Insecure,
-		http: &http.Client{Transport: tr, Timeout: 30 * time.Minute}}
+	return req.Header
 }
 
 // get does a GET of the repository's path, answering an auth challenge
@@ -66,16 +76,11 @@ func (o *ociClient) get(ctx context.Context, p string, accept string) (*http.Res
 		if err != nil {
 			return nil, err
 		}
+		req.Header = o.auth()
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
-		switch {
-		case o.token != "":
-			req.Header.Set("Authorization", "Bearer "+o.token)
-		case o.reg.Username != "":
-			req.SetBasicAuth(o.reg.Username, o.reg.Password)
-		}
-		return o.http.Do(req)
+		return o.fetcher.Client().Do(req)
 	}
 	resp, err := do()
 	if err != nil && o.insecure && strings.HasPrefix(o.base, "https://") {
@@ -123,7 +128,7 @@ func (o *ociClient) answer(ctx context.Context, challenge string) error {
 	if o.reg.Username != "" {
 		req.SetBasicAuth(o.reg.Username, o.reg.Password)
 	}
-	resp, err := o.http.Do(req)
+	resp, err := o.fetcher.Client().Do(req)
 	if err != nil {
 		return err
 	}
@@ -189,24 +194,33 @@ type ociPlatform struct {
 	OS           string `json:"os"`
 }
 
-// blob copies the blob with digest d to w, checking the digest.
-func (o *ociClient) blob(ctx context.Context, d string, w io.Writer) error {
-	resp, err := o.get(ctx, "blobs/"+d, "")
+// blob copies the blob b to w from the cache, fetching it there first
+// (its size and digest checked), answering an auth challenge once.
+func (o *ociClient) blob(ctx context.Context, b ociDescriptor, w io.Writer) error {
+	get := func() (fetch.Result, error) {
+		return o.fetcher.Get(ctx, fetch.Item{What: "blob " + b.Digest, URL: o.base + "/v2/" + o.repo + "/blobs/" + b.Digest,
+			SHA256: strings.TrimPrefix(b.Digest, "sha256:"), Size: b.Size, Header: o.auth()})
+	}
+	r, err := get()
+	var se *fetch.StatusError
+	if errors.As(err, &se) && se.Response.StatusCode == http.StatusUnauthorized && o.token == "" {
+		if ch := se.Response.Header.Get("WWW-Authenticate"); strings.HasPrefix(strings.ToLower(ch), "bearer ") {
+			if err := o.answer(ctx, ch); err != nil {
+				return err
+			}
+			r, err = get()
+		}
+	}
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("blob %s: %s", d, resp.Status)
+	f, err := os.Open(r.Path)
+	if err != nil {
+		return err
 	}
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(w, h), resp.Body); err != nil {
-		return fmt.Errorf("blob %s: %w", d, err)
-	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != d {
-		return fmt.Errorf("blob %s arrived with digest %s", d, got)
-	}
-	return nil
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }
 
 // uploadContainer resolves the image on the host, checks the pin, makes
@@ -214,7 +228,7 @@ func (o *ociClient) blob(ctx context.Context, d string, w io.Writer) error {
 // image name) and uploads it to dst; it returns the digest.
 func (s *state) uploadContainer(ctx context.Context, what string, ct Container, dst string) (string, error) {
 	r := ct.ref()
-	cl := newOCIClient(s.cfg.registry(r.Registry), r.Repo)
+	cl := newOCIClient(s.cfg.registry(r.Registry), r.Repo, s.fetcher(s.cfg.registry(r.Registry).Insecure))
 	ref := r.Tag
 	if ref == "" {
 		ref = r.Digest
@@ -234,7 +248,7 @@ func (s *state) uploadContainer(ctx context.Context, what string, ct Container, 
 			return "", fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	root, err := binaryCacheDir()
+	root, err := fetch.CacheDir()
 	if err != nil {
 		return "", fmt.Errorf("%s: cache: %w", what, err)
 	}
@@ -253,21 +267,7 @@ func (s *state) uploadContainer(ctx context.Context, what string, ct Container, 
 	} else if err := cl.writeArchive(ctx, body, mt, name, r.Tag != "", dir, cached); err != nil {
 		return "", fmt.Errorf("%s: %w; nothing installed", what, err)
 	}
-	f, err := os.Open(cached)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	rd := s.ui.TrackProgress("upload "+name, 0, st.Size(), f)
-	defer rd.Close()
-	if err := s.comm.Upload(dst, rd, nil); err != nil {
-		return "", fmt.Errorf("%s: uploading the archive: %w", what, err)
-	}
-	return digest, nil
+	return digest, s.uploadFile(what, cached, name, dst)
 }
 
 // platformManifest picks linux/amd64 from an index.
@@ -343,7 +343,7 @@ func (o *ociClient) writeArchive(ctx context.Context, man []byte, mt, name strin
 		if err := tw.WriteHeader(&tar.Header{Name: "blobs/sha256/" + strings.TrimPrefix(b.Digest, "sha256:"), Mode: 0o644, Size: b.Size, Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
-		if err := o.blob(ctx, b.Digest, tw); err != nil {
+		if err := o.blob(ctx, b, tw); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/registry"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
@@ -80,7 +81,7 @@ func TestContainerSecretsRedacted(t *testing.T) {
 	if err := p.Prepare(map[string]any{"container_registries": []map[string]any{{"host": "r.example:5000", "username": "u", "password": pw}}}); err != nil {
 		t.Fatal(err)
 	}
-	s := &state{cfg: &p.config}
+	s := &state{cfg: &p.config, plan: p.plan}
 	auth := p.config.authFile("r.example:5000")
 	if out := s.redact("dump " + pw + " " + string(auth)); strings.Contains(out, pw) || strings.Contains(out, "czNjcjpldCAieCI") || strings.Contains(out, "dToz") {
 		t.Fatalf("not redacted: %s", out)
@@ -144,7 +145,8 @@ func TestHostFetchOCIArchive(t *testing.T) {
 		{Host: reg.Host(), Insecure: true, Username: user, Password: pw},
 		{Host: frontHost, Insecure: true},
 	}}
-	s := &state{cfg: cfg, ui: packersdk.TestUi(t), comm: comm}
+	s := stateOf(cfg)
+	s.ui, s.comm = packersdk.TestUi(t), comm
 	ctx := context.Background()
 	for _, host := range []string{reg.Host(), frontHost} {
 		ct := Container{Image: host + "/library/mysql:8.0.30", Digest: want}
@@ -177,7 +179,7 @@ func TestHostFetchOCIArchive(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "containers[2]: "+reg.Host()+" refused access to library/mysql (401 Unauthorized): check container_registries' username and password") {
 		t.Fatalf("wrong password: %v", err)
 	}
-	root, _ := binaryCacheDir()
+	root, _ := fetch.CacheDir()
 	if entries, _ := os.ReadDir(filepath.Join(filepath.Dir(root), "oci")); len(entries) != 2 {
 		t.Fatalf("cache holds %d entries, want one per image name", len(entries))
 	}
@@ -235,8 +237,7 @@ func TestResolveScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(host, ref, pin, conf string) (string, error) {
-		return runLocalRaw(t, work, contentCommonSh+contentContainersSh+
-			fmt.Sprintf("fatimage_oci_resolve 'containers[0]' %s library/mysql %s %s 1 %s\n", shQuote(host), shQuote(ref), shQuote(pin), shQuote(conf)))
+		return runLocal(t, work, newScript("content", "containers").call("fatimage_oci_resolve", "containers[0]", host, "library/mysql", ref, pin, "1", conf))
 	}
 	for _, c := range []struct{ host, conf string }{{reg.Host(), filepath.Join(work, "curl")}, {front, ""}} {
 		out, err := run(c.host, "8.0.30", want, c.conf)
@@ -271,18 +272,16 @@ func TestResolveScript(t *testing.T) {
 // staged in the work dir.
 func TestCredentialFilesOnTmpfs(t *testing.T) {
 	work := "/var/tmp/fatimage-0123"
-	sc := newCredScript()
-	a := sc.stage(work, "registry-0.json", []byte("a"))
-	if b := sc.stage(work, "registry-0.json", []byte("a")); a != b || len(sc.secrets.secrets) != 1 {
-		t.Fatalf("staged %d files (%s, %s)", len(sc.secrets.secrets), a, b)
+	sc := newScript("content", "containers")
+	a := sc.secret(work, "registry-0.json", []byte("a"))
+	if b := sc.secret(work, "registry-0.json", []byte("a")); a != b || len(sc.secrets) != 1 {
+		t.Fatalf("staged %d files (%s, %s)", len(sc.secrets), a, b)
 	}
 	if a != "/run/fatimage-0123/registry-0.json" {
 		t.Fatalf("credential file at %s, not in the tmpfs secret dir", a)
 	}
-	sc.stage(work, "registry-1.curl", []byte("b"))
-	rs := rawScript(sc.sb.String())
-	rs.secrets = sc.secrets.secrets
-	if !strings.Contains(rs.render(work, "rocky"), "\nfatimage_secrets_in\n") {
+	sc.secret(work, "registry-1.curl", []byte("b"))
+	if !strings.Contains(sc.render(work, "rocky"), "\nfatimage_secrets_in\n") {
 		t.Fatal("the script does not unpack its secrets")
 	}
 }

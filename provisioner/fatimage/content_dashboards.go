@@ -5,7 +5,6 @@ package fatimage
 import (
 	"context"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -51,9 +50,6 @@ const (
 	// appliance's grafana_data_dir/dashboards.
 	grafanaDashboardsDir = "/var/lib/grafana/dashboards"
 )
-
-//go:embed content/dashboards.sh
-var contentDashboardsSh string
 
 var (
 	rePlaceholder = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -134,14 +130,14 @@ func validateGrafanaDashboards(ds []GrafanaDashboard) []error {
 	return errs
 }
 
-// fetchGrafanaDashboards stages every dashboard (sb): the downloads as
+// fetchGrafanaDashboards stages every dashboard (sc): the downloads as
 // every URL-based content is fetched, with their sha256 checked when
 // pinned, the local files uploaded.
-func (s *state) fetchGrafanaDashboards(ctx context.Context, sb *strings.Builder) error {
-	c := s.cfg
+func (s *state) fetchGrafanaDashboards(ctx context.Context, sc *vmScript) error {
+	c, p := s.cfg, s.plan
 	var items []fetchItem
 	var local []staged
-	for i, d := range c.GrafanaDashboards {
+	for i, d := range p.GrafanaDashboards {
 		what := fmt.Sprintf("grafana_dashboards[%d]", i)
 		if d.Source == "" {
 			items = append(items, fetchItem{what: what, url: d.url(c.grafanaDashboardsURL()), sum: d.SHA256, dst: path.Join(s.workDir, d.staged(i))})
@@ -158,26 +154,24 @@ func (s *state) fetchGrafanaDashboards(ctx context.Context, sb *strings.Builder)
 		}
 		local = append(local, staged{Name: d.staged(i), Data: data})
 	}
-	line, err := s.stageText(local...)
-	if err != nil {
+	if err := s.stage(sc, local...); err != nil {
 		return err
 	}
-	sb.WriteString(line)
-	return s.stageFetches(ctx, sb, c.contentSource(), items)
+	return s.stageFetches(ctx, sc, c.contentSource(), items)
 }
 
 // scriptInstallGrafanaDashboards places the staged dashboards; each
 // reports "DASHBOARD grafana_dashboards[i] <sha256 as fetched>".
-func scriptInstallGrafanaDashboards(ds []GrafanaDashboard, workDir string) string {
-	var b strings.Builder
+func scriptInstallGrafanaDashboards(ds []GrafanaDashboard, workDir string) *vmScript {
+	sc := newScript("dashboards")
 	for i, d := range ds {
-		fmt.Fprintf(&b, "fatimage_grafana_dashboard %s %s %s", shQuote(fmt.Sprintf("grafana_dashboards[%d]", i)), shQuote(path.Join(workDir, d.staged(i))), shQuote(d.destination()))
+		args := []string{fmt.Sprintf("grafana_dashboards[%d]", i), path.Join(workDir, d.staged(i)), d.destination()}
 		for _, k := range sortedKeys(d.Replacements) {
-			fmt.Fprintf(&b, " %s %s", shQuote(k), shQuote(d.Replacements[k]))
+			args = append(args, k, d.Replacements[k])
 		}
-		b.WriteString("\n")
+		sc.call("fatimage_grafana_dashboard", args...)
 	}
-	return b.String()
+	return sc
 }
 
 // parseDashboardSums reads the sha256 each dashboard had as fetched.
@@ -189,12 +183,12 @@ var reSHA256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // imageDashboardsRecord is image.json's grafana_dashboards, nil without any.
 func (s *state) imageDashboardsRecord() map[string]imageDashboard {
-	c := s.cfg
-	if len(c.GrafanaDashboards) == 0 {
+	c, p := s.cfg, s.plan
+	if len(p.GrafanaDashboards) == 0 {
 		return nil
 	}
 	out := map[string]imageDashboard{}
-	for i, d := range c.GrafanaDashboards {
+	for i, d := range p.GrafanaDashboards {
 		sum := ""
 		if i < len(s.content.dashboardSums) {
 			sum = s.content.dashboardSums[i]

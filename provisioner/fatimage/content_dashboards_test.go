@@ -2,7 +2,6 @@ package fatimage
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,10 +33,10 @@ func TestGrafanaDashboardValidation(t *testing.T) {
 	})
 }
 
-func dashboardNames(c *Config) []string {
+func dashboardNames(c *plan) []string {
 	var out []string
 	for _, d := range c.GrafanaDashboards {
-		out = append(out, d.name()+" "+d.origin(c.grafanaDashboardsURL()))
+		out = append(out, d.name()+" "+d.origin(c.cfg.grafanaDashboardsURL()))
 	}
 	return out
 }
@@ -74,7 +73,7 @@ func TestGrafanaGroupDashboards(t *testing.T) {
 }
 
 func TestScriptInstallGrafanaDashboards(t *testing.T) {
-	got := scriptInstallGrafanaDashboards([]GrafanaDashboard{{ID: 1, Revision: 2, Replacements: map[string]string{"DS_B": "b", "DS_A": "a"}}, {Source: "/x/my dash.json"}}, "/w")
+	got := scriptInstallGrafanaDashboards([]GrafanaDashboard{{ID: 1, Revision: 2, Replacements: map[string]string{"DS_B": "b", "DS_A": "a"}}, {Source: "/x/my dash.json"}}, "/w").calls.String()
 	want := "fatimage_grafana_dashboard 'grafana_dashboards[0]' '/w/grafana-dashboard-0.json' '/var/lib/grafana/dashboards/1.json' 'DS_A' 'a' 'DS_B' 'b'\n" +
 		"fatimage_grafana_dashboard 'grafana_dashboards[1]' '/w/grafana-dashboard-1.json' '/var/lib/grafana/dashboards/my dash.json'\n"
 	if got != want {
@@ -94,8 +93,8 @@ func TestDashboardReplaceShell(t *testing.T) {
 	if err := os.WriteFile(f, []byte(in), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := contentDashboardsSh + "\nfatimage_dashboard_replace \"$1\" DS_PROMETHEUS prometheus DS_SLURMSTATS 'slurm stats'\n"
-	if out, err := exec.Command("sh", "-c", script, "sh", f).CombinedOutput(); err != nil {
+	sc := newScript("dashboards").call("fatimage_dashboard_replace", f, "DS_PROMETHEUS", "prometheus", "DS_SLURMSTATS", "slurm stats")
+	if out, err := runLocal(t, t.TempDir(), sc); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	got, _ := os.ReadFile(f)

@@ -5,7 +5,6 @@ package fatimage
 import (
 	"context"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"path"
@@ -47,9 +46,6 @@ type Download struct {
 	// archive's modes are kept.
 	Mode string `mapstructure:"mode"`
 }
-
-//go:embed content/download.sh
-var contentDownloadSh string
 
 // staged is where download i lands in the work dir.
 func (d Download) staged(workDir string, i int) string {
@@ -130,19 +126,19 @@ func validateDownloads(ds []Download) []error {
 	return errs
 }
 
-// fetchDownloads stages every download and its sha256 check (sb).
-func (s *state) fetchDownloads(ctx context.Context, sb *strings.Builder) error {
+// fetchDownloads stages every download and its sha256 check (sc).
+func (s *state) fetchDownloads(ctx context.Context, sc *vmScript) error {
 	var items []fetchItem
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
-	if err := s.stageFetches(ctx, sb, s.cfg.contentSource(), items); err != nil {
+	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), items); err != nil {
 		return err
 	}
 	// an unchecked download's sha256, as found, for image.json
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		if d.InsecureSkipChecksum {
-			fmt.Fprintf(sb, "echo \"DOWNLOAD-SHA256 %d $(sha256sum %s | cut -d' ' -f1)\"\n", i, shQuote(d.staged(s.workDir, i)))
+			sc.use("download").call("fatimage_download_sum", strconv.Itoa(i), d.staged(s.workDir, i))
 		}
 	}
 	return nil
@@ -174,20 +170,17 @@ func downloadWarnings(ds []Download) []string {
 	return out
 }
 
-func scriptInstallDownloads(ds []Download, workDir string) string {
-	var b strings.Builder
+// scriptInstallDownloads puts each checked download in place.
+func scriptInstallDownloads(ds []Download, workDir string) *vmScript {
+	sc := newScript("download")
 	for i, d := range ds {
-		what := shQuote(fmt.Sprintf("downloads[%d]", i))
+		what := fmt.Sprintf("downloads[%d]", i)
 		u, g := splitOwner(d.Owner)
 		if d.Extract {
-			fmt.Fprintf(&b, "fatimage_download_extract %s %s %s %d %s %s", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), d.StripComponents, shQuote(u), shQuote(g))
-			for _, m := range d.Members {
-				b.WriteString(" " + shQuote(m))
-			}
-			b.WriteString("\n")
+			sc.call("fatimage_download_extract", append([]string{what, d.staged(workDir, i), d.Destination, strconv.Itoa(d.StripComponents), u, g}, d.Members...)...)
 		} else {
-			fmt.Fprintf(&b, "fatimage_download_file %s %s %s %s %s %s\n", what, shQuote(d.staged(workDir, i)), shQuote(d.Destination), shQuote(u), shQuote(g), shQuote(d.mode()))
+			sc.call("fatimage_download_file", what, d.staged(workDir, i), d.Destination, u, g, d.mode())
 		}
 	}
-	return b.String()
+	return sc
 }

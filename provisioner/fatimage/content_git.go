@@ -5,7 +5,6 @@ package fatimage
 import (
 	"context"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 )
 
 // GitCheckout is a git repository checked out at a pinned tag or commit.
@@ -37,9 +38,6 @@ type GitCheckout struct {
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 }
-
-//go:embed content/git.sh
-var contentGitSh string
 
 var reCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
@@ -129,9 +127,9 @@ func gitStaging(workDir string, i int) string { return path.Join(workDir, fmt.Sp
 
 // fetchGit adds the fetch and check of every checkout to s: from the
 // repository (vm) or from a bundle the plugin made and uploaded (host).
-func (s *state) fetchGit(ctx context.Context, sb *strings.Builder) error {
-	c := s.cfg
-	for i, g := range c.GitCheckouts {
+func (s *state) fetchGit(ctx context.Context, sc *vmScript) error {
+	c, p := s.cfg, s.plan
+	for i, g := range p.GitCheckouts {
 		what := fmt.Sprintf("git_checkouts[%d]", i)
 		src := g.Repo
 		if c.contentSource() == "host" {
@@ -140,9 +138,9 @@ func (s *state) fetchGit(ctx context.Context, sb *strings.Builder) error {
 				return err
 			}
 		}
-		fmt.Fprintf(sb, "fatimage_git_fetch %s %s %s %s %s\n", shQuote(what), shQuote(src), shQuote(g.rev()), shQuote(g.Commit), shQuote(gitStaging(s.workDir, i)))
+		sc.use("git").call("fatimage_git_fetch", what, src, g.rev(), g.Commit, gitStaging(s.workDir, i))
 		if src != g.Repo {
-			fmt.Fprintf(sb, "rm -f %s\n", shQuote(src))
+			sc.call("rm", "-f", src)
 		}
 	}
 	return nil
@@ -153,21 +151,21 @@ func parseGitCommits(out string, n int) []string {
 	return parseReports(out, "fatimage-git-commit", "git_checkouts", n, reCommit.MatchString)
 }
 
-func scriptInstallGit(gs []GitCheckout, commits []string, workDir string) string {
-	var b strings.Builder
+// scriptInstallGit puts each fetched checkout in place at its commit.
+func scriptInstallGit(gs []GitCheckout, commits []string, workDir string) *vmScript {
+	sc := newScript("git")
 	for i, g := range gs {
 		u, grp := splitOwner(g.Owner)
-		fmt.Fprintf(&b, "fatimage_git_install %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("git_checkouts[%d]", i)),
-			shQuote(gitStaging(workDir, i)), shQuote(commits[i]), shQuote(g.Destination), shQuote(g.Repo), shQuote(u), shQuote(grp))
+		sc.call("fatimage_git_install", fmt.Sprintf("git_checkouts[%d]", i), gitStaging(workDir, i), commits[i], g.Destination, g.Repo, u, grp)
 	}
-	return b.String()
+	return sc
 }
 
 // uploadGitBundle mirrors the repository into the host cache (one mirror
 // per URL, updated on each use), checks the pin there so a wrong one
 // fails before anything is uploaded, and uploads a bundle of it to dst.
 func (s *state) uploadGitBundle(ctx context.Context, what string, g GitCheckout, dst string) error {
-	root, err := binaryCacheDir()
+	root, err := fetch.CacheDir()
 	if err != nil {
 		return fmt.Errorf("%s: cache: %w", what, err)
 	}

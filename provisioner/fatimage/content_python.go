@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"net/url"
 	"os"
@@ -44,9 +43,6 @@ type PythonEnv struct {
 	// Owner of the venv as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
 }
-
-//go:embed content/python.sh
-var contentPythonSh string
 
 var (
 	rePin    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+((\s+|\s*\\\s*)--hash=sha256:[0-9a-f]{64})*$`)
@@ -163,10 +159,10 @@ func pythonWheels(workDir string, i int) string {
 // fetchPython stages the requirements files and, with content_source =
 // "host", the wheels pip downloads on the host (hashes checked there),
 // uploaded as one archive; the VM's pip then installs only from them.
-func (s *state) fetchPython(ctx context.Context, sb *strings.Builder) error {
-	c := s.cfg
+func (s *state) fetchPython(ctx context.Context, sc *vmScript) error {
+	c, p := s.cfg, s.plan
 	var files []staged
-	for i, e := range c.PythonEnvs {
+	for i, e := range p.PythonEnvs {
 		what := fmt.Sprintf("python_envs[%d]", i)
 		lines, err := e.requirementLines()
 		if err != nil {
@@ -185,11 +181,9 @@ func (s *state) fetchPython(ctx context.Context, sb *strings.Builder) error {
 			files = append(files, staged{path.Base(pythonWheels(s.workDir, i)) + "/" + w.Name, w.Data})
 		}
 	}
-	unpack, err := s.stageText(files...)
-	if err != nil {
+	if err := s.stage(sc, files...); err != nil {
 		return fmt.Errorf("python_envs: %w", err)
 	}
-	sb.WriteString(unpack)
 	return nil
 }
 
@@ -237,21 +231,21 @@ func (s *state) downloadWheels(ctx context.Context, what string, e PythonEnv, re
 	return out, nil
 }
 
-func scriptInstallPython(c *Config, workDir string) string {
-	var b strings.Builder
-	for i, e := range c.PythonEnvs {
+// scriptInstallPython installs each environment's requirements.
+func scriptInstallPython(envs []PythonEnv, source, workDir string) *vmScript {
+	sc := newScript("python")
+	for i, e := range envs {
 		venv := e.Path
 		if e.System {
 			venv = ""
 		}
 		wheels := ""
-		if c.contentSource() == "host" {
+		if source == "host" {
 			wheels = pythonWheels(workDir, i)
 		}
 		u, g := splitOwner(e.Owner)
-		fmt.Fprintf(&b, "fatimage_pip %s %s %s %s %s %s %s %s %s\n", shQuote(fmt.Sprintf("python_envs[%d]", i)), shQuote(e.interpreter()),
-			shQuote(venv), shQuote(pythonReq(workDir, i)), shQuote(e.indexURL()), shQuote(e.ExtraIndexURL), shQuote(wheels), shQuote(u), shQuote(g))
-		b.WriteString(scriptPythonGitCommits(i, e))
+		sc.call("fatimage_pip", fmt.Sprintf("python_envs[%d]", i), e.interpreter(), venv, pythonReq(workDir, i), e.indexURL(), e.ExtraIndexURL, wheels, u, g)
+		addPythonGitCommits(sc, i, e)
 	}
-	return b.String()
+	return sc
 }

@@ -4,7 +4,6 @@ package fatimage
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"maps"
 	"path"
@@ -56,12 +55,6 @@ type ConfigFile struct {
 	Content string `mapstructure:"content" required:"true"`
 }
 
-//go:embed content/system.sh
-var contentSystemSh string
-
-//go:embed content/kernel.sh
-var contentKernelSh string
-
 var (
 	reUnit     = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+\.(service|socket|timer|target|path|mount|slice)$`)
 	reConfName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@-]*$`)
@@ -78,15 +71,22 @@ func (u SystemdUnit) state() string {
 }
 
 // hasSystem reports whether any system setting is configured.
-func (c *Config) hasSystem() bool {
+func (c *ContentOptions) hasSystem() bool {
 	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits)+len(c.KernelArgs) > 0
 }
 
-func validateSystemSettings(c *Config) []error {
+func validateSystemSettings(c *ContentOptions) []error {
 	var errs []error
 	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	validateUnits(c.SystemdUnits, add)
+	validateDropInFiles(c, add)
+	return errs
+}
+
+// validateUnits checks systemd_units.
+func validateUnits(list []SystemdUnit, add func(string, ...any)) {
 	units := map[string]bool{}
-	for i, u := range c.SystemdUnits {
+	for i, u := range list {
 		if !reUnit.MatchString(u.Name) {
 			add("systemd_units[%d]: name %q must be a unit name with its suffix, e.g. mysql.service", i, u.Name)
 		} else if units[u.Name] {
@@ -108,6 +108,11 @@ func validateSystemSettings(c *Config) []error {
 			}
 		}
 	}
+}
+
+// validateDropInFiles checks the settings written as drop-in files:
+// sysctl, modprobe_blacklist, tmpfiles, limits and kernel_args.
+func validateDropInFiles(c *ContentOptions, add func(string, ...any)) {
 	names := func(field string, list []string) {
 		seen := map[string]bool{}
 		for i, n := range list {
@@ -166,11 +171,10 @@ func validateSystemSettings(c *Config) []error {
 			add("kernel_args[%d]: %q must be one argument like rd.auto=1 (no spaces or quotes)", i, a)
 		}
 	}
-	return errs
 }
 
 // systemFiles are every file the system settings write, in order.
-func systemFiles(c *Config) []systemFile {
+func systemFiles(c *ContentOptions) []systemFile {
 	var out []systemFile
 	for _, u := range c.SystemdUnits {
 		if u.Content != "" {
@@ -219,55 +223,46 @@ func withNewline(s string) string {
 // stepSystem writes the system settings' files (staged as one upload),
 // reloads systemd when a unit changed and sets each unit's state.
 func stepSystem(ctx context.Context, s *state) error {
-	c := s.cfg
+	p := s.plan
 	s.say("system settings")
-	files := systemFiles(c)
 	var st []staged
-	var b strings.Builder
-	b.WriteString(contentSystemSh)
-	b.WriteString("changed=0\n")
-	for i, f := range files {
+	// with units configured, systemd reloads when a file changed
+	puts := []string{flag01(len(p.SystemdUnits) > 0)}
+	for i, f := range systemFiles(&p.ContentOptions) {
 		name := fmt.Sprintf("system-%d", i)
 		st = append(st, staged{name, []byte(f.Content)})
-		fmt.Fprintf(&b, "fatimage_put %s %s || changed=1\n", shQuote(path.Join(s.workDir, name)), shQuote(f.Path))
+		puts = append(puts, path.Join(s.workDir, name), f.Path)
 	}
-	unpack, err := s.stageText(st...)
-	if err != nil {
+	sc := newScript("system")
+	if err := s.stage(sc, st...); err != nil {
 		return fmt.Errorf("system settings: %w", err)
 	}
-	if len(c.SystemdUnits) > 0 {
-		b.WriteString("if [ \"$changed\" = 1 ]; then fatimage_run systemctl daemon-reload; fi\n")
+	sc.call("fatimage_put_files", puts...)
+	for _, u := range p.SystemdUnits {
+		sc.call("fatimage_unit_state", u.Name, u.state())
 	}
-	for _, u := range c.SystemdUnits {
-		fmt.Fprintf(&b, "fatimage_unit_state %s %s\n", shQuote(u.Name), shQuote(u.state()))
+	if len(p.KernelArgs) > 0 {
+		sc.use("kernel").call("fatimage_kernel_args", p.KernelArgs...)
 	}
-	if len(c.KernelArgs) > 0 {
-		b.WriteString(contentKernelSh)
-		b.WriteString("fatimage_kernel_args")
-		for _, a := range c.KernelArgs {
-			b.WriteString(" " + shQuote(a))
-		}
-		b.WriteString("\n")
-	}
-	_, err = s.runScript(ctx, rawScript(unpack+b.String()))
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 
 func (s *state) imageSystemRecord() *imageSystem {
-	c := s.cfg
-	if !c.hasSystem() {
+	p := s.plan
+	if !p.hasSystem() {
 		return nil
 	}
 	r := &imageSystem{}
-	for _, u := range c.SystemdUnits {
+	for _, u := range p.SystemdUnits {
 		if r.Units == nil {
 			r.Units = map[string]string{}
 		}
 		r.Units[u.Name] = u.state()
 	}
-	for _, f := range systemFiles(c) {
+	for _, f := range systemFiles(&p.ContentOptions) {
 		r.Files = append(r.Files, f.Path)
 	}
-	r.KernelArgs = c.KernelArgs
+	r.KernelArgs = p.KernelArgs
 	return r
 }

@@ -37,15 +37,15 @@ func TestSystemValidation(t *testing.T) {
 }
 
 func TestSystemFiles(t *testing.T) {
-	c := &Config{
+	c := &Config{ContentOptions: ContentOptions{
 		SystemdUnits:       []SystemdUnit{{Name: "mysql.service", Content: "[Unit]", DropIns: map[string]string{"b": "B", "a": "A\n"}}},
 		Sysctls:            []Sysctl{{Name: "90-x", Settings: map[string]string{"vm.b": "2", "vm.a": "1"}}},
 		ModprobeBlacklists: []ModprobeBlacklist{{Name: "appliance", Modules: []string{"esp4", "rxrpc"}}},
 		Tmpfiles:           []ConfigFile{{Name: "t", Content: "d /run/x"}},
 		Limits:             []ConfigFile{{Name: "l", Content: "* soft nofile 1"}},
-	}
+	}}
 	var got []string
-	for _, f := range systemFiles(c) {
+	for _, f := range systemFiles(c.templateContent()) {
 		got = append(got, f.Path+"|"+f.Content)
 	}
 	want := []string{
@@ -72,7 +72,8 @@ func TestSystemPutScript(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(work, "s"), []byte("vm.x = 1\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out, err := runLocalRaw(t, work, contentSystemSh+"changed=0\nfatimage_put "+shQuote(filepath.Join(work, "s"))+" "+shQuote(dst)+" || changed=1\necho changed=$changed\n")
+		sc := newScript("system").set("SRC", filepath.Join(work, "s")).set("DST", dst)
+		out, err := runLocal(t, work, withText(sc, "changed=0\nfatimage_put \"$SRC\" \"$DST\" || changed=1\necho changed=$changed\n"))
 		wantChanged := []string{"changed=1", "changed=0"}[round]
 		if err != nil || !strings.Contains(out, want+dst) || !strings.Contains(out, wantChanged) {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
@@ -80,5 +81,27 @@ func TestSystemPutScript(t *testing.T) {
 	}
 	if st, err := os.Stat(dst); err != nil || st.Mode().Perm() != 0o644 {
 		t.Fatalf("%v %v", st, err)
+	}
+}
+
+// TestSystemPutFilesReload: systemd reloads after a file changed, only
+// when units are configured, and not when nothing changed.
+func TestSystemPutFilesReload(t *testing.T) {
+	changed := map[string]string{"cmp": "exit 1", "install": "", "systemctl": ""}
+	same := map[string]string{"cmp": "", "stat": "echo root:root:644", "systemctl": ""}
+	for _, tc := range []struct {
+		reload string
+		fakes  map[string]string
+		want   []string
+	}{
+		{"1", changed, []string{"cmp|-s|a|/etc/a.conf", "install|-D|-o|root|-g|root|-m|0644|a|/etc/a.conf", "systemctl|daemon-reload"}},
+		{"0", changed, []string{"cmp|-s|a|/etc/a.conf", "install|-D|-o|root|-g|root|-m|0644|a|/etc/a.conf"}},
+		{"1", same, []string{"cmp|-s|a|/etc/a.conf", "stat|-c|%U:%G:%a|/etc/a.conf"}},
+	} {
+		out, calls, err := runFaked(t, newScript("system").call("fatimage_put_files", tc.reload, "a", "/etc/a.conf"), tc.fakes)
+		if err != nil {
+			t.Fatal(err, out)
+		}
+		wantCalls(t, calls, tc.want)
 	}
 }

@@ -83,7 +83,7 @@ func TestGitBranchWarnsAndSourceDefault(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	w := p.config.contentWarnings()
+	w := p.plan.contentWarnings()
 	if len(w) != 1 || !strings.HasPrefix(w[0], "git_checkouts[0]: branch main of https://h/a.git is not reproducible") {
 		t.Fatalf("warnings %q", w)
 	}
@@ -129,8 +129,7 @@ func TestGitScripts(t *testing.T) {
 	work, dest := t.TempDir(), filepath.Join(t.TempDir(), "opt", "b")
 	g := GitCheckout{Repo: "https://example.invalid/a/b.git", Tag: "v1", Commit: strings.Repeat("0", 40), Destination: dest}
 	fetch := func(g GitCheckout) (string, error) {
-		return runLocalRaw(t, work, contentCommonSh+contentGitSh+
-			"fatimage_git_fetch 'git_checkouts[0]' "+shQuote(repo)+" "+shQuote(g.rev())+" "+shQuote(g.Commit)+" "+shQuote(gitStaging(work, 0))+"\n")
+		return runLocal(t, work, newScript("content", "git").call("fatimage_git_fetch", "git_checkouts[0]", repo, g.rev(), g.Commit, gitStaging(work, 0)))
 	}
 	out, err := fetch(g)
 	if err == nil || !strings.Contains(out, "git_checkouts[0]: refs/tags/v1 is at commit "+tagCommit+", want "+g.Commit+"; nothing installed") {
@@ -145,9 +144,8 @@ func TestGitScripts(t *testing.T) {
 	if err != nil || commits[0] != tagCommit {
 		t.Fatalf("fetch: %v %v\n%s", err, commits, out)
 	}
-	me := "root"
 	install := func() string {
-		out, err := runLocalRaw(t, work, contentCommonSh+contentGitSh+strings.ReplaceAll(scriptInstallGit([]GitCheckout{g}, commits, work), "'root'", shQuote(me)))
+		out, err := runLocal(t, work, newScript("content").add(scriptInstallGit([]GitCheckout{g}, commits, work)))
 		if err != nil {
 			t.Fatalf("install: %v\n%s", err, out)
 		}
@@ -199,15 +197,15 @@ func TestDownloadScripts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	verify := func() string {
-		var b strings.Builder
+	script := func() *vmScript {
+		sc := newScript("content")
 		for i, d := range ds {
-			b.WriteString("fatimage_verify " + shQuote(strings.Repeat("x", i)+"downloads") + " " + d.SHA256 + " " + shQuote(d.staged(work, i)) + " " + shQuote(d.URL) + "\n")
+			sc.call("fatimage_verify", strings.Repeat("x", i)+"downloads", d.SHA256, d.staged(work, i), d.URL)
 		}
-		return b.String()
+		return sc.add(scriptInstallDownloads(ds, work))
 	}
 	stage([]byte("not the archive"))
-	out, err := runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
+	out, err := runLocal(t, work, script())
 	if err == nil || !strings.Contains(out, "sha256 mismatch: want "+sha(tgz)+", got "+sha([]byte("not the archive"))+" (http://h/a.tgz); nothing installed") {
 		t.Fatalf("bad sha256: %v\n%s", err, out)
 	}
@@ -216,7 +214,7 @@ func TestDownloadScripts(t *testing.T) {
 	}
 	for round := 0; round < 2; round++ {
 		stage(tgz)
-		out, err = runLocalRaw(t, work, contentCommonSh+contentDownloadSh+verify()+scriptInstallDownloads(ds, work))
+		out, err = runLocal(t, work, script())
 		if err != nil {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}
@@ -237,10 +235,4 @@ func TestDownloadScripts(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
 		t.Fatalf("staging left: %v", left)
 	}
-}
-
-// runLocalRaw is runLocal for a content kind's script text.
-func runLocalRaw(t *testing.T, workDir, text string) (string, error) {
-	t.Helper()
-	return runLocal(t, workDir, rawScript(text))
 }

@@ -3,6 +3,8 @@ package fatimage
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
 // hostOSMajor is the major version of the machine running the tests,
@@ -76,7 +79,7 @@ func TestDOCAScript(t *testing.T) {
 	// the script's paths are absolute: run it with them rewritten into tmp
 	render := func(fn string) *vmScript {
 		body := strings.NewReplacer(tool, filepath.Join(tmp, "doca-kernel-support"), "/tmp/DOCA.", filepath.Join(tmp, "DOCA.")).Replace(scriptBody("doca"))
-		return rawScript(body + "\n" + fn + "\n")
+		return withText(newScript(), body+"\n"+fn+"\n")
 	}
 	gen := "#!/bin/sh\nmkdir -p " + tmp + "/DOCA.abc && : > " + tmp + "/DOCA.abc/doca-kernel-repo-3.2.3-5.14.0.el9.x86_64.rpm\n"
 	if err := os.WriteFile(filepath.Join(tmp, "doca-kernel-support"), []byte(gen), 0o755); err != nil {
@@ -106,7 +109,7 @@ func TestDOCAScript(t *testing.T) {
 	}
 }
 
-func downloadAt(c *Config, id string) (Download, bool) {
+func downloadAt(c *plan, id string) (Download, bool) {
 	for _, d := range c.Downloads {
 		if d.identity() == id {
 			return d, true
@@ -163,7 +166,7 @@ func TestGroupsOpt(t *testing.T) {
 			t.Errorf("packages lack %s: %v", p, c.sets.Packages)
 		}
 	}
-	if !slices.ContainsFunc(c.LineEdits, func(e LineEdit) bool {
+	if !slices.ContainsFunc(c.LineEdits, func(e lines.LineEdit) bool {
 		return e.Path == "/etc/environment" && e.Line == "KUBECONFIG=/etc/rancher/k3s/k3s.yaml" && !e.Create
 	}) {
 		t.Errorf("k3s KUBECONFIG line: %+v", c.LineEdits)
@@ -194,7 +197,7 @@ func TestInventoryNoBuildTimeGroups(t *testing.T) {
 	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "resolv_conf,proxy,sshd,pulp_site"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(p.config.setNames, ","); got != "always,dnf_repos,kernel_modules" {
+	if got := strings.Join(p.plan.setNames, ","); got != "always,dnf_repos,kernel_modules" {
 		t.Errorf("sets %s", got)
 	}
 }
@@ -222,12 +225,12 @@ func TestInventoryUpdate(t *testing.T) {
 			if err := p.Prepare(tc.raw); err != nil {
 				t.Fatal(err)
 			}
-			if *p.config.Update != tc.update {
-				t.Errorf("update %v, want %v", *p.config.Update, tc.update)
+			if p.plan.update != tc.update {
+				t.Errorf("update %v, want %v", p.plan.update, tc.update)
 			}
 			// the cluster steps (cockpit removal) come with the cluster group only
-			if tc.name == "extra" && len(p.config.sets.Remove) != 0 {
-				t.Errorf("extra build removes %v", p.config.sets.Remove)
+			if tc.name == "extra" && len(p.plan.sets.Remove) != 0 {
+				t.Errorf("extra build removes %v", p.plan.sets.Remove)
 			}
 		})
 	}
@@ -251,7 +254,7 @@ func TestDownloadChecksumOptOut(t *testing.T) {
 		}
 	}
 	// the members are passed to tar, quoted
-	if s := scriptInstallDownloads([]Download{{Destination: "/usr/bin", Extract: true, StripComponents: 1, Members: []string{"linux-amd64/helm"}}}, "/w"); !strings.HasSuffix(s, " 1 'root' 'root' 'linux-amd64/helm'\n") {
+	if s := scriptInstallDownloads([]Download{{Destination: "/usr/bin", Extract: true, StripComponents: 1, Members: []string{"linux-amd64/helm"}}}, "/w").calls.String(); !strings.HasSuffix(s, " 1 'root' 'root' 'linux-amd64/helm'\n") {
 		t.Errorf("script %q", s)
 	}
 }
@@ -273,7 +276,7 @@ func TestDownloadExtractMembers(t *testing.T) {
 		t.Fatal(err, string(out))
 	}
 	owner, group := currentOwner(t)
-	sc := rawScript(contentDownloadSh + fmt.Sprintf("fatimage_download_extract downloads[0] %s %s 1 %s %s linux-amd64/helm\n", shQuote(staged), shQuote(dest), shQuote(owner), shQuote(group)))
+	sc := newScript("download").call("fatimage_download_extract", "downloads[0]", staged, dest, "1", owner, group, "linux-amd64/helm")
 	out, _, err := runFaked(t, sc, nil)
 	if err != nil {
 		t.Fatal(err, out)
@@ -321,13 +324,22 @@ func TestUncheckedDownloadRecord(t *testing.T) {
 	c := mustGroups(t, []string{"k9s"}, map[string]any{"github_releases_url": "http://releases.lab", "downloads": []map[string]any{
 		{"url": "https://x.example/f", "sha256": strings.ToUpper(sum), "destination": "/opt/f"},
 	}})
-	s := &state{cfg: c, workDir: "/w"}
-	var sb strings.Builder
-	if err := s.fetchDownloads(context.Background(), &sb); err != nil {
+	s := &state{cfg: c.cfg, plan: c, workDir: "/w"}
+	sc := newScript()
+	if err := s.fetchDownloads(context.Background(), sc); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sb.String(), `echo "DOWNLOAD-SHA256 0 $(sha256sum '/w/download-0' | cut -d' ' -f1)"`) || strings.Contains(sb.String(), "DOWNLOAD-SHA256 1") {
-		t.Errorf("fetch script:\n%s", sb.String())
+	if calls := sc.calls.String(); !strings.Contains(calls, "fatimage_download_sum 0 '/w/download-0'\n") || strings.Contains(calls, "fatimage_download_sum 1") {
+		t.Errorf("fetch script:\n%s", calls)
+	}
+	// the report, as the VM prints it
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "download-0"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runLocal(t, work, newScript("download").call("fatimage_download_sum", "0", filepath.Join(work, "download-0")))
+	if x := sha256.Sum256([]byte("x")); err != nil || parseDownloadSums(out)[0] != hex.EncodeToString(x[:]) {
+		t.Errorf("report: %v\n%s", err, out)
 	}
 	found := strings.Repeat("d", 64)
 	s.content.downloadSums = parseDownloadSums("fetched\nDOWNLOAD-SHA256 0 " + found + "\nother 1 2\n")

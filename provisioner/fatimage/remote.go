@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -26,7 +25,7 @@ func (s *state) makeWorkDir(ctx context.Context) error {
 		s.workDir = path.Join(s.cfg.RemoteFolder, "fatimage-"+hex.EncodeToString(b[:]))
 	}
 	// private to the login user: uploaded files may carry credentials
-	_, err := s.runPlain(ctx, "umask 077 && mkdir -p "+shQuote(s.workDir)+" && chmod 0700 "+shQuote(s.workDir))
+	_, err := s.runPlain(ctx, "umask 077 && "+shellCommand("mkdir", "-p", s.workDir)+" && "+shellCommand("chmod", "0700", s.workDir))
 	return err
 }
 
@@ -178,7 +177,7 @@ func (s *state) commandError(step, shown string, status int, out string) *cmdErr
 	if failing := failingCommand(out); failing != "" {
 		e.Command = failing
 		if strings.HasPrefix(failing, "dnf ") {
-			e.Causes = diagnoseDNF(out, s.cfg.repoIDs())
+			e.Causes = diagnoseDNF(out, s.plan.repoIDs())
 			e.Tail = tail(dnfShownOutput(out), 20)
 		}
 	}
@@ -227,12 +226,7 @@ func (s *state) runScriptMode(ctx context.Context, step string, sc *vmScript, st
 	// stdin) is written by the command that runs it.
 	remoteCmd := cmd
 	if len(full) <= inlineScriptMax {
-		// umask 077 only while the script is written: the script itself
-		// runs under the login's umask (022), or every file it makes
-		// (grafana plugins, unpacked binaries) would be unreadable to the
-		// services that run as their own users.
-		remoteCmd = fmt.Sprintf("(umask 077 && printf %%s %s | base64 -d > %s) && %s",
-			base64.StdEncoding.EncodeToString([]byte(full)), shQuote(remote), cmd)
+		remoteCmd = writeScriptCommand(full, remote) + " && " + cmd
 	} else if err := s.upload(remote, []byte(full)); err != nil {
 		return "", fmt.Errorf("fatimage %s: uploading script: %w", step, err)
 	}
@@ -282,10 +276,7 @@ func withoutCauses(out string) string {
 // redact hides the repository and registry passwords in remote output (dnf prints it
 // when it dumps a repository's configuration).
 func (s *state) redact(out string) string {
-	if pw := s.cfg.RepoPassword; pw != "" {
-		out = strings.ReplaceAll(out, pw, "<sensitive>")
-	}
-	for _, pw := range s.cfg.registryPasswords() {
+	for _, pw := range s.plan.secrets() {
 		out = strings.ReplaceAll(out, pw, "<sensitive>")
 	}
 	return out

@@ -36,6 +36,13 @@ done
 exec /usr/bin/install "$@"
 `
 
+// withText appends shell the test spells itself to sc, its values in
+// variables sc sets (quoted by the builder).
+func withText(sc *vmScript, text string) *vmScript {
+	sc.calls.WriteString(text)
+	return sc
+}
+
 // runFaked runs a script locally with stand-ins for the VM's commands
 // (name -> sh body run after logging) first on PATH. It returns the
 // output and each stand-in's call as name|arg|arg...
@@ -44,7 +51,7 @@ func runFaked(t *testing.T, sc *vmScript, fakes map[string]string) (string, []st
 	dir, bin := t.TempDir(), t.TempDir()
 	log := filepath.Join(dir, "calls")
 	for name, body := range fakes {
-		script := "#!/bin/sh\n{ printf '%s' " + shQuote(name) + "; for a in \"$@\"; do printf '|%s' \"$a\"; done; echo; } >> " + shQuote(log) + "\n" + body + "\n"
+		script := "#!/bin/sh\n{ printf '%s' \"${0##*/}\"; for a in \"$@\"; do printf '|%s' \"$a\"; done; echo; } >> \"$FATIMAGE_TEST_CALLS\"\n" + body + "\n"
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +62,7 @@ func runFaked(t *testing.T, sc *vmScript, fakes map[string]string) (string, []st
 	}
 	cmd := exec.Command("sh", "-eu", "-c", sc.render(dir, "nobody"))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FATIMAGE_TEST_CALLS="+log)
 	out, err := cmd.CombinedOutput()
 	data, _ := os.ReadFile(log)
 	calls := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
@@ -81,7 +88,9 @@ func TestScriptsParse(t *testing.T) {
 	}
 	used := map[string]bool{"prelude": true, "repofiles": true, "repos": true, "disable-repos": true, "binaries": true,
 		"selinux": true, "transaction": true, "reboot": true, "login-home": true, "users": true,
-		"grafana-plugins": true, "services": true, "files": true, "cleanup": true, "final": true, "facts": true, "image-json": true, "doca": true, "sbom": true}
+		"grafana-plugins": true, "services": true, "cleanup": true, "final": true, "facts": true, "image-json": true, "doca": true,
+		"after-packages": true, "content": true, "containers": true, "dashboards": true, "download": true, "git": true, "kernel": true,
+		"python": true, "rpm": true, "system": true, "sbom": true}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".sh")
 		if !used[name] {

@@ -20,21 +20,20 @@ import (
 // afterPackagesScript is the step's script: each script, headed by its
 // name, in group order.
 func afterPackagesScript(names []string) (*vmScript, error) {
-	var b strings.Builder
+	sc := newScript("after-packages")
 	for _, n := range names {
 		data, err := packagesets.Embedded(n)
 		if err != nil {
 			return nil, fmt.Errorf("run_after_packages: %w", err)
 		}
-		fmt.Fprintf(&b, "echo %s\nsh -eu -c %s || { fatimage_cause %s; exit 1; }\n", shQuote("running "+n),
-			shQuote(string(data)), shQuote("run_after_packages: "+n+" failed"))
+		sc.call("after_packages_run", n, string(data))
 	}
-	return rawScript(b.String()), nil
+	return sc, nil
 }
 
 // stepAfterPackages runs the groups' run_after_packages scripts.
 func stepAfterPackages(ctx context.Context, s *state) error {
-	names := s.cfg.groupSets().RunAfterPackages
+	names := s.plan.sets.RunAfterPackages
 	s.say("after the packages: " + strings.Join(names, ", "))
 	sc, err := afterPackagesScript(names)
 	if err != nil {

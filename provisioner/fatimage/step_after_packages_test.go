@@ -17,8 +17,8 @@ func TestGroupEessi(t *testing.T) {
 	if strings.Join(p.Install, " ") != "cvmfs cvmfs-config-eessi" || strings.Join(p.NoGPGCheck, " ") != "cernvmfs_eessi_cfg" {
 		t.Errorf("install %v, no gpg check %v", p.Install, p.NoGPGCheck)
 	}
-	if strings.Join(c.groupSets().RunAfterPackages, " ") != "eessi/cvmfs-setup.sh" {
-		t.Errorf("run_after_packages %v", c.groupSets().RunAfterPackages)
+	if strings.Join(c.sets.RunAfterPackages, " ") != "eessi/cvmfs-setup.sh" {
+		t.Errorf("run_after_packages %v", c.sets.RunAfterPackages)
 	}
 	f, ok := fileAt(c, "/etc/cvmfs/default.local")
 	if !ok || f.Content != "CVMFS_QUOTA_LIMIT=10000\nCVMFS_CLIENT_PROFILE=single\n" || f.Mode != "0644" || strings.Contains(f.Content, "PROXY") {
@@ -42,7 +42,7 @@ func TestGroupEessi(t *testing.T) {
 func TestAfterPackagesScript(t *testing.T) {
 	dir, bin := t.TempDir(), t.TempDir()
 	log := filepath.Join(dir, "log")
-	if err := os.WriteFile(filepath.Join(bin, "cvmfs_config"), []byte("#!/bin/sh\necho \"cvmfs_config $*\" >> "+shQuote(log)+"\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "cvmfs_config"), []byte("#!/bin/sh\necho \"cvmfs_config $*\" >> \"$FATIMAGE_TEST_CALLS\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	sc, err := afterPackagesScript([]string{"eessi/cvmfs-setup.sh"})
@@ -50,6 +50,7 @@ func TestAfterPackagesScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv("FATIMAGE_TEST_CALLS", log)
 	out, err := runLocal(t, dir, sc)
 	if b, _ := os.ReadFile(log); err != nil || string(b) != "cvmfs_config setup\n" || !strings.Contains(out, "running eessi/cvmfs-setup.sh") {
 		t.Errorf("err %v, calls %q\n%s", err, b, out)

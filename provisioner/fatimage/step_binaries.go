@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strings"
 )
 
 // The monitoring binaries are downloads: fetched, checked and cached as
-// every download is (content_fetch.go, content/common.sh), then their
-// executables installed from the archive (content/download.sh). Only
+// every download is (content_fetch.go, scripts/content.sh), then their
+// executables installed from the archive (scripts/download.sh). Only
 // binary_source, not content_source, says who fetches them.
 
 // tarball is where b's tarball is staged in the work dir.
@@ -33,34 +32,29 @@ func binaryFetches(bins []Binary, workDir, baseURL string) []fetchItem {
 // stepFetchBinaries stages every tarball in the work dir and checks its
 // sha256 on the VM, all before anything is installed.
 func stepFetchBinaries(ctx context.Context, s *state) error {
-	c := s.cfg
-	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(c.binaries), c.BinarySource))
-	var sb strings.Builder
-	sb.WriteString(contentCommonSh)
-	if err := s.stageFetches(ctx, &sb, c.BinarySource, binaryFetches(c.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
+	c, p := s.cfg, s.plan
+	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(p.binaries), c.BinarySource))
+	sc := newScript("content")
+	if err := s.stageFetches(ctx, sc, c.BinarySource, binaryFetches(p.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
 		return err
 	}
-	sb.WriteString("echo 'binaries: all checksums match'\n")
-	_, err := s.runScript(ctx, rawScript(sb.String()))
+	sc.call("echo", "binaries: all checksums match")
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 
 // scriptInstallBinaries installs each checked tarball's executables.
-func scriptInstallBinaries(bins []Binary, workDir string) string {
-	var sb strings.Builder
+func scriptInstallBinaries(bins []Binary, workDir string) *vmScript {
+	sc := newScript("content", "download")
 	for _, b := range bins {
-		fmt.Fprintf(&sb, "fatimage_download_files %s %s %s %s", shQuote(b.what()), shQuote(b.tarball(workDir)), shQuote(b.Destination), shQuote(b.Mode))
-		for _, f := range b.Files {
-			sb.WriteString(" " + shQuote(f))
-		}
-		sb.WriteString("\n")
+		sc.call("fatimage_download_files", append([]string{b.what(), b.tarball(workDir), b.Destination, b.Mode}, b.Files...)...)
 	}
-	return sb.String()
+	return sc
 }
 
 // stepInstallBinaries installs the checked tarballs' executables.
 func stepInstallBinaries(ctx context.Context, s *state) error {
 	s.say("installing binaries")
-	_, err := s.runScript(ctx, rawScript(contentCommonSh+contentDownloadSh+scriptInstallBinaries(s.cfg.binaries, s.workDir)))
+	_, err := s.runScript(ctx, scriptInstallBinaries(s.plan.binaries, s.workDir))
 	return err
 }

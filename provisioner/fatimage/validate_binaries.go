@@ -5,12 +5,16 @@ import (
 	"encoding/hex"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 )
 
-// validateBinaries checks the configured entries for duplicates, then
+// reMode is an octal file mode.
+var reMode = regexp.MustCompile(`^0?[0-7]{3,4}$`)
+
+// checkBinaries checks the configured entries for duplicates, then
 // the merged list, naming configured entries by their index.
-func validateBinaries(conf, bins []Binary, baseURL string) []error {
+func checkBinaries(conf, bins []Binary, baseURL string) []error {
 	var errs problems
 	add := errs.add
 	idx := map[string]int{}
@@ -62,12 +66,12 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 }
 
 // validateBinaries checks the release options and the merged binaries.
-func (c *Config) validateBinaries() []error {
+func validateBinaries(c *Config, p *plan) []error {
 	var errs problems
 	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs.add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
 	} else {
-		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
+		errs = append(errs, checkBinaries(c.Binaries, p.binaries, c.ReleaseBaseURL)...)
 	}
 	switch c.BinarySource {
 	case "vm", "host":

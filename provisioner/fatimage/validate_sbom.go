@@ -9,7 +9,7 @@ import (
 
 // validateSBOM checks sbom_output, previous_manifest and
 // change_report_output (no network: a URL is only parsed).
-func (c *Config) validateSBOM() []error {
+func validateSBOM(c *Config, _ *plan) []error {
 	var errs problems
 	for _, o := range []struct{ name, path string }{{"sbom_output", c.SBOMOutput}, {"change_report_output", c.ChangeReportOutput}} {
 		if o.path == "" {

@@ -194,6 +194,11 @@ var dsBase = [][2]string{
 	{"os_version", `"9.6"`},
 }
 
+// repoPath is a baseos repo block with that path (an HCL string body).
+func repoPath(path string) string {
+	return "\n  repo {\n    name = \"baseos\"\n    path = \"" + path + "\"\n  }\n"
+}
+
 // ds is a data source with the given overrides and blocks (default: one
 // baseos repo block), and a null build.
 func ds(blocks string, over ...string) string {
@@ -305,6 +310,25 @@ var cases = []tcase{
 		want: []string{`error decoding 'timeout': time: invalid duration "soon"`}},
 	{name: "ds concurrency negative", component: dsC, hcl: ds("", "concurrency", "-2"),
 		want: []string{"concurrency: must be at least 1, got -2"}},
+	{name: "ds concurrency huge", component: dsC, hcl: ds("", "concurrency", "100000000"),
+		want: []string{"concurrency: 100000000 is more than 64, the most repositories resolved at once"}},
+	{name: "ds repo path climbing out with query and fragment", component: dsC, hcl: ds(repoPath(`../../../../admin?x=1#frag`)),
+		want: []string{`repo[0].path: "../../../../admin?x=1#frag" contains "?": a repository path has no query, fragment, escapes or backslashes`}},
+	{name: "ds repo path with ..", component: dsC, hcl: ds(repoPath(`rocky/../../../admin`)),
+		want: []string{`repo[0].path: "rocky/../../../admin" has a ".." segment`}},
+	{name: "ds repo path absolute", component: dsC, hcl: ds(repoPath(`/rocky/9.6/BaseOS/x86_64/os`)),
+		want: []string{`repo[0].path: "/rocky/9.6/BaseOS/x86_64/os" is absolute; give the path below the content URL`}},
+	{name: "ds repo path with a fragment", component: dsC, hcl: ds(repoPath(`rocky/9.6#frag`)),
+		want: []string{`repo[0].path: "rocky/9.6#frag" contains "#"`}},
+	{name: "ds repo path with an escape", component: dsC, hcl: ds(repoPath(`rocky/%2e%2e/admin`)),
+		want: []string{`repo[0].path: "rocky/%2e%2e/admin" contains "%"`}},
+	{name: "ds repo path with control characters", component: dsC, hcl: ds(repoPath(`rocky/9.6\r\nX-Injected: 1`)),
+		want: []string{`repo[0].path: "rocky/9.6\r\nX-Injected: 1" contains a control or space character`}},
+	{name: "ds repo path with an empty segment", component: dsC, hcl: ds(repoPath(`rocky//9.6`)),
+		want: []string{`repo[0].path: "rocky//9.6" has an empty segment`}},
+	{name: "ds timestamps_file pulp_path climbing out", component: dsC, hcl: ds("\n", "timestamps_file", `"@DIR@/ts.yml"`),
+		files: map[string]string{"ts.yml": "dnf_repos_default:\n  baseos:\n    '9.6':\n      pulp_path: ../../admin\n      repo_file: rocky\n"},
+		want:  []string{`repo "baseos" (9.6): pulp_path: "../../admin" has a ".." segment`}},
 	{name: "ds timestamps_file missing", component: dsC, hcl: ds("\n", "timestamps_file", `"@DIR@/nope.yml"`),
 		want: []string{"timestamps_file: open @DIR@/nope.yml: no such file or directory"}},
 	{name: "ds timestamps_file malformed", component: dsC, hcl: ds("\n", "timestamps_file", `"@DIR@/ts.yml"`),

@@ -5,14 +5,14 @@
 package buildtest
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"encoding/base64"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/secretaudit"
 )
 
 // FatCommon is the fat builds' shared template: the fatimage-ark data
@@ -104,26 +105,51 @@ func ImageFiles(t testing.TB, l *lab.Lab, id string) string {
 	return filepath.Join(disk, "upper")
 }
 
-// Secrets are the lab's credentials that no log, output, manifest or image
-// may carry, by name.
+// Secrets are the credentials that no log, output, manifest or image may
+// carry, in every form they can leak in (secretaudit.Forms), by name: the
+// lab's, and those the running tests configured (TrackSecret).
 func Secrets(l *lab.Lab) map[string][]byte {
-	return map[string][]byte{
-		"Ark password":                  []byte(l.ArkPassword),
-		"OpenStack password":            []byte(l.CloudPassword),
-		"application credential secret": []byte(l.AppCredentialSecret),
-		"registry password":             []byte(l.RegistryPassword),
-		// what a containers auth file holds
-		"registry auth": []byte(base64.StdEncoding.EncodeToString([]byte(lab.RegistryUser + ":" + l.RegistryPassword))),
+	creds := []secretaudit.Credential{
+		{Name: "Ark password", User: lab.ArkUser, Secret: l.ArkPassword},
+		{Name: "OpenStack password", Secret: l.CloudPassword},
+		{Name: "OpenStack admin password", Secret: l.AdminPassword},
+		{Name: "application credential secret", Secret: l.AppCredentialSecret},
+		// the Basic forms include what a containers auth file holds
+		{Name: "registry password", User: lab.RegistryUser, Secret: l.RegistryPassword},
+		{Name: "site Pulp password", User: lab.SitePulpUser, Secret: l.SitePulpPassword},
 	}
+	tracked.Lock()
+	creds = append(creds, tracked.creds...)
+	tracked.Unlock()
+	return secretaudit.Forms(creds...)
 }
 
-// RequireNoSecrets checks data (named what) carries no lab secret.
+// tracked are the credentials tests configured beyond the lab's.
+var tracked struct {
+	sync.Mutex
+	creds []secretaudit.Credential
+}
+
+// TrackSecret adds a credential the test configures (a wrong password, a
+// registry of its own) to Secrets until the test ends.
+func TrackSecret(t testing.TB, c secretaudit.Credential) {
+	tracked.Lock()
+	tracked.creds = append(tracked.creds, c)
+	tracked.Unlock()
+	t.Cleanup(func() {
+		tracked.Lock()
+		defer tracked.Unlock()
+		if i := slices.Index(tracked.creds, c); i >= 0 {
+			tracked.creds = slices.Delete(tracked.creds, i, i+1)
+		}
+	})
+}
+
+// RequireNoSecrets checks data (named what) carries no secret in any form.
 func RequireNoSecrets(t testing.TB, l *lab.Lab, what string, data []byte) {
 	t.Helper()
-	for name, s := range Secrets(l) {
-		if len(s) > 0 && bytes.Contains(data, s) {
-			t.Errorf("%s carries the %s", what, name)
-		}
+	for _, name := range secretaudit.Find(data, Secrets(l)) {
+		t.Errorf("%s carries the %s", what, name)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // sbomRPMs are the rpm components of an SBOM as name-version-release.arch
@@ -100,7 +101,7 @@ func TestProvisionLabSBOM(t *testing.T) {
 		if err := p.Prepare(raw(ts, name, previous)); err != nil {
 			t.Fatal(err)
 		}
-		var ui syncBuffer
+		var ui logtail.Buffer
 		gen := map[string]any{"SourceImageName": "Rocky-9-GenericCloud-Base-9.6", "SourceImageID": "lab-base"}
 		if err := p.Provision(ctx, &packersdk.BasicUi{Writer: &ui, ErrorWriter: &ui}, comm, gen); err != nil {
 			t.Fatalf("%v\n%s", err, ui.String())

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -142,6 +143,8 @@ func Compute(ctx context.Context, l *lab.Lab) (*gophercloud.ServiceClient, error
 type Server struct {
 	ID, Name, IP string
 	Signer       ssh.Signer
+	// PrivateKey is the key's PEM, for clients that read a key file (ansible).
+	PrivateKey []byte
 }
 
 // Boot boots a server from an image (the base image when imageID is "")
@@ -158,6 +161,10 @@ func Boot(ctx context.Context, tb testing.TB, l *lab.Lab, name, imageID string) 
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	sshPub, _ := ssh.NewPublicKey(pub)
 	signer, _ := ssh.NewSignerFromKey(priv)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		return nil, nil, err
+	}
 	if _, err := keypairs.Create(ctx, compute, keypairs.CreateOpts{Name: name, PublicKey: string(ssh.MarshalAuthorizedKey(sshPub))}).Extract(); err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +195,7 @@ func Boot(ctx context.Context, tb testing.TB, l *lab.Lab, name, imageID string) 
 			cleanup()
 			return nil, nil, fmt.Errorf("server went to ERROR: %v", s.Fault.Message)
 		case s.Status == "ACTIVE":
-			return &Server{ID: s.ID, Name: name, IP: firstAddress(s.Addresses), Signer: signer}, cleanup, nil
+			return &Server{ID: s.ID, Name: name, IP: firstAddress(s.Addresses), Signer: signer, PrivateKey: pem.EncodeToMemory(block)}, cleanup, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,308 @@
+package appliance_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
+)
+
+// fakeTarget is a target no test connects to.
+var fakeTarget = appliance.Target{Host: "192.0.2.10", Port: 22, User: "rocky", PrivateKey: []byte("not a key")}
+
+// hostVars is what ansible-inventory says of the build host's variables
+// under the given inventory arguments.
+func hostVars(t *testing.T, env []string, args ...string) map[string]any {
+	t.Helper()
+	cmd := exec.Command("ansible-inventory", append(args, "--host", appliance.HostAlias)...)
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ansible-inventory %v: %v\n%s", args, err, out)
+	}
+	var vars map[string]any
+	if err := json.Unmarshal(out, &vars); err != nil {
+		t.Fatal(err)
+	}
+	return vars
+}
+
+// TestCompositionIsTheScript checks that the inventory the engine composes
+// (the appliance's packer/ansible-inventory.sh, which runs the site's
+// ansible-inventory under the environment's ansible.cfg, plus Packer's
+// host inventory) gives the build host the same variables as passing the
+// common, site, .stackhpc and site environment inventories as several -i,
+// and that the site's values win over the appliance's.
+func TestCompositionIsTheScript(t *testing.T) {
+	s := appliancesite.New(t, appliancesite.Overrides, "fatimage")
+	args, env, cleanup, err := s.Composition(fakeTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	var inventories []string
+	for i := 0; i < len(args)-1; i++ {
+		if args[i] == "-i" {
+			inventories = append(inventories, "-i", args[i+1])
+		}
+	}
+	if len(inventories) != 4 || !strings.HasSuffix(inventories[1], "packer/ansible-inventory.sh") {
+		t.Fatalf("inventories %v: want the appliance's script, then Packer's host inventory", inventories)
+	}
+	viaScript := hostVars(t, env, inventories...)
+	envs := filepath.Join(s.Repo, "environments")
+	var direct []string
+	for _, e := range []string{"common", "site", ".stackhpc", appliancesite.Overrides} {
+		direct = append(direct, "-i", filepath.Join(envs, e, "inventory"))
+	}
+	viaDirect := hostVars(t, env, append(direct, inventories[2:]...)...)
+	if len(viaScript) < 100 {
+		t.Fatalf("only %d variables through the script", len(viaScript))
+	}
+	for k, v := range viaDirect {
+		a, _ := json.Marshal(v)
+		b, _ := json.Marshal(viaScript[k])
+		if string(a) != string(b) {
+			t.Errorf("%s: %s through several -i, %s through the script", k, a, b)
+		}
+	}
+	if len(viaDirect) != len(viaScript) {
+		t.Errorf("%d variables through several -i, %d through the script", len(viaDirect), len(viaScript))
+	}
+	if got := viaScript["grafana_version"]; got != "10.4.19" {
+		t.Errorf("grafana_version %v: want the site environment's 10.4.19", got)
+	}
+	if got := viaScript["ansible_host"]; got != fakeTarget.Host {
+		t.Errorf("ansible_host %v: want the target's %s", got, fakeTarget.Host)
+	}
+}
+
+// TestSecretsNotOnTheCommandLine: the key and a become password travel in
+// a private file.
+func TestSecretsNotOnTheCommandLine(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc")
+	tg := fakeTarget
+	tg.BecomePassword = "{{ s3cret }}"
+	args, _, cleanup, err := s.Composition(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	line := strings.Join(args, " ")
+	if strings.Contains(line, "s3cret") || strings.Contains(line, "ssh-key") {
+		t.Errorf("secret on the command line: %s", line)
+	}
+	var conn string
+	for _, a := range args {
+		if strings.HasSuffix(a, "connection.yml") {
+			conn = strings.TrimPrefix(a, "@")
+		}
+	}
+	data, err := os.ReadFile(conn)
+	if err != nil {
+		t.Fatalf("no connection vars file in %v: %v", args, err)
+	}
+	if st, _ := os.Stat(conn); st.Mode().Perm() != 0o600 {
+		t.Errorf("%s mode %v", conn, st.Mode())
+	}
+	if !strings.Contains(string(data), `ansible_become_password: !unsafe "{{ s3cret }}"`) {
+		t.Errorf("become password not given as an unsafe string:\n%s", data)
+	}
+}
+
+func TestChecks(t *testing.T) {
+	s := &appliance.Site{Repo: t.TempDir(), Environment: t.TempDir(), Groups: []string{"ok", "bad-group"}}
+	err := s.Check()
+	for _, want := range []string{"packer/ansible-inventory.sh", "no inventory directory", "no ansible.cfg", `"bad-group"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check: %v: want %q", err, want)
+		}
+	}
+	_, err = s.Resolve(context.Background(), fakeTarget, appliance.Request{Queries: []appliance.Query{{Vars: []string{"a b"}}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), `variable "a b"`) {
+		t.Errorf("Resolve with a bad name: %v", err)
+	}
+	err = s.Run(context.Background(), fakeTarget, appliance.Play{Playbook: "p.yml", TasksFrom: "x.yml"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "go with a role") {
+		t.Errorf("Run of a playbook with tasks_from: %v", err)
+	}
+	err = s.Run(context.Background(), appliance.Target{Host: "x y", Port: 0}, appliance.Play{Role: "r"}, nil)
+	for _, want := range []string{`host "x y"`, "port 0", "user", "no private key"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run with a bad target: %v: want %q", err, want)
+		}
+	}
+}
+
+func TestParseGroups(t *testing.T) {
+	if got := appliance.ParseGroups(" doca, cuda,,"); !slices.Equal(got, []string{"doca", "cuda"}) {
+		t.Errorf("ParseGroups: %v", got)
+	}
+}
+
+// TestResolvePlaybook: every task that reads a value keeps it out of
+// Ansible's output, and every task of the engine is tagged (the run
+// selects only those).
+func TestResolvePlaybook(t *testing.T) {
+	data, err := appliance.ResolvePlaybook(appliance.Request{
+		Queries:    []appliance.Query{{Vars: []string{"a"}}, {Role: "openondemand", Vars: []string{"b"}}},
+		Patterns:   []string{"control:!builder"},
+		Conditions: []string{"'nfs' in group_names"},
+	}, "/tmp/out.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plays []struct {
+		Hosts string           `yaml:"hosts"`
+		Tasks []map[string]any `yaml:"tasks"`
+	}
+	if err := yaml.Unmarshal(data, &plays); err != nil {
+		t.Fatal(err)
+	}
+	if len(plays) != 5 || !strings.Contains(string(data), "- control:!builder") {
+		t.Fatalf("plays: %s", data)
+	}
+	for _, p := range plays {
+		for _, task := range p.Tasks {
+			if _, ok := task["ansible.builtin.import_role"]; ok {
+				if task["when"] != false {
+					t.Errorf("imported role not gated: %v", task)
+				}
+				continue
+			}
+			if tags, _ := task["tags"].([]any); len(tags) != 1 || tags[0] != "fatimage_engine" {
+				t.Errorf("untagged task %v", task)
+			}
+			if _, reads := task["ansible.builtin.debug"]; reads && task["no_log"] != true && task["name"] != "host patterns" {
+				t.Errorf("task reads a value without no_log: %v", task)
+			}
+		}
+	}
+}
+
+func TestCommit(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc")
+	if _, err := s.Commit(context.Background()); err == nil || !strings.Contains(err.Error(), "not a git work tree") {
+		t.Errorf("Commit of a tree without git: %v", err)
+	}
+	dir := t.TempDir()
+	for _, c := range [][]string{{"init", "-q"}, {"-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, c...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", c, err, out)
+		}
+	}
+	want, _ := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	got, err := (&appliance.Site{Repo: dir}).Commit(context.Background())
+	if err != nil || got != strings.TrimSpace(string(want)) || len(got) != 40 {
+		t.Errorf("Commit: %q, %v; want %s", got, err, want)
+	}
+}
+
+// TestRunUsesTheVenv: the checkout's venv's ansible-playbook runs, with
+// the composition and the role's playbook, and no secret in its argv.
+func TestRunUsesTheVenv(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc", "fatimage")
+	bin := filepath.Join(s.Repo, "venv", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv := filepath.Join(t.TempDir(), "argv")
+	stub := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argv + "\ncat \"$(printf '%s\\n' \"$@\" | tail -n 1)\" >> " + argv + "\necho ran\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tg := fakeTarget
+	tg.BecomePassword = "pw-xyzzy"
+	var out strings.Builder
+	if err := s.Run(context.Background(), tg, appliance.Play{Role: "journald", TasksFrom: "main.yml",
+		Vars: map[string]any{"journald_storage": "{{ 'volatile' }}"}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(argv)
+	if err != nil || out.String() != "ran\n" {
+		t.Fatalf("the venv's ansible-playbook did not run: %v, output %q", err, out.String())
+	}
+	got := string(data)
+	for _, want := range []string{"--limit\nbuilder\n", "packer/ansible-inventory.sh\n", "name: journald", "tasks_from: main.yml", "hosts: builder", "journald_storage: '{{ ''volatile'' }}'"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("run lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "pw-xyzzy") || strings.Contains(got, "not a key") {
+		t.Errorf("secret on the command line:\n%s", got)
+	}
+}
+
+// TestResolveErrors: what goes wrong is said with Ansible's own words.
+func TestResolveErrors(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc", "fatimage")
+	ctx := context.Background()
+	_, err := s.Resolve(ctx, fakeTarget, appliance.Request{Queries: []appliance.Query{{Role: "no_such_role", Vars: []string{"x"}}}}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "'no_such_role' was not found") {
+		t.Errorf("a missing role: %v", err)
+	}
+	closed := appliance.Target{Host: "127.0.0.1", Port: 9, User: "rocky", PrivateKey: []byte("not a key")}
+	_, err = s.Resolve(ctx, closed, appliance.Request{Queries: []appliance.Query{{Vars: []string{"x"}}}}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "UNREACHABLE") || !strings.Contains(err.Error(), "on 127.0.0.1") {
+		t.Errorf("an unreachable VM: %v", err)
+	}
+}
+
+// TestRunCancel: cancelling a run stops ansible-playbook's children too.
+func TestRunCancel(t *testing.T) {
+	s := appliancesite.New(t, ".stackhpc")
+	bin := filepath.Join(s.Repo, "venv", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	stub := "#!/bin/sh\nsleep 60 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range 100 {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	err := s.Run(ctx, fakeTarget, appliance.Play{Playbook: "ansible/fatimage.yml"}, &strings.Builder{})
+	if err == nil || time.Since(start) > 8*time.Second {
+		t.Fatalf("cancelled run: %v after %s", err, time.Since(start))
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for range 40 {
+		if pid > 0 && syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("the run's child %d outlived the cancel", pid)
+}
+
+func TestSummary(t *testing.T) {
+	r := appliance.Result{Commit: "f49fc24f6818ea960a28aa2e41910532c86214f9", Environment: "/site/environments/.stackhpc",
+		Duration: 1500 * time.Millisecond, Values: map[string]map[string]appliance.Value{"": {"a": {}, "b": {}}, "r": {"a": {}}}}
+	want := "appliance f49fc24f6818, environment .stackhpc: 3 variables, 0 host patterns, 0 conditions resolved on the build VM in 1.5s"
+	if got := r.Summary(); got != want {
+		t.Errorf("Summary: %q, want %q", got, want)
+	}
+}

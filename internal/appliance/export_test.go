@@ -1,0 +1,14 @@
+package appliance
+
+// Composition is, for tests, the ansible command line and environment a
+// run against t uses (without the playbook); cleanup removes its files.
+func (s *Site) Composition(t Target) (args, env []string, cleanup func(), err error) {
+	inv, err := s.prepare(t)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return inv.args, inv.env, inv.close, nil
+}
+
+// ResolvePlaybook is resolvePlaybook, for tests.
+var ResolvePlaybook = resolvePlaybook

@@ -1,0 +1,100 @@
+package appliance
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// engineTag marks the resolution's own tasks; the run selects only them
+// (--tags), so imported roles' tasks never run. A role task tagged
+// `always` would still be selected: the import's `when: false` skips it.
+const engineTag = "fatimage_engine"
+
+type play map[string]any
+type task map[string]any
+
+func engineTask(t task) task {
+	t["tags"] = []string{engineTag}
+	return t
+}
+
+// readTask registers a variable's templated value (or Ansible's error)
+// under reg. no_log keeps the value out of Ansible's output; the
+// registered result keeps it.
+func readTask(name, reg string) task {
+	return engineTask(task{
+		"name":                  "read " + name,
+		"ansible.builtin.debug": map[string]any{"msg": fmt.Sprintf("{{ lookup('ansible.builtin.vars', '%s') }}", name)},
+		"register":              reg, "ignore_errors": true, "no_log": true,
+	})
+}
+
+// resolvePlaybook is the resolution's playbook: facts (gathered as the
+// appliance's install plays gather them, with become), one play per
+// query scope, one for host patterns, conditions and expressions, and a
+// last play writing everything registered to out, on the machine running
+// ansible.
+func resolvePlaybook(req Request, out string) ([]byte, error) {
+	builder := func(name string, tasks ...task) play {
+		return play{"name": name, "hosts": "builder", "gather_facts": false, "tasks": tasks}
+	}
+	facts := builder("fatimage: facts", engineTask(task{"ansible.builtin.setup": map[string]any{}}))
+	facts["become"] = true
+	plays := []play{facts}
+	var queries []string
+	for i, q := range req.Queries {
+		var tasks []task
+		if q.Role != "" {
+			tasks = append(tasks, task{"ansible.builtin.import_role": map[string]any{"name": q.Role}, "when": false})
+		}
+		var regs []string
+		for j, v := range q.Vars {
+			reg := fmt.Sprintf("%s_q%d_%d", engineTag, i, j)
+			tasks = append(tasks, readTask(v, reg))
+			regs = append(regs, reg)
+		}
+		plays = append(plays, builder(fmt.Sprintf("fatimage: variables (role %q)", q.Role), tasks...))
+		queries = append(queries, "["+strings.Join(regs, ", ")+"]")
+	}
+	var conds []string
+	var ctasks []task
+	for i, c := range req.Conditions {
+		reg := fmt.Sprintf("%s_c%d", engineTag, i)
+		ctasks = append(ctasks, engineTask(task{"name": "condition: " + c, "ansible.builtin.debug": map[string]any{"msg": "holds"},
+			"when": c, "register": reg, "ignore_errors": true, "no_log": true}))
+		conds = append(conds, reg)
+	}
+	var exprs []string
+	for i, e := range req.Expressions {
+		reg := fmt.Sprintf("%s_e%d", engineTag, i)
+		ctasks = append(ctasks, engineTask(task{"name": "expression: " + e, "ansible.builtin.debug": map[string]any{"msg": e},
+			"register": reg, "ignore_errors": true, "no_log": true}))
+		exprs = append(exprs, reg)
+	}
+	pats := "{}"
+	if len(req.Patterns) > 0 {
+		// The lookup resolves a pattern as a play's hosts do (the same
+		// inventory call), in one task rather than one play per pattern.
+		ctasks = append(ctasks, engineTask(task{"name": "host patterns",
+			"ansible.builtin.debug": map[string]any{
+				"msg": "{{ inventory_hostname in query('ansible.builtin.inventory_hostnames', item) }}"},
+			"loop": req.Patterns, "register": engineTag + "_patterns", "ignore_errors": true}))
+		pats = engineTag + "_patterns"
+	}
+	if len(ctasks) > 0 {
+		plays = append(plays, builder("fatimage: host patterns, conditions and expressions", ctasks...))
+	}
+	content := fmt.Sprintf("{{ {'q': [%s], 'c': [%s], 'e': [%s], 'p': %s, 'groups': group_names} | to_json }}",
+		strings.Join(queries, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), pats)
+	plays = append(plays, builder("fatimage: write", engineTask(task{
+		"ansible.builtin.copy": map[string]any{"content": content, "dest": out, "mode": "0600"},
+		"delegate_to":          "localhost",
+		// whatever the inventory says of connections, this runs here
+		"vars": map[string]any{"ansible_connection": "local", "ansible_become": false,
+			"ansible_python_interpreter": "{{ ansible_playbook_python }}"},
+		"no_log": true,
+	})))
+	return yaml.Marshal(plays)
+}

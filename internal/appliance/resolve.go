@@ -1,0 +1,220 @@
+package appliance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Query asks for variables in one scope.
+type Query struct {
+	// Role, when set, is imported into the play that reads the variables
+	// (its tasks never run), so its defaults and vars are in scope as they
+	// are for that role's own tasks in fatimage.yml. Empty: no role's.
+	Role string
+	Vars []string
+}
+
+// Request is what one resolution asks of the site's Ansible.
+type Request struct {
+	Queries []Query
+	// Patterns are play host patterns to match the build host against.
+	Patterns []string
+	// Conditions are task conditions (`when`) to evaluate for the build
+	// host, in the scope of no role.
+	Conditions []string
+	// Expressions are templated strings (such as a role's tasks_from) to
+	// template for the build host, in the scope of no role.
+	Expressions []string
+}
+
+// Value is one variable's value as Ansible templated it.
+type Value struct {
+	// Defined is false when no variable of that name exists.
+	Defined bool
+	// Value is the templated value (JSON types), when Error is "".
+	Value any
+	// Error is Ansible's message when the value could not be templated
+	// (for example it uses a variable defined only on a real cluster).
+	Error string
+}
+
+// Truth is a condition's outcome for the build host.
+type Truth struct {
+	Holds bool
+	Error string
+}
+
+// Result is one resolution.
+type Result struct {
+	// Commit is the checkout's git commit ("" when it is not a work tree,
+	// CommitError then says why).
+	Commit, CommitError string
+	Environment         string
+	// Duration is how long the resolution took, ansible-playbook included.
+	Duration time.Duration
+	// Groups are the build host's groups (group_names).
+	Groups []string
+	// Values maps a query's role ("" for none) to its variables' values.
+	Values map[string]map[string]Value
+	// Patterns says which host patterns match the build host.
+	Patterns    map[string]bool
+	Conditions  map[string]Truth
+	Expressions map[string]Value
+}
+
+var (
+	varRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	roleRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+)
+
+func (r Request) check() error {
+	var errs []error
+	for _, q := range r.Queries {
+		if q.Role != "" && !roleRE.MatchString(q.Role) {
+			errs = append(errs, fmt.Errorf("role %q: not a role name", q.Role))
+		}
+		for _, v := range q.Vars {
+			if !varRE.MatchString(v) {
+				errs = append(errs, fmt.Errorf("variable %q: not a variable name", v))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve gathers the build VM's facts and resolves the request with the
+// site's ansible-playbook, once. Ansible's output goes to log (values
+// never appear in it: every task that reads one is no_log). A value may be
+// a secret of the site's (a repository password): callers must not log
+// values they did not ask for by name.
+func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer) (*Result, error) {
+	start := time.Now()
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	inv, err := s.prepare(t)
+	if err != nil {
+		return nil, err
+	}
+	defer inv.close()
+	out := filepath.Join(inv.dir, "values.json")
+	book, err := resolvePlaybook(req, out)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.file("resolve.yml", book); err != nil {
+		return nil, err
+	}
+	if err := inv.playbook(ctx, s, log, "--tags", engineTag, filepath.Join(inv.dir, "resolve.yml")); err != nil {
+		return nil, fmt.Errorf("resolving the appliance's variables on %s: %w", t.Host, err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the appliance's variables: ansible-playbook wrote no values: %w", err)
+	}
+	res, err := decodeResult(req, data)
+	if err != nil {
+		return nil, err
+	}
+	res.Environment = s.Environment
+	if res.Commit, err = s.Commit(ctx); err != nil {
+		res.CommitError = err.Error()
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// Summary is the line a build prints: which checkout and environment
+// were read, and what the resolution cost.
+func (r *Result) Summary() string {
+	commit := r.Commit
+	if commit == "" {
+		commit = "of unknown commit (not a git work tree)"
+	} else if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	n := 0
+	for _, vals := range r.Values {
+		n += len(vals)
+	}
+	return fmt.Sprintf("appliance %s, environment %s: %d variables, %d host patterns, %d conditions resolved on the build VM in %.1fs",
+		commit, filepath.Base(r.Environment), n, len(r.Patterns), len(r.Conditions), r.Duration.Seconds())
+}
+
+// taskResult is the part of a registered task result read here.
+type taskResult struct {
+	Failed  bool `json:"failed"`
+	Skipped bool `json:"skipped"`
+	Msg     any  `json:"msg"`
+}
+
+type rawResult struct {
+	Queries    [][]taskResult `json:"q"`
+	Conditions []taskResult   `json:"c"`
+	Exprs      []taskResult   `json:"e"`
+	Patterns   struct {
+		Results []taskResult `json:"results"`
+		Msg     any          `json:"msg"`
+	} `json:"p"`
+	Groups []string `json:"groups"`
+}
+
+func decodeResult(req Request, data []byte) (*Result, error) {
+	var raw rawResult
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("resolving the appliance's variables: reading ansible's output: %w", err)
+	}
+	if len(raw.Patterns.Results) != len(req.Patterns) {
+		return nil, fmt.Errorf("resolving the appliance's host patterns: %v", raw.Patterns.Msg)
+	}
+	if len(raw.Queries) != len(req.Queries) || len(raw.Conditions) != len(req.Conditions) ||
+		len(raw.Exprs) != len(req.Expressions) {
+		return nil, errors.New("resolving the appliance's variables: ansible's output does not match the request")
+	}
+	res := &Result{Groups: raw.Groups, Values: map[string]map[string]Value{},
+		Patterns: map[string]bool{}, Conditions: map[string]Truth{}, Expressions: map[string]Value{}}
+	for i, q := range req.Queries {
+		if res.Values[q.Role] == nil {
+			res.Values[q.Role] = map[string]Value{}
+		}
+		for j, name := range q.Vars {
+			res.Values[q.Role][name] = value(name, raw.Queries[i][j])
+		}
+	}
+	for i, c := range req.Conditions {
+		r := raw.Conditions[i]
+		res.Conditions[c] = Truth{Holds: !r.Failed && !r.Skipped}
+		if r.Failed {
+			res.Conditions[c] = Truth{Error: fmt.Sprint(r.Msg)}
+		}
+	}
+	for i, e := range req.Expressions {
+		res.Expressions[e] = value("", raw.Exprs[i])
+	}
+	for i, p := range req.Patterns {
+		r := raw.Patterns.Results[i]
+		res.Patterns[p] = !r.Failed && (r.Msg == true || r.Msg == "True")
+	}
+	return res, nil
+}
+
+func value(name string, r taskResult) Value {
+	if !r.Failed {
+		return Value{Defined: true, Value: r.Msg}
+	}
+	msg := fmt.Sprint(r.Msg)
+	if name != "" && strings.Contains(msg, "No variable found with this name: "+name) {
+		return Value{}
+	}
+	// Ansible appends where in our playbook the task is: not the site's concern.
+	msg, _, _ = strings.Cut(msg, "\n\nThe error appears to be in")
+	return Value{Defined: true, Error: msg}
+}

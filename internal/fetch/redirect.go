@@ -1,0 +1,45 @@
+package fetch
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+)
+
+// credentialHeaders are the headers that carry a credential.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2"}
+
+// sameOriginCredentials follows up to 10 redirects but never carries a
+// credential to another origin (scheme, host and port) than the first
+// request's: not to a subdomain or another port, which Go's own rule
+// allows, nor from https to http. A registry's blob redirected to a
+// storage service gets there without the registry's password or token.
+func sameOriginCredentials(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin(req.URL) != origin(via[0].URL) {
+		for _, h := range credentialHeaders {
+			req.Header.Del(h)
+		}
+	}
+	return nil
+}
+
+// origin is u's scheme://host:port, the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + u.Hostname() + ":" + port
+}
+
+// redacted is raw without a password, for messages.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
+}
