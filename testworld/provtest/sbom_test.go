@@ -74,6 +74,47 @@ func nameEVRs(l []string) map[string]string {
 	return out
 }
 
+// changedNames are the packages whose versions differ between two rpm -qa
+// listings, or that only the first has.
+func changedNames(qa1, qa2 []string) []string {
+	before, after := nameEVRs(qa1), nameEVRs(qa2)
+	var out []string
+	for n, v := range after {
+		if before[n] != v {
+			out = append(out, n)
+		}
+	}
+	for n := range before {
+		if _, ok := after[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reportedNames are the package names a JSON change report lists.
+func reportedNames(t *testing.T, file string) []string {
+	t.Helper()
+	var rep struct {
+		Packages map[string][]struct {
+			Name string `json:"name"`
+		} `json:"packages"`
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("report JSON: %v", err)
+	}
+	var got []string
+	for _, l := range rep.Packages {
+		for _, c := range l {
+			got = append(got, c.Name[:strings.LastIndexByte(c.Name, '.')]) // name.arch
+		}
+	}
+	sort.Strings(got)
+	return slices.Compact(got)
+}
+
 // The SBOM of a lab build lists exactly what rpm -qa lists on the VM,
 // and sits in the image for hcp-sbom; a second build from the newer
 // snapshots, given the first's SBOM, reports exactly the packages whose
@@ -130,37 +171,8 @@ func TestProvisionLabSBOM(t *testing.T) {
 
 	doc2, out2 := build(newer, "newer", filepath.Join(dir, "older.cdx.json"))
 	qa2 := rpmQA(t, comm)
-	before, after := nameEVRs(qa1), nameEVRs(qa2)
-	var want []string
-	for n, v := range after {
-		if before[n] != v {
-			want = append(want, n)
-		}
-	}
-	for n := range before {
-		if _, ok := after[n]; !ok {
-			want = append(want, n)
-		}
-	}
-	sort.Strings(want)
-	var rep struct {
-		Previous string `json:"previous"`
-		Packages map[string][]struct {
-			Name string `json:"name"`
-		} `json:"packages"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "newer.json"))
-	if err != nil || json.Unmarshal(data, &rep) != nil {
-		t.Fatalf("report JSON: %v", err)
-	}
-	var got []string
-	for _, l := range rep.Packages {
-		for _, c := range l {
-			got = append(got, c.Name[:strings.LastIndexByte(c.Name, '.')])
-		}
-	}
-	sort.Strings(got)
-	got = slices.Compact(got)
+	want := changedNames(qa1, qa2)
+	got := reportedNames(t, filepath.Join(dir, "newer.json"))
 	if len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("the report names %v\nrpm -qa differs in %v", got, want)
 	}
