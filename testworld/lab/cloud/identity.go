@@ -14,13 +14,14 @@ type keystone struct {
 	c        *Cloud
 	users    []*userRec
 	projects map[string]*project // by id
+	domains  map[string]string   // name by id
 
 	mu     sync.Mutex
 	tokens map[string]*token
 }
 
 func newKeystone(c *Cloud, users []User) (*keystone, error) {
-	ks := &keystone{c: c, projects: map[string]*project{}, tokens: map[string]*token{}}
+	ks := &keystone{c: c, projects: map[string]*project{}, domains: map[string]string{}, tokens: map[string]*token{}}
 	byName := map[string]*project{}
 	for _, u := range users {
 		if u.Name == "" {
@@ -32,14 +33,18 @@ func newKeystone(c *Cloud, users []User) (*keystone, error) {
 		if u.Project == "" {
 			u.Project = u.Name
 		}
+		if u.ProjectDomain == "" {
+			u.ProjectDomain = u.Domain
+		}
+		ks.domains[domainID(u.Domain)], ks.domains[domainID(u.ProjectDomain)] = u.Domain, u.ProjectDomain
 		if len(u.Roles) == 0 {
 			u.Roles = []string{"member", "reader"}
 		}
 		get := func(name string) *project {
-			p := byName[u.Domain+"/"+name]
+			p := byName[u.ProjectDomain+"/"+name]
 			if p == nil {
-				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.Domain)}
-				byName[u.Domain+"/"+name] = p
+				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.ProjectDomain)}
+				byName[u.ProjectDomain+"/"+name] = p
 				ks.projects[p.ID] = p
 			}
 			return p
@@ -256,38 +261,40 @@ func (t *token) isAdmin() bool { return contains(t.user.Roles, "admin") }
 
 type authReq struct {
 	Auth struct {
-		Identity struct {
-			Methods  []string `json:"methods"`
-			Password struct {
-				User struct {
-					ID       string `json:"id"`
-					Name     string `json:"name"`
-					Password string `json:"password"`
-					Domain   struct{ ID, Name string }
-				} `json:"user"`
-			} `json:"password"`
-			AppCred struct {
-				ID     string `json:"id"`
-				Name   string `json:"name"`
-				Secret string `json:"secret"`
-				User   struct {
-					ID     string `json:"id"`
-					Name   string `json:"name"`
-					Domain struct{ ID, Name string }
-				} `json:"user"`
-			} `json:"application_credential"`
-			Token struct {
-				ID string `json:"id"`
-			} `json:"token"`
-		} `json:"identity"`
-		Scope *struct {
+		Identity authIdentity `json:"identity"`
+		Scope    *struct {
 			Project *struct {
-				ID     string `json:"id"`
-				Name   string `json:"name"`
-				Domain struct{ ID, Name string }
+				ID     string    `json:"id"`
+				Name   string    `json:"name"`
+				Domain reqDomain `json:"domain"`
 			} `json:"project"`
 		} `json:"scope"`
 	} `json:"auth"`
+}
+
+type authIdentity struct {
+	Methods  []string `json:"methods"`
+	Password struct {
+		User struct {
+			ID       string    `json:"id"`
+			Name     string    `json:"name"`
+			Password string    `json:"password"`
+			Domain   reqDomain `json:"domain"`
+		} `json:"user"`
+	} `json:"password"`
+	AppCred struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Secret string `json:"secret"`
+		User   struct {
+			ID     string    `json:"id"`
+			Name   string    `json:"name"`
+			Domain reqDomain `json:"domain"`
+		} `json:"user"`
+	} `json:"application_credential"`
+	Token struct {
+		ID string `json:"id"`
+	} `json:"token"`
 }
 
 // domainID maps a domain name to its id ("Default" -> "default").
@@ -298,17 +305,50 @@ func domainID(name string) string {
 	return strings.ToLower(name)
 }
 
-// domainOK says whether a request's domain (id or name) designates domain dom.
-func domainOK(dom, id, name string) bool {
-	return (id == "" && name == "") || id == domainID(dom) || name == dom
+// domainOK says whether a request's domain designates the domain with id
+// domID. As Keystone, a name given wins over an id given alongside.
+func domainOK(domID string, d reqDomain) bool {
+	if d.Name != "" {
+		return domainID(d.Name) == domID
+	}
+	return d.ID == domID
 }
 
-func (ks *keystone) userMatches(u *userRec, id, name, domID, domName string) bool {
-	if id != "" {
-		return u.ID == id
-	}
-	return name != "" && u.Name == name && domainOK(u.Domain, domID, domName)
+// reqDomain is a domain in an authentication request.
+type reqDomain struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
+
+// errNoDomain is Keystone's answer to a user or project named without a
+// domain: names are unique only within a domain.
+type errNoDomain string
+
+func (e errNoDomain) Error() string {
+	return "Expecting to find domain in " + string(e) + ". The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error."
+}
+
+// userMatches says whether a request's user (id, or name and domain)
+// designates u; a name without a domain is a malformed request.
+func (ks *keystone) userMatches(u *userRec, id, name string, dom reqDomain) (bool, error) {
+	if id != "" {
+		return u.ID == id, nil
+	}
+	if dom.ID == "" && dom.Name == "" {
+		return false, errNoDomain("user")
+	}
+	return name != "" && u.Name == name && domainOK(domainID(u.Domain), dom), nil
+}
+
+// authError is a refused token request: Keystone's status and message.
+type authError struct {
+	status int
+	msg    string
+}
+
+var errUnauthorized = &authError{http.StatusUnauthorized, "The request you have made requires authentication."}
+
+func badRequest(err error) *authError { return &authError{http.StatusBadRequest, err.Error()} }
 
 func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 	const svc = SvcIdentity
@@ -317,25 +357,63 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		fail(w, svc, http.StatusBadRequest, "", err.Error())
 		return
 	}
-	id := req.Auth.Identity
-	unauth := func() {
-		fail(w, svc, http.StatusUnauthorized, "", "The request you have made requires authentication.")
-	}
-	if len(id.Methods) == 0 {
+	if len(req.Auth.Identity.Methods) == 0 {
 		fail(w, svc, http.StatusBadRequest, "", "Expecting to find methods in identity.")
 		return
 	}
 	ks.mu.Lock()
+	t, aerr := ks.newToken(&req)
+	ks.mu.Unlock()
+	if aerr != nil {
+		fail(w, svc, aerr.status, "", aerr.msg)
+		return
+	}
+	w.Header().Set("X-Subject-Token", t.ID)
+	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
+}
+
+// newToken checks a token request and records the token; ks.mu is held.
+func (ks *keystone) newToken(req *authReq) (*token, *authError) {
+	method := req.Auth.Identity.Methods[0]
+	user, ac, aerr := ks.identify(method, &req.Auth.Identity)
+	if aerr != nil {
+		return nil, aerr
+	}
+	proj := user.project
+	if sc := req.Auth.Scope; sc != nil {
+		if ac != nil {
+			// An application credential is bound to its project.
+			return nil, &authError{http.StatusUnauthorized, "Application credentials cannot request a scope."}
+		}
+		if sc.Project != nil {
+			if proj, aerr = ks.scopedProject(user, sc.Project.ID, sc.Project.Name, sc.Project.Domain); aerr != nil {
+				return nil, aerr
+			}
+		}
+	}
+	now := time.Now()
+	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
+		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
+	ks.tokens[t.ID] = t
+	return t, nil
+}
+
+// identify finds the user (and application credential) a request's
+// identity designates.
+func (ks *keystone) identify(method string, id *authIdentity) (*userRec, *AppCredential, *authError) {
 	var (
 		user *userRec
 		ac   *AppCredential
 	)
-	method := id.Methods[0]
 	switch method {
 	case "password":
 		pu := id.Password.User
 		for _, u := range ks.users {
-			if ks.userMatches(u, pu.ID, pu.Name, pu.Domain.ID, pu.Domain.Name) && u.Password == pu.Password {
+			ok, err := ks.userMatches(u, pu.ID, pu.Name, pu.Domain)
+			if err != nil {
+				return nil, nil, badRequest(err)
+			}
+			if ok && u.Password == pu.Password {
 				user = u
 			}
 		}
@@ -344,11 +422,15 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		for _, u := range ks.users {
 			for i := range u.AppCredentials {
 				cand := &u.AppCredentials[i]
-				if cand.Secret != a.Secret {
-					continue
+				match := a.ID != "" && cand.ID == a.ID
+				if a.ID == "" && a.Name != "" && cand.Name == a.Name {
+					ok, err := ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain)
+					if err != nil {
+						return nil, nil, badRequest(err)
+					}
+					match = ok
 				}
-				if (a.ID != "" && cand.ID == a.ID) ||
-					(a.ID == "" && a.Name != "" && cand.Name == a.Name && ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain.ID, a.User.Domain.Name)) {
+				if match && cand.Secret == a.Secret {
 					user, ac = u, cand
 				}
 			}
@@ -358,45 +440,31 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 			if t.appCred != nil {
 				// Keystone keeps an application credential's token to its
 				// project: no re-scoping, no new tokens from it.
-				ks.mu.Unlock()
-				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential.")
-				return
+				return nil, nil, &authError{http.StatusForbidden, "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential."}
 			}
 			user = t.user
 		}
 	default:
-		ks.mu.Unlock()
-		fail(w, svc, http.StatusUnauthorized, "", "Attempted to authenticate with an unsupported method.")
-		return
+		return nil, nil, &authError{http.StatusUnauthorized, "Attempted to authenticate with an unsupported method."}
 	}
 	if user == nil {
-		ks.mu.Unlock()
-		unauth()
-		return
+		return nil, nil, errUnauthorized
 	}
-	proj := user.project
-	if ac == nil && req.Auth.Scope != nil && req.Auth.Scope.Project != nil {
-		// A user may scope to any project it has a role on.
-		sp := req.Auth.Scope.Project
-		proj = nil
-		for _, p := range append([]*project{user.project}, user.others...) {
-			if (sp.ID != "" && sp.ID == p.ID) || (sp.ID == "" && sp.Name == p.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name)) {
-				proj = p
-			}
-		}
-		if proj == nil {
-			ks.mu.Unlock()
-			unauth()
-			return
+	return user, ac, nil
+}
+
+// scopedProject is the project a scope names (by id, or by name within a
+// domain, which need not be the user's): one the user has a role on.
+func (ks *keystone) scopedProject(user *userRec, id, name string, dom reqDomain) (*project, *authError) {
+	if id == "" && dom.ID == "" && dom.Name == "" {
+		return nil, badRequest(errNoDomain("project"))
+	}
+	for _, p := range append([]*project{user.project}, user.others...) {
+		if (id != "" && id == p.ID) || (id == "" && name == p.Name && domainOK(p.DomainID, dom)) {
+			return p, nil
 		}
 	}
-	now := time.Now()
-	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
-		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
-	ks.tokens[t.ID] = t
-	ks.mu.Unlock()
-	w.Header().Set("X-Subject-Token", t.ID)
-	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
+	return nil, errUnauthorized
 }
 
 func (ks *keystone) tokenBody(t *token) obj {
@@ -407,7 +475,7 @@ func (ks *keystone) tokenBody(t *token) obj {
 		"audit_ids":  []string{t.auditID},
 		"expires_at": tsMicroZ(t.Expires),
 		"issued_at":  tsMicroZ(t.Issued),
-		"project":    obj{"domain": dom, "id": t.project.ID, "name": t.project.Name},
+		"project":    obj{"domain": obj{"id": t.project.DomainID, "name": ks.domains[t.project.DomainID]}, "id": t.project.ID, "name": t.project.Name},
 		"is_domain":  false,
 		"roles":      roles(t.user.Roles),
 		"catalog":    ks.catalog(t.project),
