@@ -34,7 +34,9 @@ type RunConfig struct {
 	// `source_image_name`, `external_source_image_url` and
 	// `source_image_filter` is required.
 	SourceImage string `mapstructure:"source_image"`
-	// The name of the base image; it must match exactly one image.
+	// The name of the base image, matched exactly; it must match exactly
+	// one image, or the newest is taken with `source_image_filter {
+	// most_recent = true }`, as in the official builder.
 	SourceImageName string `mapstructure:"source_image_name"`
 	// A URL Glance imports the base image from (the `web-download` import
 	// method). The imported image is deleted at the end of the build.
@@ -79,7 +81,8 @@ type RunConfig struct {
 	// When no `networks` or `ports` are set, attach the server to a
 	// network having a subnet inside one of these CIDRs.
 	NetworkDiscoveryCIDRs []string `mapstructure:"network_discovery_cidrs"`
-	// User data passed to the server. Excludes `user_data_file`.
+	// User data passed to the server. Ignored (with a warning) when
+	// `user_data_file` is set, as in the official builder.
 	UserData string `mapstructure:"user_data"`
 	// A file whose contents are the server's user data.
 	UserDataFile string `mapstructure:"user_data_file"`
@@ -155,7 +158,9 @@ type ImageFilterOptions struct {
 	Owner string `mapstructure:"owner"`
 	// Tags the image must all have.
 	Tags []string `mapstructure:"tags"`
-	// `public`, `private`, `shared` or `community`.
+	// `public`, `private`, `shared` or `community`. Another value (the
+	// official docs' example says `protected`) is ignored with a warning,
+	// as the official builder ignores it.
 	Visibility string `mapstructure:"visibility"`
 	// Properties the image must have with these values.
 	Properties map[string]string `mapstructure:"properties"`
@@ -227,7 +232,10 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		errs = append(errs, fmt.Errorf("source_image_filter.filters.name: %q is not a valid pattern: %v", c.SourceImageFilters.Filters.Name, err))
 	}
 	if v := c.SourceImageFilters.Filters.Visibility; v != "" && !oneOf(v, "public", "private", "shared", "community") {
-		errs = append(errs, fmt.Errorf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community", v))
+		// The official builder drops what Glance would refuse (its own
+		// docs' example says "protected"), so such templates exist.
+		c.warns = append(c.warns, fmt.Sprintf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community; ignored, as the official builder does", v))
+		c.SourceImageFilters.Filters.Visibility = ""
 	}
 
 	if c.Flavor == "" {
@@ -245,7 +253,7 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		}
 	}
 	if c.UserData != "" && c.UserDataFile != "" {
-		errs = append(errs, errors.New("user_data: cannot be combined with user_data_file"))
+		c.warns = append(c.warns, "user_data: ignored because user_data_file is set (the file wins, as in the official builder)")
 	}
 	if c.UserDataFile != "" {
 		b, err := os.ReadFile(c.UserDataFile)
