@@ -1,0 +1,101 @@
+package openstack
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+)
+
+// Tests of the behaviours the table of differences in
+// docs/builders/openstack.mdx lists: each shows what we do where the
+// official builder does otherwise.
+
+// The lab has lab-net (10.213.0.0/16), listed first by Neutron, and public
+// (172.24.4.0/24). The official builder takes the first subnet Neutron
+// lists inside any of the CIDRs; we take the CIDRs in the template's order.
+func TestDifferenceDiscoveryCIDRsOrder(t *testing.T) {
+	l := newLab(t, nil)
+	c := l.config(t)
+	cl, err := newClients(bg, &c.AccessConfig, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labNet, _ := findNetwork(bg, cl, "test", "lab-net")
+	public, _ := findNetwork(bg, cl, "test", "public")
+	for _, tc := range []struct {
+		cidrs []string
+		want  string
+	}{
+		{[]string{"172.24.0.0/16", "10.0.0.0/8"}, public},
+		{[]string{"10.0.0.0/8", "172.24.0.0/16"}, labNet},
+	} {
+		if got, err := discoverNetwork(bg, cl, tc.cidrs); err != nil || got != tc.want {
+			t.Errorf("%v: network %s (%v), want %s", tc.cidrs, got, err, tc.want)
+		}
+	}
+}
+
+// The floating IP goes to the port on instance_floating_ip_net, else to
+// the port on the template's first network; a network the server is not
+// on is an error (the official builder silently takes Nova's first
+// interface).
+func TestDifferenceFloatingIPPort(t *testing.T) {
+	l := newLab(t, nil)
+	c := l.config(t)
+	cl, err := newClients(bg, &c.AccessConfig, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labNet, _ := findNetwork(bg, cl, "test", "lab-net")
+	public, _ := findNetwork(bg, cl, "test", "public")
+	const server = "5d0c3f5e-8a1b-4c2d-9e3f-0a1b2c3d4e5f"
+	port := func(net string) string {
+		dev := server
+		p, err := ports.Create(bg, cl.network, ports.CreateOpts{NetworkID: net, DeviceID: dev}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ports.Delete(bg, cl.network, p.ID) })
+		return p.ID
+	}
+	p1, p2 := port(labNet), port(labNet)
+	for _, tc := range []struct {
+		name     string
+		kv       []any
+		want     string
+		wantErrs string
+	}{
+		{"first network", []any{"networks", []string{labNet}}, min(p1, p2), ""},
+		{"first port", []any{"ports", []string{max(p1, p2)}}, max(p1, p2), ""},
+		{"instance_floating_ip_net", []any{"instance_floating_ip_net", "lab-net"}, min(p1, p2), ""},
+		{"instance_floating_ip_net not on the server", []any{"instance_floating_ip_net", public}, "",
+			"instance_floating_ip_net: server " + server + " has no port on network " + public},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := serverPort(bg, cl, l.config(t, tc.kv...), server)
+			if tc.wantErrs != "" {
+				if err == nil || err.Error() != tc.wantErrs {
+					t.Errorf("err %v, want %q", err, tc.wantErrs)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("port %s (%v), want %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// floating_ip_network naming a network that is not external fails where
+// Neutron refuses the allocation, naming the option (the official builder
+// checks a name itself, and leaves an ID to Neutron).
+func TestDifferenceFloatingIPNetworkNotExternal(t *testing.T) {
+	l := newLab(t, nil)
+	_, _, _, err := build(t, bg, l, nil, "floating_ip_network", "lab-net")
+	if err == nil || !strings.Contains(err.Error(), "floating_ip_network: allocating a floating IP on ") ||
+		!strings.Contains(err.Error(), "is not a valid external network") {
+		t.Fatalf("err %v", err)
+	}
+	l.assertEmpty(t)
+}
