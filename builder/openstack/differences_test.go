@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/hashicorp/packer-plugin-sdk/multistep"
 )
 
 // Tests of the behaviours the table of differences in
@@ -98,4 +99,40 @@ func TestDifferenceFloatingIPNetworkNotExternal(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	l.assertEmpty(t)
+}
+
+// ssh_password makes no temporary key or keypair, as in the official
+// builder, unless temporary_key_pair_name asks for one; communicator none
+// and WinRM with winrm_password make none either (the official builder
+// makes a keypair nothing uses).
+func TestKeyPairCreation(t *testing.T) {
+	l := newLab(t, nil)
+	for _, tc := range []struct {
+		name string
+		kv   []any
+		want bool
+	}{
+		{"ssh key", []any{"communicator", "ssh", "ssh_username", "rocky"}, true},
+		{"ssh_password", []any{"communicator", "ssh", "ssh_username", "rocky", "ssh_password", "pw"}, false},
+		{"ssh_password with temporary_key_pair_name", []any{"communicator", "ssh", "ssh_username", "rocky", "ssh_password", "pw", "temporary_key_pair_name", "tmp-kp"}, true},
+		{"communicator none", nil, false},
+		{"winrm with winrm_password", []any{"communicator", "winrm", "winrm_username", "Administrator", "winrm_password", "Pw-1"}, false},
+		{"winrm without winrm_password", []any{"communicator", "winrm", "winrm_username", "Administrator"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := l.config(t, tc.kv...)
+			state, _ := newState(t, c)
+			var made bool
+			runSteps(t, bg, state, &StepAuthenticate{}, &StepSSHKey{}, &StepKeyPair{}, probe(func(state multistep.StateBag) {
+				_, made = state.GetOk("keypair_name")
+			}), haltStep{})
+			if made != tc.want {
+				t.Errorf("keypair made: %v, want %v (private key %d bytes)", made, tc.want, len(c.Comm.SSHPrivateKey))
+			}
+			if !tc.want && len(c.Comm.SSHPrivateKey) != 0 {
+				t.Error("a temporary key was made")
+			}
+			l.assertEmpty(t)
+		})
+	}
 }

@@ -138,6 +138,10 @@ type RunConfig struct {
 	buildName string // packer_<uuid>, set by Config.Prepare
 	// warns are the compatibility warnings of Prepare.
 	warns []string
+	// passwordLogin: ssh_password with no key given, so no temporary key
+	// is made (as the official builder, unless temporary_key_pair_name
+	// asks for one).
+	passwordLogin bool
 }
 
 // ImageFilter chooses the base image by its attributes.
@@ -192,6 +196,8 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		if c.Comm.SSHKeyPairName != "" && c.Comm.SSHPrivateKeyFile == "" && !c.Comm.SSHAgentAuth {
 			errs = append(errs, errors.New("ssh_keypair_name: needs ssh_private_key_file or ssh_agent_auth = true"))
 		}
+		c.passwordLogin = c.Comm.SSHPassword != "" && c.Comm.SSHPrivateKeyFile == "" &&
+			c.Comm.SSHKeyPairName == "" && c.Comm.SSHTemporaryKeyPairName == ""
 		if c.Comm.SSHTemporaryKeyPairName == "" {
 			// The Nova keypair and the key's comment (which
 			// ssh_clear_authorized_keys looks for) carry the build id.
