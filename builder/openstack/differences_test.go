@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 )
@@ -135,4 +136,65 @@ func TestKeyPairCreation(t *testing.T) {
 			l.assertEmpty(t)
 		})
 	}
+}
+
+// reuse_ips: two builds that list the same free floating IP must not both
+// take it (packer #4551; Neutron moves an attached IP to whichever port
+// asks last). The attach is conditional on the IP's revision, so the
+// build with the stale list takes the next free one.
+func TestReuseIPsRace(t *testing.T) {
+	l := newLab(t, nil)
+	c := l.config(t)
+	cl, err := newClients(bg, &c.AccessConfig, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labNet, _ := findNetwork(bg, cl, "test", "lab-net")
+	public, _ := findNetwork(bg, cl, "test", "public")
+	var fips []string
+	for range 2 {
+		f, err := floatingips.Create(bg, cl.network, floatingips.CreateOpts{FloatingNetworkID: public}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fips = append(fips, f.ID)
+		t.Cleanup(func() { floatingips.Delete(bg, cl.network, f.ID) })
+	}
+	mine, other := newPort(t, cl, labNet), newPort(t, cl, labNet)
+	stale, err := freeFloatingIPs(bg, cl, public)
+	if err != nil || len(stale) != 2 {
+		t.Fatalf("free floating IPs %v %v", stale, err)
+	}
+	// The other build takes the first one after this build listed it.
+	if _, err := floatingips.Update(bg, cl.network, stale[0].ID, floatingips.UpdateOpts{PortID: &other}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := claimFloatingIP(bg, cl, stale, mine, public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != stale[1].ID || got.PortID != mine {
+		t.Errorf("claimed %s on port %s, want %s on %s", got.ID, got.PortID, stale[1].ID, mine)
+	}
+	if f, _ := floatingips.Get(bg, cl.network, stale[0].ID).Extract(); f == nil || f.PortID != other {
+		t.Errorf("the other build's floating IP was taken from it: %+v", f)
+	}
+	// Nothing left free: the error says so.
+	if _, err := claimFloatingIP(bg, cl, stale[:1], mine, public); err == nil || !strings.Contains(err.Error(), "no free (DOWN, unattached) floating IP on network "+public) {
+		t.Errorf("err %v", err)
+	}
+	for _, f := range fips {
+		none := ""
+		floatingips.Update(bg, cl.network, f, floatingips.UpdateOpts{PortID: &none})
+	}
+}
+
+func newPort(t *testing.T, cl *clients, net string) string {
+	t.Helper()
+	p, err := ports.Create(bg, cl.network, ports.CreateOpts{NetworkID: net}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ports.Delete(bg, cl.network, p.ID) })
+	return p.ID
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -377,7 +378,7 @@ func (nt *neutron) serve(w http.ResponseWriter, r *http.Request, segs []string) 
 		exts := []obj{}
 		for _, a := range []string{"external-net", "router", "security-group", "port-security", "binding", "standard-attr-description",
 			"standard-attr-revisions", "standard-attr-timestamp", "standard-attr-tag", "extra_dhcp_opt", "allowed-address-pairs",
-			"quotas", "agent", "availability_zone", "network_availability_zone", "dns-integration", "subnet_allocation"} {
+			"revision-if-match", "quotas", "agent", "availability_zone", "network_availability_zone", "dns-integration", "subnet_allocation"} {
 			exts = append(exts, obj{"alias": a, "name": a, "description": a, "updated": "2013-01-20T00:00:00-00:00", "links": []obj{}})
 		}
 		writeJSON(w, http.StatusOK, obj{"extensions": exts})
@@ -730,6 +731,9 @@ func (nt *neutron) serveFIPs(w http.ResponseWriter, r *http.Request, segs []stri
 	case http.MethodGet:
 		writeJSON(w, http.StatusOK, obj{"floatingip": nt.fipJSON(f)})
 	case http.MethodPut:
+		if !revisionMatches(w, r, f.Revision) {
+			return
+		}
 		var raw struct {
 			FloatingIP map[string]any `json:"floatingip"`
 		}
@@ -758,4 +762,17 @@ func (nt *neutron) serveFIPs(w http.ResponseWriter, r *http.Request, segs []stri
 	default:
 		methodNotAllowed(w, svc)
 	}
+}
+
+// revisionMatches applies Neutron's revision-if-match: an update sent with
+// "If-Match: revision_number=N" is refused with 412 unless the resource is
+// still at revision N, which lets clients claim a resource without a race.
+func revisionMatches(w http.ResponseWriter, r *http.Request, current int) bool {
+	want, ok := strings.CutPrefix(r.Header.Get("If-Match"), "revision_number=")
+	if !ok || want == strconv.Itoa(current) {
+		return true
+	}
+	fail(w, SvcNetwork, http.StatusPreconditionFailed, "RevisionNumberConstraintFailed",
+		fmt.Sprintf("Constrained to %s, but current revision is %d", want, current))
+	return false
 }
