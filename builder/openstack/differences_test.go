@@ -13,18 +13,25 @@ import (
 // docs/builders/openstack.mdx lists: each shows what we do where the
 // official builder does otherwise.
 
-// The lab has lab-net (10.213.0.0/16), listed first by Neutron, and public
-// (172.24.4.0/24). The official builder takes the first subnet Neutron
-// lists inside any of the CIDRs; we take the CIDRs in the template's order.
-func TestDifferenceDiscoveryCIDRsOrder(t *testing.T) {
-	l := newLab(t, nil)
+// networkLab is a lab with clients and its two networks' IDs.
+func networkLab(t *testing.T) (l *lab, cl *clients, labNet, public string) {
+	t.Helper()
+	l = newLab(t, nil)
 	c := l.config(t)
 	cl, err := newClients(bg, &c.AccessConfig, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	labNet, _ := findNetwork(bg, cl, "test", "lab-net")
-	public, _ := findNetwork(bg, cl, "test", "public")
+	labNet, _ = findNetwork(bg, cl, "test", "lab-net")
+	public, _ = findNetwork(bg, cl, "test", "public")
+	return l, cl, labNet, public
+}
+
+// The lab has lab-net (10.213.0.0/16), listed first by Neutron, and public
+// (172.24.4.0/24). The official builder takes the first subnet Neutron
+// lists inside any of the CIDRs; we take the CIDRs in the template's order.
+func TestDifferenceDiscoveryCIDRsOrder(t *testing.T) {
+	_, cl, labNet, public := networkLab(t)
 	for _, tc := range []struct {
 		cidrs []string
 		want  string
@@ -43,14 +50,7 @@ func TestDifferenceDiscoveryCIDRsOrder(t *testing.T) {
 // on is an error (the official builder silently takes Nova's first
 // interface).
 func TestDifferenceFloatingIPPort(t *testing.T) {
-	l := newLab(t, nil)
-	c := l.config(t)
-	cl, err := newClients(bg, &c.AccessConfig, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	labNet, _ := findNetwork(bg, cl, "test", "lab-net")
-	public, _ := findNetwork(bg, cl, "test", "public")
+	l, cl, labNet, public := networkLab(t)
 	const server = "5d0c3f5e-8a1b-4c2d-9e3f-0a1b2c3d4e5f"
 	port := func(net string) string {
 		dev := server
@@ -143,14 +143,7 @@ func TestKeyPairCreation(t *testing.T) {
 // asks last). The attach is conditional on the IP's revision, so the
 // build with the stale list takes the next free one.
 func TestReuseIPsRace(t *testing.T) {
-	l := newLab(t, nil)
-	c := l.config(t)
-	cl, err := newClients(bg, &c.AccessConfig, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	labNet, _ := findNetwork(bg, cl, "test", "lab-net")
-	public, _ := findNetwork(bg, cl, "test", "public")
+	_, cl, labNet, public := networkLab(t)
 	var fips []string
 	for range 2 {
 		f, err := floatingips.Create(bg, cl.network, floatingips.CreateOpts{FloatingNetworkID: public}).Extract()
