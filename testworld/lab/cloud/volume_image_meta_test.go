@@ -71,3 +71,40 @@ type rawOpts struct{}
 func (rawOpts) ToImageMetadataMap() (map[string]any, error) {
 	return map[string]any{"os-set_image_metadata": map[string]any{}}, nil
 }
+
+// An upload carrying Glance's reserved os_glance_* keys is refused;
+// os-unset_image_metadata removes them (404 for a key the volume lacks).
+func TestVolumeUnsetReservedImageMetadata(t *testing.T) {
+	l := newLab(t, nil)
+	cl := l.clients()
+	ctx := context.Background()
+	vol, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 10, Name: "v", ImageID: l.imageID}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitVolume(t, cl.volume, vol.ID, "available")
+	if err := volumes.SetImageMetadata(ctx, cl.volume, vol.ID, volumes.ImageMetadataOpts{Metadata: map[string]string{"os_glance_failed_import": ""}}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	upload := func() error {
+		_, err := volumes.UploadImage(ctx, cl.volume, vol.ID, volumes.UploadImageOpts{ImageName: "from-vol", DiskFormat: "raw"}).Extract()
+		return err
+	}
+	if err := upload(); !gophercloud.ResponseCodeIs(err, 403) || !strings.Contains(err.Error(), "Attribute 'os_glance_failed_import' is reserved.") {
+		t.Fatalf("upload with a reserved key: %v, want 403", err)
+	}
+	unset := func(key string) error {
+		body := map[string]any{"os-unset_image_metadata": map[string]string{"key": key}}
+		_, err := cl.volume.Post(ctx, cl.volume.ServiceURL("volumes", vol.ID, "action"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		return err
+	}
+	if err := unset("os_glance_failed_import"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unset("os_glance_failed_import"); !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("unset twice: %v, want 404", err)
+	}
+	if err := upload(); err != nil {
+		t.Errorf("upload without reserved keys: %v", err)
+	}
+}
