@@ -90,7 +90,10 @@ func dropReservedImageMeta(ctx context.Context, cl *clients, volID string) ([]st
 			continue
 		}
 		body := map[string]any{"os-unset_image_metadata": map[string]string{"key": k}}
-		_, err := cl.volume.Post(ctx, cl.volume.ServiceURL("volumes", volID, "action"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		resp, err := cl.volume.Post(ctx, cl.volume.ServiceURL("volumes", volID, "action"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
 		if err != nil {
 			return dropped, fmt.Errorf("removing Glance's reserved %s from the image metadata of volume %s: %w", k, volID, err)
 		}

@@ -95,7 +95,10 @@ func TestVolumeUnsetReservedImageMetadata(t *testing.T) {
 	}
 	unset := func(key string) error {
 		body := map[string]any{"os-unset_image_metadata": map[string]string{"key": key}}
-		_, err := cl.volume.Post(ctx, cl.volume.ServiceURL("volumes", vol.ID, "action"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		resp, err := cl.volume.Post(ctx, cl.volume.ServiceURL("volumes", vol.ID, "action"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
 		return err
 	}
 	if err := unset("os_glance_failed_import"); err != nil {
