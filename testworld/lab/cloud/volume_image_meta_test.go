@@ -14,14 +14,8 @@ import (
 // the result, refuses what Cinder refuses, and an upload carries it into
 // the image.
 func TestVolumeSetImageMetadata(t *testing.T) {
-	l := newLab(t, nil)
-	cl := l.clients()
+	cl, vol := imageVolume(t)
 	ctx := context.Background()
-	vol, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 10, Name: "v", ImageID: l.imageID}, nil).Extract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitVolume(t, cl.volume, vol.ID, "available")
 	var got struct {
 		Metadata map[string]string `json:"metadata"`
 	}
@@ -65,6 +59,19 @@ func TestVolumeSetImageMetadata(t *testing.T) {
 	}
 }
 
+// imageVolume is an available volume made from the lab's image.
+func imageVolume(t *testing.T) (clients, *volumes.Volume) {
+	t.Helper()
+	l := newLab(t, nil)
+	cl := l.clients()
+	vol, err := volumes.Create(context.Background(), cl.volume, volumes.CreateOpts{Size: 10, Name: "v", ImageID: l.imageID}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitVolume(t, cl.volume, vol.ID, "available")
+	return cl, vol
+}
+
 // rawOpts sends {"os-set_image_metadata": {}}.
 type rawOpts struct{}
 
@@ -75,14 +82,8 @@ func (rawOpts) ToImageMetadataMap() (map[string]any, error) {
 // An upload carrying Glance's reserved os_glance_* keys is refused;
 // os-unset_image_metadata removes them (404 for a key the volume lacks).
 func TestVolumeUnsetReservedImageMetadata(t *testing.T) {
-	l := newLab(t, nil)
-	cl := l.clients()
+	cl, vol := imageVolume(t)
 	ctx := context.Background()
-	vol, err := volumes.Create(ctx, cl.volume, volumes.CreateOpts{Size: 10, Name: "v", ImageID: l.imageID}, nil).Extract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitVolume(t, cl.volume, vol.ID, "available")
 	if err := volumes.SetImageMetadata(ctx, cl.volume, vol.ID, volumes.ImageMetadataOpts{Metadata: map[string]string{"os_glance_failed_import": ""}}).ExtractErr(); err != nil {
 		t.Fatal(err)
 	}
