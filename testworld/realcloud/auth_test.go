@@ -122,7 +122,9 @@ func (tc authCase) run(t *testing.T, tr *Tier) {
 	if authFailed != tc.wantAuthFail {
 		t.Errorf("authentication failed: %v, want %v:\n%s", authFailed, tc.wantAuthFail, out)
 	}
-	if !tc.wantAuthFail {
+	if tc.wantAuthFail {
+		mustContain(t, out, "got 401") // Keystone's refusal, not ours
+	} else {
 		mustContain(t, out, `flavor: no flavor has ID or name "no-such-flavor"`)
 	}
 }
