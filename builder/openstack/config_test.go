@@ -160,7 +160,7 @@ func TestPrepareBadConfigs(t *testing.T) {
 			"username: one of username, user_id, token or application_credential_id is required"},
 		{"app credential without secret", with(baseRaw(), "application_credential_id", "ac1"),
 			"application_credential_secret: required with application_credential_id or application_credential_name"},
-		{"app credential name without user", with(baseRaw(), "username", nil, "application_credential_name", "ac", "application_credential_secret", "s"),
+		{"app credential name without user", with(baseRaw(), "username", nil, "application_credential_name", "ac", "application_credential_secret", "ac-secret-9d2f"),
 			"application_credential_name: needs username or user_id (or use application_credential_id)"},
 		{"cert without key", with(baseRaw(), "cert", certOnly),
 			"key: required with cert"},

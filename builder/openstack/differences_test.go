@@ -114,8 +114,8 @@ func TestKeyPairCreation(t *testing.T) {
 		want bool
 	}{
 		{"ssh key", []any{"communicator", "ssh", "ssh_username", "rocky"}, true},
-		{"ssh_password", []any{"communicator", "ssh", "ssh_username", "rocky", "ssh_password", "pw"}, false},
-		{"ssh_password with temporary_key_pair_name", []any{"communicator", "ssh", "ssh_username", "rocky", "ssh_password", "pw", "temporary_key_pair_name", "tmp-kp"}, true},
+		{"ssh_password", []any{"communicator", "ssh", "ssh_username", "rocky", "ssh_password", "ssh-pw-4a1b"}, false},
+		{"ssh_password with temporary_key_pair_name", []any{"communicator", "ssh", "ssh_username", "rocky", "ssh_password", "ssh-pw-4a1b", "temporary_key_pair_name", "tmp-kp"}, true},
 		{"communicator none", nil, false},
 		{"winrm with winrm_password", []any{"communicator", "winrm", "winrm_username", "Administrator", "winrm_password", "Pw-1"}, false},
 		{"winrm without winrm_password", []any{"communicator", "winrm", "winrm_username", "Administrator"}, true},
