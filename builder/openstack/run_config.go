@@ -175,7 +175,19 @@ func (f *ImageFilterOptions) Empty() bool {
 	return f.Name == "" && f.Owner == "" && len(f.Tags) == 0 && f.Visibility == "" && len(f.Properties) == 0
 }
 
+// Prepare defaults and checks the server options, without network access;
+// the errors come in the order of the options' concerns.
 func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
+	errs := c.prepareTimeouts()
+	errs = append(errs, c.prepareCommunicator()...)
+	errs = append(errs, c.Comm.Prepare(ctx)...)
+	errs = append(errs, c.prepareSource()...)
+	errs = append(errs, c.prepareServer()...)
+	return append(errs, c.prepareVolume()...)
+}
+
+// prepareTimeouts defaults and checks the waits' bounds.
+func (c *RunConfig) prepareTimeouts() []error {
 	var errs []error
 	if c.StateTimeout == 0 {
 		c.StateTimeout = DefaultStateTimeout
@@ -190,7 +202,12 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	if c.ImageCreationWait < 0 {
 		errs = append(errs, fmt.Errorf("image_creation_wait: a number of extra seconds to wait after the image is active, must be >= 0, got %d (the bound on the wait is image_wait_timeout)", c.ImageCreationWait))
 	}
+	return errs
+}
 
+// prepareCommunicator checks the key options the communicator needs and names the temporary keypair after the build.
+func (c *RunConfig) prepareCommunicator() []error {
+	var errs []error
 	switch {
 	case c.Comm.Type == "ssh" || c.Comm.Type == "":
 		if c.Comm.SSHKeyPairName != "" && c.Comm.SSHPrivateKeyFile == "" && !c.Comm.SSHAgentAuth {
@@ -217,8 +234,12 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		}
 		c.Comm.SSHTemporaryKeyPairType = "rsa"
 	}
-	errs = append(errs, c.Comm.Prepare(ctx)...)
+	return errs
+}
 
+// prepareSource checks that exactly one source image option is set, and its filter.
+func (c *RunConfig) prepareSource() []error {
+	var errs []error
 	sources := 0
 	for _, set := range []bool{c.SourceImage != "", c.SourceImageName != "", c.ExternalSourceImageURL != "", !c.SourceImageFilters.Filters.Empty()} {
 		if set {
@@ -243,7 +264,12 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		c.warns = append(c.warns, fmt.Sprintf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community; ignored, as the official builder does", v))
 		c.SourceImageFilters.Filters.Visibility = ""
 	}
+	return errs
+}
 
+// prepareServer checks the server's flavor, addresses, user data and metadata.
+func (c *RunConfig) prepareServer() []error {
+	var errs []error
 	if c.Flavor == "" {
 		errs = append(errs, errors.New("flavor: required"))
 	}
@@ -277,7 +303,12 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		c.InstanceMetadata["ansible_init_disable"] = "true"
 	}
 	errs = append(errs, checkMetadata("instance_metadata", c.InstanceMetadata)...)
+	return errs
+}
 
+// prepareVolume checks the boot volume options, ignored (as the official builder does) without use_blockstorage_volume.
+func (c *RunConfig) prepareVolume() []error {
+	var errs []error
 	if c.VolumeSize < 0 {
 		errs = append(errs, fmt.Errorf("volume_size: must be >= 0, got %d", c.VolumeSize))
 	}
