@@ -134,7 +134,7 @@ func TestBinariesValidation(t *testing.T) {
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "{{.Nope}}"}}}, `binaries[0] (a): url:`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "ftp://x/{{.Name}}"}}}, `binaries[0] (a): url "ftp://x/a" must be an http(s) URL`},
 		{map[string]any{"binary_source": "ftp"}, `binary_source: "ftp" is not one of vm, host`},
-		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url: "ftp://x" must be an http(s) URL`},
+		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url "ftp://x" must be an http(s) URL`},
 	}
 	for _, tc := range cases {
 		var p Provisioner

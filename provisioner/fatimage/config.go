@@ -525,6 +525,7 @@ var validators = []func(*Config) []error{
 	(*Config).validateBinaries,
 	(*Config).validateContent,
 	(*Config).validateContainers,
+	(*Config).validateURLs,
 }
 
 func (c *Config) validate() []error {

@@ -117,7 +117,7 @@ func validatePythonEnvs(es []PythonEnv) []error {
 			if _, ok := parseGitRequirement(l.text); ok {
 				continue
 			} else if looksGit(l.text) {
-				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`", where, l.text)
+				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`, without credentials", where, withoutUserInfo(l.text))
 				continue
 			}
 			if !rePin.MatchString(l.text) {

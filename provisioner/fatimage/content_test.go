@@ -21,7 +21,7 @@ func TestContentValidation(t *testing.T) {
 		{"git tag+commit ok", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a/b.git", "tag": "v3.0", "commit": goodCommit, "destination": "/opt/b"}}}, ""},
 		{"git no repo", map[string]any{"git_checkouts": []map[string]any{{"tag": "v1", "destination": "/opt/b"}}}, "git_checkouts[0]: repo is required"},
 		{"git bad repo", map[string]any{"git_checkouts": []map[string]any{{"repo": "git@github.com:a/b.git", "tag": "v1", "destination": "/opt/b"}}}, `git_checkouts[0]: repo "git@github.com:a/b.git" must be an http(s) URL`},
-		{"git creds in url", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://u:p@h/a/b.git", "tag": "v1", "destination": "/opt/b"}}}, "git_checkouts[0]: repo must not carry credentials in the URL"},
+		{"git creds in url", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://u:p@h/a/b.git", "tag": "v1", "destination": "/opt/b"}}}, `git_checkouts[0]: repo "https://h/a/b.git" must not carry credentials (user info before @)`},
 		{"git no ref", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "destination": "/opt/b"}}}, "git_checkouts[0]: one of tag, commit or branch is required"},
 		{"git tag and branch", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "tag": "v1", "branch": "main", "destination": "/opt/b"}}}, "git_checkouts[0]: tag and branch exclude each other"},
 		{"git branch+commit", map[string]any{"git_checkouts": []map[string]any{{"repo": "https://h/a.git", "branch": "main", "commit": goodCommit, "destination": "/opt/b"}}}, "git_checkouts[0]: commit pins a tag, not a branch"},

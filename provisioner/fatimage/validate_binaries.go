@@ -3,7 +3,6 @@ package fatimage
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"net/url"
 	"path"
 	"strings"
 )
@@ -54,8 +53,8 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 		u, err := b.downloadURL(baseURL)
 		if err != nil {
 			add("binaries[%d] (%s): url: %v", i, b.Name, err)
-		} else if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			add("binaries[%d] (%s): url %q must be an http(s) URL", i, b.Name, u)
+		} else if msg := checkURL("url", u); msg != "" {
+			add("binaries[%d] (%s): %s", i, b.Name, msg)
 		}
 	}
 	return errs
@@ -64,8 +63,8 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 // validateBinaries checks the release options and the merged binaries.
 func (c *Config) validateBinaries() []error {
 	var errs problems
-	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
+	if msg := checkURL("release_base_url", c.ReleaseBaseURL); msg != "" {
+		errs.add("%s", msg)
 	} else {
 		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
 	}
