@@ -10,6 +10,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // Download is a file fetched by URL and checked against its sha256 before
@@ -104,11 +106,11 @@ func validateDownloads(ds []Download) []error {
 				add("members[%d] %q must be a clean relative path in the archive", j, m)
 			}
 		}
-		if !path.IsAbs(d.Destination) || path.Clean(d.Destination) != d.Destination || d.Destination == "/" {
-			add("destination %q must be an absolute, clean path other than /", d.Destination)
+		if msg := safepath.Dest(d.Destination, d.Extract && len(d.Members) > 0 && rootOwner(d.Owner)); msg != "" {
+			add("destination %q %s%s", d.Destination, msg, extractHint(d))
 		}
-		if d.StripComponents < 0 {
-			add("strip_components %d must not be negative", d.StripComponents)
+		if d.StripComponents < 0 || d.StripComponents > maxStrip {
+			add("strip_components %d must be between 0 and %d", d.StripComponents, maxStrip)
 		}
 		if !d.Extract && d.StripComponents != 0 {
 			add("strip_components needs extract = true")
@@ -116,8 +118,8 @@ func validateDownloads(ds []Download) []error {
 		if d.Extract && d.Mode != "" {
 			add("mode applies to a file; with extract = true the archive's modes are kept")
 		}
-		if d.Mode != "" && !reMode.MatchString(d.Mode) {
-			add("mode %q must be octal like 0644", d.Mode)
+		if msg := safepath.Mode(d.Mode); msg != "" {
+			add("mode %s", msg)
 		}
 		if !validOwner(d.Owner) {
 			add("owner %q must be user or user:group", d.Owner)

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // PythonEnv is a Python virtual environment (or, with `system`, the
@@ -92,8 +94,8 @@ func validatePythonEnvs(es []PythonEnv) []error {
 		switch {
 		case e.System && e.Path != "":
 			add("path and system = true exclude each other")
-		case !e.System && (!path.IsAbs(e.Path) || path.Clean(e.Path) != e.Path || e.Path == "/"):
-			add("path %q must be an absolute, clean path other than / (or set system = true)", e.Path)
+		case !e.System && safepath.Dest(e.Path, false) != "":
+			add("path %q %s (or set system = true)", e.Path, safepath.Dest(e.Path, false))
 		case paths[e.label()]:
 			add("%s is configured twice", e.label())
 		}

@@ -27,7 +27,7 @@ func TestPythonValidation(t *testing.T) {
 	runPrepareCases(t, []prepareCase{
 		{"ok", map[string]any{"python_envs": []map[string]any{{"path": "/opt/jupyter", "interpreter": "python3.12", "requirements_file": good, "owner": "podman"}}}, ""},
 		{"system ok", map[string]any{"python_envs": []map[string]any{{"system": true, "requirements": []string{"openstacksdk==4.1.0"}}}}, ""},
-		{"no path", map[string]any{"python_envs": []map[string]any{{"requirements": []string{"a==1"}}}}, `python_envs[0]: path "" must be an absolute, clean path other than / (or set system = true)`},
+		{"no path", map[string]any{"python_envs": []map[string]any{{"requirements": []string{"a==1"}}}}, `python_envs[0]: path "" is required (or set system = true)`},
 		{"path and system", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "system": true, "requirements": []string{"a==1"}}}}, "python_envs[0]: path and system = true exclude each other"},
 		{"no requirements", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x"}}}, "python_envs[0]: requirements or requirements_file is required"},
 		{"unpinned", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements": []string{"jupyter"}}}}, `python_envs[0]: requirement "jupyter" must be pinned exactly as name==version`},

@@ -44,6 +44,8 @@ func validateRPMURLs(rs []RPMURL) []error {
 		add := itemErrs(&errs, "rpm_urls", i)
 		if msg := checkHTTPURL("url", r.URL); msg != "" {
 			add("%s", msg)
+		} else if msg := checkRPMName(r.URL); msg != "" {
+			add("%s", msg)
 		} else if j, dup := seen[r.URL]; dup {
 			add("url %s is also rpm_urls[%d]'s", r.URL, j)
 		}

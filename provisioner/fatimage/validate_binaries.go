@@ -3,8 +3,9 @@ package fatimage
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"path"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // validateBinaries checks the configured entries for duplicates, then
@@ -44,11 +45,15 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 				add("binaries[%d] (%s): file %q is not a plain executable name", i, b.Name, f)
 			}
 		}
-		if !path.IsAbs(b.Destination) || path.Clean(b.Destination) != b.Destination {
-			add("binaries[%d] (%s): destination %q must be an absolute, clean directory", i, b.Name, b.Destination)
+		if msg := safepath.Dest(b.Destination, true); msg != "" {
+			add("binaries[%d] (%s): destination %q %s", i, b.Name, b.Destination, msg)
 		}
-		if !reMode.MatchString(b.Mode) {
-			add("binaries[%d] (%s): mode %q must be octal like 0755", i, b.Name, b.Mode)
+		msg := safepath.Mode(b.Mode)
+		if b.Mode == "" {
+			msg = `"" must be octal like 0755`
+		}
+		if msg != "" {
+			add("binaries[%d] (%s): mode %s", i, b.Name, msg)
 		}
 		u, err := b.downloadURL(baseURL)
 		if err != nil {

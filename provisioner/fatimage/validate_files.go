@@ -6,10 +6,7 @@ import (
 	"regexp"
 )
 
-var (
-	reMode  = regexp.MustCompile(`^0?[0-7]{3,4}$`)
-	reOwner = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`) // user or user:group
-)
+var reOwner = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`) // user or user:group
 
 // validateFiles checks the files entries.
 func (c *Config) validateFiles() []error {
@@ -38,15 +35,12 @@ func (c *Config) validateFiles() []error {
 				errs.add("files[%d]: source: %v", i, err)
 			}
 		}
-		if !path.IsAbs(f.Destination) {
-			errs.add("files[%d]: destination %q must be absolute", i, f.Destination)
-		}
-		if f.Mode != "" && !reMode.MatchString(f.Mode) {
-			errs.add("files[%d]: mode %q must be octal like 0644", i, f.Mode)
+		for _, msg := range fileDestProblems(f) {
+			errs.add("files[%d]: %s", i, msg)
 		}
 		if f.Owner != "" && !reOwner.MatchString(f.Owner) {
 			errs.add("files[%d]: owner %q must be user or user:group", i, f.Owner)
 		}
 	}
-	return errs
+	return append(errs, duplicateFiles(c.Files)...)
 }
