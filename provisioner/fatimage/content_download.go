@@ -166,7 +166,7 @@ func downloadWarnings(ds []Download) []string {
 	var out []string
 	for i, d := range ds {
 		if d.InsecureSkipChecksum {
-			out = append(out, fmt.Sprintf("downloads[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, d.URL))
+			out = append(out, fmt.Sprintf("downloads[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256: not verified", i, d.URL))
 		}
 	}
 	return out

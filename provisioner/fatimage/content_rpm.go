@@ -62,7 +62,7 @@ func rpmURLWarnings(rs []RPMURL) []string {
 	var out []string
 	for i, r := range rs {
 		if r.InsecureSkipChecksum {
-			out = append(out, fmt.Sprintf("rpm_urls[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, r.URL))
+			out = append(out, fmt.Sprintf("rpm_urls[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256: not verified", i, r.URL))
 		}
 		if r.DisableGPGCheck {
 			out = append(out, fmt.Sprintf("rpm_urls[%d]: disable_gpg_check = true: the signature of %s is not checked", i, r.URL))

@@ -78,7 +78,7 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 		t.Error("a plan with an RPM by URL is empty")
 	}
 	w := rpmURLWarnings(p.config.RPMURLs)
-	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256" ||
+	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256: not verified" ||
 		w[1] != "rpm_urls[1]: disable_gpg_check = true: the signature of https://h/b.rpm is not checked" {
 		t.Errorf("warnings %q", w)
 	}
