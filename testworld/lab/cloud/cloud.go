@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/faultinject"
 )
 
 // Options configures a Cloud.
@@ -145,8 +147,8 @@ type Cloud struct {
 	network  *neutron
 	volume   *cinder
 
-	faultMu sync.Mutex // a leaf lock: taken with any service lock held
-	faults  []*faultState
+	faults *faultinject.Injector   // its lock is a leaf: taken with any service lock held
+	apis   map[string]http.Handler // by service: the service behind the faults
 
 	callMu sync.Mutex
 	calls  map[string]int
@@ -181,6 +183,8 @@ func New(o Options) (*Cloud, error) {
 	}
 	o.Timing.defaults()
 	c := &Cloud{o: o, done: make(chan struct{}), calls: map[string]int{}}
+	c.faults = c.newFaults()
+	c.apis = c.newAPIs()
 	var err error
 	if c.identity, err = newKeystone(c, o.Users); err != nil {
 		return nil, err
@@ -381,27 +385,6 @@ func decodeBody(r *http.Request, v any) error {
 		return fmt.Errorf("malformed request body: %v", err)
 	}
 	return nil
-}
-
-// match matches a path split in segments against a pattern where "*"
-// matches any one segment; it returns the wildcard values.
-func match(segs []string, pattern string) ([]string, bool) {
-	ps := strings.Split(pattern, "/")
-	if pattern == "" {
-		ps = nil
-	}
-	if len(ps) != len(segs) {
-		return nil, false
-	}
-	var out []string
-	for i, p := range ps {
-		if p == "*" {
-			out = append(out, segs[i])
-		} else if p != segs[i] {
-			return nil, false
-		}
-	}
-	return out, true
 }
 
 func splitPath(p string) []string {

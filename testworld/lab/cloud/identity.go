@@ -12,6 +12,7 @@ import (
 // cloud is made, so only tokens need the lock.
 type keystone struct {
 	c        *Cloud
+	rt       *router // the v3 API below authentication
 	users    []*userRec
 	projects map[string]*project // by id
 
@@ -21,6 +22,7 @@ type keystone struct {
 
 func newKeystone(c *Cloud, users []User) (*keystone, error) {
 	ks := &keystone{c: c, projects: map[string]*project{}, tokens: map[string]*token{}}
+	ks.rt = ks.routes()
 	byName := map[string]*project{}
 	for _, u := range users {
 		if u.Name == "" {
@@ -121,7 +123,7 @@ func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string)
 		writeJSON(w, http.StatusOK, obj{"version": ks.identityVersion()})
 		return
 	}
-	if _, ok := match(segs, "auth/tokens"); ok && r.Method == http.MethodPost {
+	if len(segs) == 2 && segs[0] == "auth" && segs[1] == "tokens" && r.Method == http.MethodPost {
 		ks.issueToken(w, r)
 		return
 	}
@@ -129,90 +131,8 @@ func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string)
 	if t == nil {
 		return
 	}
-	switch {
-	case eq(segs, "auth/tokens"):
-		subj := r.Header.Get("X-Subject-Token")
-		ks.mu.Lock()
-		st := ks.tokens[subj]
-		if st != nil && time.Now().After(st.Expires) {
-			st = nil
-		}
-		if st != nil && r.Method == http.MethodDelete {
-			delete(ks.tokens, subj)
-		}
-		ks.mu.Unlock()
-		if st == nil {
-			fail(w, svc, http.StatusNotFound, "", "Could not find token: "+subj+".")
-			return
-		}
-		switch r.Method {
-		case http.MethodGet:
-			w.Header().Set("X-Subject-Token", st.ID)
-			writeJSON(w, http.StatusOK, obj{"token": ks.tokenBody(st)})
-		case http.MethodHead:
-			w.WriteHeader(http.StatusOK)
-		case http.MethodDelete:
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			methodNotAllowed(w, svc)
-		}
-	case eq(segs, "auth/projects"), eq(segs, "projects"):
-		// Listing every project is identity:list_projects, an admin
-		// rule; a user lists its own through /v3/auth/projects.
-		ps := append([]*project{t.user.project}, t.user.others...)
-		if eq(segs, "projects") {
-			if !t.isAdmin() {
-				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: identity:list_projects.")
-				return
-			}
-			ps = sortByCreated(ks.projects, func(*project) time.Time { return time.Time{} }, func(p *project) string { return p.Name })
-		}
-		out := []obj{}
-		for _, p := range ps {
-			out = append(out, ks.projectJSON(p))
-		}
-		writeJSON(w, http.StatusOK, obj{"projects": out,
-			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
-	case eq(segs, "auth/catalog"):
-		writeJSON(w, http.StatusOK, obj{"catalog": ks.catalog(t.project),
-			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
-	case len(segs) == 2 && segs[0] == "projects":
-		p := ks.projects[segs[1]]
-		if p == nil || (p != t.project && !t.isAdmin()) {
-			fail(w, svc, http.StatusNotFound, "", "Could not find project: "+segs[1]+".")
-			return
-		}
-		writeJSON(w, http.StatusOK, obj{"project": ks.projectJSON(p)})
-	case len(segs) == 2 && segs[0] == "users":
-		if segs[1] != t.user.ID {
-			fail(w, svc, http.StatusNotFound, "", "Could not find user: "+segs[1]+".")
-			return
-		}
-		writeJSON(w, http.StatusOK, obj{"user": obj{"id": t.user.ID, "name": t.user.Name, "domain_id": domainID(t.user.Domain),
-			"enabled": true, "default_project_id": t.user.project.ID, "password_expires_at": nil,
-			"links": obj{"self": ks.c.url + r.URL.Path}}})
-	case len(segs) == 3 && segs[0] == "users" && segs[2] == "application_credentials":
-		if segs[1] != t.user.ID {
-			fail(w, svc, http.StatusNotFound, "", "Could not find user: "+segs[1]+".")
-			return
-		}
-		acs := []obj{}
-		for _, ac := range t.user.AppCredentials {
-			acs = append(acs, obj{"id": ac.ID, "name": ac.Name, "project_id": t.user.project.ID,
-				"description": "", "expires_at": nil, "unrestricted": false, "roles": roles(t.user.Roles), "access_rules": []obj{}})
-		}
-		writeJSON(w, http.StatusOK, obj{"application_credentials": acs,
-			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
-	case eq(segs, "domains"):
-		writeJSON(w, http.StatusOK, obj{"domains": []obj{{"id": domainID(t.user.Domain), "name": t.user.Domain, "enabled": true, "description": ""}}})
-	case eq(segs, "regions"):
-		writeJSON(w, http.StatusOK, obj{"regions": []obj{{"id": ks.c.o.Region, "description": "", "parent_region_id": nil}}})
-	default:
-		notFoundPath(w, r, svc)
-	}
+	ks.rt.serve(w, r, cleanPath(append([]string{"identity", "v3"}, segs...)), &caller{t: t})
 }
-
-func eq(segs []string, p string) bool { _, ok := match(segs, p); return ok }
 
 func (ks *keystone) projectJSON(p *project) obj {
 	return obj{"id": p.ID, "name": p.Name, "domain_id": p.DomainID, "enabled": true, "is_domain": false,
@@ -254,33 +174,36 @@ func roles(names []string) []obj {
 // services' default policies call "context_is_admin".
 func (t *token) isAdmin() bool { return contains(t.user.Roles, "admin") }
 
+// authIdentity is the identity part of POST /v3/auth/tokens.
+type authIdentity struct {
+	Methods  []string `json:"methods"`
+	Password struct {
+		User struct {
+			ID       string `json:"id"`
+			Name     string `json:"name"`
+			Password string `json:"password"`
+			Domain   struct{ ID, Name string }
+		} `json:"user"`
+	} `json:"password"`
+	AppCred struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Secret string `json:"secret"`
+		User   struct {
+			ID     string `json:"id"`
+			Name   string `json:"name"`
+			Domain struct{ ID, Name string }
+		} `json:"user"`
+	} `json:"application_credential"`
+	Token struct {
+		ID string `json:"id"`
+	} `json:"token"`
+}
+
 type authReq struct {
 	Auth struct {
-		Identity struct {
-			Methods  []string `json:"methods"`
-			Password struct {
-				User struct {
-					ID       string `json:"id"`
-					Name     string `json:"name"`
-					Password string `json:"password"`
-					Domain   struct{ ID, Name string }
-				} `json:"user"`
-			} `json:"password"`
-			AppCred struct {
-				ID     string `json:"id"`
-				Name   string `json:"name"`
-				Secret string `json:"secret"`
-				User   struct {
-					ID     string `json:"id"`
-					Name   string `json:"name"`
-					Domain struct{ ID, Name string }
-				} `json:"user"`
-			} `json:"application_credential"`
-			Token struct {
-				ID string `json:"id"`
-			} `json:"token"`
-		} `json:"identity"`
-		Scope *struct {
+		Identity authIdentity `json:"identity"`
+		Scope    *struct {
 			Project *struct {
 				ID     string `json:"id"`
 				Name   string `json:"name"`
@@ -317,20 +240,60 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		fail(w, svc, http.StatusBadRequest, "", err.Error())
 		return
 	}
-	id := req.Auth.Identity
-	unauth := func() {
-		fail(w, svc, http.StatusUnauthorized, "", "The request you have made requires authentication.")
-	}
-	if len(id.Methods) == 0 {
+	if len(req.Auth.Identity.Methods) == 0 {
 		fail(w, svc, http.StatusBadRequest, "", "Expecting to find methods in identity.")
 		return
 	}
 	ks.mu.Lock()
-	var (
-		user *userRec
-		ac   *AppCredential
-	)
-	method := id.Methods[0]
+	t, e := ks.authenticateRequest(req)
+	if e == nil {
+		ks.tokens[t.ID] = t
+	}
+	ks.mu.Unlock()
+	if e != nil {
+		fail(w, svc, e.status, "", e.msg)
+		return
+	}
+	w.Header().Set("X-Subject-Token", t.ID)
+	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
+}
+
+// authenticateRequest checks the request's first method and scope and
+// returns a new token; ks.mu held.
+func (ks *keystone) authenticateRequest(req authReq) (*token, *httpErr) {
+	unauth := &httpErr{http.StatusUnauthorized, "The request you have made requires authentication."}
+	method := req.Auth.Identity.Methods[0]
+	user, ac, e := ks.identify(req.Auth.Identity, method)
+	if e != nil {
+		return nil, e
+	}
+	if user == nil {
+		return nil, unauth
+	}
+	proj := user.project
+	if ac == nil && req.Auth.Scope != nil && req.Auth.Scope.Project != nil {
+		// A user may scope to any project it has a role on.
+		sp := req.Auth.Scope.Project
+		proj = nil
+		for _, p := range append([]*project{user.project}, user.others...) {
+			if (sp.ID != "" && sp.ID == p.ID) || (sp.ID == "" && sp.Name == p.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name)) {
+				proj = p
+			}
+		}
+		if proj == nil {
+			return nil, unauth
+		}
+	}
+	now := time.Now()
+	return &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
+		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}, nil
+}
+
+// identify finds the user (and application credential) an auth method
+// names; a nil user means the credentials are wrong. ks.mu held.
+func (ks *keystone) identify(id authIdentity, method string) (*userRec, *AppCredential, *httpErr) {
+	var user *userRec
+	var ac *AppCredential
 	switch method {
 	case "password":
 		pu := id.Password.User
@@ -358,45 +321,14 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 			if t.appCred != nil {
 				// Keystone keeps an application credential's token to its
 				// project: no re-scoping, no new tokens from it.
-				ks.mu.Unlock()
-				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential.")
-				return
+				return nil, nil, &httpErr{http.StatusForbidden, "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential."}
 			}
 			user = t.user
 		}
 	default:
-		ks.mu.Unlock()
-		fail(w, svc, http.StatusUnauthorized, "", "Attempted to authenticate with an unsupported method.")
-		return
+		return nil, nil, &httpErr{http.StatusUnauthorized, "Attempted to authenticate with an unsupported method."}
 	}
-	if user == nil {
-		ks.mu.Unlock()
-		unauth()
-		return
-	}
-	proj := user.project
-	if ac == nil && req.Auth.Scope != nil && req.Auth.Scope.Project != nil {
-		// A user may scope to any project it has a role on.
-		sp := req.Auth.Scope.Project
-		proj = nil
-		for _, p := range append([]*project{user.project}, user.others...) {
-			if (sp.ID != "" && sp.ID == p.ID) || (sp.ID == "" && sp.Name == p.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name)) {
-				proj = p
-			}
-		}
-		if proj == nil {
-			ks.mu.Unlock()
-			unauth()
-			return
-		}
-	}
-	now := time.Now()
-	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
-		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
-	ks.tokens[t.ID] = t
-	ks.mu.Unlock()
-	w.Header().Set("X-Subject-Token", t.ID)
-	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
+	return user, ac, nil
 }
 
 func (ks *keystone) tokenBody(t *token) obj {

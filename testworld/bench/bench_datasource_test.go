@@ -1,9 +1,7 @@
-package ark
+package bench
 
 import (
 	"bytes"
-	"context"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
-
+	"github.com/stackhpc/packer-plugin-fatimage/datasource/ark"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // latestTimestampsPy does what the appliance's latest_timestamps.py does,
@@ -96,14 +94,16 @@ def main():
 main()
 `
 
-// BenchmarkResolve60ReposVsPython adds the appliance's way to the
-// BenchmarkResolve60Repos comparison: the same 60 entries on a content
+// BenchmarkResolve60ReposVsPython adds the appliance's way to
+// datasource/ark's BenchmarkResolve60Repos comparison: the same 60 entries on a content
 // app answering after 50 ms, resolved by the data source one at a time,
 // with the default concurrency, and by a Python requests+bs4 script doing
 // what latest_timestamps.py does (sequential; Debian's python3-requests and
 // python3-bs4), and by a concurrent Python resolver (stdlib threads, the
 // data source's default concurrency). All four must agree on every answer;
 // the content app's request log gives each one's requests per repository.
+// It needs no lab, and drives the data source as Packer does (Configure,
+// Execute).
 func BenchmarkResolve60ReposVsPython(b *testing.B) {
 	const repos, latency = 60, 50 * time.Millisecond
 	py := "/usr/bin/python3"
@@ -111,14 +111,14 @@ func BenchmarkResolve60ReposVsPython(b *testing.B) {
 		needs.Unavailable(b, fmt.Sprintf("%s lacks requests or bs4 (scripts/deps.sh installs python3-requests python3-bs4): %v", py, err))
 	}
 	s := pulpfake.New(pulpfake.Options{Latency: latency})
-	var blocks []map[string]interface{}
+	var blocks []map[string]any
 	paths := map[string]string{}
 	for i := range repos {
 		path := fmt.Sprintf("bench/%02d/x86_64/os", i)
 		// a different newest snapshot per repository, so a wrong pick shows
 		s.AddSnapshots(path, "20250102T030405", fmt.Sprintf("20251106T2115%02d", i), "20250601T120000")
 		name := fmt.Sprintf("repo%02d", i)
-		blocks = append(blocks, map[string]interface{}{"name": name, "path": path})
+		blocks = append(blocks, map[string]any{"name": name, "path": path})
 		paths[name] = path
 	}
 	if err := s.Start(); err != nil {
@@ -136,16 +136,24 @@ func BenchmarkResolve60ReposVsPython(b *testing.B) {
 	spec, _ := json.Marshal(map[string]any{"content_url": s.ContentURL(), "repos": paths})
 
 	resolveWith := func(concurrency int) (time.Duration, map[string]string) {
-		d, err := configure(map[string]interface{}{"os_version": "9.6", "content_url": s.ContentURL(), "repo": blocks, "concurrency": concurrency})
-		if err != nil {
+		var d ark.Datasource
+		if err := d.Configure(map[string]any{"os_version": "9.6", "content_url": s.ContentURL(), "repo": blocks, "concurrency": concurrency}); err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		out, err := Resolve(context.Background(), &d.config, func(string) {})
-		if err != nil || len(out.Repos) != repos {
-			b.Fatalf("resolve: %v (%d repos)", err, len(out.Repos))
+		out, err := d.Execute()
+		took := time.Since(start)
+		if err != nil {
+			b.Fatalf("resolve: %v", err)
 		}
-		return time.Since(start), out.Timestamps
+		ts := map[string]string{}
+		for name, v := range out.GetAttr("timestamps").AsValueMap() {
+			ts[name] = v.AsString()
+		}
+		if len(ts) != repos {
+			b.Fatalf("resolve: %d repos", len(ts))
+		}
+		return took, ts
 	}
 	python := func(args ...string) (time.Duration, map[string]string) {
 		cmd := exec.Command(py, args...)
@@ -173,9 +181,9 @@ func BenchmarkResolve60ReposVsPython(b *testing.B) {
 	var rq [4]float64
 	for b.Loop() {
 		d1, a1, r1 := requests(func() (time.Duration, map[string]string) { return resolveWith(1) })
-		d2, a2, r2 := requests(func() (time.Duration, map[string]string) { return resolveWith(DefaultConcurrency) })
+		d2, a2, r2 := requests(func() (time.Duration, map[string]string) { return resolveWith(ark.DefaultConcurrency) })
 		d3, a3, r3 := requests(func() (time.Duration, map[string]string) { return python(script) })
-		d4, a4, r4 := requests(func() (time.Duration, map[string]string) { return python(threads, fmt.Sprint(DefaultConcurrency)) })
+		d4, a4, r4 := requests(func() (time.Duration, map[string]string) { return python(threads, fmt.Sprint(ark.DefaultConcurrency)) })
 		seq, conc, pyd, pyt = seq+d1, conc+d2, pyd+d3, pyt+d4
 		rq = [4]float64{r1, r2, r3, r4}
 		for name := range paths {
@@ -194,7 +202,7 @@ func BenchmarkResolve60ReposVsPython(b *testing.B) {
 	b.ReportMetric(float64(seq)/float64(conc), "sequential/concurrent-x")
 	b.ReportMetric(pyt.Seconds()/n, "python-threads-s")
 	b.ReportMetric(float64(conc)/float64(pyt), "concurrent/python-threads")
-	fmt.Printf("\n== Data source: %d repos, %s per request (fatimage-ark's Resolve vs Python; ratio = this row / fatimage-ark concurrency=%d)\n", repos, latency, DefaultConcurrency)
+	fmt.Printf("\n== Data source: %d repos, %s per request (fatimage-ark's Resolve vs Python; ratio = this row / fatimage-ark concurrency=%d)\n", repos, latency, ark.DefaultConcurrency)
 	fmt.Printf("%-44s  %8s  %6s  %s\n", "contender", "wall s", "ratio", "requests/repo")
 	for _, r := range []struct {
 		name string
@@ -202,9 +210,9 @@ func BenchmarkResolve60ReposVsPython(b *testing.B) {
 		rq   float64
 	}{
 		{"fatimage-ark concurrency=1", seq, rq[0]},
-		{fmt.Sprintf("fatimage-ark concurrency=%d", DefaultConcurrency), conc, rq[1]},
+		{fmt.Sprintf("fatimage-ark concurrency=%d", ark.DefaultConcurrency), conc, rq[1]},
 		{"python requests+bs4 (sequential)", pyd, rq[2]},
-		{fmt.Sprintf("python stdlib threads (%d workers)", DefaultConcurrency), pyt, rq[3]},
+		{fmt.Sprintf("python stdlib threads (%d workers)", ark.DefaultConcurrency), pyt, rq[3]},
 	} {
 		fmt.Printf("%-44s  %8.2f  %6.2f  %.1f\n", r.name, r.d.Seconds()/n, float64(r.d)/float64(conc), r.rq)
 	}
