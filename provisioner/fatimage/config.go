@@ -52,7 +52,11 @@ type Repo struct {
 	// site Pulp that serves without them).
 	Credentials string `mapstructure:"credentials"`
 	// Any other key of a `repos` element is written as an extra
-	// `key = value` line of the section (e.g. `sslverify = "0"`).
+	// `key = value` line of the section (e.g. `sslverify = "0"`). A key
+	// naming a credential (one with password, passwd, token, secret,
+	// username or credential in it, e.g. `proxy_password`) is written only
+	// into the build's copy on the tmpfs, never into the disabled file
+	// left in the image.
 	Options map[string]string `mapstructure:",remain"`
 }
 
@@ -60,7 +64,8 @@ type Repo struct {
 // repositories' keys are built in (see "GPG keys"); an entry with the
 // path of a built-in key replaces it.
 type GPGKey struct {
-	// Path of the key in the image, e.g. /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
+	// Path of the key in the image, a file in /etc/pki/rpm-gpg/, e.g.
+	// /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
 	// Required unless `builtin` is set (the default is then the built-in
 	// key's path for the image's OS major).
 	Path string `mapstructure:"path"`
@@ -98,7 +103,10 @@ type File struct {
 	// contents land in destination, which it becomes. Required unless
 	// `content`, `directory` or `symlink` is set.
 	Source string `mapstructure:"source"`
-	// Absolute path in the image.
+	// Absolute, clean path in the image, given once. Not a system
+	// directory (/, /etc, /usr, /var/lib, ...: internal/safepath) except
+	// with `directory = true` owned by root, which sets its owner and
+	// mode; nothing on /proc, /sys, /dev or /run.
 	Destination string `mapstructure:"destination" required:"true"`
 	// Literal content written to destination, instead of a source.
 	Content string `mapstructure:"content"`
@@ -111,8 +119,9 @@ type File struct {
 	Symlink string `mapstructure:"symlink"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
-	// Octal mode of files, e.g. "0644". Default 0644; executables
-	// found in a directory source keep 0755. Directories get 0755.
+	// Octal mode of files, e.g. "0644", at most 0777 (no setuid, setgid
+	// or sticky bits). Default 0644; executables found in a directory
+	// source keep 0755. Directories get 0755.
 	Mode string `mapstructure:"mode"`
 }
 
@@ -157,7 +166,7 @@ type Config struct {
 	// packages); otherwise the image boots the new kernel on first boot.
 	// always: reboot after the package transaction. never: do not reboot.
 	Reboot string `mapstructure:"reboot"`
-	// How long to wait for the VM to come back. Default 10m.
+	// How long to wait for the VM to come back. Default 10m; at least 1m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
 	// disabled, permissive or unchanged. Default disabled.
 	SELinux string `mapstructure:"selinux"`
@@ -209,12 +218,13 @@ type Config struct {
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
-	// Extra packages installed in the same transaction.
+	// Extra packages installed in the same transaction: names, specs or
+	// groups (`@Development Tools`), no globs.
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
 	// added to those of `groups`.
 	ModuleStreams []string `mapstructure:"module_streams"`
-	// Packages removed.
+	// Packages removed, by name (no globs).
 	RemovePackages []string `mapstructure:"remove_packages"`
 	// dnf install_weak_deps for the transaction. Default true (dnf's
 	// default, as the appliance installs); the groups' Slurm set is

@@ -30,13 +30,15 @@ type Download struct {
 	InsecureSkipChecksum bool `mapstructure:"insecure_skip_checksum"`
 	// Absolute path of the file, or with `extract` the directory the
 	// archive is unpacked into (files already there and not in the
-	// archive are kept).
+	// archive are kept). Not a system directory (/usr, /etc, ...), except
+	// for `members` of an archive added to one as root (/usr/bin).
 	Destination string `mapstructure:"destination" required:"true"`
 	// Unpack the file as a tar archive (gzip, bzip2 and xz compression
 	// are recognised) instead of copying it.
 	Extract bool `mapstructure:"extract"`
 	// With `extract`: leading path components dropped from each entry,
-	// like tar's --strip-components (1 drops an archive's top directory).
+	// like tar's --strip-components (1 drops an archive's top
+	// directory), at most 16.
 	StripComponents int `mapstructure:"strip_components"`
 	// With `extract`: only these members of the archive (paths as the
 	// archive names them, before strip_components), e.g.

@@ -16,7 +16,7 @@ import (
 // its sha256, then its signature against the keys imported from
 // `gpg_keys` (as dnf checks the repositories' packages).
 type RPMURL struct {
-	// http(s) URL of the .rpm file.
+	// http(s) URL of the .rpm file (its path ends in .rpm).
 	URL string `mapstructure:"url" required:"true"`
 	// sha256 (hex) of the file. Required unless `insecure_skip_checksum`.
 	SHA256 string `mapstructure:"sha256"`
