@@ -19,12 +19,14 @@ func isSecretOption(k string) bool {
 	return slices.ContainsFunc(secretOptionWords, func(w string) bool { return strings.Contains(k, w) })
 }
 
-// repoOptionSecrets are the values of the repos' credential options.
+// repoOptionSecrets are the values of the repos' credential options but
+// user names: those are no secret, and as patterns of the redaction and
+// the clean check a short one ("proxy") would match ordinary text.
 func (c *Config) repoOptionSecrets() []string {
 	var out []string
 	for _, r := range c.repos {
 		for k, v := range r.Options {
-			if isSecretOption(k) && v != "" {
+			if isSecretOption(k) && !strings.Contains(k, "username") && v != "" {
 				out = append(out, v)
 			}
 		}
