@@ -49,6 +49,7 @@ func TestDestructiveInputsRefused(t *testing.T) {
 		{"download strip huge", map[string]any{"downloads": []map[string]any{{"url": "https://h/f.tgz", "sha256": goodSHA, "destination": "/opt/f", "extract": true, "strip_components": 2147483647}}}, "downloads[0]: strip_components 2147483647 must be between 0 and 16"},
 		{"download mode setgid", map[string]any{"downloads": []map[string]any{{"url": "https://h/f", "sha256": goodSHA, "destination": "/opt/f", "mode": "2755"}}}, `downloads[0]: mode "2755" sets setuid, setgid or sticky bits`},
 		{"venv at /usr", map[string]any{"python_envs": []map[string]any{{"path": "/usr", "requirements": []string{"a==1"}}}}, `python_envs[0]: path "/usr" is a system directory`},
+		{"user home /etc created", map[string]any{"users": []any{map[string]any{"name": "app", "uid": 5000, "home": "/etc", "create_home": true}}}, `users[0]: home "/etc" is a system directory`},
 		{"login_home /etc", map[string]any{"login_home": "/etc"}, `login_home: "/etc" is a system directory`},
 		{"remote_folder /", map[string]any{"remote_folder": "/"}, `remote_folder: "/" is the root directory`},
 		{"remote_folder /run", map[string]any{"remote_folder": "/run"}, `remote_folder: "/run" is under /run, a runtime filesystem`},

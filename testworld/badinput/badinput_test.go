@@ -602,6 +602,8 @@ var cases = []tcase{
 		want: []string{"downloads[0]: strip_components 2147483647 must be between 0 and 16"}},
 	{name: "prov venv at /usr", component: provC, hcl: provB(blk("python_envs", "path", `"/usr"`, "requirements", `["a==1"]`)),
 		want: []string{`python_envs[0]: path "/usr" is a system directory`}},
+	{name: "prov user home /etc created", component: provC, hcl: provB(blk("users", "name", `"app"`, "uid", "5000", "home", `"/etc"`, "create_home", "true")),
+		want: []string{`users[0]: home "/etc" is a system directory: it would be replaced, removed or taken over as a whole; use a directory of its own below it (create_home makes it the user's)`}},
 	{name: "prov login_home /etc", component: provC, hcl: prov("login_home", `"/etc"`),
 		want: []string{`login_home: "/etc" is a system directory: it would be replaced, removed or taken over as a whole; use a directory of its own below it (the login user's home, its own directory)`}},
 	{name: "prov remote_folder /", component: provC, hcl: prov("remote_folder", `"/"`),
