@@ -4,6 +4,8 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -53,10 +55,24 @@ type FlatConfig struct {
 	PackerOnError        *string                 `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
 	PackerUserVars       map[string]string       `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
 	PackerSensitiveVars  []string                `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
+	GPGKeys              []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	Files                []files.FlatFile        `mapstructure:"files" cty:"files" hcl:"files"`
+	GitCheckouts         []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads            []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs              []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs           []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers           []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	GrafanaDashboards    []FlatGrafanaDashboard  `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	SystemdUnits         []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls              []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists   []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles             []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits               []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits            []lines.FlatLineEdit    `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 	RawRepos             []map[string]string     `mapstructure:"repos" cty:"repos" hcl:"repos"`
 	RepoUsername         *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
 	RepoPassword         *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
-	GPGKeys              []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	ImportOSKey          *bool                   `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
 	ReplaceRepos         *bool                   `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
 	EnableRepos          []string                `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
@@ -83,14 +99,12 @@ type FlatConfig struct {
 	GrafanaPlugins       []string                `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
 	GrafanaPluginSHA256  map[string]string       `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
 	GrafanaPluginURL     *string                 `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
-	GrafanaDashboards    []FlatGrafanaDashboard  `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
 	GrafanaDashboardsURL *string                 `mapstructure:"grafana_dashboards_url" cty:"grafana_dashboards_url" hcl:"grafana_dashboards_url"`
 	NetlibURL            *string                 `mapstructure:"netlib_url" cty:"netlib_url" hcl:"netlib_url"`
 	DisableServices      []string                `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
 	Users                []FlatUser              `mapstructure:"users" cty:"users" hcl:"users"`
 	MoveLoginHome        *bool                   `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
 	LoginHome            *string                 `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
-	Files                []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
 	Cleanup              *bool                   `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
 	SkipCleanupSteps     []string                `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
 	DisableRepos         *bool                   `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
@@ -98,20 +112,8 @@ type FlatConfig struct {
 	DefaultBinaries      *bool                   `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
 	ReleaseBaseURL       *string                 `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
 	BinarySource         *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
-	GitCheckouts         []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads            []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs              []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs           []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers           []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	ContainerRegistries  []FlatContainerRegistry `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
 	ContentSource        *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
-	SystemdUnits         []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
-	Sysctls              []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
-	ModprobeBlacklists   []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
-	Tmpfiles             []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
-	Limits               []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
-	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	LineEdits            []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 	ManifestOutput       *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	ExecuteCommand       *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder         *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
@@ -137,10 +139,24 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"packer_on_error":            &hcldec.AttrSpec{Name: "packer_on_error", Type: cty.String, Required: false},
 		"packer_user_variables":      &hcldec.AttrSpec{Name: "packer_user_variables", Type: cty.Map(cty.String), Required: false},
 		"packer_sensitive_variables": &hcldec.AttrSpec{Name: "packer_sensitive_variables", Type: cty.List(cty.String), Required: false},
+		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
+		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
+		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
+		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
+		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*FlatModprobeBlacklist)(nil).HCL2Spec())},
+		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
+		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
 		"repos":                      &hcldec.AttrSpec{Name: "repos", Type: cty.List(cty.Map(cty.String)), Required: false},
 		"repo_username":              &hcldec.AttrSpec{Name: "repo_username", Type: cty.String, Required: false},
 		"repo_password":              &hcldec.AttrSpec{Name: "repo_password", Type: cty.String, Required: false},
-		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
 		"import_os_key":              &hcldec.AttrSpec{Name: "import_os_key", Type: cty.Bool, Required: false},
 		"replace_repos":              &hcldec.AttrSpec{Name: "replace_repos", Type: cty.Bool, Required: false},
 		"enable_repos":               &hcldec.AttrSpec{Name: "enable_repos", Type: cty.List(cty.String), Required: false},
@@ -167,14 +183,12 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"grafana_plugins":            &hcldec.AttrSpec{Name: "grafana_plugins", Type: cty.List(cty.String), Required: false},
 		"grafana_plugin_sha256":      &hcldec.AttrSpec{Name: "grafana_plugin_sha256", Type: cty.Map(cty.String), Required: false},
 		"grafana_plugin_url":         &hcldec.AttrSpec{Name: "grafana_plugin_url", Type: cty.String, Required: false},
-		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"grafana_dashboards_url":     &hcldec.AttrSpec{Name: "grafana_dashboards_url", Type: cty.String, Required: false},
 		"netlib_url":                 &hcldec.AttrSpec{Name: "netlib_url", Type: cty.String, Required: false},
 		"disable_services":           &hcldec.AttrSpec{Name: "disable_services", Type: cty.List(cty.String), Required: false},
 		"users":                      &hcldec.BlockListSpec{TypeName: "users", Nested: hcldec.ObjectSpec((*FlatUser)(nil).HCL2Spec())},
 		"move_login_home":            &hcldec.AttrSpec{Name: "move_login_home", Type: cty.Bool, Required: false},
 		"login_home":                 &hcldec.AttrSpec{Name: "login_home", Type: cty.String, Required: false},
-		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*FlatFile)(nil).HCL2Spec())},
 		"cleanup":                    &hcldec.AttrSpec{Name: "cleanup", Type: cty.Bool, Required: false},
 		"skip_cleanup_steps":         &hcldec.AttrSpec{Name: "skip_cleanup_steps", Type: cty.List(cty.String), Required: false},
 		"disable_repos":              &hcldec.AttrSpec{Name: "disable_repos", Type: cty.Bool, Required: false},
@@ -182,20 +196,8 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"default_binaries":           &hcldec.AttrSpec{Name: "default_binaries", Type: cty.Bool, Required: false},
 		"release_base_url":           &hcldec.AttrSpec{Name: "release_base_url", Type: cty.String, Required: false},
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
-		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
-		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
-		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
-		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
-		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
 		"container_registries":       &hcldec.BlockListSpec{TypeName: "container_registries", Nested: hcldec.ObjectSpec((*FlatContainerRegistry)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
-		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
-		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
-		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*FlatModprobeBlacklist)(nil).HCL2Spec())},
-		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
-		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
-		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
-		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
@@ -284,6 +286,57 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 	return s
 }
 
+// FlatContentOptions is an auto-generated flat version of ContentOptions.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatContentOptions struct {
+	GPGKeys            []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	Files              []files.FlatFile        `mapstructure:"files" cty:"files" hcl:"files"`
+	GitCheckouts       []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads          []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs            []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs         []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers         []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	GrafanaDashboards  []FlatGrafanaDashboard  `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	SystemdUnits       []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls            []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles           []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits             []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs         []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits          []lines.FlatLineEdit    `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+}
+
+// FlatMapstructure returns a new FlatContentOptions.
+// FlatContentOptions is an auto-generated flat version of ContentOptions.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*ContentOptions) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatContentOptions)
+}
+
+// HCL2Spec returns the hcl spec of a ContentOptions.
+// This spec is used by HCL to read the fields of ContentOptions.
+// The decoded values from this spec will then be applied to a FlatContentOptions.
+func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
+		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
+		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"systemd_units":      &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
+		"sysctl":             &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
+		"modprobe_blacklist": &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*FlatModprobeBlacklist)(nil).HCL2Spec())},
+		"tmpfiles":           &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"limits":             &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
+		"kernel_args":        &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
+		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
+	}
+	return s
+}
+
 // FlatDownload is an auto-generated flat version of Download.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatDownload struct {
@@ -319,41 +372,6 @@ func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
 		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
 		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatFile is an auto-generated flat version of File.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatFile struct {
-	Source      *string `mapstructure:"source" cty:"source" hcl:"source"`
-	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Content     *string `mapstructure:"content" cty:"content" hcl:"content"`
-	Directory   *bool   `mapstructure:"directory" cty:"directory" hcl:"directory"`
-	Symlink     *string `mapstructure:"symlink" cty:"symlink" hcl:"symlink"`
-	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode        *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
-}
-
-// FlatMapstructure returns a new FlatFile.
-// FlatFile is an auto-generated flat version of File.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*File) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatFile)
-}
-
-// HCL2Spec returns the hcl spec of a File.
-// This spec is used by HCL to read the fields of File.
-// The decoded values from this spec will then be applied to a FlatFile.
-func (*FlatFile) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"source":      &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
-		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"content":     &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
-		"directory":   &hcldec.AttrSpec{Name: "directory", Type: cty.Bool, Required: false},
-		"symlink":     &hcldec.AttrSpec{Name: "symlink", Type: cty.String, Required: false},
-		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":        &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -445,39 +463,6 @@ func (*FlatGrafanaDashboard) HCL2Spec() map[string]hcldec.Spec {
 		"source":       &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
 		"sha256":       &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
 		"replacements": &hcldec.AttrSpec{Name: "replacements", Type: cty.Map(cty.String), Required: false},
-	}
-	return s
-}
-
-// FlatLineEdit is an auto-generated flat version of LineEdit.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatLineEdit struct {
-	Path    *string `mapstructure:"path" required:"true" cty:"path" hcl:"path"`
-	Regexp  *string `mapstructure:"regexp" cty:"regexp" hcl:"regexp"`
-	Line    *string `mapstructure:"line" cty:"line" hcl:"line"`
-	Absent  *bool   `mapstructure:"absent" cty:"absent" hcl:"absent"`
-	Section *string `mapstructure:"section" cty:"section" hcl:"section"`
-	Create  *bool   `mapstructure:"create" cty:"create" hcl:"create"`
-}
-
-// FlatMapstructure returns a new FlatLineEdit.
-// FlatLineEdit is an auto-generated flat version of LineEdit.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*LineEdit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatLineEdit)
-}
-
-// HCL2Spec returns the hcl spec of a LineEdit.
-// This spec is used by HCL to read the fields of LineEdit.
-// The decoded values from this spec will then be applied to a FlatLineEdit.
-func (*FlatLineEdit) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"regexp":  &hcldec.AttrSpec{Name: "regexp", Type: cty.String, Required: false},
-		"line":    &hcldec.AttrSpec{Name: "line", Type: cty.String, Required: false},
-		"absent":  &hcldec.AttrSpec{Name: "absent", Type: cty.Bool, Required: false},
-		"section": &hcldec.AttrSpec{Name: "section", Type: cty.String, Required: false},
-		"create":  &hcldec.AttrSpec{Name: "create", Type: cty.Bool, Required: false},
 	}
 	return s
 }

@@ -82,7 +82,7 @@ func TestContainerSecretsRedacted(t *testing.T) {
 	if err := p.Prepare(map[string]any{"container_registries": []map[string]any{{"host": "r.example:5000", "username": "u", "password": pw}}}); err != nil {
 		t.Fatal(err)
 	}
-	s := &state{cfg: &p.config}
+	s := &state{cfg: &p.config, plan: p.plan}
 	auth := p.config.authFile("r.example:5000")
 	if out := s.redact("dump " + pw + " " + string(auth)); strings.Contains(out, pw) || strings.Contains(out, "czNjcjpldCAieCI") || strings.Contains(out, "dToz") {
 		t.Fatalf("not redacted: %s", out)
@@ -146,7 +146,8 @@ func TestHostFetchOCIArchive(t *testing.T) {
 		{Host: reg.Host(), Insecure: true, Username: user, Password: pw},
 		{Host: frontHost, Insecure: true},
 	}}
-	s := &state{cfg: cfg, ui: packersdk.TestUi(t), comm: comm}
+	s := stateOf(cfg)
+	s.ui, s.comm = packersdk.TestUi(t), comm
 	ctx := context.Background()
 	for _, host := range []string{reg.Host(), frontHost} {
 		ct := Container{Image: host + "/library/mysql:8.0.30", Digest: want}

@@ -33,10 +33,10 @@ func TestGrafanaDashboardValidation(t *testing.T) {
 	})
 }
 
-func dashboardNames(c *Config) []string {
+func dashboardNames(c *plan) []string {
 	var out []string
 	for _, d := range c.GrafanaDashboards {
-		out = append(out, d.name()+" "+d.origin(c.grafanaDashboardsURL()))
+		out = append(out, d.name()+" "+d.origin(c.cfg.grafanaDashboardsURL()))
 	}
 	return out
 }

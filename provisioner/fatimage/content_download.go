@@ -133,14 +133,14 @@ func validateDownloads(ds []Download) []error {
 // fetchDownloads stages every download and its sha256 check (sc).
 func (s *state) fetchDownloads(ctx context.Context, sc *vmScript) error {
 	var items []fetchItem
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
 	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), items); err != nil {
 		return err
 	}
 	// an unchecked download's sha256, as found, for image.json
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		if d.InsecureSkipChecksum {
 			sc.use("download").call("fatimage_download_sum", strconv.Itoa(i), d.staged(s.workDir, i))
 		}

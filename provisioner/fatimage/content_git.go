@@ -129,8 +129,8 @@ func gitStaging(workDir string, i int) string { return path.Join(workDir, fmt.Sp
 // fetchGit adds the fetch and check of every checkout to s: from the
 // repository (vm) or from a bundle the plugin made and uploaded (host).
 func (s *state) fetchGit(ctx context.Context, sc *vmScript) error {
-	c := s.cfg
-	for i, g := range c.GitCheckouts {
+	c, p := s.cfg, s.plan
+	for i, g := range p.GitCheckouts {
 		what := fmt.Sprintf("git_checkouts[%d]", i)
 		src := g.Repo
 		if c.contentSource() == "host" {

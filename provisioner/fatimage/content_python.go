@@ -162,9 +162,9 @@ func pythonWheels(workDir string, i int) string {
 // "host", the wheels pip downloads on the host (hashes checked there),
 // uploaded as one archive; the VM's pip then installs only from them.
 func (s *state) fetchPython(ctx context.Context, sc *vmScript) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	var files []staged
-	for i, e := range c.PythonEnvs {
+	for i, e := range p.PythonEnvs {
 		what := fmt.Sprintf("python_envs[%d]", i)
 		lines, err := e.requirementLines()
 		if err != nil {
@@ -234,15 +234,15 @@ func (s *state) downloadWheels(ctx context.Context, what string, e PythonEnv, re
 }
 
 // scriptInstallPython installs each environment's requirements.
-func scriptInstallPython(c *Config, workDir string) *vmScript {
+func scriptInstallPython(envs []PythonEnv, source, workDir string) *vmScript {
 	sc := newScript("python")
-	for i, e := range c.PythonEnvs {
+	for i, e := range envs {
 		venv := e.Path
 		if e.System {
 			venv = ""
 		}
 		wheels := ""
-		if c.contentSource() == "host" {
+		if source == "host" {
 			wheels = pythonWheels(workDir, i)
 		}
 		u, g := splitOwner(e.Owner)

@@ -64,8 +64,8 @@ func TestPythonScript(t *testing.T) {
 			jupyterlab = d
 		}
 	}
-	c := &Config{PythonEnvs: []PythonEnv{{Path: venv, Interpreter: "/usr/bin/python3", IndexURL: idx.IndexURL(),
-		Requirements: []string{"jupyterlab==4.6.1 --hash=sha256:" + idx.WheelSHA256(jupyterlab), "jupyter_server==2.20.0 --hash=sha256:" + strings.Repeat("0", 64)}}}}
+	c := &Config{ContentOptions: ContentOptions{PythonEnvs: []PythonEnv{{Path: venv, Interpreter: "/usr/bin/python3", IndexURL: idx.IndexURL(),
+		Requirements: []string{"jupyterlab==4.6.1 --hash=sha256:" + idx.WheelSHA256(jupyterlab), "jupyter_server==2.20.0 --hash=sha256:" + strings.Repeat("0", 64)}}}}}
 	write := func() {
 		lines, _ := c.PythonEnvs[0].requirementLines()
 		if err := os.WriteFile(pythonReq(work, 0), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
@@ -73,7 +73,7 @@ func TestPythonScript(t *testing.T) {
 		}
 	}
 	write()
-	out, err := runLocal(t, work, scriptInstallPython(c, work))
+	out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
 	if err == nil || !strings.Contains(out, "python_envs[0]: pip install failed") || !strings.Contains(out, "HASHES") {
 		t.Fatalf("a wrong hash was accepted: %v\n%s", err, out)
 	}
@@ -84,7 +84,7 @@ func TestPythonScript(t *testing.T) {
 	}
 	for round, want := range []string{"installed python packages into " + venv, "unchanged " + venv} {
 		write()
-		out, err := runLocal(t, work, scriptInstallPython(c, work))
+		out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}

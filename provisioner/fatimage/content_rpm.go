@@ -74,7 +74,7 @@ func rpmURLWarnings(rs []RPMURL) []string {
 // rpmURLFiles are the staged RPMs, installed with the packages.
 func (s *state) rpmURLFiles() []string {
 	var out []string
-	for i, r := range s.cfg.RPMURLs {
+	for i, r := range s.plan.RPMURLs {
 		out = append(out, r.staged(s.workDir, i))
 	}
 	return out
@@ -84,27 +84,27 @@ func (s *state) rpmURLFiles() []string {
 // VM, or by the plugin through its cache and uploaded) and checks each
 // one's sha256 and signature, all before any package work.
 func stepFetchRPMs(ctx context.Context, s *state) error {
-	c := s.cfg
-	s.say(fmt.Sprintf("rpm_urls: fetching and checking %d RPMs (content_source = %s)", len(c.RPMURLs), c.contentSource()))
-	for _, w := range rpmURLWarnings(c.RPMURLs) {
+	c, p := s.cfg, s.plan
+	s.say(fmt.Sprintf("rpm_urls: fetching and checking %d RPMs (content_source = %s)", len(p.RPMURLs), c.contentSource()))
+	for _, w := range rpmURLWarnings(p.RPMURLs) {
 		s.say("WARNING: " + w)
 	}
 	sc := newScript("content", "rpm")
 	var items []fetchItem
-	for i, r := range c.RPMURLs {
+	for i, r := range p.RPMURLs {
 		items = append(items, fetchItem{what: fmt.Sprintf("rpm_urls[%d]", i), url: r.URL, sum: r.SHA256, dst: r.staged(s.workDir, i)})
 	}
 	if err := s.stageFetches(ctx, sc, c.contentSource(), items); err != nil {
 		return err
 	}
-	for i, r := range c.RPMURLs {
+	for i, r := range p.RPMURLs {
 		sc.call("fatimage_rpm_check", fmt.Sprintf("rpm_urls[%d] (%s)", i, r.URL), strconv.Itoa(i), r.staged(s.workDir, i), flag01(!r.DisableGPGCheck))
 	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.rpms, err = parseFetchedRPMs(out, len(c.RPMURLs))
+	s.content.rpms, err = parseFetchedRPMs(out, len(p.RPMURLs))
 	return err
 }
 
@@ -142,7 +142,7 @@ func (s *state) imageRPMRecord() map[string]imageRPM {
 		return nil
 	}
 	out := map[string]imageRPM{}
-	for i, r := range s.cfg.RPMURLs {
+	for i, r := range s.plan.RPMURLs {
 		f := s.content.rpms[i]
 		out[f.Name] = imageRPM{URL: r.URL, NVR: f.NVR, SHA256: f.SHA256, ChecksumVerified: !r.InsecureSkipChecksum, GPGCheck: !r.DisableGPGCheck}
 	}

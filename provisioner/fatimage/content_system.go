@@ -71,15 +71,22 @@ func (u SystemdUnit) state() string {
 }
 
 // hasSystem reports whether any system setting is configured.
-func (c *Config) hasSystem() bool {
+func (c *ContentOptions) hasSystem() bool {
 	return len(c.SystemdUnits)+len(c.Sysctls)+len(c.ModprobeBlacklists)+len(c.Tmpfiles)+len(c.Limits)+len(c.KernelArgs) > 0
 }
 
-func validateSystemSettings(c *Config) []error {
+func validateSystemSettings(c *ContentOptions) []error {
 	var errs []error
 	add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	validateUnits(c.SystemdUnits, add)
+	validateDropInFiles(c, add)
+	return errs
+}
+
+// validateUnits checks systemd_units.
+func validateUnits(list []SystemdUnit, add func(string, ...any)) {
 	units := map[string]bool{}
-	for i, u := range c.SystemdUnits {
+	for i, u := range list {
 		if !reUnit.MatchString(u.Name) {
 			add("systemd_units[%d]: name %q must be a unit name with its suffix, e.g. mysql.service", i, u.Name)
 		} else if units[u.Name] {
@@ -101,6 +108,11 @@ func validateSystemSettings(c *Config) []error {
 			}
 		}
 	}
+}
+
+// validateDropInFiles checks the settings written as drop-in files:
+// sysctl, modprobe_blacklist, tmpfiles, limits and kernel_args.
+func validateDropInFiles(c *ContentOptions, add func(string, ...any)) {
 	names := func(field string, list []string) {
 		seen := map[string]bool{}
 		for i, n := range list {
@@ -159,11 +171,10 @@ func validateSystemSettings(c *Config) []error {
 			add("kernel_args[%d]: %q must be one argument like rd.auto=1 (no spaces or quotes)", i, a)
 		}
 	}
-	return errs
 }
 
 // systemFiles are every file the system settings write, in order.
-func systemFiles(c *Config) []systemFile {
+func systemFiles(c *ContentOptions) []systemFile {
 	var out []systemFile
 	for _, u := range c.SystemdUnits {
 		if u.Content != "" {
@@ -212,12 +223,12 @@ func withNewline(s string) string {
 // stepSystem writes the system settings' files (staged as one upload),
 // reloads systemd when a unit changed and sets each unit's state.
 func stepSystem(ctx context.Context, s *state) error {
-	c := s.cfg
+	p := s.plan
 	s.say("system settings")
 	var st []staged
 	// with units configured, systemd reloads when a file changed
-	puts := []string{flag01(len(c.SystemdUnits) > 0)}
-	for i, f := range systemFiles(c) {
+	puts := []string{flag01(len(p.SystemdUnits) > 0)}
+	for i, f := range systemFiles(&p.ContentOptions) {
 		name := fmt.Sprintf("system-%d", i)
 		st = append(st, staged{name, []byte(f.Content)})
 		puts = append(puts, path.Join(s.workDir, name), f.Path)
@@ -227,31 +238,31 @@ func stepSystem(ctx context.Context, s *state) error {
 		return fmt.Errorf("system settings: %w", err)
 	}
 	sc.call("fatimage_put_files", puts...)
-	for _, u := range c.SystemdUnits {
+	for _, u := range p.SystemdUnits {
 		sc.call("fatimage_unit_state", u.Name, u.state())
 	}
-	if len(c.KernelArgs) > 0 {
-		sc.use("kernel").call("fatimage_kernel_args", c.KernelArgs...)
+	if len(p.KernelArgs) > 0 {
+		sc.use("kernel").call("fatimage_kernel_args", p.KernelArgs...)
 	}
 	_, err := s.runScript(ctx, sc)
 	return err
 }
 
 func (s *state) imageSystemRecord() *imageSystem {
-	c := s.cfg
-	if !c.hasSystem() {
+	p := s.plan
+	if !p.hasSystem() {
 		return nil
 	}
 	r := &imageSystem{}
-	for _, u := range c.SystemdUnits {
+	for _, u := range p.SystemdUnits {
 		if r.Units == nil {
 			r.Units = map[string]string{}
 		}
 		r.Units[u.Name] = u.state()
 	}
-	for _, f := range systemFiles(c) {
+	for _, f := range systemFiles(&p.ContentOptions) {
 		r.Files = append(r.Files, f.Path)
 	}
-	r.KernelArgs = c.KernelArgs
+	r.KernelArgs = p.KernelArgs
 	return r
 }

@@ -37,15 +37,15 @@ func TestSystemValidation(t *testing.T) {
 }
 
 func TestSystemFiles(t *testing.T) {
-	c := &Config{
+	c := &Config{ContentOptions: ContentOptions{
 		SystemdUnits:       []SystemdUnit{{Name: "mysql.service", Content: "[Unit]", DropIns: map[string]string{"b": "B", "a": "A\n"}}},
 		Sysctls:            []Sysctl{{Name: "90-x", Settings: map[string]string{"vm.b": "2", "vm.a": "1"}}},
 		ModprobeBlacklists: []ModprobeBlacklist{{Name: "appliance", Modules: []string{"esp4", "rxrpc"}}},
 		Tmpfiles:           []ConfigFile{{Name: "t", Content: "d /run/x"}},
 		Limits:             []ConfigFile{{Name: "l", Content: "* soft nofile 1"}},
-	}
+	}}
 	var got []string
-	for _, f := range systemFiles(c) {
+	for _, f := range systemFiles(c.templateContent()) {
 		got = append(got, f.Path+"|"+f.Content)
 	}
 	want := []string{

@@ -83,7 +83,7 @@ func TestGitBranchWarnsAndSourceDefault(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	w := p.config.contentWarnings()
+	w := p.plan.contentWarnings()
 	if len(w) != 1 || !strings.HasPrefix(w[0], "git_checkouts[0]: branch main of https://h/a.git is not reproducible") {
 		t.Fatalf("warnings %q", w)
 	}

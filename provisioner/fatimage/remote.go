@@ -179,7 +179,7 @@ func (s *state) commandError(step, shown string, status int, out string) *cmdErr
 	if failing := failingCommand(out); failing != "" {
 		e.Command = failing
 		if strings.HasPrefix(failing, "dnf ") {
-			e.Causes = diagnoseDNF(out, s.cfg.repoIDs())
+			e.Causes = diagnoseDNF(out, s.plan.repoIDs())
 			e.Tail = tail(dnfShownOutput(out), 20)
 		}
 	}

@@ -22,9 +22,9 @@ func isSecretOption(k string) bool {
 // repoOptionSecrets are the values of the repos' credential options but
 // user names: those are no secret, and as patterns of the redaction and
 // the clean check a short one ("proxy") would match ordinary text.
-func (c *Config) repoOptionSecrets() []string {
+func (p *plan) repoOptionSecrets() []string {
 	var out []string
-	for _, r := range c.repos {
+	for _, r := range p.repos {
 		for k, v := range r.Options {
 			if isSecretOption(k) && !strings.Contains(k, "username") && v != "" {
 				out = append(out, v)
@@ -37,12 +37,12 @@ func (c *Config) repoOptionSecrets() []string {
 
 // knownSecrets are every credential the run knows, in every form it may
 // be written in (internal/redact): what must not be left in the image.
-func (c *Config) knownSecrets() []string {
-	forms := redact.BasicForms(c.RepoUsername, c.RepoPassword)
-	for _, r := range c.ContainerRegistries {
+func (p *plan) knownSecrets() []string {
+	forms := redact.BasicForms(p.repoUsername, p.repoPassword)
+	for _, r := range p.cfg.ContainerRegistries {
 		forms = append(forms, redact.BasicForms(r.Username, r.Password)...)
 	}
-	for _, s := range c.repoOptionSecrets() {
+	for _, s := range p.repoOptionSecrets() {
 		forms = append(forms, redact.Forms(s)...)
 	}
 	forms = slices.DeleteFunc(forms, func(f string) bool { return f == "" })

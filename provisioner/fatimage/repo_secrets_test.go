@@ -26,8 +26,8 @@ func TestRepoCredentialOptionsStayOffTheImage(t *testing.T) {
 	if err := p.Prepare(map[string]any{"repos": []any{repo}, "repo_username": "u", "repo_password": "Repo-Pw"}); err != nil {
 		t.Fatal(err)
 	}
-	build := renderRepoFiles(p.config.repos, p.config.RepoUsername, p.config.RepoPassword, false)[0].Content
-	kept := renderRepoFiles(p.config.repos, "", "", true)[0].Content
+	build := renderRepoFiles(p.plan.repos, p.plan.repoUsername, p.plan.repoPassword, false)[0].Content
+	kept := renderRepoFiles(p.plan.repos, "", "", true)[0].Content
 	for _, l := range []string{"proxy_password = Proxy-Pw-1", "proxy_username = proxy-user", "x_api_token = Tok-en-2", "password = Repo-Pw"} {
 		if !strings.Contains(build, l) {
 			t.Errorf("the build's repo file lacks %q:\n%s", l, build)
@@ -42,7 +42,7 @@ func TestRepoCredentialOptionsStayOffTheImage(t *testing.T) {
 		}
 	}
 	// the clean check looks for every credential, in every form
-	known := p.config.knownSecrets()
+	known := p.plan.knownSecrets()
 	for _, f := range []string{"Repo-Pw", "Proxy-Pw-1", "Tok-en-2", base64.StdEncoding.EncodeToString([]byte("u:Repo-Pw")), url.QueryEscape("Tok-en-2")} {
 		if !slices.Contains(known, f) {
 			t.Errorf("the clean check does not look for %q (it has %q)", f, known)

@@ -104,8 +104,8 @@ func stripRepoFiles(sc *vmScript, files []repoFile, disableOthers bool) {
 
 // buildRepoSecrets adds the build's repo files, credentials and all, to
 // sc's secrets, where fatimage_dnf reads them.
-func (c *Config) buildRepoSecrets(sc *vmScript, workDir string) {
-	for _, f := range renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false) {
+func (p *plan) buildRepoSecrets(sc *vmScript, workDir string) {
+	for _, f := range renderRepoFiles(p.repos, p.repoUsername, p.repoPassword, false) {
 		sc.secret(workDir, path.Join("repos", f.Name), []byte(f.Content))
 	}
 }

@@ -11,9 +11,9 @@ import (
 
 // repoWarnings flag the repositories whose packages dnf installs
 // without checking their signatures.
-func (c *Config) repoWarnings() []string {
+func (p *plan) repoWarnings() []string {
 	var out []string
-	for i, r := range c.repos {
+	for i, r := range p.repos {
 		if !r.GPGCheck {
 			out = append(out, fmt.Sprintf("repos[%d] (%s): gpgcheck = false: the signatures of its packages are not verified", i, r.RepoName))
 		}

@@ -21,7 +21,7 @@ func TestSupplyChainWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(append(p.config.repoWarnings(), p.config.contentWarnings()...), "\n")
+	got := strings.Join(append(p.plan.repoWarnings(), p.plan.contentWarnings()...), "\n")
 	for _, w := range []string{
 		"repos[1] (eessi): gpgcheck = false: the signatures of its packages are not verified",
 		"python_envs[0]: index_url http://mirror.example/simple is plain http: pip trusts the host (--trusted-host)",
@@ -45,7 +45,7 @@ func TestBuiltinUnverifiedSaidNotVerified(t *testing.T) {
 	if err := p.Prepare(map[string]any{"groups": []string{"k3s", "k9s", "opkssh", "openondemand_rstudio", "openondemand_codeserver"}}); err != nil {
 		t.Fatal(err)
 	}
-	said := strings.Join(append(p.config.contentWarnings(), rpmURLWarnings(p.config.RPMURLs)...), "\n")
+	said := strings.Join(append(p.plan.contentWarnings(), rpmURLWarnings(p.plan.RPMURLs)...), "\n")
 	for _, name := range []string{"/k3s", "helm-", "k9s_", "opkssh-", "rstudio-server-", "code-server"} {
 		found := false
 		for _, l := range strings.Split(said, "\n") {

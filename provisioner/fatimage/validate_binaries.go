@@ -8,9 +8,9 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
-// validateBinaries checks the configured entries for duplicates, then
+// checkBinaries checks the configured entries for duplicates, then
 // the merged list, naming configured entries by their index.
-func validateBinaries(conf, bins []Binary, baseURL string) []error {
+func checkBinaries(conf, bins []Binary, baseURL string) []error {
 	var errs problems
 	add := errs.add
 	idx := map[string]int{}
@@ -66,12 +66,12 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 }
 
 // validateBinaries checks the release options and the merged binaries.
-func (c *Config) validateBinaries() []error {
+func validateBinaries(c *Config, p *plan) []error {
 	var errs problems
 	if msg := checkURL("release_base_url", c.ReleaseBaseURL); msg != "" {
 		errs.add("%s", msg)
 	} else {
-		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
+		errs = append(errs, checkBinaries(c.Binaries, p.binaries, c.ReleaseBaseURL)...)
 	}
 	switch c.BinarySource {
 	case "vm", "host":

@@ -15,7 +15,7 @@ var (
 
 // validatePackages checks package names, module streams, Grafana
 // plugins and services.
-func (c *Config) validatePackages() []error {
+func validatePackages(c *Config, _ *plan) []error {
 	var errs problems
 	checkPkgs := func(field string, l []string) {
 		for i, p := range l {

@@ -8,7 +8,7 @@ import (
 
 // validateSystem checks how the run treats the VM: reboots, SELinux,
 // cleanup, the login home and how scripts run.
-func (c *Config) validateSystem() []error {
+func validateSystem(c *Config, _ *plan) []error {
 	var errs problems
 	switch c.Reboot {
 	case "auto", "always", "never":

@@ -77,7 +77,7 @@ func (c *Config) urlOptions() [][2]string {
 }
 
 // validateURLs checks the mirror URL options that are set.
-func (c *Config) validateURLs() []error {
+func validateURLs(c *Config, _ *plan) []error {
 	var errs problems
 	for _, o := range c.urlOptions() {
 		if o[1] == "" {

@@ -14,7 +14,7 @@ var reName = regexp.MustCompile(`^[a-z_][a-z0-9_-]*\$?$`)
 // validateUsers checks the configured users for duplicates, then every
 // field and id clash over the merged list (configured users replace
 // built-ins).
-func (c *Config) validateUsers() []error {
+func validateUsers(c *Config, p *plan) []error {
 	var errs problems
 	// Duplicates among the configured users, then every field and id
 	// clash over the merged list (configured users replace built-ins).
@@ -27,7 +27,7 @@ func (c *Config) validateUsers() []error {
 		confIdx[u.Name] = i
 	}
 	uids, groups := map[int]string{}, map[string]int{}
-	for _, u := range c.users {
+	for _, u := range p.users {
 		label := fmt.Sprintf("built-in user %q", u.Name)
 		if i, ok := confIdx[u.Name]; ok {
 			label = fmt.Sprintf("users[%d]", i)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 )
 
 // A symlink entry makes the link (its directory too), replaces a link
@@ -15,7 +17,7 @@ func TestFilesMakeLink(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "websockify", "run")
 	link := func(target string) (string, error) {
-		sc := newScript("files")
+		sc := newScript(kindBody(files.Kind{}))
 		sc.call("make_link", target, dst, owner, group)
 		return runLocal(t, dir, sc)
 	}
@@ -39,28 +41,6 @@ func TestFilesMakeLink(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(dst); string(data) != "a real file" {
 		t.Errorf("the file was changed: %q", data)
-	}
-}
-
-func TestFilesSymlinkValidation(t *testing.T) {
-	for _, tc := range []struct {
-		f    File
-		want string
-	}{
-		{File{Symlink: "/opt/a/bin/x", Destination: "/opt/x/run"}, ""},
-		{File{Symlink: "bin/x", Destination: "/opt/x/run"}, `files[0]: symlink "bin/x" must be an absolute, clean path`},
-		{File{Symlink: "/opt/a/../x", Destination: "/opt/x/run"}, `files[0]: symlink "/opt/a/../x" must be an absolute, clean path`},
-		{File{Symlink: "/opt/a", Destination: "/opt/x/run", Mode: "0755"}, "files[0]: mode does not apply to a symlink"},
-		{File{Symlink: "/opt/a", Content: "x", Destination: "/opt/x/run"}, "files[0]: source, content, directory = true and symlink exclude each other"},
-	} {
-		errs := (&Config{Files: []File{tc.f}}).validateFiles()
-		var got []string
-		for _, e := range errs {
-			got = append(got, e.Error())
-		}
-		if strings.Join(got, "\n") != tc.want {
-			t.Errorf("%+v: got %q, want %q", tc.f, got, tc.want)
-		}
 	}
 }
 

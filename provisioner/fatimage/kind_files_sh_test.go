@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 )
 
 // files.sh under the steps' umask 077: the parents a file, directory or
@@ -26,7 +28,7 @@ func TestFilesShParentsReadable(t *testing.T) {
 	if err := os.WriteFile(src, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	script := scriptBody("files") + `
+	script := files.Kind{}.Shell() + `
 umask 077
 place_file "$1" "$2/a/b/modulefile" root root 0644
 make_dir "$2/c/d" root root 0755

@@ -1,4 +1,4 @@
-package fatimage
+package files
 
 import (
 	"archive/tar"

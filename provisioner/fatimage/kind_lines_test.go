@@ -5,42 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func TestLineEditValidation(t *testing.T) {
-	for _, tc := range []struct {
-		edit LineEdit
-		want string // "" = valid
-	}{
-		{LineEdit{Path: "/etc/profile", Regexp: "^HOSTNAME=", Absent: true}, ""},
-		{LineEdit{Path: "/etc/profile.d/sh.local", Line: "export PATH=$PATH"}, ""},
-		{LineEdit{Path: "/usr/lib/tuned/hpc-compute/tuned.conf", Section: "sysctl", Regexp: `^vm\.min_free_kbytes[[:space:]]*=`, Line: "vm.min_free_kbytes=>135168"}, ""},
-		{LineEdit{Path: "etc/profile", Line: "x"}, `path "etc/profile" must be a clean absolute path`},
-		{LineEdit{Path: "/etc/x", Regexp: `a\s+b`, Line: "x"}, "is not a POSIX extended regular expression"},
-		{LineEdit{Path: "/etc/x", Regexp: "(", Line: "x"}, "is not a POSIX extended regular expression"},
-		{LineEdit{Path: "/etc/x", Absent: true}, "absent needs regexp"},
-		{LineEdit{Path: "/etc/x", Regexp: "a", Line: "x", Absent: true}, "line and absent are exclusive"},
-		{LineEdit{Path: "/etc/x", Regexp: "a"}, "line is required"},
-		{LineEdit{Path: "/etc/x", Line: "a\nb"}, "line must be one line"},
-		{LineEdit{Path: "/etc/x", Line: "a", Section: "[sysctl]"}, "must be a plain INI section name"},
-		{LineEdit{Path: "/etc/x", Regexp: "a", Absent: true, Create: true}, "create with absent"},
-	} {
-		errs := validateLineEdits([]LineEdit{tc.edit})
-		if tc.want == "" {
-			if len(errs) > 0 {
-				t.Errorf("%+v: unexpected %v", tc.edit, errs)
-			}
-			continue
-		}
-		if len(errs) == 0 || !strings.Contains(errs[0].Error(), tc.want) || !strings.HasPrefix(errs[0].Error(), "line_edits[0]: ") {
-			t.Errorf("%+v: got %v, want line_edits[0]: ...%s", tc.edit, errs, tc.want)
-		}
-	}
-	dup := []LineEdit{{Path: "/etc/x", Line: "a"}, {Path: "/etc/x", Line: "a"}}
-	if errs := validateLineEdits(dup); len(errs) != 1 || !strings.Contains(errs[0].Error(), "line_edits[1]: edits the same line of /etc/x as line_edits[0]") {
-		t.Errorf("duplicate: %v", errs)
-	}
-}
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+)
 
 // TestLineEditScript runs the edits with the real sh and awk on files
 // shaped like the ones the built-in groups edit.
@@ -58,7 +25,7 @@ func TestLineEditScript(t *testing.T) {
 	profile := write("profile", "pathmunge () {\n:\n}\nHOSTNAME=$(/usr/bin/hostnamectl --transient 2>/dev/null) || \\\nHOSTNAME=$(/usr/bin/hostname 2>/dev/null) || \\\nHOSTNAME=$(/usr/bin/uname -n)\nexport HOSTNAME\n", 0o600)
 	shlocal := write("sh.local", "# local settings\n", 0o644)
 	cudaLine := "export PATH=$PATH:$(ls -1d /usr/local/cuda-* | sort -V | tail -1)/bin"
-	edits := []LineEdit{
+	edits := []lines.LineEdit{
 		{Path: tuned, Section: "sysctl", Regexp: `^vm\.min_free_kbytes[[:space:]]*=`, Line: "vm.min_free_kbytes=>135168"},
 		{Path: tuned, Section: "vm", Regexp: `^readahead=`, Line: "readahead=1"}, // [disk]'s is not [vm]'s
 		{Path: noSection, Section: "sysctl", Regexp: `^vm\.x=`, Line: "vm.x=1"},
@@ -68,7 +35,7 @@ func TestLineEditScript(t *testing.T) {
 		{Path: filepath.Join(dir, "new", "created"), Line: "made", Create: true},
 	}
 	run := func() string {
-		out, err := runLocal(t, dir, scriptLineEdits(edits))
+		out, err := runLocal(t, dir, installScript(t, lines.Kind{}, edits))
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -101,8 +68,8 @@ func TestLineEditScript(t *testing.T) {
 		t.Errorf("second run edited again:\n%s", out)
 	}
 	// a missing file fails naming the edit and the file
-	missing := []LineEdit{{Path: filepath.Join(dir, "absent.conf"), Line: "x"}}
-	out, err := runLocal(t, dir, scriptLineEdits(missing))
+	missing := []lines.LineEdit{{Path: filepath.Join(dir, "absent.conf"), Line: "x"}}
+	out, err := runLocal(t, dir, installScript(t, lines.Kind{}, missing))
 	if err == nil || !strings.Contains(out, "!fatimage: line_edits[0]: "+filepath.Join(dir, "absent.conf")+" does not exist") {
 		t.Errorf("missing file: err %v\n%s", err, out)
 	}
