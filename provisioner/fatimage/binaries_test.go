@@ -129,12 +129,12 @@ func TestBinariesValidation(t *testing.T) {
 		{map[string]any{"binaries": []any{map[string]any{"name": "x", "version": "1"}}}, "binaries[0] (x): sha256 is required"},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good}, map[string]any{"name": "a", "version": "2", "sha256": good}}}, `binaries[1]: duplicate binary "a"`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "files": []string{"../x"}}}}, `binaries[0] (a): file "../x" is not a plain executable name`},
-		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "destination": "bin"}}}, `binaries[0] (a): destination "bin" must be an absolute, clean directory`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "destination": "bin"}}}, `binaries[0] (a): destination "bin" must be absolute`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "mode": "rwx"}}}, `binaries[0] (a): mode "rwx" must be octal`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "{{.Nope}}"}}}, `binaries[0] (a): url:`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "ftp://x/{{.Name}}"}}}, `binaries[0] (a): url "ftp://x/a" must be an http(s) URL`},
 		{map[string]any{"binary_source": "ftp"}, `binary_source: "ftp" is not one of vm, host`},
-		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url: "ftp://x" must be an http(s) URL`},
+		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url "ftp://x" must be an http(s) URL`},
 	}
 	for _, tc := range cases {
 		var p Provisioner

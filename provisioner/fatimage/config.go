@@ -47,7 +47,11 @@ type Repo struct {
 	// site Pulp that serves without them).
 	Credentials string `mapstructure:"credentials"`
 	// Any other key of a `repos` element is written as an extra
-	// `key = value` line of the section (e.g. `sslverify = "0"`).
+	// `key = value` line of the section (e.g. `sslverify = "0"`). A key
+	// naming a credential (one with password, passwd, token, secret,
+	// username or credential in it, e.g. `proxy_password`) is written only
+	// into the build's copy on the tmpfs, never into the disabled file
+	// left in the image.
 	Options map[string]string `mapstructure:",remain"`
 }
 
@@ -55,7 +59,8 @@ type Repo struct {
 // repositories' keys are built in (see "GPG keys"); an entry with the
 // path of a built-in key replaces it.
 type GPGKey struct {
-	// Path of the key in the image, e.g. /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
+	// Path of the key in the image, a file in /etc/pki/rpm-gpg/, e.g.
+	// /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
 	// Required unless `builtin` is set (the default is then the built-in
 	// key's path for the image's OS major).
 	Path string `mapstructure:"path"`
@@ -127,7 +132,7 @@ type Config struct {
 	// packages); otherwise the image boots the new kernel on first boot.
 	// always: reboot after the package transaction. never: do not reboot.
 	Reboot string `mapstructure:"reboot"`
-	// How long to wait for the VM to come back. Default 10m.
+	// How long to wait for the VM to come back. Default 10m; at least 1m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
 	// disabled, permissive or unchanged. Default disabled.
 	SELinux string `mapstructure:"selinux"`
@@ -179,12 +184,13 @@ type Config struct {
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
-	// Extra packages installed in the same transaction.
+	// Extra packages installed in the same transaction: names, specs or
+	// groups (`@Development Tools`), no globs.
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
 	// added to those of `groups`.
 	ModuleStreams []string `mapstructure:"module_streams"`
-	// Packages removed.
+	// Packages removed, by name (no globs).
 	RemovePackages []string `mapstructure:"remove_packages"`
 	// dnf install_weak_deps for the transaction. Default true (dnf's
 	// default, as the appliance installs); the groups' Slurm set is
@@ -383,6 +389,7 @@ var validators = []func(*Config, *plan) []error{
 	validateContent,
 	validateContainers,
 	validateSBOM,
+	validateURLs,
 }
 
 func (c *Config) validate(p *plan) []error {

@@ -66,7 +66,7 @@ func (c *ContentOptions) hasContent() bool {
 
 // contentWarnings are said at the start of a run.
 func (c *ContentOptions) contentWarnings() []string {
-	return append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...)
+	return append(append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...), pythonWarnings(c.PythonEnvs)...)
 }
 
 // stepFetchContent stages and verifies every URL-based content item in

@@ -121,6 +121,11 @@ func validateContainers(c *Config, p *plan) []error {
 			add("host %s is configured twice", r.Host)
 		}
 		seen[r.Host] = true
+		for _, o := range [][2]string{{"username", r.Username}, {"password", r.Password}} {
+			if msg := checkCredential(o[0], o[1]); msg != "" {
+				add("%s", msg)
+			}
+		}
 		if (r.Username == "") != (r.Password == "") {
 			if r.Username == "" {
 				add("password is set but username is not; give both or neither")
@@ -130,17 +135,6 @@ func validateContainers(c *Config, p *plan) []error {
 		}
 	}
 	return errs
-}
-
-// registryPasswords are the secrets to hide from output.
-func (c *Config) registryPasswords() []string {
-	var out []string
-	for _, r := range c.ContainerRegistries {
-		if r.Password != "" {
-			out = append(out, r.Password, base64.StdEncoding.EncodeToString([]byte(r.Username+":"+r.Password)))
-		}
-	}
-	return out
 }
 
 // authFile is the containers-auth.json for host, nil without

@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -283,5 +284,33 @@ func TestCredentialFilesOnTmpfs(t *testing.T) {
 	sc.secret(work, "registry-1.curl", []byte("b"))
 	if !strings.Contains(sc.render(work, "rocky"), "\nfatimage_secrets_in\n") {
 		t.Fatal("the script does not unpack its secrets")
+	}
+}
+
+// TestBearerTokenOffArgv: the pull token a Bearer challenge gets reaches
+// curl on its stdin, never in its arguments, which ps shows to every user
+// on the VM (issue #26 item 5). The real curl runs behind a stand-in that
+// records its arguments.
+func TestBearerTokenOffArgv(t *testing.T) {
+	needs.Tools(t, "curl")
+	_, open := startRegistries(t, "u", "p")
+	front := strings.TrimPrefix(bearerFront(t, open.URL(), "", "").URL, "http://")
+	want := open.Digest("library/mysql:8.0.30")
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := newScript("content", "containers").call("fatimage_oci_resolve", "containers[0]", front, "library/mysql", "8.0.30", want, "1", "")
+	out, calls, err := runFaked(t, sc, map[string]string{"curl": `exec "` + curl + `" "$@"`})
+	if err != nil || !strings.Contains(out, "fatimage-container-digest containers[0] "+want) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(calls) < 3 {
+		t.Fatalf("want the manifest, token and manifest requests, got %q", calls)
+	}
+	for _, c := range calls {
+		if strings.Contains(c, "t0k") {
+			t.Errorf("the token is in curl's arguments: %s", c)
+		}
 	}
 }

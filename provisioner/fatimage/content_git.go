@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // GitCheckout is a git repository checked out at a pinned tag or commit.
@@ -101,8 +102,8 @@ func validateGitCheckouts(gs []GitCheckout) []error {
 		if g.Commit != "" && !reCommit.MatchString(g.Commit) {
 			add("commit %q must be a full commit id (40 lowercase hex digits)", g.Commit)
 		}
-		if !path.IsAbs(g.Destination) || path.Clean(g.Destination) != g.Destination || g.Destination == "/" {
-			add("destination %q must be an absolute, clean path other than /", g.Destination)
+		if msg := safepath.Dest(g.Destination, false); msg != "" {
+			add("destination %q %s (a checkout replaces what is there)", g.Destination, msg)
 		}
 		if !validOwner(g.Owner) {
 			add("owner %q must be user or user:group", g.Owner)

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // PythonEnv is a Python virtual environment (or, with `system`, the
@@ -92,8 +94,8 @@ func validatePythonEnvs(es []PythonEnv) []error {
 		switch {
 		case e.System && e.Path != "":
 			add("path and system = true exclude each other")
-		case !e.System && (!path.IsAbs(e.Path) || path.Clean(e.Path) != e.Path || e.Path == "/"):
-			add("path %q must be an absolute, clean path other than / (or set system = true)", e.Path)
+		case !e.System && safepath.Dest(e.Path, false) != "":
+			add("path %q %s (or set system = true)", e.Path, safepath.Dest(e.Path, false))
 		case paths[e.label()]:
 			add("%s is configured twice", e.label())
 		}
@@ -117,7 +119,7 @@ func validatePythonEnvs(es []PythonEnv) []error {
 			if _, ok := parseGitRequirement(l.text); ok {
 				continue
 			} else if looksGit(l.text) {
-				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`", where, l.text)
+				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`, without credentials", where, withoutUserInfo(l.text))
 				continue
 			}
 			if !rePin.MatchString(l.text) {

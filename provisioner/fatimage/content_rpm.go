@@ -16,7 +16,7 @@ import (
 // its sha256, then its signature against the keys imported from
 // `gpg_keys` (as dnf checks the repositories' packages).
 type RPMURL struct {
-	// http(s) URL of the .rpm file.
+	// http(s) URL of the .rpm file (its path ends in .rpm).
 	URL string `mapstructure:"url" required:"true"`
 	// sha256 (hex) of the file. Required unless `insecure_skip_checksum`.
 	SHA256 string `mapstructure:"sha256"`
@@ -44,6 +44,8 @@ func validateRPMURLs(rs []RPMURL) []error {
 		add := itemErrs(&errs, "rpm_urls", i)
 		if msg := checkHTTPURL("url", r.URL); msg != "" {
 			add("%s", msg)
+		} else if msg := checkRPMName(r.URL); msg != "" {
+			add("%s", msg)
 		} else if j, dup := seen[r.URL]; dup {
 			add("url %s is also rpm_urls[%d]'s", r.URL, j)
 		}
@@ -60,7 +62,7 @@ func rpmURLWarnings(rs []RPMURL) []string {
 	var out []string
 	for i, r := range rs {
 		if r.InsecureSkipChecksum {
-			out = append(out, fmt.Sprintf("rpm_urls[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, r.URL))
+			out = append(out, fmt.Sprintf("rpm_urls[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256: not verified", i, r.URL))
 		}
 		if r.DisableGPGCheck {
 			out = append(out, fmt.Sprintf("rpm_urls[%d]: disable_gpg_check = true: the signature of %s is not checked", i, r.URL))

@@ -35,7 +35,7 @@ func TestRPMURLValidation(t *testing.T) {
 		{"rpm no url", urls(rpm("url", "")), "rpm_urls[0]: url is required"},
 		{"rpm bad url", urls(rpm("url", "ftp://h/x.rpm")), `rpm_urls[0]: url "ftp://h/x.rpm" must be an http(s) URL`},
 		{"rpm relative path", urls(rpm("url", "rpms/x.rpm")), `rpm_urls[0]: url "rpms/x.rpm" must be an http(s) URL`},
-		{"rpm creds", urls(rpm("url", "https://u:p@h/x.rpm")), "rpm_urls[0]: url must not carry credentials in the URL"},
+		{"rpm creds", urls(rpm("url", "https://u:p@h/x.rpm")), `rpm_urls[0]: url "https://h/x.rpm" must not carry credentials (user info before @)`},
 		{"rpm twice", urls(rpm(), rpm()), "rpm_urls[1]: url https://h/x-1-1.el9.noarch.rpm is also rpm_urls[0]'s"},
 		{"grafana pin ok", map[string]any{"grafana_plugins": []string{"p-datasource 1.0.0"}, "grafana_plugin_sha256": map[string]string{"p-datasource": goodSHA},
 			"grafana_plugin_url": "http://h/api/plugins"}, ""},
@@ -79,7 +79,7 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 		t.Error("a plan with an RPM by URL is empty")
 	}
 	w := rpmURLWarnings(p.config.RPMURLs)
-	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256" ||
+	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256: not verified" ||
 		w[1] != "rpm_urls[1]: disable_gpg_check = true: the signature of https://h/b.rpm is not checked" {
 		t.Errorf("warnings %q", w)
 	}

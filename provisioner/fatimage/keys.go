@@ -2,7 +2,6 @@ package fatimage
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
@@ -90,8 +89,8 @@ func validateGPGKeys(keys []GPGKey) []error {
 			errs.add("gpg_keys[%d]: path is required (or builtin, for a built-in key)", i)
 			continue
 		}
-		if k.Path != "" && (!path.IsAbs(k.Path) || path.Clean(k.Path) != k.Path) {
-			errs.add("gpg_keys[%d]: path %q must be an absolute, clean path", i, k.Path)
+		if msg := checkKeyPath(k.Path); k.Path != "" && msg != "" {
+			errs.add("gpg_keys[%d]: path %q %s", i, k.Path, msg)
 		}
 		if j, ok := paths[keyID(k)]; ok {
 			errs.add("gpg_keys[%d]: path %s is already gpg_keys[%d]'s", i, keyID(k), j)

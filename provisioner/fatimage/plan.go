@@ -174,13 +174,3 @@ func (p *plan) credentialsLeftWarning() string {
 	return "fatimage: WARNING: disable_repos = false leaves the repository credentials in /etc/yum.repos.d; " +
 		"end the build with a fatimage run that disables the repositories"
 }
-
-// secrets are the values never to show: the repository and registry
-// passwords.
-func (p *plan) secrets() []string {
-	var out []string
-	if p.repoPassword != "" {
-		out = append(out, p.repoPassword)
-	}
-	return append(out, p.cfg.registryPasswords()...)
-}

@@ -43,6 +43,7 @@ func (p *Provisioner) Prepare(raws ...any) error {
 	for _, r := range p.config.ContainerRegistries {
 		redact.AddBasic(r.Username, r.Password)
 	}
+	redact.Add(pl.repoOptionSecrets()...)
 	return nil
 }
 

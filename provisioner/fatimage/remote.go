@@ -14,6 +14,8 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // Running scripts and staging files on the VM: one SSH session per step.
@@ -273,14 +275,10 @@ func withoutCauses(out string) string {
 	return strings.Join(kept, "\n")
 }
 
-// redact hides the repository and registry passwords in remote output (dnf prints it
-// when it dumps a repository's configuration).
-func (s *state) redact(out string) string {
-	for _, pw := range s.plan.secrets() {
-		out = strings.ReplaceAll(out, pw, "<sensitive>")
-	}
-	return out
-}
+// redact hides every secret the process knows in remote output (dnf
+// prints the password when it dumps a repository's configuration):
+// internal/redact, the one filter.
+func (s *state) redact(out string) string { return redact.String(out) }
 
 // countDNF counts the dnf commands a script ran, from their markers.
 func countDNF(out string) int {

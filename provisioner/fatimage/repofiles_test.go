@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 func testRepos() []Repo {
@@ -172,6 +174,8 @@ type recUI struct {
 func (r *recUI) Message(m string) { r.msgs = append(r.msgs, m) }
 
 func TestRedactAndHideTrace(t *testing.T) {
+	// internal/redact knows what Prepare registered: the one filter
+	redact.Add("s3cret")
 	p := &state{plan: &plan{cfg: &Config{}, repoPassword: "s3cret"}}
 	ui := &recUI{}
 	w := &uiWriter{ui: ui, redact: p.redact}

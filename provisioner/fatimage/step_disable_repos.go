@@ -35,9 +35,9 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 	if err := s.stage(sc, files...); err != nil {
 		return err
 	}
-	var pwData []byte // the check's pattern: on the tmpfs, like every credential
-	if p.repoPassword != "" {
-		pwData = []byte(p.repoPassword + "\n")
+	var pwData []byte // the check's patterns: on the tmpfs, like every credential
+	for _, f := range p.knownSecrets() {
+		pwData = append(pwData, f+"\n"...)
 	}
 	pw := sc.secret(s.workDir, "pw", pwData)
 	installRepoFiles(sc, repoFiles, s.workDir, true)

@@ -19,6 +19,9 @@ func stepRepos(ctx context.Context, s *state) error {
 			s.say(fmt.Sprintf("WARNING: repository %s: %s", r.Name, r.Warning))
 		}
 	}
+	for _, w := range p.repoWarnings() {
+		s.say("WARNING: " + w)
+	}
 	// no credentials here: only the names and sections matter
 	repoFiles := renderRepoFiles(p.repos, "", "", false)
 	sc := newScript("repofiles", "repos")

@@ -2,7 +2,6 @@ package fatimage
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 )
 
@@ -36,20 +35,8 @@ func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
 }
 
 // checkHTTPURL reports what is wrong with an item's http(s) URL field,
-// "" when nothing.
-func checkHTTPURL(field, s string) string {
-	if s == "" {
-		return field + " is required"
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
-	}
-	if u.User != nil {
-		return field + " must not carry credentials in the URL"
-	}
-	return ""
-}
+// "" when nothing (checkURL, validate_urls.go).
+func checkHTTPURL(field, s string) string { return checkURL(field, s) }
 
 // validateContent checks the template's content options; its items are
 // checked as a group's are (checkContent).

@@ -27,7 +27,7 @@ func validateRepos(c *Config, p *plan) []error {
 	}
 	for i, r := range p.repos {
 		if pulp.NeedsCredentials(r.BaseURL) && (p.repoUsername == "" || p.repoPassword == "") {
-			errs.add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, r.BaseURL)
+			errs.add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, withoutUserInfo(r.BaseURL))
 			break
 		}
 	}
@@ -36,7 +36,9 @@ func validateRepos(c *Config, p *plan) []error {
 		if r.BaseURL == "" {
 			errs.add("repos[%d]: baseurl is required", i)
 		} else if !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") && !strings.HasPrefix(r.BaseURL, "file://") {
-			errs.add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, r.BaseURL)
+			errs.add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, withoutUserInfo(r.BaseURL))
+		} else if msg := checkRepoURL(i, r.BaseURL); msg != "" {
+			errs.add("%s", msg)
 		}
 		if !reRepoFile.MatchString(r.RepoFile) {
 			errs.add("repos[%d]: repo_file %q must be a plain file name without .repo (letters, digits, . _ -)", i, r.RepoFile)
@@ -69,8 +71,10 @@ func validateRepos(c *Config, p *plan) []error {
 			}
 		}
 	}
-	if strings.ContainsAny(p.repoUsername+p.repoPassword, "\n\r") {
-		errs.add("repo_username/repo_password: must be one line")
+	for _, o := range [][2]string{{"repo_username", p.repoUsername}, {"repo_password", p.repoPassword}} {
+		if msg := checkCredential(o[0], o[1]); msg != "" {
+			errs.add("%s", msg)
+		}
 	}
 	errs = append(errs, validateGPGKeys(c.GPGKeys)...)
 	for i, r := range c.EnableRepos {

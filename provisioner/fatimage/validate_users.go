@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // reName is a user, group or executable name.
@@ -59,6 +61,8 @@ func validateUsers(c *Config, p *plan) []error {
 		}
 		if u.Home != "" && !path.IsAbs(u.Home) {
 			errs.add("%s: home %q must be absolute", label, u.Home)
+		} else if msg := safepath.Dest(u.Home, false); u.CreateHome && msg != "" {
+			errs.add("%s: home %q %s (create_home makes it the user's)", label, u.Home, msg)
 		}
 		if u.Shell != "" && !path.IsAbs(u.Shell) {
 			errs.add("%s: shell %q must be absolute", label, u.Shell)

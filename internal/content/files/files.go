@@ -12,7 +12,10 @@ type File struct {
 	// contents land in destination, which it becomes. Required unless
 	// `content`, `directory` or `symlink` is set.
 	Source string `mapstructure:"source"`
-	// Absolute path in the image.
+	// Absolute, clean path in the image, given once. Not a system
+	// directory (/, /etc, /usr, /var/lib, ...: internal/safepath) except
+	// with `directory = true` owned by root, which sets its owner and
+	// mode; nothing on /proc, /sys, /dev or /run.
 	Destination string `mapstructure:"destination" required:"true"`
 	// Literal content written to destination, instead of a source.
 	Content string `mapstructure:"content"`
@@ -25,8 +28,9 @@ type File struct {
 	Symlink string `mapstructure:"symlink"`
 	// Owner as user or user:group. Default root:root.
 	Owner string `mapstructure:"owner"`
-	// Octal mode of files, e.g. "0644". Default 0644; executables
-	// found in a directory source keep 0755. Directories get 0755.
+	// Octal mode of files, e.g. "0644", at most 0777 (no setuid, setgid
+	// or sticky bits). Default 0644; executables found in a directory
+	// source keep 0755. Directories get 0755.
 	Mode string `mapstructure:"mode"`
 }
 

@@ -15,10 +15,7 @@ type Kind struct{}
 
 var _ content.Kind[File] = Kind{}
 
-var (
-	reMode  = regexp.MustCompile(`^0?[0-7]{3,4}$`)
-	reOwner = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`) // user or user:group
-)
+var reOwner = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?$`) // user or user:group
 
 //go:embed files.sh
 var shell string
@@ -40,17 +37,14 @@ func (Kind) Validate(files []File) []error {
 			errs = append(errs, fmt.Errorf("files[%d]: "+format, append([]any{i}, a...)...))
 		}
 		checkSource(f, add)
-		if !path.IsAbs(f.Destination) {
-			add("destination %q must be absolute", f.Destination)
-		}
-		if f.Mode != "" && !reMode.MatchString(f.Mode) {
-			add("mode %q must be octal like 0644", f.Mode)
+		for _, msg := range destProblems(f) {
+			add("%s", msg)
 		}
 		if f.Owner != "" && !reOwner.MatchString(f.Owner) {
 			add("owner %q must be user or user:group", f.Owner)
 		}
 	}
-	return errs
+	return append(errs, duplicates(files)...)
 }
 
 // checkSource checks that one of source, content, directory and symlink
