@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 goreleaser=${GORELEASER:-$PWD/.tools/bin/goreleaser}
 tmp=$(mktemp -d)
-trap 'gpgconf --kill gpg-agent >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 
 version=$(sed -n 's/^\tVersion = "\(.*\)"$/\1/p' version/version.go)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "release-snapshot: no X.Y.Z Version in version/version.go" >&2; exit 1; }
@@ -27,6 +27,8 @@ api=$("$tmp/plugin" describe | grep -o '"api_version":"[^"]*"' | cut -d'"' -f4)
 if [[ -z ${GPG_FINGERPRINT:-} ]]; then
   export GNUPGHOME=$tmp/gnupg
   mkdir -m 700 "$GNUPGHOME"
+  # the agent gpg starts for this home goes with it
+  trap 'gpgconf --kill gpg-agent >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
   gpg --batch --quiet --passphrase '' --quick-gen-key 'fatimage release snapshot <snapshot@invalid>' ed25519 sign 1d
   GPG_FINGERPRINT=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" {print $10; exit}')
 fi

@@ -1,7 +1,11 @@
 package testworld_test
 
 import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +227,161 @@ func TestReleasePreflight(t *testing.T) {
 			}
 			if !strings.Contains(where, tc.want) {
 				t.Errorf("want %q in:\n%s", tc.want, where)
+			}
+		})
+	}
+}
+
+// fakeDist lays out what GoReleaser writes for version 1.2.3-dev: a zip
+// per platform holding its binary (the linux/amd64 one a script answering
+// describe), the SHA256SUMS and, with a GNUPGHOME, its signature. spoil
+// spoils it before the sums are written.
+func fakeDist(t *testing.T, gnupg string, spoil func(t *testing.T, dist string)) string {
+	t.Helper()
+	dist := t.TempDir()
+	const base = "packer-plugin-fatimage_v1.2.3-dev_x5.0_"
+	var sums strings.Builder
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		for _, arch := range []string{"amd64", "arm64"} {
+			bin := base + goos + "_" + arch
+			if goos == "windows" {
+				bin += ".exe"
+			}
+			body := "not run"
+			if goos == "linux" && arch == "amd64" {
+				body = "#!/bin/sh\necho '{\"version\":\"1.2.3-dev\",\"sdk_version\":\"0.6.10\",\"api_version\":\"x5.0\"}'\n"
+			}
+			writeZip(t, filepath.Join(dist, base+goos+"_"+arch+".zip"), bin, body)
+		}
+	}
+	if spoil != nil {
+		spoil(t, dist)
+	}
+	zips, _ := filepath.Glob(filepath.Join(dist, "*.zip"))
+	for _, z := range zips {
+		data, err := os.ReadFile(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256(data), filepath.Base(z))
+	}
+	name := filepath.Join(dist, "packer-plugin-fatimage_v1.2.3-dev_SHA256SUMS")
+	if err := os.WriteFile(name, []byte(sums.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if gnupg != "" {
+		sign := exec.Command("gpg", "--batch", "--output", name+".sig", "--detach-sign", name)
+		sign.Env = append(os.Environ(), "GNUPGHOME="+gnupg)
+		if out, err := sign.CombinedOutput(); err != nil {
+			t.Fatalf("gpg --detach-sign: %v\n%s", err, out)
+		}
+	}
+	return dist
+}
+
+// writeZip writes a zip holding one executable file.
+func writeZip(t *testing.T, path, name, body string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	f, err := w.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReleaseCheck runs scripts/release-check.sh, which make
+// release-snapshot ends with, on a dist that is right and on dists that
+// packer init or the registry would refuse.
+func TestReleaseCheck(t *testing.T) {
+	for _, tool := range []string{"gpg", "gpgconf", "unzip", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed (scripts/deps.sh installs it): %v", tool, err)
+		}
+	}
+	gnupg := filepath.Join(t.TempDir(), "gnupg")
+	if err := os.Mkdir(gnupg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GNUPGHOME="+gnupg, "PACKER=", "VERSION=", "API_VERSION=")
+	gen := exec.Command("gpg", "--batch", "--passphrase", "", "--quick-gen-key", "release check test <test@invalid>", "ed25519", "sign", "1d")
+	gen.Env = env
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("gpg --quick-gen-key: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		kill := exec.Command("gpgconf", "--kill", "gpg-agent")
+		kill.Env = env
+		_ = kill.Run()
+	})
+	script, err := filepath.Abs(filepath.Join(root, "scripts", "release-check.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linux := "packer-plugin-fatimage_v1.2.3-dev_x5.0_linux_amd64.zip"
+	for _, tc := range []struct {
+		name   string
+		signed bool
+		spoil  func(t *testing.T, dist string)
+		after  func(t *testing.T, dist string)
+		want   string
+	}{
+		{name: "right", signed: true, want: "release-check: OK: 6 zips"},
+		{name: "right, its parts", signed: true, want: "SHA256SUMS.sig verified; describe ok (version=1.2.3-dev api_version=x5.0)"},
+		{name: "unsigned", want: "missing"},
+		{name: "a platform missing", signed: true, spoil: func(t *testing.T, d string) {
+			if err := os.Remove(filepath.Join(d, strings.Replace(linux, "linux_amd64", "darwin_arm64", 1))); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "missing"},
+		{name: "stray asset in the sums", signed: true, spoil: func(t *testing.T, d string) {
+			if err := os.WriteFile(filepath.Join(d, "extra.zip"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "has 7 entries"},
+		{name: "zip changed after the sums", signed: true, after: func(t *testing.T, d string) {
+			writeZip(t, filepath.Join(d, linux), strings.TrimSuffix(linux, ".zip"), "#!/bin/sh\nexit 1\n")
+		}, want: "checksum mismatch"},
+		{name: "sums changed after signing", signed: true, after: func(t *testing.T, d string) {
+			// the same lines in another order: every check but the signature's passes
+			name := filepath.Join(d, "packer-plugin-fatimage_v1.2.3-dev_SHA256SUMS")
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			slices.Reverse(lines)
+			if err := os.WriteFile(name, []byte(strings.Join(lines, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "does not verify"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := ""
+			if tc.signed {
+				home = gnupg
+			}
+			dist := fakeDist(t, home, tc.spoil)
+			if tc.after != nil {
+				tc.after(t, dist)
+			}
+			cmd := exec.Command("bash", script, dist)
+			cmd.Env = append(env, "REQUIRE_SIGNATURE=1")
+			out, err := cmd.CombinedOutput()
+			if ok := strings.HasPrefix(tc.name, "right"); (err == nil) != ok {
+				t.Fatalf("exit %v, want ok=%v:\n%s", err, ok, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("want %q in:\n%s", tc.want, out)
 			}
 		})
 	}
