@@ -34,5 +34,7 @@ if [[ -z ${GPG_FINGERPRINT:-} ]]; then
 fi
 export GPG_FINGERPRINT API_VERSION=$api SNAPSHOT_VERSION=$version
 
-"$goreleaser" release --snapshot --clean
+# six cross builds on a loaded 2-core machine took an hour; the default
+# timeout cut signing short
+"$goreleaser" release --snapshot --clean --timeout 90m
 REQUIRE_SIGNATURE=1 ./scripts/release-check.sh dist
