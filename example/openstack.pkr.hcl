@@ -142,7 +142,10 @@ build {
         insecure = var.container_registry_insecure
       }
     }
-    manifest_output = var.image_manifest_path
+    manifest_output      = var.image_manifest_path
+    sbom_output          = var.sbom_path
+    previous_manifest    = var.previous_manifest
+    change_report_output = var.change_report_path
   }
 
   post-processor "manifest" {

@@ -253,6 +253,17 @@ type Config struct {
 	ContentSource string `mapstructure:"content_source"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
+	// Local file receiving the image's SBOM (CycloneDX 1.6 JSON); the
+	// image holds it as /var/lib/image/sbom.cdx.json whenever this,
+	// previous_manifest or change_report_output is set.
+	SBOMOutput string `mapstructure:"sbom_output"`
+	// The previous build's manifest_output or sbom_output (a path or an
+	// http(s) URL) the change report compares this image with; missing,
+	// the report says so and lists the whole content.
+	PreviousManifest string `mapstructure:"previous_manifest"`
+	// Local file receiving the change report as Markdown (a CI job's
+	// summary); the JSON report is written beside it (.json).
+	ChangeReportOutput string `mapstructure:"change_report_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
 	// Default `sudo -n sh -eu {{.Path}}`.
 	ExecuteCommand string `mapstructure:"execute_command"`
@@ -371,6 +382,7 @@ var validators = []func(*Config, *plan) []error{
 	validateBinaries,
 	validateContent,
 	validateContainers,
+	validateSBOM,
 }
 
 func (c *Config) validate(p *plan) []error {

@@ -116,6 +116,9 @@ type FlatConfig struct {
 	ContainerRegistries  []FlatContainerRegistry        `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
 	ContentSource        *string                        `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
 	ManifestOutput       *string                        `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
+	SBOMOutput           *string                        `mapstructure:"sbom_output" cty:"sbom_output" hcl:"sbom_output"`
+	PreviousManifest     *string                        `mapstructure:"previous_manifest" cty:"previous_manifest" hcl:"previous_manifest"`
+	ChangeReportOutput   *string                        `mapstructure:"change_report_output" cty:"change_report_output" hcl:"change_report_output"`
 	ExecuteCommand       *string                        `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
 	RemoteFolder         *string                        `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
 }
@@ -200,6 +203,9 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"container_registries":       &hcldec.BlockListSpec{TypeName: "container_registries", Nested: hcldec.ObjectSpec((*FlatContainerRegistry)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
+		"sbom_output":                &hcldec.AttrSpec{Name: "sbom_output", Type: cty.String, Required: false},
+		"previous_manifest":          &hcldec.AttrSpec{Name: "previous_manifest", Type: cty.String, Required: false},
+		"change_report_output":       &hcldec.AttrSpec{Name: "change_report_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
 	}

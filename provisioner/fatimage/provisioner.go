@@ -48,8 +48,8 @@ func (p *Provisioner) Prepare(raws ...any) error {
 
 // Provision implements packersdk.Provisioner. What it shows and the error
 // it returns are redacted.
-func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, _ map[string]any) error {
-	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: redact.UI(ui), comm: comm, started: time.Now().UTC()}))
+func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, generated map[string]any) error {
+	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: redact.UI(ui), comm: comm, started: time.Now().UTC(), generated: generated}))
 }
 
 // state is one Provision run: what its steps share and count.
@@ -74,6 +74,10 @@ type state struct {
 	rebooted []string
 
 	content contentState // what the content fetch learnt (git commits)
+	// generated is the builder's data (SourceImageName, ImageName) and
+	// manifest what image-json recorded: the SBOM's sources.
+	generated map[string]any
+	manifest  *manifest
 }
 
 // say shows a step's headline.

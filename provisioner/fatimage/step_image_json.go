@@ -129,9 +129,10 @@ func stepImageJSON(ctx context.Context, s *state) error {
 	if _, err := s.runScript(ctx, sc.call("install_image_json")); err != nil {
 		return err
 	}
+	m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots,
+		Reboot: rebootLog{Rebooted: s.reboots > 0, Why: orEmpty(s.rebooted), Pending: orEmpty(s.pending)}}
+	s.manifest = &m
 	if s.cfg.ManifestOutput != "" {
-		m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots,
-			Reboot: rebootLog{Rebooted: s.reboots > 0, Why: orEmpty(s.rebooted), Pending: orEmpty(s.pending)}}
 		data, _ := json.MarshalIndent(m, "", "  ")
 		if err := os.WriteFile(s.cfg.ManifestOutput, append(data, '\n'), 0o644); err != nil {
 			return fmt.Errorf("manifest_output: %w", err)

@@ -84,6 +84,8 @@ var steps = []step{
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},
 	{name: "image-json", run: stepImageJSON},
+	// After image-json: the SBOM starts from its record.
+	{name: "sbom", when: wantsSBOM, run: stepSBOM},
 	// Last: remove the work dir and, if asked, the keys SSH needs.
 	{name: "final", run: stepFinal},
 }

@@ -144,7 +144,8 @@ const header = `packer {
 `
 
 // attrs renders "key = value" lines from base with overrides: pairs of
-// key and HCL expression, where the expression "-" removes the key.
+// key and HCL expression, where the expression "-" removes the key and
+// "block:BODY" makes a block "key { BODY }".
 func attrs(base [][2]string, over ...string) string {
 	if len(over)%2 != 0 {
 		panic("attrs: odd overrides")
@@ -167,6 +168,10 @@ func attrs(base [][2]string, over ...string) string {
 	}
 	var b strings.Builder
 	for _, p := range kv {
+		if body, ok := strings.CutPrefix(p[1], "block:"); ok {
+			fmt.Fprintf(&b, "  %s {\n%s  }\n", p[0], body)
+			continue
+		}
 		fmt.Fprintf(&b, "  %s = %s\n", p[0], p[1])
 	}
 	return b.String()
@@ -383,8 +388,6 @@ var cases = []tcase{
 		want: []string{"volume_size: must be >= 0, got -5"}},
 	{name: "builder image_visibility", component: srcC, hcl: src("image_visibility", `"everyone"`),
 		want: []string{`image_visibility: "everyone" is not one of public, private, shared, community`}},
-	{name: "builder image_members not shared", component: srcC, hcl: src("image_visibility", `"private"`, "image_members", `["p1"]`),
-		want: []string{`image_members: needs image_visibility = "shared", got "private"`}},
 	{name: "builder image_creation_wait as a duration", component: srcC, hcl: src("image_creation_wait", `"30m"`),
 		want: []string{`Inappropriate value for attribute "image_creation_wait": a number is required.`}},
 	{name: "builder image_creation_wait negative", component: srcC, hcl: src("image_creation_wait", "-30"),
@@ -405,6 +408,12 @@ var cases = []tcase{
 		env:   []string{"OS_CLIENT_CONFIG_FILE=@DIR@/clouds.yaml"},
 		files: map[string]string{"clouds.yaml": "clouds:\n  lab:\n    auth:\n      auth_url: @REC@/v3\n      username: u\n      password: p\n"},
 		want:  []string{`cloud: "nope": cloud "nope" not found in clouds.yaml`}},
+	// Horizon's clouds.yaml without OS_PASSWORD: what the file leaves blank
+	// comes from the environment, and here nothing gives a password.
+	{name: "builder clouds.yaml without a password", component: srcC, hcl: src("cloud", `"openstack"`),
+		env:   []string{"OS_PASSWORD=", "OS_CLIENT_CONFIG_FILE=@DIR@/clouds.yaml"},
+		files: map[string]string{"clouds.yaml": "clouds:\n  openstack:\n    auth:\n      auth_url: @REC@/v3\n      username: u\n      project_name: p\n      user_domain_name: Default\n"},
+		want:  []string{"password: required with username or user_id"}},
 	{name: "builder state_timeout negative", component: srcC, hcl: src("state_timeout", `"-1s"`),
 		want: []string{"state_timeout: must be > 0, got -1s"}},
 	{name: "builder state_timeout not a duration", component: srcC, hcl: src("state_timeout", `"soon"`),
@@ -570,6 +579,23 @@ var valid = []tcase{
 	{name: "valid builder from clouds.yaml", component: srcC, hcl: src("cloud", `"lab"`),
 		env:   []string{"OS_AUTH_URL=", "OS_USERNAME=", "OS_PASSWORD=", "OS_CLIENT_CONFIG_FILE=@DIR@/clouds.yaml"},
 		files: map[string]string{"clouds.yaml": "clouds:\n  lab:\n    auth:\n      auth_url: @REC@/v3\n      username: u\n      password: p\n      project_name: p\n      user_domain_name: Default\n    region_name: RegionOne\n"}},
+	// Horizon's clouds.yaml has no password: CI injects OS_PASSWORD.
+	{name: "valid builder from Horizon's clouds.yaml and OS_PASSWORD", component: srcC, hcl: src(),
+		env:     []string{"OS_AUTH_URL=", "OS_USERNAME=", "OS_PASSWORD=Ci-Pw-x", "OS_CLOUD=openstack", "OS_CLIENT_CONFIG_FILE=@DIR@/clouds.yaml"},
+		files:   map[string]string{"clouds.yaml": "clouds:\n  openstack:\n    auth:\n      auth_url: @REC@/v3\n      username: u\n      project_id: 0123456789abcdef0123456789abcdef\n      project_name: p\n      user_domain_name: Users\n      project_domain_id: projects\n    region_name: RegionOne\n    interface: public\n    identity_api_version: 3\n"},
+		notWant: []string{"Ci-Pw-x"}},
+	// Templates the official builder validates; those probably wrong warn.
+	{name: "valid builder with filter visibility protected", component: srcC,
+		hcl:  src("source_image_name", "-", "source_image_filter", "block:    filters {\n      name = \"Rocky-9\"\n      visibility = \"protected\"\n    }\n    most_recent = true\n"),
+		want: []string{`source_image_filter.filters.visibility: "protected" is not one of public, private, shared, community; ignored`}},
+	{name: "valid builder with user_data and user_data_file", component: srcC,
+		hcl: src("user_data", `"#cloud-config"`, "user_data_file", `"@DIR@/ud.yaml"`), files: map[string]string{"ud.yaml": "#cloud-config\n"},
+		want: []string{"user_data: ignored because user_data_file is set"}},
+	{name: "valid builder with image_auto_accept_members alone", component: srcC, hcl: src("image_auto_accept_members", "true"),
+		want: []string{"image_auto_accept_members: ignored without image_members"}},
+	{name: "valid builder with image_members on a private image", component: srcC, hcl: src("image_visibility", `"private"`, "image_members", `["p1"]`),
+		want: []string{`image_members: Glance gives members only to shared images, and image_visibility is "private"`}},
+	{name: "valid builder with source_image_name and most_recent", component: srcC, hcl: src("source_image_filter", "block:    most_recent = true\n")},
 	{name: "valid provisioner", component: provC,
 		hcl: provB(blk("users", "name", `"app"`, "uid", "5000", "group", `"app"`, "gid", "5000")+
 			blk("files", "source", `"@DIR@/t.pkr.hcl"`, "destination", `"/etc/t.pkr.hcl"`, "mode", `"0640"`)+
@@ -686,6 +712,16 @@ func TestBadInput(t *testing.T) {
 				r, _ := run(t, p, n, tc)
 				if r.ExitCode != 0 || !strings.Contains(r.Output(), "The configuration is valid.") {
 					t.Fatalf("packer validate refused a valid template (exit %d):\n%s", r.ExitCode, r.Output())
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(r.Output(), w) {
+						t.Errorf("output lacks the warning %q:\n%s", w, r.Output())
+					}
+				}
+				for _, w := range tc.notWant {
+					if strings.Contains(r.Output(), w) {
+						t.Errorf("output contains %q:\n%s", w, r.Output())
+					}
 				}
 				if strings.Contains(r.Output(), "s3cret") {
 					t.Errorf("output shows the password:\n%s", r.Output())

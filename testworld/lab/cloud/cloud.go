@@ -38,14 +38,16 @@ type Options struct {
 }
 
 // User is a Keystone user with its default project. Roles are the roles
-// it has on that project and on OtherProjects (project names in the same
-// domain), default member and reader; a user with "admin" passes every
+// it has on that project and on OtherProjects (project names in
+// ProjectDomain), default member and reader; a user with "admin" passes every
 // policy check, as a cloud admin does.
 type User struct {
 	Name, Password, Project, Domain string
-	Roles                           []string
-	OtherProjects                   []string
-	AppCredentials                  []AppCredential
+	// ProjectDomain holds Project and OtherProjects; default Domain.
+	ProjectDomain  string
+	Roles          []string
+	OtherProjects  []string
+	AppCredentials []AppCredential
 }
 
 // AppCredential is a Keystone application credential of a User.

@@ -15,13 +15,14 @@ type keystone struct {
 	rt       *router // the v3 API below authentication
 	users    []*userRec
 	projects map[string]*project // by id
+	domains  map[string]string   // name by id
 
 	mu     sync.Mutex
 	tokens map[string]*token
 }
 
 func newKeystone(c *Cloud, users []User) (*keystone, error) {
-	ks := &keystone{c: c, projects: map[string]*project{}, tokens: map[string]*token{}}
+	ks := &keystone{c: c, projects: map[string]*project{}, domains: map[string]string{}, tokens: map[string]*token{}}
 	ks.rt = ks.routes()
 	byName := map[string]*project{}
 	for _, u := range users {
@@ -34,14 +35,18 @@ func newKeystone(c *Cloud, users []User) (*keystone, error) {
 		if u.Project == "" {
 			u.Project = u.Name
 		}
+		if u.ProjectDomain == "" {
+			u.ProjectDomain = u.Domain
+		}
+		ks.domains[domainID(u.Domain)], ks.domains[domainID(u.ProjectDomain)] = u.Domain, u.ProjectDomain
 		if len(u.Roles) == 0 {
 			u.Roles = []string{"member", "reader"}
 		}
 		get := func(name string) *project {
-			p := byName[u.Domain+"/"+name]
+			p := byName[u.ProjectDomain+"/"+name]
 			if p == nil {
-				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.Domain)}
-				byName[u.Domain+"/"+name] = p
+				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.ProjectDomain)}
+				byName[u.ProjectDomain+"/"+name] = p
 				ks.projects[p.ID] = p
 			}
 			return p
@@ -174,15 +179,28 @@ func roles(names []string) []obj {
 // services' default policies call "context_is_admin".
 func (t *token) isAdmin() bool { return contains(t.user.Roles, "admin") }
 
+type authReq struct {
+	Auth struct {
+		Identity authIdentity `json:"identity"`
+		Scope    *struct {
+			Project *struct {
+				ID     string    `json:"id"`
+				Name   string    `json:"name"`
+				Domain reqDomain `json:"domain"`
+			} `json:"project"`
+		} `json:"scope"`
+	} `json:"auth"`
+}
+
 // authIdentity is the identity part of POST /v3/auth/tokens.
 type authIdentity struct {
 	Methods  []string `json:"methods"`
 	Password struct {
 		User struct {
-			ID       string `json:"id"`
-			Name     string `json:"name"`
-			Password string `json:"password"`
-			Domain   struct{ ID, Name string }
+			ID       string    `json:"id"`
+			Name     string    `json:"name"`
+			Password string    `json:"password"`
+			Domain   reqDomain `json:"domain"`
 		} `json:"user"`
 	} `json:"password"`
 	AppCred struct {
@@ -190,27 +208,14 @@ type authIdentity struct {
 		Name   string `json:"name"`
 		Secret string `json:"secret"`
 		User   struct {
-			ID     string `json:"id"`
-			Name   string `json:"name"`
-			Domain struct{ ID, Name string }
+			ID     string    `json:"id"`
+			Name   string    `json:"name"`
+			Domain reqDomain `json:"domain"`
 		} `json:"user"`
 	} `json:"application_credential"`
 	Token struct {
 		ID string `json:"id"`
 	} `json:"token"`
-}
-
-type authReq struct {
-	Auth struct {
-		Identity authIdentity `json:"identity"`
-		Scope    *struct {
-			Project *struct {
-				ID     string `json:"id"`
-				Name   string `json:"name"`
-				Domain struct{ ID, Name string }
-			} `json:"project"`
-		} `json:"scope"`
-	} `json:"auth"`
 }
 
 // domainID maps a domain name to its id ("Default" -> "default").
@@ -221,17 +226,42 @@ func domainID(name string) string {
 	return strings.ToLower(name)
 }
 
-// domainOK says whether a request's domain (id or name) designates domain dom.
-func domainOK(dom, id, name string) bool {
-	return (id == "" && name == "") || id == domainID(dom) || name == dom
+// domainOK says whether a request's domain designates the domain with id
+// domID. As Keystone, a name given wins over an id given alongside.
+func domainOK(domID string, d reqDomain) bool {
+	if d.Name != "" {
+		return domainID(d.Name) == domID
+	}
+	return d.ID == domID
 }
 
-func (ks *keystone) userMatches(u *userRec, id, name, domID, domName string) bool {
-	if id != "" {
-		return u.ID == id
-	}
-	return name != "" && u.Name == name && domainOK(u.Domain, domID, domName)
+// reqDomain is a domain in an authentication request.
+type reqDomain struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
+
+// errNoDomain is Keystone's answer to a user or project named without a
+// domain: names are unique only within a domain.
+type errNoDomain string
+
+func (e errNoDomain) Error() string {
+	return "Expecting to find domain in " + string(e) + ". The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error."
+}
+
+// userMatches says whether a request's user (id, or name and domain)
+// designates u; a name without a domain is a malformed request.
+func (ks *keystone) userMatches(u *userRec, id, name string, dom reqDomain) (bool, error) {
+	if id != "" {
+		return u.ID == id, nil
+	}
+	if dom.ID == "" && dom.Name == "" {
+		return false, errNoDomain("user")
+	}
+	return name != "" && u.Name == name && domainOK(domainID(u.Domain), dom), nil
+}
+
+var errUnauthorized = &httpErr{http.StatusUnauthorized, "The request you have made requires authentication."}
 
 func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 	const svc = SvcIdentity
@@ -245,60 +275,58 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ks.mu.Lock()
-	t, e := ks.authenticateRequest(req)
-	if e == nil {
-		ks.tokens[t.ID] = t
-	}
+	t, aerr := ks.newToken(&req)
 	ks.mu.Unlock()
-	if e != nil {
-		fail(w, svc, e.status, "", e.msg)
+	if aerr != nil {
+		fail(w, svc, aerr.status, "", aerr.msg)
 		return
 	}
 	w.Header().Set("X-Subject-Token", t.ID)
 	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
 }
 
-// authenticateRequest checks the request's first method and scope and
-// returns a new token; ks.mu held.
-func (ks *keystone) authenticateRequest(req authReq) (*token, *httpErr) {
-	unauth := &httpErr{http.StatusUnauthorized, "The request you have made requires authentication."}
+// newToken checks a token request and records the token; ks.mu is held.
+func (ks *keystone) newToken(req *authReq) (*token, *httpErr) {
 	method := req.Auth.Identity.Methods[0]
-	user, ac, e := ks.identify(req.Auth.Identity, method)
-	if e != nil {
-		return nil, e
-	}
-	if user == nil {
-		return nil, unauth
+	user, ac, aerr := ks.identify(method, &req.Auth.Identity)
+	if aerr != nil {
+		return nil, aerr
 	}
 	proj := user.project
-	if ac == nil && req.Auth.Scope != nil && req.Auth.Scope.Project != nil {
-		// A user may scope to any project it has a role on.
-		sp := req.Auth.Scope.Project
-		proj = nil
-		for _, p := range append([]*project{user.project}, user.others...) {
-			if (sp.ID != "" && sp.ID == p.ID) || (sp.ID == "" && sp.Name == p.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name)) {
-				proj = p
-			}
+	if sc := req.Auth.Scope; sc != nil {
+		if ac != nil {
+			// An application credential is bound to its project.
+			return nil, &httpErr{http.StatusUnauthorized, "Application credentials cannot request a scope."}
 		}
-		if proj == nil {
-			return nil, unauth
+		if sc.Project != nil {
+			if proj, aerr = ks.scopedProject(user, sc.Project.ID, sc.Project.Name, sc.Project.Domain); aerr != nil {
+				return nil, aerr
+			}
 		}
 	}
 	now := time.Now()
-	return &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
-		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}, nil
+	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
+		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
+	ks.tokens[t.ID] = t
+	return t, nil
 }
 
-// identify finds the user (and application credential) an auth method
-// names; a nil user means the credentials are wrong. ks.mu held.
-func (ks *keystone) identify(id authIdentity, method string) (*userRec, *AppCredential, *httpErr) {
-	var user *userRec
-	var ac *AppCredential
+// identify finds the user (and application credential) a request's
+// identity designates.
+func (ks *keystone) identify(method string, id *authIdentity) (*userRec, *AppCredential, *httpErr) {
+	var (
+		user *userRec
+		ac   *AppCredential
+	)
 	switch method {
 	case "password":
 		pu := id.Password.User
 		for _, u := range ks.users {
-			if ks.userMatches(u, pu.ID, pu.Name, pu.Domain.ID, pu.Domain.Name) && u.Password == pu.Password {
+			ok, err := ks.userMatches(u, pu.ID, pu.Name, pu.Domain)
+			if err != nil {
+				return nil, nil, badRequest(err.Error())
+			}
+			if ok && u.Password == pu.Password {
 				user = u
 			}
 		}
@@ -307,11 +335,15 @@ func (ks *keystone) identify(id authIdentity, method string) (*userRec, *AppCred
 		for _, u := range ks.users {
 			for i := range u.AppCredentials {
 				cand := &u.AppCredentials[i]
-				if cand.Secret != a.Secret {
-					continue
+				match := a.ID != "" && cand.ID == a.ID
+				if a.ID == "" && a.Name != "" && cand.Name == a.Name {
+					ok, err := ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain)
+					if err != nil {
+						return nil, nil, badRequest(err.Error())
+					}
+					match = ok
 				}
-				if (a.ID != "" && cand.ID == a.ID) ||
-					(a.ID == "" && a.Name != "" && cand.Name == a.Name && ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain.ID, a.User.Domain.Name)) {
+				if match && cand.Secret == a.Secret {
 					user, ac = u, cand
 				}
 			}
@@ -328,7 +360,24 @@ func (ks *keystone) identify(id authIdentity, method string) (*userRec, *AppCred
 	default:
 		return nil, nil, &httpErr{http.StatusUnauthorized, "Attempted to authenticate with an unsupported method."}
 	}
+	if user == nil {
+		return nil, nil, errUnauthorized
+	}
 	return user, ac, nil
+}
+
+// scopedProject is the project a scope names (by id, or by name within a
+// domain, which need not be the user's): one the user has a role on.
+func (ks *keystone) scopedProject(user *userRec, id, name string, dom reqDomain) (*project, *httpErr) {
+	if id == "" && dom.ID == "" && dom.Name == "" {
+		return nil, badRequest(errNoDomain("project").Error())
+	}
+	for _, p := range append([]*project{user.project}, user.others...) {
+		if (id != "" && id == p.ID) || (id == "" && name == p.Name && domainOK(p.DomainID, dom)) {
+			return p, nil
+		}
+	}
+	return nil, errUnauthorized
 }
 
 func (ks *keystone) tokenBody(t *token) obj {
@@ -339,7 +388,7 @@ func (ks *keystone) tokenBody(t *token) obj {
 		"audit_ids":  []string{t.auditID},
 		"expires_at": tsMicroZ(t.Expires),
 		"issued_at":  tsMicroZ(t.Issued),
-		"project":    obj{"domain": dom, "id": t.project.ID, "name": t.project.Name},
+		"project":    obj{"domain": obj{"id": t.project.DomainID, "name": ks.domains[t.project.DomainID]}, "id": t.project.ID, "name": t.project.Name},
 		"is_domain":  false,
 		"roles":      roles(t.user.Roles),
 		"catalog":    ks.catalog(t.project),

@@ -260,6 +260,9 @@ func (gl *glance) importImage(w http.ResponseWriter, r *http.Request, _ *caller,
 	}
 	img.Status = "importing"
 	img.Updated = time.Now()
+	// Glance's import flow records its progress in properties of its
+	// reserved os_glance namespace; they stay (empty) on the image.
+	img.Props["os_glance_importing_to_stores"], img.Props["os_glance_failed_import"] = "", ""
 	format := img.DiskFormat
 	gl.c.goAfter(gl.c.took(gl.c.o.Timing.ImageSave, 0), func() {
 		var ing *ingested

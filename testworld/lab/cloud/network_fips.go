@@ -1,7 +1,10 @@
 package cloud
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -96,6 +99,9 @@ func (nt *neutron) createFIP(w http.ResponseWriter, r *http.Request, c *caller) 
 }
 
 func (nt *neutron) updateFIP(w http.ResponseWriter, r *http.Request, _ *caller, f *floatingIP) []func() {
+	if !revisionMatches(w, r, f.Revision) {
+		return nil
+	}
 	var raw struct {
 		FloatingIP map[string]any `json:"floatingip"`
 	}
@@ -154,4 +160,17 @@ func (nt *neutron) associate(f *floatingIP, portID, fixed string) ([]func(), *ne
 		after = append(after, func() { nt.c.compute.addFloatingIP(dev, ip) })
 	}
 	return after, nil
+}
+
+// revisionMatches applies Neutron's revision-if-match: an update sent with
+// "If-Match: revision_number=N" is refused with 412 unless the resource is
+// still at revision N, which lets clients claim a resource without a race.
+func revisionMatches(w http.ResponseWriter, r *http.Request, current int) bool {
+	want, ok := strings.CutPrefix(r.Header.Get("If-Match"), "revision_number=")
+	if !ok || want == strconv.Itoa(current) {
+		return true
+	}
+	fail(w, SvcNetwork, http.StatusPreconditionFailed, "RevisionNumberConstraintFailed",
+		fmt.Sprintf("Constrained to %s, but current revision is %d", want, current))
+	return false
 }

@@ -60,7 +60,7 @@ func (nt *neutron) extensions(w http.ResponseWriter, _ *http.Request, _ *caller)
 	exts := []obj{}
 	for _, a := range []string{"external-net", "router", "security-group", "port-security", "binding", "standard-attr-description",
 		"standard-attr-revisions", "standard-attr-timestamp", "standard-attr-tag", "extra_dhcp_opt", "allowed-address-pairs",
-		"quotas", "agent", "availability_zone", "network_availability_zone", "dns-integration", "subnet_allocation"} {
+		"revision-if-match", "quotas", "agent", "availability_zone", "network_availability_zone", "dns-integration", "subnet_allocation"} {
 		exts = append(exts, obj{"alias": a, "name": a, "description": a, "updated": "2013-01-20T00:00:00-00:00", "links": []obj{}})
 	}
 	writeJSON(w, http.StatusOK, obj{"extensions": exts})

@@ -212,6 +212,8 @@ func (cn *cinder) volumeAction(w http.ResponseWriter, r *http.Request, v *volume
 			cn.uploadToImage(w, v, arg, t)
 		case "os-set_image_metadata":
 			cn.setImageMetadata(w, v, arg)
+		case "os-unset_image_metadata":
+			cn.unsetImageMetadata(w, v, arg)
 		case "os-set_bootable":
 			var a struct {
 				Bootable any `json:"bootable"`
@@ -286,6 +288,15 @@ func (cn *cinder) uploadToImage(w http.ResponseWriter, v *volume, arg json.RawMe
 	}
 	if a.ContainerFormat == "" {
 		a.ContainerFormat = "bare"
+	}
+	// Cinder copies the volume's image metadata into the new image;
+	// releases that copy Glance's reserved os_glance_* keys too get
+	// Glance's refusal (official builder issue #123).
+	for k := range v.imageMeta {
+		if strings.HasPrefix(k, "os_glance") {
+			fail(w, svc, http.StatusForbidden, "", "HTTP 403 Forbidden: Access was denied to this resource.: Attribute '"+k+"' is reserved.")
+			return
+		}
 	}
 	img := newImage(a.ImageName, t.project.ID)
 	img.DiskFormat, img.ContainerFormat = a.DiskFormat, a.ContainerFormat
