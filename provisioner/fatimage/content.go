@@ -249,12 +249,6 @@ type imageDownload struct {
 	Unchecked bool `json:"unchecked,omitempty"`
 }
 
-// systemFile is one file a system setting writes.
-type systemFile struct {
-	Path    string
-	Content string
-}
-
 // imageSystem is the system settings' record in image.json.
 type imageSystem struct {
 	Units      map[string]string `json:"units,omitempty"` // name -> state

@@ -7,10 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -114,7 +116,7 @@ func validateGrafanaDashboards(ds []GrafanaDashboard) []error {
 				add("sha256 must be 64 hex digits")
 			}
 		}
-		for _, k := range sortedKeys(d.Replacements) {
+		for _, k := range slices.Sorted(maps.Keys(d.Replacements)) {
 			if !rePlaceholder.MatchString(k) {
 				add("replacements: placeholder %q must be letters, digits, _ and - (e.g. DS_PROMETHEUS)", k)
 			}
@@ -166,7 +168,7 @@ func scriptInstallGrafanaDashboards(ds []GrafanaDashboard, workDir string) *vmSc
 	sc := newScript("dashboards")
 	for i, d := range ds {
 		args := []string{fmt.Sprintf("grafana_dashboards[%d]", i), path.Join(workDir, d.staged(i)), d.destination()}
-		for _, k := range sortedKeys(d.Replacements) {
+		for _, k := range slices.Sorted(maps.Keys(d.Replacements)) {
 			args = append(args, k, d.Replacements[k])
 		}
 		sc.call("fatimage_grafana_dashboard", args...)

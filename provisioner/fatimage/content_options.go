@@ -5,6 +5,7 @@ package fatimage
 import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 // ContentOptions are the options whose items the built-in groups bring
@@ -38,15 +39,15 @@ type ContentOptions struct {
 	GrafanaDashboards []GrafanaDashboard `mapstructure:"grafana_dashboards"`
 	// systemd units and drop-ins, left enabled, disabled or masked, never
 	// started (see System settings below).
-	SystemdUnits []SystemdUnit `mapstructure:"systemd_units"`
+	SystemdUnits []system.SystemdUnit `mapstructure:"systemd_units"`
 	// sysctl drop-ins in /etc/sysctl.d.
-	Sysctls []Sysctl `mapstructure:"sysctl"`
+	Sysctls []system.Sysctl `mapstructure:"sysctl"`
 	// Kernel modules kept from loading, in /etc/modprobe.d.
-	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
+	ModprobeBlacklists []system.ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
 	// tmpfiles.d drop-ins in /etc/tmpfiles.d.
-	Tmpfiles []ConfigFile `mapstructure:"tmpfiles"`
+	Tmpfiles []system.ConfigFile `mapstructure:"tmpfiles"`
 	// PAM limits drop-ins in /etc/security/limits.d.
-	Limits []ConfigFile `mapstructure:"limits"`
+	Limits []system.ConfigFile `mapstructure:"limits"`
 	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
 	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
 	KernelArgs []string `mapstructure:"kernel_args"`

@@ -194,19 +194,13 @@ func (p *plan) mergeGroupContent() []error {
 	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
 	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
 	mergeKind(p, groups, "python_envs", "python_envs", func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
-	mergeKind(p, groups, "systemd_units", "systemd_units", func(ci *ContentOptions) *[]SystemdUnit { return &ci.SystemdUnits }, func(u SystemdUnit) string { return u.Name }, &errs)
-	mergeKind(p, groups, "sysctl", "sysctl", func(ci *ContentOptions) *[]Sysctl { return &ci.Sysctls }, func(s Sysctl) string { return s.Name }, &errs)
-	mergeKind(p, groups, "modprobe_blacklist", "modprobe_blacklist", func(ci *ContentOptions) *[]ModprobeBlacklist { return &ci.ModprobeBlacklists }, func(m ModprobeBlacklist) string { return m.Name }, &errs)
-	mergeKind(p, groups, "tmpfiles", "tmpfiles", func(ci *ContentOptions) *[]ConfigFile { return &ci.Tmpfiles }, func(f ConfigFile) string { return f.Name }, &errs)
-	mergeKind(p, groups, "limits", "limits", func(ci *ContentOptions) *[]ConfigFile { return &ci.Limits }, func(f ConfigFile) string { return f.Name }, &errs)
-	mergeKind(p, groups, "kernel_args", "kernel_args", func(ci *ContentOptions) *[]string { return &ci.KernelArgs }, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
 	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
 	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, k := range contentKinds() {
 		k.merge(p, groups, &errs)
 	}
 	for _, u := range p.SystemdUnits {
-		if u.state() == "enabled" && slices.Contains(p.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
+		if u.UnitState() == "enabled" && slices.Contains(p.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 // prepareGroups prepares a configuration of groups and extra options.
@@ -45,7 +46,7 @@ func fileAt(c *plan, dst string) (files.File, bool) {
 func unitState(c *plan, name string) string {
 	for _, u := range c.SystemdUnits {
 		if u.Name == name {
-			return u.state()
+			return u.UnitState()
 		}
 	}
 	return ""
@@ -150,7 +151,7 @@ func TestGroupAnsibleInit(t *testing.T) {
 			t.Errorf("ansible.cfg lacks %q", l)
 		}
 	}
-	var unit SystemdUnit
+	var unit system.SystemdUnit
 	for _, u := range c.SystemdUnits {
 		if u.Name == "ansible-init.service" {
 			unit = u
@@ -257,12 +258,12 @@ func TestGroupContentMerge(t *testing.T) {
 	}
 	// two groups writing one identity differently
 	var errs []error
-	got, _ := mergeEntries("sysctl", []owned[Sysctl]{
-		{origin{"a"}, Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
-		{origin{"b"}, Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
-		{origin{"c"}, Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
-		{origin{"d"}, Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
-	}, nil, func(s Sysctl) string { return s.Name }, &errs)
+	got, _ := mergeEntries("sysctl", []owned[system.Sysctl]{
+		{origin{"a"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
+		{origin{"b"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
+		{origin{"c"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+		{origin{"d"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+	}, nil, func(s system.Sysctl) string { return s.Name }, &errs)
 	if len(got) != 2 || len(errs) != 1 || errs[0].Error() != `groups "a" and "b" both set sysctl 90-x, differently; set it in the template to choose` {
 		t.Errorf("merged %+v, errors %v", got, errors.Join(errs...))
 	}

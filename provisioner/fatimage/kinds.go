@@ -3,6 +3,7 @@ package fatimage
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
@@ -19,8 +20,9 @@ type contentKind interface {
 	merge(p *plan, groups []groupItems, errs *[]error)
 	// has reports whether the plan holds any item.
 	has(p *plan) bool
-	// install puts the plan's items in place on the VM.
-	install(ctx context.Context, s *state) error
+	// script is what puts the plan's items in place on the VM, and the
+	// body name of the kind's shell.
+	script(s *state) (content.Script, string, error)
 	// register makes the kind's shell a body scriptBody finds.
 	register()
 }
@@ -49,21 +51,48 @@ func (k kindOf[T]) register() { kindShells[kindBody(k.kind)] = k.kind.Shell() }
 
 func (k kindOf[T]) has(p *plan) bool { return len(*k.items(&p.ContentOptions)) > 0 }
 
-func (k kindOf[T]) install(ctx context.Context, s *state) error {
+func (k kindOf[T]) script(s *state) (content.Script, string, error) {
 	cs, err := k.kind.Install(content.Env{WorkDir: s.workDir}, *k.items(&s.plan.ContentOptions))
-	if err != nil {
-		return err
-	}
-	s.say(cs.Say)
-	sc := newScript(append([]string{kindBody(k.kind)}, cs.Bodies...)...)
+	return cs, kindBody(k.kind), err
+}
+
+// installKinds runs the scripts of the kinds of ks holding items as one
+// script on the VM, their files staged in one upload; say is the
+// headline, the kind's own when empty. Kinds sharing one shell (the
+// system settings) include it once.
+func installKinds(ctx context.Context, s *state, say string, ks []contentKind) error {
+	sc := newScript()
 	var files []staged
-	for _, f := range cs.Staged {
-		files = append(files, staged{f.Name, f.Data})
+	var scripts []content.Script
+	for _, k := range ks {
+		if !k.has(s.plan) {
+			continue
+		}
+		cs, body, err := k.script(s)
+		if err != nil {
+			return err
+		}
+		if say == "" {
+			say = cs.Say
+		}
+		if !slices.ContainsFunc(sc.bodies, func(b string) bool { return scriptBody(b) == scriptBody(body) }) {
+			sc.use(body)
+		}
+		sc.use(cs.Bodies...)
+		for _, f := range cs.Staged {
+			files = append(files, staged{f.Name, f.Data})
+		}
+		scripts = append(scripts, cs)
 	}
+	s.say(say)
+	// the staged files are unpacked before any call uses them
 	if err := s.stage(sc, files...); err != nil {
-		return fmt.Errorf("%s: %w", k.kind.Option(), err)
+		return fmt.Errorf("%s: %w", ks[0].option(), err)
 	}
-	_, err = s.runScript(ctx, addCalls(sc, cs))
+	for _, cs := range scripts {
+		addCalls(sc, cs)
+	}
+	_, err := s.runScript(ctx, sc)
 	return err
 }
 
@@ -89,8 +118,20 @@ func addCalls(sc *vmScript, cs content.Script) *vmScript {
 // kindStep is the step of a content kind: it installs the plan's items,
 // when there are any.
 func kindStep(name string, k contentKind) step {
-	k.register()
-	return step{name: name, kind: k, when: func(s *state) bool { return k.has(s.plan) }, run: k.install}
+	return kindsStep(name, "", k)
+}
+
+// kindsStep is one step, one script, for several content kinds that
+// belong together (the system settings), in the order given; say is its
+// headline.
+func kindsStep(name, say string, ks ...contentKind) step {
+	for _, k := range ks {
+		k.register()
+	}
+	has := func(s *state) bool { return slices.ContainsFunc(ks, func(k contentKind) bool { return k.has(s.plan) }) }
+	return step{name: name, kinds: ks, when: has, run: func(ctx context.Context, s *state) error {
+		return installKinds(ctx, s, say, ks)
+	}}
 }
 
 // kindBody is the body name of k's shell.
@@ -100,9 +141,7 @@ func kindBody[T any](k content.Kind[T]) string { return "kind-" + k.Option() }
 func contentKinds() []contentKind {
 	var out []contentKind
 	for _, st := range steps {
-		if st.kind != nil {
-			out = append(out, st.kind)
-		}
+		out = append(out, st.kinds...)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 // step is one named stage of a run. Adding a step means one entry in
@@ -28,9 +29,10 @@ type step struct {
 	// reboots, so a build without such steps snapshots unrebooted and the
 	// image boots its new kernel on first boot.
 	needsKernel bool
-	// kind is the content kind the step installs (kindStep); its items
-	// are checked and merged with the groups' at Prepare.
-	kind contentKind
+	// kinds are the content kinds the step installs (kindStep,
+	// kindsStep); their items are checked and merged with the groups' at
+	// Prepare.
+	kinds []contentKind
 }
 
 // steps is a run, in order.
@@ -69,7 +71,13 @@ var steps = []step{
 	{name: "content", when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
 	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
-	{name: "system", when: func(s *state) bool { return s.plan.hasSystem() }, run: stepSystem},
+	kindsStep("system", "system settings",
+		newKind(system.Units{}, func(o *ContentOptions) *[]system.SystemdUnit { return &o.SystemdUnits }),
+		newKind(system.Sysctls{}, func(o *ContentOptions) *[]system.Sysctl { return &o.Sysctls }),
+		newKind(system.Modprobe{}, func(o *ContentOptions) *[]system.ModprobeBlacklist { return &o.ModprobeBlacklists }),
+		newKind(system.Tmpfiles, func(o *ContentOptions) *[]system.ConfigFile { return &o.Tmpfiles }),
+		newKind(system.Limits, func(o *ContentOptions) *[]system.ConfigFile { return &o.Limits }),
+		newKind(system.KernelArgs{}, func(o *ContentOptions) *[]string { return &o.KernelArgs })),
 	kindStep("files", newKind(files.Kind{}, func(o *ContentOptions) *[]files.File { return &o.Files })),
 	// After packages and files: the lines edited are in their files.
 	kindStep("line-edits", newKind(lines.Kind{}, func(o *ContentOptions) *[]lines.LineEdit { return &o.LineEdits })),

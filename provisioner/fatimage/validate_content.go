@@ -6,7 +6,7 @@ import (
 )
 
 // Validation of the content kinds (git_checkouts, downloads, python_envs,
-// the system settings): what they share and the entry in validators; each
+// ...): what they share and the entry in validators; each
 // kind's own checks are next to its type in content_<kind>.go.
 
 func validateContentSource(s string) []error {
@@ -68,7 +68,6 @@ func (ci *ContentOptions) check(source string) []error {
 	errs = append(errs, validatePythonEnvs(ci.PythonEnvs)...)
 	errs = append(errs, validateGrafanaDashboards(ci.GrafanaDashboards)...)
 	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
-	errs = append(errs, validateSystemSettings(ci)...)
 	for _, k := range contentKinds() {
 		errs = append(errs, k.check(ci)...)
 	}

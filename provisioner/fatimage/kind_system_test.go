@@ -36,32 +36,6 @@ func TestSystemValidation(t *testing.T) {
 	})
 }
 
-func TestSystemFiles(t *testing.T) {
-	c := &Config{ContentOptions: ContentOptions{
-		SystemdUnits:       []SystemdUnit{{Name: "mysql.service", Content: "[Unit]", DropIns: map[string]string{"b": "B", "a": "A\n"}}},
-		Sysctls:            []Sysctl{{Name: "90-x", Settings: map[string]string{"vm.b": "2", "vm.a": "1"}}},
-		ModprobeBlacklists: []ModprobeBlacklist{{Name: "appliance", Modules: []string{"esp4", "rxrpc"}}},
-		Tmpfiles:           []ConfigFile{{Name: "t", Content: "d /run/x"}},
-		Limits:             []ConfigFile{{Name: "l", Content: "* soft nofile 1"}},
-	}}
-	var got []string
-	for _, f := range systemFiles(c.templateContent()) {
-		got = append(got, f.Path+"|"+f.Content)
-	}
-	want := []string{
-		"/etc/systemd/system/mysql.service|[Unit]\n",
-		"/etc/systemd/system/mysql.service.d/a.conf|A\n",
-		"/etc/systemd/system/mysql.service.d/b.conf|B\n",
-		"/etc/sysctl.d/90-x.conf|# written by packer-plugin-fatimage\nvm.a = 1\nvm.b = 2\n",
-		"/etc/modprobe.d/appliance.conf|# written by packer-plugin-fatimage: these modules never load\ninstall esp4 /bin/false\ninstall rxrpc /bin/false\n",
-		"/etc/tmpfiles.d/t.conf|d /run/x\n",
-		"/etc/security/limits.d/l.conf|* soft nofile 1\n",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
 // TestSystemPutScript: a file is written once, then left alone.
 func TestSystemPutScript(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -72,7 +46,7 @@ func TestSystemPutScript(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(work, "s"), []byte("vm.x = 1\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		sc := newScript("system").set("SRC", filepath.Join(work, "s")).set("DST", dst)
+		sc := newScript("kind-systemd_units").set("SRC", filepath.Join(work, "s")).set("DST", dst)
 		out, err := runLocal(t, work, withText(sc, "changed=0\nfatimage_put \"$SRC\" \"$DST\" || changed=1\necho changed=$changed\n"))
 		wantChanged := []string{"changed=1", "changed=0"}[round]
 		if err != nil || !strings.Contains(out, want+dst) || !strings.Contains(out, wantChanged) {
@@ -98,7 +72,7 @@ func TestSystemPutFilesReload(t *testing.T) {
 		{"0", changed, []string{"cmp|-s|a|/etc/a.conf", "install|-D|-o|root|-g|root|-m|0644|a|/etc/a.conf"}},
 		{"1", same, []string{"cmp|-s|a|/etc/a.conf", "stat|-c|%U:%G:%a|/etc/a.conf"}},
 	} {
-		out, calls, err := runFaked(t, newScript("system").call("fatimage_put_files", tc.reload, "a", "/etc/a.conf"), tc.fakes)
+		out, calls, err := runFaked(t, newScript("kind-systemd_units").call("fatimage_put_files", tc.reload, "a", "/etc/a.conf"), tc.fakes)
 		if err != nil {
 			t.Fatal(err, out)
 		}
