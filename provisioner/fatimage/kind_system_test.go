@@ -79,3 +79,18 @@ func TestSystemPutFilesReload(t *testing.T) {
 		wantCalls(t, calls, tc.want)
 	}
 }
+
+// TestSystemPutFailedWriteFails: a file that cannot be written fails the
+// step naming it, though the caller's `|| changed=1` turns errexit off.
+func TestSystemPutFailedWriteFails(t *testing.T) {
+	fakes := map[string]string{"cmp": "exit 1", "install": "exit 1", "systemctl": ""}
+	out, calls, err := runFaked(t, newScript("kind-systemd_units").call("fatimage_put_files", "1", "a", "/etc/a.conf"), fakes)
+	if err == nil || !strings.Contains(out, "system: cannot write /etc/a.conf") || strings.Contains(out, "wrote /etc/a.conf") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, c := range calls {
+		if strings.HasPrefix(c, "systemctl") {
+			t.Fatalf("systemd reloaded after a failed write: %v", calls)
+		}
+	}
+}

@@ -13,7 +13,12 @@ fatimage_put() {
 		echo "unchanged $2"
 		return 0
 	fi
-	install -D -o root -g root -m 0644 "$1" "$2"
+	# Callers test the return value, which turns errexit off in here: a
+	# write that fails must end the script itself.
+	if ! install -D -o root -g root -m 0644 "$1" "$2"; then
+		fatimage_cause "system: cannot write $2"
+		exit 1
+	fi
 	rm -f "$1"
 	echo "wrote $2"
 	return 1
