@@ -4,6 +4,10 @@ integration {
   name        = "Fat image"
   description = "Build fat Rocky Linux images for Slurm clusters on OpenStack from pinned Pulp snapshots."
   identifier  = "packer/stackhpc/fatimage"
+  # The builder's artifact gives HCP Packer its image metadata (provider
+  # "openstack", region, source image); testworld's TestWebDocsMetadata
+  # holds this flag to that.
+  flags = ["hcp-ready"]
   docs {
     process_docs    = true
     readme_location = "./README.md"

@@ -273,3 +273,21 @@ variable "image_manifest_path" {
   default     = ""
   description = "Local JSON with the image's package list, for diffing builds."
 }
+
+variable "sbom_path" {
+  type        = string
+  default     = ""
+  description = "Local CycloneDX 1.6 SBOM of the image (empty: none)."
+}
+
+variable "previous_manifest" {
+  type        = string
+  default     = ""
+  description = "The previous build's SBOM or image manifest (path or URL) the change report compares with."
+}
+
+variable "change_report_path" {
+  type        = string
+  default     = ""
+  description = "Local Markdown change report (the JSON one goes beside it; empty: none)."
+}

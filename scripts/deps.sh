@@ -17,13 +17,16 @@ packages=(
   python3-venv python3-pip                          # the lab VMs' venvs and pip; the plugin's host-side pip download
   docker-registry                                   # the lab's OCI registry (the distribution registry)
   shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
+  nodejs                                            # internal/sbom: the independent CycloneDX validator (scripts/sbom-validator.sh)
 )
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  exec "$(dirname "$0")/sbom-validator.sh"
+fi
 if [ "$(id -u)" != 0 ]; then
   echo "deps: missing ${missing[*]}; install them with apt-get as root" >&2
   exit 1
@@ -32,3 +35,4 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+"$(dirname "$0")/sbom-validator.sh"

@@ -8,6 +8,8 @@
 #                     with it and validate example/ and example/extra
 #        VERSION      expected version without "v" (default: taken from the
 #                     single packer-plugin-fatimage_v*_SHA256SUMS in DIST_DIR)
+#        REQUIRE_SIGNATURE=1  the SHA256SUMS must have a detached signature
+#                     (<sums>.sig) that gpg verifies with a key of GNUPGHOME
 set -euo pipefail
 
 name=packer-plugin-fatimage
@@ -63,6 +65,18 @@ lines=$(wc -l <"$dist/$sums")
 (cd "$dist" && sha256sum --strict --quiet -c "$sums") >&2 ||
   fail "checksum mismatch in $sums"
 
+# The integrations registry wants the SHA256SUMS signed; packer init itself
+# reads only the sums.
+signed="unsigned"
+if [[ -f $dist/$sums.sig ]]; then
+  command -v gpg >/dev/null || fail "'gpg' is not installed"
+  gpg --batch --verify "$dist/$sums.sig" "$dist/$sums" 2>"$tmp/gpg.out" ||
+    fail "the signature $sums.sig does not verify: $(cat "$tmp/gpg.out")"
+  signed="$sums.sig verified"
+elif [[ ${REQUIRE_SIGNATURE:-} == 1 ]]; then
+  fail "missing $dist/$sums.sig (the signed SHA256SUMS)"
+fi
+
 # Only a native binary can be run; cross-built ones are covered by the above.
 describe="describe skipped (host is $(uname -s)/$(uname -m), not Linux/x86_64)"
 if [[ $(uname -s) == Linux && $(uname -m) == x86_64 ]]; then
@@ -95,4 +109,4 @@ if [[ $(uname -s) == Linux && $(uname -m) == x86_64 ]]; then
   fi
 fi
 
-echo "release-check: OK: $n zips + $sums verified in $dist; $describe"
+echo "release-check: OK: $n zips + $sums verified in $dist, $signed; $describe"

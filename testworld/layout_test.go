@@ -15,21 +15,7 @@ const module = "github.com/stackhpc/packer-plugin-fatimage"
 // of the test world. It also requires the closure to hold the plugin's own
 // components, so an empty or failed listing cannot pass.
 func TestPluginLinksNoTestWorld(t *testing.T) {
-	// go test puts its own GOROOT/bin first on the test's PATH
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("no go command to list the plugin's dependencies: %v", err)
-	}
-	cmd := exec.Command(goBin, "list", "-deps", "-test=false", ".")
-	cmd.Dir = ".." // the module root: package main, the plugin binary
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("go list -deps: %v\n%s", err, stderr)
-	}
+	out := listPlugin(t, "")
 	deps := map[string]bool{}
 	for _, p := range strings.Fields(string(out)) {
 		deps[p] = true
@@ -44,4 +30,31 @@ func TestPluginLinksNoTestWorld(t *testing.T) {
 			t.Errorf("the plugin binary links test-world package %s", p)
 		}
 	}
+}
+
+// listPlugin runs `go list -deps` over the plugin binary's package
+// closure, without tests: import paths, or with jsonFields the -json
+// records of those fields.
+func listPlugin(t *testing.T, jsonFields string) []byte {
+	t.Helper()
+	// go test puts its own GOROOT/bin first on the test's PATH
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command to list the plugin's dependencies: %v", err)
+	}
+	args := []string{"list", "-deps", "-test=false"}
+	if jsonFields != "" {
+		args = append(args, "-json="+jsonFields)
+	}
+	cmd := exec.Command(goBin, append(args, ".")...)
+	cmd.Dir = ".." // the module root: package main, the plugin binary
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list -deps: %v\n%s", err, stderr)
+	}
+	return out
 }

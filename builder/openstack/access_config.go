@@ -16,12 +16,15 @@ import (
 
 // AccessConfig says how to reach and authenticate to the cloud. Nothing here
 // talks to the network: credentials are checked in the first build step, so
-// `packer validate` works without a cloud.
+// `packer validate` works without a cloud. Each setting comes from the
+// template, else the `clouds.yaml` entry named by `cloud`, else the
+// environment (`OS_*`), as the official builder and openstacksdk take them.
 type AccessConfig struct {
 	// The username to connect to OpenStack with. Defaults to `SDK_USERNAME`,
 	// then `OS_USERNAME`.
 	Username string `mapstructure:"username"`
-	// The user ID to connect to OpenStack with. Defaults to `OS_USERID`.
+	// The user ID to connect to OpenStack with. Defaults to `OS_USER_ID`,
+	// then `OS_USERID`.
 	UserID string `mapstructure:"user_id"`
 	// The password of the user. Defaults to `SDK_PASSWORD`, then
 	// `OS_PASSWORD`.
@@ -35,12 +38,15 @@ type AccessConfig struct {
 	// The project (tenant) name to build in. Defaults to `SDK_PROJECT`,
 	// `SDK_TENANT_NAME`, `OS_PROJECT_NAME`, then `OS_TENANT_NAME`.
 	TenantName string `mapstructure:"tenant_name"`
-	// The domain ID of the user and project. Defaults to `OS_DOMAIN_ID`,
-	// then `OS_USER_DOMAIN_ID`, then `OS_PROJECT_DOMAIN_ID`.
+	// The domain ID of the user, and of the project unless a project named
+	// outside the template has its own domain. Without it, the user's domain
+	// is the entry's `user_domain_id`/`_name`, else `OS_USER_DOMAIN_ID`/`_NAME`,
+	// and the project's `project_domain_id`/`_name`, else
+	// `OS_PROJECT_DOMAIN_ID`/`_NAME`: they may differ, as in Horizon's
+	// openrc. Both fall back to `OS_DOMAIN_ID`/`_NAME`, `OS_DEFAULT_DOMAIN`,
+	// then `default`.
 	DomainID string `mapstructure:"domain_id"`
-	// The domain name of the user and project. Defaults to
-	// `OS_DOMAIN_NAME`, then `OS_USER_DOMAIN_NAME`, then
-	// `OS_PROJECT_DOMAIN_NAME`.
+	// The domain name of the user (and project), as `domain_id`.
 	DomainName string `mapstructure:"domain_name"`
 	// Skip TLS certificate verification of the OpenStack APIs. Only for
 	// testing.
@@ -60,8 +66,9 @@ type AccessConfig struct {
 	// Client private key (PEM) for mutual TLS. Defaults to `OS_KEY`.
 	ClientKeyFile string `mapstructure:"key"`
 	// An existing Keystone token to authenticate with instead of a password.
-	// Defaults to `OS_TOKEN`. A token cannot be renewed, so it must outlive
-	// the build.
+	// Defaults to `OS_TOKEN`, then `OS_AUTH_TOKEN`. A token cannot be
+	// renewed, so it must outlive the build. A token is used before an
+	// application credential, which is used before a password.
 	Token string `mapstructure:"token"`
 	// The application credential name (needs `username` or `user_id`).
 	// Defaults to `OS_APPLICATION_CREDENTIAL_NAME`.
@@ -74,9 +81,11 @@ type AccessConfig struct {
 	ApplicationCredentialSecret string `mapstructure:"application_credential_secret"`
 	// An entry of `clouds.yaml` to take the settings from. Defaults to
 	// `OS_CLOUD`. The file is looked for in `OS_CLIENT_CONFIG_FILE`, the
-	// current directory, `~/.config/openstack` and `/etc/openstack`; its
-	// `interface`, `verify`, `cacert` and `region_name` are honoured, and
-	// options set in the template override it.
+	// current directory, `~/.config/openstack` and `/etc/openstack`, with
+	// `secure.yaml` next to it; its `interface`, `verify`, `cacert` and
+	// `region_name` are honoured. Options set in the template override it,
+	// and what it leaves blank (typically the password, injected by CI as
+	// `OS_PASSWORD`) is taken from the environment.
 	Cloud string `mapstructure:"cloud"`
 
 	// Resolved by Prepare.
@@ -122,70 +131,30 @@ func (c *AccessConfig) Prepare() []error {
 	if _, ok := validEndpointTypes[c.EndpointType]; !ok {
 		errs = append(errs, fmt.Errorf("endpoint_type: %q is not one of public, internal, admin (or publicURL, internalURL, adminURL)", c.EndpointType))
 	}
+	var file credentials
 	if c.Cloud != "" {
-		return append(errs, c.prepareCloud()...)
-	}
-
-	setDefault(&c.Username, "OS_USERNAME")
-	setDefault(&c.UserID, "OS_USERID", "OS_USER_ID")
-	setDefault(&c.Password, "OS_PASSWORD")
-	setDefault(&c.IdentityEndpoint, "OS_AUTH_URL")
-	setDefault(&c.TenantID, "OS_PROJECT_ID", "OS_TENANT_ID")
-	setDefault(&c.TenantName, "OS_PROJECT_NAME", "OS_TENANT_NAME")
-	setDefault(&c.DomainID, "OS_DOMAIN_ID", "OS_USER_DOMAIN_ID", "OS_PROJECT_DOMAIN_ID")
-	setDefault(&c.DomainName, "OS_DOMAIN_NAME", "OS_USER_DOMAIN_NAME", "OS_PROJECT_DOMAIN_NAME")
-	setDefault(&c.Region, "OS_REGION_NAME")
-	setDefault(&c.CACertFile, "OS_CACERT")
-	setDefault(&c.ClientCertFile, "OS_CERT")
-	setDefault(&c.ClientKeyFile, "OS_KEY")
-	setDefault(&c.Token, "OS_TOKEN", "OS_AUTH_TOKEN")
-	setDefault(&c.ApplicationCredentialID, "OS_APPLICATION_CREDENTIAL_ID")
-	setDefault(&c.ApplicationCredentialName, "OS_APPLICATION_CREDENTIAL_NAME")
-	setDefault(&c.ApplicationCredentialSecret, "OS_APPLICATION_CREDENTIAL_SECRET")
-
-	if c.IdentityEndpoint == "" {
-		errs = append(errs, errors.New("identity_endpoint: required (or OS_AUTH_URL, or a clouds.yaml entry named by cloud/OS_CLOUD)"))
-	}
-	switch {
-	case c.Token != "":
-	case c.ApplicationCredentialID != "" || c.ApplicationCredentialName != "":
-		if c.ApplicationCredentialSecret == "" {
-			errs = append(errs, errors.New("application_credential_secret: required with application_credential_id or application_credential_name"))
+		var err error
+		if file, err = c.prepareCloud(); err != nil {
+			return append(errs, err)
 		}
-		if c.ApplicationCredentialID == "" && c.Username == "" && c.UserID == "" {
-			errs = append(errs, errors.New("application_credential_name: needs username or user_id (or use application_credential_id)"))
+	} else {
+		setDefault(&c.Region, "OS_REGION_NAME")
+		setDefault(&c.CACertFile, "OS_CACERT")
+		setDefault(&c.ClientCertFile, "OS_CERT")
+		setDefault(&c.ClientKeyFile, "OS_KEY")
+		tlsConf, err := buildTLS(c.Insecure, c.CACertFile, c.ClientCertFile, c.ClientKeyFile)
+		if err != nil {
+			errs = append(errs, err)
 		}
-	default:
-		if c.Username == "" && c.UserID == "" {
-			errs = append(errs, errors.New("username: one of username, user_id, token or application_credential_id is required"))
-		} else if c.Password == "" {
-			errs = append(errs, errors.New("password: required with username or user_id"))
-		}
+		c.tlsConfig = tlsConf
+		c.endpointOpts = gophercloud.EndpointOpts{Region: c.Region, Availability: validEndpointTypes[c.EndpointType]}
 	}
-	tlsConf, err := buildTLS(c.Insecure, c.CACertFile, c.ClientCertFile, c.ClientKeyFile)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	cr := mergeCredentials(c.templateCredentials(), file, envCredentials())
+	errs = append(errs, cr.check(c.Cloud)...)
 	if len(errs) > 0 {
 		return errs
 	}
-	c.tlsConfig = tlsConf
-	c.authOpts = gophercloud.AuthOptions{
-		IdentityEndpoint:            c.IdentityEndpoint,
-		Username:                    c.Username,
-		UserID:                      c.UserID,
-		Password:                    c.Password,
-		TenantID:                    c.TenantID,
-		TenantName:                  c.TenantName,
-		DomainID:                    c.DomainID,
-		DomainName:                  c.DomainName,
-		TokenID:                     c.Token,
-		ApplicationCredentialID:     c.ApplicationCredentialID,
-		ApplicationCredentialName:   c.ApplicationCredentialName,
-		ApplicationCredentialSecret: c.ApplicationCredentialSecret,
-	}
-	c.finishAuthOpts()
-	c.endpointOpts = gophercloud.EndpointOpts{Region: c.Region, Availability: validEndpointTypes[c.EndpointType]}
+	c.authOpts = cr.authOptions()
 	return nil
 }
 
@@ -204,41 +173,18 @@ func (c *AccessConfig) legacyEnv() {
 	}
 }
 
-// finishAuthOpts applies what every credential type shares.
-func (c *AccessConfig) finishAuthOpts() {
-	// Long builds outlive tokens: let gophercloud get a new one on a 401.
-	// A given token cannot be renewed, so there is nothing to re-run.
-	c.authOpts.AllowReauth = c.authOpts.TokenID == ""
-	// Application credentials carry their own scope; Keystone rejects an
-	// explicit one alongside them.
-	if c.authOpts.ApplicationCredentialID != "" || c.authOpts.ApplicationCredentialName != "" {
-		c.authOpts.TenantID, c.authOpts.TenantName = "", ""
-	}
-}
-
-// prepareCloud resolves a clouds.yaml entry with gophercloud's own parser;
-// template options win over the file.
-func (c *AccessConfig) prepareCloud() []error {
+// prepareCloud reads a clouds.yaml entry (and its secure.yaml) with
+// gophercloud's own parser. Template options win over the file for the
+// endpoint and TLS; the credentials it returns are merged by Prepare.
+func (c *AccessConfig) prepareCloud() (credentials, error) {
 	opts := []clouds.ParseOption{clouds.WithCloudName(c.Cloud)}
 	add := func(v string, f func(string) clouds.ParseOption) {
 		if v != "" {
 			opts = append(opts, f(v))
 		}
 	}
-	add(c.IdentityEndpoint, clouds.WithIdentityEndpoint)
-	add(c.Username, clouds.WithUsername)
-	add(c.UserID, clouds.WithUserID)
-	add(c.Password, clouds.WithPassword)
-	add(c.TenantID, clouds.WithProjectID)
-	add(c.TenantName, clouds.WithProjectName)
-	add(c.DomainID, clouds.WithDomainID)
-	add(c.DomainName, clouds.WithDomainName)
 	add(c.Region, clouds.WithRegion)
 	add(c.EndpointType, clouds.WithEndpointType)
-	add(c.Token, clouds.WithToken)
-	add(c.ApplicationCredentialID, clouds.WithApplicationCredentialID)
-	add(c.ApplicationCredentialName, clouds.WithApplicationCredentialName)
-	add(c.ApplicationCredentialSecret, clouds.WithApplicationCredentialSecret)
 	add(c.CACertFile, clouds.WithCACertPath)
 	add(c.ClientCertFile, clouds.WithClientCertPath)
 	add(c.ClientKeyFile, clouds.WithClientKeyPath)
@@ -247,16 +193,28 @@ func (c *AccessConfig) prepareCloud() []error {
 	}
 	ao, eo, tlsConf, err := clouds.Parse(opts...)
 	if err != nil {
-		return []error{fmt.Errorf("cloud: %q: %w", c.Cloud, err)}
+		return credentials{}, fmt.Errorf("cloud: %q: %w", c.Cloud, err)
 	}
-	if ao.IdentityEndpoint == "" {
-		return []error{fmt.Errorf("cloud: %q has no auth_url and identity_endpoint is not set", c.Cloud)}
-	}
-	c.authOpts, c.endpointOpts, c.tlsConfig = ao, eo, tlsConf
-	c.finishAuthOpts()
+	c.endpointOpts, c.tlsConfig = eo, tlsConf
 	// Record what was resolved so the artifact and UI can name the region.
 	c.Region = eo.Region
-	return nil
+	file := credentials{
+		authURL: ao.IdentityEndpoint, password: ao.Password, token: ao.TokenID,
+		user: idName{ao.UserID, ao.Username}, userDomain: idName{ao.DomainID, ao.DomainName},
+		appCredID: ao.ApplicationCredentialID, appCredName: ao.ApplicationCredentialName, appCredKey: ao.ApplicationCredentialSecret,
+	}
+	// gophercloud puts the entry's project (and its domain: project_domain_*,
+	// else domain_*) into the scope.
+	if s := ao.Scope; s != nil {
+		file.project = idName{s.ProjectID, s.ProjectName}
+		if s.ProjectName != "" {
+			file.projectDomain = idName{s.DomainID, s.DomainName}
+		}
+		if s.System || s.TrustID != "" {
+			file.scope = s
+		}
+	}
+	return file, nil
 }
 
 // buildTLS makes the TLS settings for the API clients from local files.

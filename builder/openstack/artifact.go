@@ -30,8 +30,10 @@ func (*Artifact) Files() []string { return nil }
 
 func (a *Artifact) Id() string { return a.ImageID } //nolint:revive // packersdk.Artifact names it
 
+// String is the official builder's text, word for word: scripts take the
+// image ID from the end of "An image was created: ID".
 func (a *Artifact) String() string {
-	return fmt.Sprintf("An image was created: %s (%s) in region %q", a.ImageName, a.ImageID, a.Region)
+	return fmt.Sprintf("An image was created: %s", a.ImageID)
 }
 
 func (a *Artifact) State(name string) any {

@@ -206,7 +206,7 @@ func TestBuildThroughThrottling(t *testing.T) {
 		t.Skip("waits for Retry-After")
 	}
 	l := newLab(t, nil)
-	l.c.SetFaults(cloud.Fault{Kind: cloud.FaultHTTP, Status: 503, RetryAfter: 1, Rate: 0.2})
+	l.c.SetFaults(cloud.Fault{Kind: cloud.FaultHTTP, Status: 503, RetryAfter: "1", Rate: 0.2})
 	before := l.c.Calls()
 	_, art, ui, err := build(t, context.Background(), l, nil, "floating_ip_network", "public")
 	if err != nil {

@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,15 +52,33 @@ func TestBuildAutoAcceptWithoutRoleFailsClearly(t *testing.T) {
 	}
 }
 
-// A flavor without a root disk would make a volume-backed snapshot (or be
-// refused by Nova); the build refuses it early, naming the fix, and
-// leaves nothing behind.
-func TestBuildRefusesZeroDiskFlavorWithoutVolume(t *testing.T) {
-	l := newLab(t, nil)
-	l.c.AddFlavor(cloud.Flavor{ID: "f0", Name: "m1.zero", VCPUs: 1, RAM: 1024, Disk: 0})
-	_, _, _, err := build(t, context.Background(), l, nil, "flavor", "m1.zero")
-	if err == nil || !strings.Contains(err.Error(), "0 GB root disk") || !strings.Contains(err.Error(), "use_blockstorage_volume = true") {
-		t.Fatalf("err %v", err)
+// A flavor without a root disk is left to Nova, as the official builder
+// does, with a warning naming the fix: Nova refuses the boot to a project
+// member (and the build leaves nothing behind) and lets an admin build.
+func TestBuildZeroDiskFlavorWithoutVolume(t *testing.T) {
+	for _, admin := range []bool{false, true} {
+		l := newLab(t, func(o *cloud.Options) {
+			if admin {
+				o.Users = []cloud.User{{Name: "lab", Password: "lab-password", Project: "lab", Roles: []string{"admin"}}}
+			}
+		})
+		l.c.AddFlavor(cloud.Flavor{ID: "f0", Name: "m1.zero", VCPUs: 1, RAM: 1024, Disk: 0})
+		_, art, ui, err := build(t, context.Background(), l, nil, "flavor", "m1.zero")
+		if !slices.ContainsFunc(ui.says, func(s string) bool {
+			return strings.Contains(s, "0 GB root disk") && strings.Contains(s, "use_blockstorage_volume = true")
+		}) {
+			t.Errorf("admin %v: no warning naming the fix in %q", admin, ui.says)
+		}
+		switch {
+		case admin && err != nil:
+			t.Errorf("admin: Nova allows a zero-disk boot, the build failed: %v", err)
+		case admin && art == nil:
+			t.Error("admin: no artifact")
+		case !admin && (err == nil || !strings.Contains(err.Error(), "Only volume-backed servers are allowed for flavors with zero disk")):
+			t.Errorf("member: err %v, want Nova's refusal", err)
+		}
+		if !admin {
+			l.assertEmpty(t)
+		}
 	}
-	l.assertEmpty(t)
 }

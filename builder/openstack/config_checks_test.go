@@ -14,7 +14,7 @@ func TestPrepareRefusesUnusableInputs(t *testing.T) {
 		want string
 	}{
 		{"ssh_timeout negative", []any{"ssh_timeout", "-5m"}, "ssh_timeout: must be > 0, got -5m0s"},
-		{"winrm_timeout negative", []any{"communicator", "winrm", "winrm_username", "u", "winrm_password", "winrm-pw-c4e1", "winrm_timeout", "-1s"},
+		{"winrm_timeout negative", []any{"communicator", "winrm", "winrm_username", "u", "winrm_password", "winrm-pw-3c9e", "winrm_timeout", "-1s"},
 			"winrm_timeout: must be > 0, got -1s"},
 		{"file URL", []any{"source_image", nil, "external_source_image_url", "file:///etc/passwd"},
 			`external_source_image_url: "file:///etc/passwd" must be an http:// or https:// URL: Glance's web-download imports only those`},

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,8 +110,6 @@ func TestPrepareBadConfigs(t *testing.T) {
 			"source_image: exactly one of source_image, source_image_name, external_source_image_url, source_image_filter is required, got 2"},
 		{"filter name pattern", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"name": "openhpc-[RL9-*"}}),
 			`source_image_filter.filters.name: "openhpc-[RL9-*" is not a valid pattern: syntax error in pattern`},
-		{"filter visibility", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"visibility": "all"}}),
-			`source_image_filter.filters.visibility: "all" is not one of public, private, shared, community`},
 		{"bad disk format", with(baseRaw(), "image_disk_format", "zip", "use_blockstorage_volume", true),
 			`image_disk_format: "zip" is not one of ami, ari, aki, vhd, vhdx, vmdk, raw, qcow2, vdi, ploop, iso`},
 		{"ssh ip version", with(baseRaw(), "ssh_ip_version", "5"),
@@ -119,10 +118,6 @@ func TestPrepareBadConfigs(t *testing.T) {
 			`endpoint_type: "private" is not one of public, internal, admin (or publicURL, internalURL, adminURL)`},
 		{"image visibility", with(baseRaw(), "image_visibility", "everyone"),
 			`image_visibility: "everyone" is not one of public, private, shared, community`},
-		{"members need shared", with(baseRaw(), "image_visibility", "private", "image_members", []string{"p1"}),
-			`image_members: needs image_visibility = "shared", got "private"`},
-		{"auto accept without members", with(baseRaw(), "image_auto_accept_members", true),
-			"image_auto_accept_members: needs image_members"},
 		{"metadata long value", with(baseRaw(), "metadata", map[string]string{"k": long}),
 			`metadata: value of "k" is longer than 255 characters`},
 		{"metadata long key", with(baseRaw(), "metadata", map[string]string{long: "v"}),
@@ -139,8 +134,6 @@ func TestPrepareBadConfigs(t *testing.T) {
 			"image_min_disk: must be >= 0, got -1"},
 		{"volume size", with(baseRaw(), "use_blockstorage_volume", true, "volume_size", -5),
 			"volume_size: must be >= 0, got -5"},
-		{"user data twice", with(baseRaw(), "user_data", "#cloud-config", "user_data_file", certOnly),
-			"user_data: cannot be combined with user_data_file"},
 		{"user data file missing", with(baseRaw(), "user_data_file", filepath.Join(dir, "nope")),
 			"user_data_file: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
 		{"state timeout negative", with(baseRaw(), "state_timeout", "-1s"),
@@ -167,7 +160,7 @@ func TestPrepareBadConfigs(t *testing.T) {
 			"username: one of username, user_id, token or application_credential_id is required"},
 		{"app credential without secret", with(baseRaw(), "application_credential_id", "ac1"),
 			"application_credential_secret: required with application_credential_id or application_credential_name"},
-		{"app credential name without user", with(baseRaw(), "username", nil, "application_credential_name", "ac", "application_credential_secret", "ac-secret-90b2"),
+		{"app credential name without user", with(baseRaw(), "username", nil, "application_credential_name", "ac", "application_credential_secret", "ac-secret-9d2f"),
 			"application_credential_name: needs username or user_id (or use application_credential_id)"},
 		{"cert without key", with(baseRaw(), "cert", certOnly),
 			"key: required with cert"},
@@ -194,6 +187,52 @@ func TestPrepareBadConfigs(t *testing.T) {
 				}
 			}
 			t.Errorf("errors %q\ndo not include %q", got, tc.want)
+		})
+	}
+}
+
+// Templates the official builder accepts are accepted, as it takes them,
+// with a warning where they are probably wrong.
+func TestPrepareAcceptsWhatOfficialAccepts(t *testing.T) {
+	ud := filepath.Join(t.TempDir(), "ud.yaml")
+	if err := os.WriteFile(ud, []byte("#cloud-config from the file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		raw   map[string]any
+		warn  string
+		check func(*Config) bool
+	}{
+		{"filter visibility protected", with(baseRaw(), "source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"name": "Rocky-9", "visibility": "protected"}}),
+			`source_image_filter.filters.visibility: "protected" is not one of public, private, shared, community; ignored, as the official builder does`,
+			func(c *Config) bool {
+				return c.SourceImageFilters.Filters.Visibility == "" && c.SourceImageFilters.Filters.Name == "Rocky-9"
+			}},
+		{"user_data and user_data_file", with(baseRaw(), "user_data", "#cloud-config inline", "user_data_file", ud),
+			"user_data: ignored because user_data_file is set (the file wins, as in the official builder)",
+			func(c *Config) bool { return string(c.userData) == "#cloud-config from the file\n" }},
+		{"auto accept without members", with(baseRaw(), "image_auto_accept_members", true),
+			"image_auto_accept_members: ignored without image_members",
+			func(c *Config) bool { return !c.ImageAutoAcceptMembers }},
+		{"members on a private image", with(baseRaw(), "image_visibility", "private", "image_members", []string{"p1"}),
+			`image_members: Glance gives members only to shared images, and image_visibility is "private": the build will fail when it adds them`,
+			func(c *Config) bool { return c.ImageVisibility == "private" && len(c.ImageMembers) == 1 }},
+		{"source_image_name with most_recent", with(baseRaw(), "source_image", nil, "source_image_name", "Rocky-9", "source_image_filter", map[string]any{"most_recent": true}),
+			"", func(c *Config) bool { return c.SourceImageFilters.MostRecent }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearOSEnv(t)
+			c, warns, err := prepare(t, tc.raw)
+			if err != nil {
+				t.Fatalf("Prepare refused a template the official builder accepts: %v", err)
+			}
+			if tc.warn != "" && !slices.Contains(warns, tc.warn) {
+				t.Errorf("warnings %q lack %q", warns, tc.warn)
+			}
+			if !tc.check(c) {
+				t.Errorf("prepared config not as the official builder takes it: %+v", c.RunConfig)
+			}
 		})
 	}
 }

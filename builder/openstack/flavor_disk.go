@@ -6,17 +6,17 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 )
 
-// checkZeroDiskFlavor refuses a flavor without a root disk unless the
-// build boots from its own volume. Nova gives such a server no local disk:
-// it refuses the image-backed boot to non-admins, and where it allows it
-// (or the cloud boots from volume by default) createImage makes a
-// volume-backed snapshot: a zero-byte image pointing at a Cinder snapshot,
-// not the self-contained image this builder promises.
-func checkZeroDiskFlavor(c *Config, f *flavors.Flavor) error {
+// zeroDiskWarning explains what happens to a flavor without a root disk
+// when the build does not boot from its own volume. As the official
+// builder, the build lets Nova decide: Nova refuses such an image-backed
+// boot to non-admins (zero_disk_flavor policy) and gives an admin's server
+// a local root disk the size of the image, whose snapshot is a normal
+// image.
+func zeroDiskWarning(c *Config, f *flavors.Flavor) string {
 	if f.Disk != 0 || c.UseBlockStorageVolume {
-		return nil
+		return ""
 	}
-	return fmt.Errorf("flavor: %s has a 0 GB root disk, so the server cannot boot from the image on its own disk "+
-		"and its snapshot would be a zero-byte image pointing at a Cinder snapshot; set use_blockstorage_volume = true "+
-		"(with volume_size) to build on a volume and upload a self-contained image", f.Name)
+	return fmt.Sprintf("Warning: flavor %s has a 0 GB root disk: Nova boots it from the image only for admins "+
+		"(others get \"Only volume-backed servers are allowed for flavors with zero disk\"), with a root disk "+
+		"the size of the image; set use_blockstorage_volume = true (with volume_size) to build on a volume", f.Name)
 }

@@ -15,7 +15,7 @@ func TestConfigSpecDecodesHCL(t *testing.T) {
 	src := `
 identity_endpoint = "https://keystone.example:5000/v3"
 username = "u"
-password = "hcl-pw-7f3a"
+password = "hcl-pw-8e2d"
 tenant_name = "t"
 domain_name = "Default"
 flavor = "m1.large"

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 )
 
@@ -131,6 +132,12 @@ type lab struct {
 
 func newLab(t *testing.T, mod func(*cloud.Options)) *lab {
 	t.Helper()
+	// Secrets a Prepare registers stay for the whole test process; a
+	// one- or two-letter one would mask words in every later build's Ui.
+	const words = "Uploading floating_ip_network adopting"
+	if redact.String(words) != words {
+		t.Fatalf("an earlier test registered a secret too short to be told apart: %q", redact.String(words))
+	}
 	hv := newMemHV()
 	o := cloud.Options{Hypervisor: hv, Logf: func(f string, a ...any) { t.Logf("cloud: "+f, a...) }}
 	if mod != nil {

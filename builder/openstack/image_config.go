@@ -34,14 +34,15 @@ type ImageConfig struct {
 	// `public`, `private`, `shared` or `community`, in any case. Defaults
 	// to the cloud's default (normally `private`).
 	ImageVisibility string `mapstructure:"image_visibility"`
-	// Project IDs the image is shared with (needs `image_visibility =
-	// "shared"` or the cloud's default).
+	// Project IDs the image is shared with. Glance gives members only to
+	// shared images: another `image_visibility` validates (as with the
+	// official builder) with a warning, and the build fails at Glance.
 	ImageMembers []string `mapstructure:"image_members"`
 	// Accept the membership on behalf of each member project. Glance lets
 	// only the member project (or an admin) accept: the build tries its
 	// own token, then one re-scoped to the member project, which works
 	// when the credentials have a role there; otherwise the build fails
-	// saying so.
+	// saying so. Ignored (with a warning) without `image_members`.
 	ImageAutoAcceptMembers bool `mapstructure:"image_auto_accept_members"`
 	// The disk format of an image uploaded from a volume, for example
 	// `raw` or `qcow2`. Ignored, with a warning, without
@@ -71,12 +72,7 @@ func (c *ImageConfig) Prepare(useVolume bool) []error {
 	} else if v != "" {
 		errs = append(errs, fmt.Errorf("image_visibility: %q is not one of public, private, shared, community", c.ImageVisibility))
 	}
-	if len(c.ImageMembers) > 0 && c.ImageVisibility != "" && c.ImageVisibility != "shared" {
-		errs = append(errs, fmt.Errorf("image_members: needs image_visibility = \"shared\", got %q", c.ImageVisibility))
-	}
-	if c.ImageAutoAcceptMembers && len(c.ImageMembers) == 0 {
-		errs = append(errs, errors.New("image_auto_accept_members: needs image_members"))
-	}
+	c.warns = append(c.warns, c.membersWarnings()...)
 	if c.ImageDiskFormat != "" {
 		if !useVolume {
 			// The appliance's template always sets it; the official
@@ -114,6 +110,20 @@ func (c *ImageConfig) Prepare(useVolume bool) []error {
 	errs = append(errs, checkMetadata("metadata", c.ImageMetadata)...)
 	errs = append(errs, checkMetadata("image_properties", c.ImageProperties)...)
 	return errs
+}
+
+// membersWarnings flag member settings the official builder accepts and
+// that are probably wrong; they are kept as given (Glance decides).
+func (c *ImageConfig) membersWarnings() []string {
+	var w []string
+	if len(c.ImageMembers) > 0 && c.ImageVisibility != "" && c.ImageVisibility != "shared" {
+		w = append(w, fmt.Sprintf("image_members: Glance gives members only to shared images, and image_visibility is %q: the build will fail when it adds them", c.ImageVisibility))
+	}
+	if c.ImageAutoAcceptMembers && len(c.ImageMembers) == 0 {
+		w = append(w, "image_auto_accept_members: ignored without image_members")
+		c.ImageAutoAcceptMembers = false
+	}
+	return w
 }
 
 // reservedImageAttrs are Glance's own attributes; a JSON patch on them as

@@ -34,7 +34,9 @@ type RunConfig struct {
 	// `source_image_name`, `external_source_image_url` and
 	// `source_image_filter` is required.
 	SourceImage string `mapstructure:"source_image"`
-	// The name of the base image; it must match exactly one image.
+	// The name of the base image, matched exactly; it must match exactly
+	// one image, or the newest is taken with `source_image_filter {
+	// most_recent = true }`, as in the official builder.
 	SourceImageName string `mapstructure:"source_image_name"`
 	// A URL Glance imports the base image from (the `web-download` import
 	// method). The imported image is deleted at the end of the build.
@@ -79,7 +81,8 @@ type RunConfig struct {
 	// When no `networks` or `ports` are set, attach the server to a
 	// network having a subnet inside one of these CIDRs.
 	NetworkDiscoveryCIDRs []string `mapstructure:"network_discovery_cidrs"`
-	// User data passed to the server. Excludes `user_data_file`.
+	// User data passed to the server. Ignored (with a warning) when
+	// `user_data_file` is set, as in the official builder.
 	UserData string `mapstructure:"user_data"`
 	// A file whose contents are the server's user data.
 	UserDataFile string `mapstructure:"user_data_file"`
@@ -135,6 +138,10 @@ type RunConfig struct {
 	buildName string // packer_<uuid>, set by Config.Prepare
 	// warns are the compatibility warnings of Prepare.
 	warns []string
+	// passwordLogin: ssh_password with no key given, so no temporary key
+	// is made (as the official builder, unless temporary_key_pair_name
+	// asks for one).
+	passwordLogin bool
 }
 
 // ImageFilter chooses the base image by its attributes.
@@ -155,7 +162,9 @@ type ImageFilterOptions struct {
 	Owner string `mapstructure:"owner"`
 	// Tags the image must all have.
 	Tags []string `mapstructure:"tags"`
-	// `public`, `private`, `shared` or `community`.
+	// `public`, `private`, `shared` or `community`. Another value (the
+	// official docs' example says `protected`) is ignored with a warning,
+	// as the official builder ignores it.
 	Visibility string `mapstructure:"visibility"`
 	// Properties the image must have with these values.
 	Properties map[string]string `mapstructure:"properties"`
@@ -166,7 +175,19 @@ func (f *ImageFilterOptions) Empty() bool {
 	return f.Name == "" && f.Owner == "" && len(f.Tags) == 0 && f.Visibility == "" && len(f.Properties) == 0
 }
 
+// Prepare defaults and checks the server options, without network access;
+// the errors come in the order of the options' concerns.
 func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
+	errs := c.prepareTimeouts()
+	errs = append(errs, c.prepareCommunicator()...)
+	errs = append(errs, c.Comm.Prepare(ctx)...)
+	errs = append(errs, c.prepareSource()...)
+	errs = append(errs, c.prepareServer()...)
+	return append(errs, c.prepareVolume()...)
+}
+
+// prepareTimeouts defaults and checks the waits' bounds.
+func (c *RunConfig) prepareTimeouts() []error {
 	var errs []error
 	if c.StateTimeout == 0 {
 		c.StateTimeout = DefaultStateTimeout
@@ -181,12 +202,19 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 	if c.ImageCreationWait < 0 {
 		errs = append(errs, fmt.Errorf("image_creation_wait: a number of extra seconds to wait after the image is active, must be >= 0, got %d (the bound on the wait is image_wait_timeout)", c.ImageCreationWait))
 	}
+	return errs
+}
 
+// prepareCommunicator checks the key options the communicator needs and names the temporary keypair after the build.
+func (c *RunConfig) prepareCommunicator() []error {
+	var errs []error
 	switch {
 	case c.Comm.Type == "ssh" || c.Comm.Type == "":
 		if c.Comm.SSHKeyPairName != "" && c.Comm.SSHPrivateKeyFile == "" && !c.Comm.SSHAgentAuth {
 			errs = append(errs, errors.New("ssh_keypair_name: needs ssh_private_key_file or ssh_agent_auth = true"))
 		}
+		c.passwordLogin = c.Comm.SSHPassword != "" && c.Comm.SSHPrivateKeyFile == "" &&
+			c.Comm.SSHKeyPairName == "" && c.Comm.SSHTemporaryKeyPairName == ""
 		if c.Comm.SSHTemporaryKeyPairName == "" {
 			// The Nova keypair and the key's comment (which
 			// ssh_clear_authorized_keys looks for) carry the build id.
@@ -206,8 +234,12 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		}
 		c.Comm.SSHTemporaryKeyPairType = "rsa"
 	}
-	errs = append(errs, c.Comm.Prepare(ctx)...)
+	return errs
+}
 
+// prepareSource checks that exactly one source image option is set, and its filter.
+func (c *RunConfig) prepareSource() []error {
+	var errs []error
 	sources := 0
 	for _, set := range []bool{c.SourceImage != "", c.SourceImageName != "", c.ExternalSourceImageURL != "", !c.SourceImageFilters.Filters.Empty()} {
 		if set {
@@ -227,9 +259,17 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		errs = append(errs, fmt.Errorf("source_image_filter.filters.name: %q is not a valid pattern: %v", c.SourceImageFilters.Filters.Name, err))
 	}
 	if v := c.SourceImageFilters.Filters.Visibility; v != "" && !oneOf(v, "public", "private", "shared", "community") {
-		errs = append(errs, fmt.Errorf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community", v))
+		// The official builder drops what Glance would refuse (its own
+		// docs' example says "protected"), so such templates exist.
+		c.warns = append(c.warns, fmt.Sprintf("source_image_filter.filters.visibility: %q is not one of public, private, shared, community; ignored, as the official builder does", v))
+		c.SourceImageFilters.Filters.Visibility = ""
 	}
+	return errs
+}
 
+// prepareServer checks the server's flavor, addresses, user data and metadata.
+func (c *RunConfig) prepareServer() []error {
+	var errs []error
 	if c.Flavor == "" {
 		errs = append(errs, errors.New("flavor: required"))
 	}
@@ -245,7 +285,7 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		}
 	}
 	if c.UserData != "" && c.UserDataFile != "" {
-		errs = append(errs, errors.New("user_data: cannot be combined with user_data_file"))
+		c.warns = append(c.warns, "user_data: ignored because user_data_file is set (the file wins, as in the official builder)")
 	}
 	if c.UserDataFile != "" {
 		b, err := os.ReadFile(c.UserDataFile)
@@ -263,7 +303,12 @@ func (c *RunConfig) Prepare(ctx *interpolate.Context) []error {
 		c.InstanceMetadata["ansible_init_disable"] = "true"
 	}
 	errs = append(errs, checkMetadata("instance_metadata", c.InstanceMetadata)...)
+	return errs
+}
 
+// prepareVolume checks the boot volume options, ignored (as the official builder does) without use_blockstorage_volume.
+func (c *RunConfig) prepareVolume() []error {
+	var errs []error
 	if c.VolumeSize < 0 {
 		errs = append(errs, fmt.Errorf("volume_size: must be >= 0, got %d", c.VolumeSize))
 	}

@@ -3,6 +3,7 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
@@ -91,6 +92,11 @@ func (s *StepCreateImage) fromVolume(ctx context.Context, state multistep.StateB
 	state.Put("server_deleted", true)
 	if err := waitVolume(ctx, cl, volID, c.StateTimeout, "available"); err != nil {
 		return "", err
+	}
+	if dropped, err := dropReservedImageMeta(ctx, cl, volID); err != nil {
+		return "", err
+	} else if len(dropped) > 0 {
+		ui.Say(fmt.Sprintf("Removed Glance's reserved %s from the image metadata of volume %s", strings.Join(dropped, ", "), volID))
 	}
 	// As the official builder, the image metadata goes onto the volume:
 	// Cinder copies a volume's image metadata into the image it uploads,

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"sort"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/hashicorp/packer-plugin-sdk/multistep"
@@ -57,7 +59,7 @@ func (s *StepFloatingIP) Run(ctx context.Context, state multistep.StateBag) mult
 				return halt(state, err)
 			}
 		}
-		if fip, err = freeFloatingIP(ctx, cl, netID); err != nil {
+		if fip, err = claimFreeFloatingIP(ctx, cl, netID, port); err != nil {
 			return halt(state, err)
 		}
 		ui.Say(fmt.Sprintf("Reusing the free floating IP %s (reuse_ips)", fip.FloatingIP))
@@ -190,10 +192,42 @@ func findOwnFloatingIP(ctx context.Context, cl *clients, c *Config) (*floatingip
 	return &all[0], true, nil
 }
 
-// freeFloatingIP returns a floating IP of the project that is DOWN and on
-// no port, on netID when that is set, as the official builder's reuse_ips
-// does (it fails when there is none, never allocating one).
-func freeFloatingIP(ctx context.Context, cl *clients, netID string) (*floatingips.FloatingIP, error) {
+// claimFreeFloatingIP attaches to port a floating IP of the project that
+// is DOWN and on no port, on netID when that is set, as the official
+// builder's reuse_ips does (it fails when there is none, never allocating
+// one). Neutron moves an attached IP to whichever port asks last, so two
+// builds could take the same one (packer #4551): the attach is
+// conditional on the IP's revision, and one taken meanwhile is skipped.
+func claimFreeFloatingIP(ctx context.Context, cl *clients, netID, port string) (*floatingips.FloatingIP, error) {
+	free, err := freeFloatingIPs(ctx, cl, netID)
+	if err != nil {
+		return nil, err
+	}
+	return claimFloatingIP(ctx, cl, free, port, netID)
+}
+
+// claimFloatingIP attaches the first of free that nobody changed since it
+// was listed.
+func claimFloatingIP(ctx context.Context, cl *clients, free []floatingips.FloatingIP, port, netID string) (*floatingips.FloatingIP, error) {
+	for _, f := range free {
+		rev := f.RevisionNumber
+		got, err := floatingips.Update(ctx, cl.network, f.ID, floatingips.UpdateOpts{PortID: &port, RevisionNumber: &rev}).Extract()
+		if gophercloud.ResponseCodeIs(err, http.StatusPreconditionFailed) {
+			continue // another build took it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reuse_ips: attaching floating IP %s to port %s: %w", f.FloatingIP, port, err)
+		}
+		return got, nil
+	}
+	if netID != "" {
+		return nil, fmt.Errorf("reuse_ips: the project has no free (DOWN, unattached) floating IP on network %s", netID)
+	}
+	return nil, errors.New("reuse_ips: the project has no free (DOWN, unattached) floating IP")
+}
+
+// freeFloatingIPs lists the project's DOWN floating IPs on no port.
+func freeFloatingIPs(ctx context.Context, cl *clients, netID string) ([]floatingips.FloatingIP, error) {
 	pages, err := floatingips.List(cl.network, floatingips.ListOpts{FloatingNetworkID: netID, Status: "DOWN"}).AllPages(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reuse_ips: listing floating IPs: %w", err)
@@ -202,15 +236,13 @@ func freeFloatingIP(ctx context.Context, cl *clients, netID string) (*floatingip
 	if err != nil {
 		return nil, fmt.Errorf("reuse_ips: listing floating IPs: %w", err)
 	}
+	var free []floatingips.FloatingIP
 	for _, f := range all {
 		if f.PortID == "" {
-			return &f, nil
+			free = append(free, f)
 		}
 	}
-	if netID != "" {
-		return nil, fmt.Errorf("reuse_ips: the project has no free (DOWN, unattached) floating IP on network %s", netID)
-	}
-	return nil, errors.New("reuse_ips: the project has no free (DOWN, unattached) floating IP")
+	return free, nil
 }
 
 func (s *StepFloatingIP) Cleanup(state multistep.StateBag) {

@@ -22,8 +22,8 @@ func (s *StepLoadFlavor) Run(ctx context.Context, state multistep.StateBag) mult
 		return halt(state, err)
 	}
 	ui.Say(fmt.Sprintf("Flavor %s (%s): %d vCPU, %d MiB RAM, %d GiB disk", f.Name, f.ID, f.VCPUs, f.RAM, f.Disk))
-	if err := checkZeroDiskFlavor(c, f); err != nil {
-		return halt(state, err)
+	if w := zeroDiskWarning(c, f); w != "" {
+		ui.Say(w)
 	}
 	state.Put("flavor_id", f.ID)
 	state.Put("flavor_disk", f.Disk)

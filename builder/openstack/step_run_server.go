@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
@@ -22,6 +23,43 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	cl := state.Get("clients").(*clients)
 	ui := state.Get("ui").(packersdk.Ui)
 
+	builder := serverCreateOpts(state, c)
+
+	ui.Say(fmt.Sprintf("Creating server %s...", c.InstanceName))
+	srv, err := createOrAdopt(ctx, ui, "creating server "+c.InstanceName, func(ctx context.Context) (*servers.Server, error) {
+		return servers.Create(ctx, cl.compute, builder, nil).Extract()
+	}, func(ctx context.Context) (*servers.Server, bool, error) {
+		return findServer(ctx, cl, c.InstanceName, c.buildID)
+	})
+	if err != nil {
+		return halt(state, err)
+	}
+	s.created = srv.ID
+	trackerOf(state).Add("server", srv.ID, c.InstanceName)
+	state.Put("server_id", srv.ID)
+	state.Put("instance_id", srv.ID) // read by the provision hook data
+	setGenerated(state, "ServerID", srv.ID)
+
+	ui.Say(fmt.Sprintf("Waiting for server %s to become ACTIVE...", srv.ID))
+	srv, err = waitServer(ctx, cl, srv.ID, "ACTIVE", c.StateTimeout)
+	if err != nil {
+		return halt(state, err)
+	}
+	if c.RackconnectWait {
+		ui.Say("Waiting for RackConnect automation...")
+		if err := waitRackConnect(ctx, cl, srv.ID, c.StateTimeout); err != nil {
+			return halt(state, err)
+		}
+	}
+	state.Put("server", srv)
+	ui.Say(fmt.Sprintf("Server %s is ACTIVE", srv.ID))
+	return multistep.ActionContinue
+}
+
+// serverCreateOpts is the create request for the build server: the
+// build's id in its metadata (findServer adopts by it), its NICs, and its
+// boot source, a volume when one was made, else the source image.
+func serverCreateOpts(state multistep.StateBag, c *Config) servers.CreateOptsBuilder {
 	meta := map[string]string{BuildIDKey: c.buildID}
 	for k, v := range c.InstanceMetadata {
 		meta[k] = v
@@ -67,47 +105,23 @@ func (s *StepRunServer) Run(ctx context.Context, state multistep.StateBag) multi
 	if kp := getString(state, "keypair_name"); kp != "" {
 		builder = keypairs.CreateOptsExt{CreateOptsBuilder: opts, KeyName: kp}
 	}
+	return builder
+}
 
-	ui.Say(fmt.Sprintf("Creating server %s...", c.InstanceName))
-	srv, err := createOrAdopt(ctx, ui, "creating server "+c.InstanceName, func(ctx context.Context) (*servers.Server, error) {
-		return servers.Create(ctx, cl.compute, builder, nil).Extract()
-	}, func(ctx context.Context) (*servers.Server, bool, error) {
-		return findServer(ctx, cl, c.InstanceName, c.buildID)
-	})
-	if err != nil {
-		return halt(state, err)
-	}
-	s.created = srv.ID
-	trackerOf(state).Add("server", srv.ID, c.InstanceName)
-	state.Put("server_id", srv.ID)
-	state.Put("instance_id", srv.ID) // read by the provision hook data
-	setGenerated(state, "ServerID", srv.ID)
-
-	ui.Say(fmt.Sprintf("Waiting for server %s to become ACTIVE...", srv.ID))
-	srv, err = waitServer(ctx, cl, srv.ID, "ACTIVE", c.StateTimeout)
-	if err != nil {
-		return halt(state, err)
-	}
-	if c.RackconnectWait {
-		ui.Say("Waiting for RackConnect automation...")
-		err := waitFor(ctx, fmt.Sprintf("RackConnect to deploy server %s", srv.ID), c.StateTimeout, func(ctx context.Context) (string, bool, error) {
-			got, err := servers.Get(ctx, cl.compute, srv.ID).Extract()
-			if err != nil {
-				return "", false, err
-			}
-			st := got.Metadata["rackconnect_automation_status"]
-			if strings.EqualFold(st, "FAILED") {
-				return st, false, terminal("RackConnect failed on server %s", srv.ID)
-			}
-			return st, st == "DEPLOYED", nil
-		})
+// waitRackConnect waits until RackConnect's automation reports the server
+// deployed, failing at once when it reports failure.
+func waitRackConnect(ctx context.Context, cl *clients, serverID string, timeout time.Duration) error {
+	return waitFor(ctx, fmt.Sprintf("RackConnect to deploy server %s", serverID), timeout, func(ctx context.Context) (string, bool, error) {
+		got, err := servers.Get(ctx, cl.compute, serverID).Extract()
 		if err != nil {
-			return halt(state, err)
+			return "", false, err
 		}
-	}
-	state.Put("server", srv)
-	ui.Say(fmt.Sprintf("Server %s is ACTIVE", srv.ID))
-	return multistep.ActionContinue
+		st := got.Metadata["rackconnect_automation_status"]
+		if strings.EqualFold(st, "FAILED") {
+			return st, false, terminal("RackConnect failed on server %s", serverID)
+		}
+		return st, st == "DEPLOYED", nil
+	})
 }
 
 // findServer finds the server a lost create made: named name, with the

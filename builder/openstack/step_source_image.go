@@ -35,7 +35,8 @@ func (s *StepSourceImage) Run(ctx context.Context, state multistep.StateBag) mul
 			err = fmt.Errorf("source_image: %q: %w", c.SourceImage, err)
 		}
 	case c.SourceImageName != "":
-		img, err = findImage(ctx, cl, images.ListOpts{Name: c.SourceImageName}, nil, false)
+		// As the official builder: an exact name, and most_recent applies.
+		img, err = findImage(ctx, cl, images.ListOpts{Name: literalName(c.SourceImageName)}, nil, c.SourceImageFilters.MostRecent)
 		if err != nil {
 			err = fmt.Errorf("source_image_name: %w", err)
 		}
@@ -102,6 +103,22 @@ func findImage(ctx context.Context, cl *clients, opts images.ListOpts, props map
 		return nil, fmt.Errorf("%d active images match %s; give source_image (an ID), narrow the filter, or set source_image_filter.most_recent = true", len(found), describeFilter(opts, props, pattern))
 	}
 	return &found[0], nil
+}
+
+// literalName escapes a name for findImage so that `*?[` in it match
+// themselves.
+func literalName(name string) string {
+	if !strings.ContainsAny(name, "*?[") {
+		return name
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func hasProperties(img images.Image, props map[string]string) bool {

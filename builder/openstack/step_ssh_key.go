@@ -38,7 +38,7 @@ func (s *StepSSHKey) Run(ctx context.Context, state multistep.StateBag) multiste
 		ui.Say("Using the SSH private key of ssh_private_key_file")
 		return multistep.ActionContinue
 	}
-	if comm.SSHAgentAuth || comm.SSHKeyPairName != "" {
+	if comm.SSHAgentAuth || comm.SSHKeyPairName != "" || c.passwordLogin {
 		return multistep.ActionContinue
 	}
 	kind := comm.SSHTemporaryKeyPairType

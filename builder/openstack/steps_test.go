@@ -171,6 +171,10 @@ func TestStepSourceImage(t *testing.T) {
 	if _, err := l.c.AddImage(cloud.ImageSeed{Name: "rocky-fat", Tags: []string{"fat"}, Properties: map[string]string{"os_version": "8"}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := l.c.AddImage(cloud.ImageSeed{Name: "Rocky [test]", CreatedAt: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	twiceNewer, _ := l.c.AddImage(cloud.ImageSeed{Name: "Rocky [test]"})
 	filter := func(mostRecent bool, props map[string]string) map[string]any {
 		return map[string]any{"filters": map[string]any{"name": "rocky-fat", "tags": []string{"fat"}, "properties": props}, "most_recent": mostRecent}
 	}
@@ -183,6 +187,10 @@ func TestStepSourceImage(t *testing.T) {
 		{"by id", nil, l.imageID, ""},
 		{"by name", []any{"source_image", nil, "source_image_name", "Rocky-9-GenericCloud"}, l.imageID, ""},
 		{"missing id", []any{"source_image", "0b9a6f0e-0000-4000-8000-000000000000"}, "", `source_image: no image has ID "0b9a6f0e-0000-4000-8000-000000000000" (use source_image_name for a name)`},
+		{"name most recent", []any{"source_image", nil, "source_image_name", "Rocky [test]", "source_image_filter", map[string]any{"most_recent": true}}, twiceNewer, ""},
+		{"name ambiguous", []any{"source_image", nil, "source_image_name", "Rocky [test]"}, "", `source_image_name: 2 active images match name pattern=Rocky \[test]`},
+		{"name is not a pattern", []any{"source_image", nil, "source_image_name", "Rocky*"}, "", `source_image_name: no active image matches name pattern=Rocky\*`},
+		{"filter name is a pattern", []any{"source_image", nil, "source_image_filter", map[string]any{"filters": map[string]any{"name": "Rocky \\[t*"}, "most_recent": true}}, twiceNewer, ""},
 		{"filter most recent", []any{"source_image", nil, "source_image_filter", filter(true, map[string]string{"os_version": "9"})}, newer, ""},
 		{"filter ambiguous", []any{"source_image", nil, "source_image_filter", filter(false, map[string]string{"os_version": "9"})}, "",
 			"source_image_filter: 2 active images match name=rocky-fat, tags=[fat], properties=map[os_version:9]; give source_image (an ID), narrow the filter, or set source_image_filter.most_recent = true"},

@@ -3,9 +3,11 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 )
 
@@ -70,4 +72,33 @@ func deleteVolume(ctx context.Context, cl *clients, id string, timeout time.Dura
 		}
 		return v.Status, false, nil
 	})
+}
+
+// dropReservedImageMeta removes the keys of Glance's reserved os_glance
+// namespace from a volume's image metadata. Cinder copies that metadata
+// into the image it uploads and Glance refuses those keys, which a volume
+// made from an imported image carries (os_glance_failed_import: the
+// official builder's issue #123). It returns the keys removed.
+func dropReservedImageMeta(ctx context.Context, cl *clients, volID string) ([]string, error) {
+	v, err := volumes.Get(ctx, cl.volume, volID).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("reading the image metadata of volume %s: %w", volID, err)
+	}
+	var dropped []string
+	for k := range v.VolumeImageMetadata {
+		if !strings.HasPrefix(k, "os_glance") {
+			continue
+		}
+		body := map[string]any{"os-unset_image_metadata": map[string]string{"key": k}}
+		resp, err := cl.volume.Post(ctx, cl.volume.ServiceURL("volumes", volID, "action"), body, nil, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		if err != nil {
+			return dropped, fmt.Errorf("removing Glance's reserved %s from the image metadata of volume %s: %w", k, volID, err)
+		}
+		dropped = append(dropped, k)
+	}
+	sort.Strings(dropped)
+	return dropped, nil
 }

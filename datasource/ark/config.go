@@ -212,6 +212,27 @@ func (c *Config) Prepare() error {
 	var errs *packer.MultiError
 	add := func(format string, args ...any) { errs = packer.MultiErrorAppend(errs, fmt.Errorf(format, args...)) }
 
+	c.setDefaults()
+	c.checkSource(add)
+	c.prepareMode(add)
+	if c.SitePulp != nil {
+		c.SitePulp.prepare(add)
+	}
+	c.readTimestamps(add)
+
+	// planning reads the checked settings, so it runs only when all passed
+	if errs == nil {
+		c.planTasks(add)
+	}
+	if errs != nil && len(errs.Errors) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// setDefaults fills the optional settings left unset, credentials from the
+// environment; they are registered with redact before anything can log them.
+func (c *Config) setDefaults() {
 	if c.ContentURL == "" {
 		c.ContentURL = DefaultContentURL
 	}
@@ -231,7 +252,11 @@ func (c *Config) Prepare() error {
 	if c.Verify == nil {
 		c.Verify = config.TrileanFromBool(true).ToBoolPointer()
 	}
+}
 
+// checkSource checks where and how the repositories are fetched: the
+// content URL, its credentials and connection, and the OS version.
+func (c *Config) checkSource(add func(string, ...any)) {
 	if pulp.NeedsCredentials(c.ContentURL) && (c.Username == "" || c.Password == "") {
 		add("username/password: %s needs credentials; set username and password (or ARK_USERNAME and ARK_PASSWORD)", c.ContentURL)
 	}
@@ -249,7 +274,11 @@ func (c *Config) Prepare() error {
 	} else if strings.ContainsAny(c.OSVersion, " /") {
 		add("os_version: %q is not a version such as \"9.6\"", c.OSVersion)
 	}
+}
 
+// prepareMode sets the snapshot selection mode and, for not_after, parses
+// the cut-off once here so resolving never meets a bad one.
+func (c *Config) prepareMode(add func(string, ...any)) {
 	c.mode = pulp.Mode(c.Mode)
 	if c.Mode == "" {
 		c.mode = pulp.ModeLatest
@@ -270,11 +299,11 @@ func (c *Config) Prepare() error {
 	default:
 		add("mode: %q is not one of %s", c.Mode, strings.Join(quoteAll(pulp.Modes), ", "))
 	}
+}
 
-	if c.SitePulp != nil {
-		c.SitePulp.prepare(add)
-	}
-
+// readTimestamps loads the timestamps file if one is given; without one
+// the plan starts from an empty file, so planning has one path.
+func (c *Config) readTimestamps(add func(string, ...any)) {
 	if c.TimestampsFile != "" {
 		data, err := os.ReadFile(c.TimestampsFile)
 		if err != nil {
@@ -286,14 +315,6 @@ func (c *Config) Prepare() error {
 	if c.file == nil {
 		c.file = timestamps.New()
 	}
-
-	if errs == nil {
-		c.planTasks(add)
-	}
-	if errs != nil && len(errs.Errors) > 0 {
-		return errs
-	}
-	return nil
 }
 
 // checkContentURL rejects URLs that are not absolute http(s) or that embed

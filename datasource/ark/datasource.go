@@ -21,6 +21,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
 )
 
 // Datasource implements packer.Datasource.
@@ -124,28 +125,10 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 	if err != nil {
 		return DatasourceOutput{}, err
 	}
+	results, errs := resolvePlan(ctx, c, client)
 
-	results := make([]pulp.Result, len(c.plan))
-	errs := make([]error, len(c.plan))
-	sem := make(chan struct{}, max(c.Concurrency, 1))
-	var wg sync.WaitGroup
-	for i, t := range c.plan {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = client.Resolve(ctx, pulp.Query{
-				ContentURL: t.contentURL,
-				Path:       t.entry.PulpPath,
-				Mode:       c.mode,
-				Pinned:     t.entry.PulpTimestamp,
-				NotAfter:   c.notAfter,
-				Verify:     *c.Verify,
-			})
-		}()
-	}
-	wg.Wait()
-
+	// The site Pulp is synced only when every entry resolved: a failed
+	// entry has no snapshot to mirror, and the data source fails anyway.
 	var site []*pulp.SiteResult
 	if c.SitePulp != nil && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
 		if site, err = syncSite(ctx, c, results); err != nil {
@@ -153,6 +136,59 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 		}
 	}
 
+	out, merr := assemble(c, results, errs, site, warn)
+	if merr != nil {
+		return DatasourceOutput{}, resolveError(merr.Errors, len(c.plan))
+	}
+	slices.SortFunc(out.Repos, func(a, b Repo) int { return strings.Compare(a.Name, b.Name) })
+	out.SnapshotID = snapshotID(out.Repos)
+	yaml, err := c.file.Marshal()
+	if err != nil {
+		return DatasourceOutput{}, fmt.Errorf("rendering timestamps_yaml: %w", err)
+	}
+	out.TimestampsYAML = string(yaml)
+	return out, nil
+}
+
+// resolvePlan resolves every planned entry, each result and error at the
+// entry's index in c.plan.
+func resolvePlan(ctx context.Context, c *Config, client *pulp.Client) ([]pulp.Result, []error) {
+	results := make([]pulp.Result, len(c.plan))
+	errs := make([]error, len(c.plan))
+	parallel(len(c.plan), c.Concurrency, func(i int) {
+		t := c.plan[i]
+		results[i], errs[i] = client.Resolve(ctx, pulp.Query{
+			ContentURL: t.contentURL,
+			Path:       t.entry.PulpPath,
+			Mode:       c.mode,
+			Pinned:     t.entry.PulpTimestamp,
+			NotAfter:   c.notAfter,
+			Verify:     *c.Verify,
+		})
+	})
+	return results, errs
+}
+
+// parallel runs do(0) to do(n-1), at most limit at a time, and returns
+// when all have.
+func parallel(n, limit int, do func(i int)) {
+	sem := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			do(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// assemble writes every resolved timestamp into c.file and builds the
+// outputs of the entries for os_version; it collects every entry's error,
+// each named, and passes each entry's warnings to warn.
+func assemble(c *Config, results []pulp.Result, errs []error, site []*pulp.SiteResult, warn func(string)) (DatasourceOutput, *packer.MultiError) {
 	var merr *packer.MultiError
 	out := DatasourceOutput{Timestamps: map[string]string{}}
 	for i, t := range c.plan {
@@ -165,26 +201,12 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 		for _, w := range results[i].Warnings {
 			warn(where + ": " + w)
 		}
-		warning := strings.Join(results[i].Warnings, "; ")
 		e.PulpTimestamp = results[i].Timestamp
 		c.file.Put(e)
 		if !t.forOS {
 			continue
 		}
-		repoName := e.RepoName
-		if repoName == "" {
-			repoName = e.Repo
-		}
-		repo := Repo{
-			Name:      e.Repo,
-			RepoFile:  e.RepoFile,
-			RepoName:  repoName,
-			BaseURL:   pulp.SnapshotURL(t.contentURL, e.PulpPath, e.PulpTimestamp),
-			Path:      e.PulpPath,
-			Timestamp: e.PulpTimestamp,
-			GPGCheck:  e.GPGCheck == nil || *e.GPGCheck,
-			Warning:   warning,
-		}
+		repo := repoOutput(t.contentURL, e, strings.Join(results[i].Warnings, "; "))
 		if site != nil && site[i] != nil {
 			repo.BaseURL = site[i].BaseURL
 			repo.SitePulp = syncWord(site[i].Created)
@@ -199,17 +221,26 @@ func Resolve(ctx context.Context, c *Config, warn func(string)) (DatasourceOutpu
 		out.Repos = append(out.Repos, repo)
 		out.Timestamps[e.Repo] = e.PulpTimestamp
 	}
-	if merr != nil {
-		return DatasourceOutput{}, resolveError(merr.Errors, len(c.plan))
+	return out, merr
+}
+
+// repoOutput is the `repos` output of a resolved entry served from
+// contentURL.
+func repoOutput(contentURL string, e timestamps.Entry, warning string) Repo {
+	repoName := e.RepoName
+	if repoName == "" {
+		repoName = e.Repo
 	}
-	slices.SortFunc(out.Repos, func(a, b Repo) int { return strings.Compare(a.Name, b.Name) })
-	out.SnapshotID = snapshotID(out.Repos)
-	yaml, err := c.file.Marshal()
-	if err != nil {
-		return DatasourceOutput{}, fmt.Errorf("rendering timestamps_yaml: %w", err)
+	return Repo{
+		Name:      e.Repo,
+		RepoFile:  e.RepoFile,
+		RepoName:  repoName,
+		BaseURL:   pulp.SnapshotURL(contentURL, e.PulpPath, e.PulpTimestamp),
+		Path:      e.PulpPath,
+		Timestamp: e.PulpTimestamp,
+		GPGCheck:  e.GPGCheck == nil || *e.GPGCheck,
+		Warning:   warning,
 	}
-	out.TimestampsYAML = string(yaml)
-	return out, nil
 }
 
 // snapshotID digests the sorted (name, path, timestamp) triples: 12 hex

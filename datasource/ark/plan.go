@@ -24,6 +24,45 @@ func (c *Config) planTasks(add func(string, ...any)) {
 		add("no repositories: set timestamps_file or add repo blocks")
 		return
 	}
+	known := c.checkRepoBlocks(add)
+	c.checkOnlySkip(known, add)
+	chosen, fromBlock := c.chooseForOS(known, add)
+	if len(chosen) == 0 {
+		add("os_version: no repository has an entry for %s", strings.Join(quoteAll(timestamps.VersionKeys(c.OSVersion)), " or "))
+		return
+	}
+
+	// Every entry of the file is resolved too, so timestamps_yaml carries
+	// fresh pins for all the OS versions it holds.
+	entries := c.file.Entries()
+	for _, e := range chosen {
+		if !slices.ContainsFunc(entries, func(x timestamps.Entry) bool { return x.Key() == e.Key() }) {
+			entries = append(entries, e)
+		}
+	}
+	anyWanted := false
+	for _, e := range entries {
+		if ce, ok := chosen[e.Key()]; ok {
+			e = ce
+		}
+		if !c.wanted(e.Repo) {
+			continue
+		}
+		anyWanted = true
+		_, forOS := chosen[e.Key()]
+		if t, ok := c.planEntry(e, fromBlock[e.Key()], add); ok {
+			t.forOS = forOS
+			c.plan = append(c.plan, t)
+		}
+	}
+	if !anyWanted {
+		add("only/skip: every repository is left out")
+	}
+}
+
+// checkRepoBlocks checks each repo block on its own and returns every
+// repository name known: the file's, then the blocks' new ones.
+func (c *Config) checkRepoBlocks(add func(string, ...any)) []string {
 	known := c.file.Repos()
 	seen := map[string]bool{}
 	for i, r := range c.Repos {
@@ -56,6 +95,12 @@ func (c *Config) planTasks(add func(string, ...any)) {
 			}
 		}
 	}
+	return known
+}
+
+// checkOnlySkip rejects names in only and skip that no repository has: a
+// typo there would silently resolve the wrong set.
+func (c *Config) checkOnlySkip(known []string, add func(string, ...any)) {
 	for _, list := range []struct {
 		name  string
 		names []string
@@ -66,13 +111,19 @@ func (c *Config) planTasks(add func(string, ...any)) {
 			}
 		}
 	}
-	wanted := func(name string) bool {
-		return (len(c.Only) == 0 || slices.Contains(c.Only, name)) && !slices.Contains(c.Skip, name)
-	}
+}
 
-	// The entries that serve os_version, with blocks applied on top.
-	chosen := map[string]timestamps.Entry{}
-	fromBlock := map[string]bool{} // entries whose path a repo block gave (and checked)
+// wanted tells whether only and skip keep the repository name.
+func (c *Config) wanted(name string) bool {
+	return (len(c.Only) == 0 || slices.Contains(c.Only, name)) && !slices.Contains(c.Skip, name)
+}
+
+// chooseForOS returns the entries that serve os_version, by key, with
+// blocks applied on top, and which of them took their path from a repo
+// block (and so had it checked there).
+func (c *Config) chooseForOS(known []string, add func(string, ...any)) (chosen map[string]timestamps.Entry, fromBlock map[string]bool) {
+	chosen = map[string]timestamps.Entry{}
+	fromBlock = map[string]bool{}
 	for _, name := range known {
 		e, found := c.file.Lookup(name, c.OSVersion)
 		if i := slices.IndexFunc(c.Repos, func(r RepoConfig) bool { return r.Name == name }); i >= 0 {
@@ -88,59 +139,39 @@ func (c *Config) planTasks(add func(string, ...any)) {
 			chosen[e.Key()] = e
 		}
 	}
-	if len(chosen) == 0 {
-		add("os_version: no repository has an entry for %s", strings.Join(quoteAll(timestamps.VersionKeys(c.OSVersion)), " or "))
-		return
-	}
+	return chosen, fromBlock
+}
 
-	// Every entry of the file is resolved too, so timestamps_yaml carries
-	// fresh pins for all the OS versions it holds.
-	entries := c.file.Entries()
-	for _, e := range chosen {
-		if !slices.ContainsFunc(entries, func(x timestamps.Entry) bool { return x.Key() == e.Key() }) {
-			entries = append(entries, e)
+// planEntry checks an entry to resolve and makes its task; ok is false
+// when it has a problem, reported through add. pathChecked skips the path
+// check a repo block already made, so its error is not given twice.
+func (c *Config) planEntry(e timestamps.Entry, pathChecked bool, add func(string, ...any)) (t task, ok bool) {
+	where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
+	if c.mode == pulp.ModePinned {
+		if e.PulpTimestamp == "" {
+			add("%s: mode is \"pinned\" but no timestamp is given (set timestamp in its repo block or pulp_timestamp in timestamps_file)", where)
+			return task{}, false
 		}
 	}
-	anyWanted := false
-	for _, e := range entries {
-		if ce, ok := chosen[e.Key()]; ok {
-			e = ce
-		}
-		if !wanted(e.Repo) {
-			continue
-		}
-		anyWanted = true
-		_, forOS := chosen[e.Key()]
-		where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
-		if c.mode == pulp.ModePinned {
-			if e.PulpTimestamp == "" {
-				add("%s: mode is \"pinned\" but no timestamp is given (set timestamp in its repo block or pulp_timestamp in timestamps_file)", where)
-				continue
-			}
-		}
-		if err := checkRepoPath(e.PulpPath); err != nil && !fromBlock[e.Key()] {
-			add("%s: pulp_path: %v", where, err)
-			continue
-		}
-		if e.PulpTimestamp != "" {
-			if _, err := pulp.ParseTimestamp(e.PulpTimestamp); err != nil {
-				add("%s: pulp_timestamp: %v", where, err)
-				continue
-			}
-		}
-		contentURL := c.ContentURL
-		if e.ContentURL != "" {
-			contentURL = e.ContentURL
-			if err := checkContentURL(contentURL); err != nil {
-				add("%s: pulp_content_url: %v", where, err)
-				continue
-			}
-		}
-		c.plan = append(c.plan, task{entry: e, contentURL: contentURL, forOS: forOS})
+	if err := checkRepoPath(e.PulpPath); err != nil && !pathChecked {
+		add("%s: pulp_path: %v", where, err)
+		return task{}, false
 	}
-	if !anyWanted {
-		add("only/skip: every repository is left out")
+	if e.PulpTimestamp != "" {
+		if _, err := pulp.ParseTimestamp(e.PulpTimestamp); err != nil {
+			add("%s: pulp_timestamp: %v", where, err)
+			return task{}, false
+		}
 	}
+	contentURL := c.ContentURL
+	if e.ContentURL != "" {
+		contentURL = e.ContentURL
+		if err := checkContentURL(contentURL); err != nil {
+			add("%s: pulp_content_url: %v", where, err)
+			return task{}, false
+		}
+	}
+	return task{entry: e, contentURL: contentURL}, true
 }
 
 // overlay applies a repo block to the file's entry (if any) for osVersion.

@@ -116,7 +116,10 @@ build {
       name    = "appliance"
       modules = ["esp4", "esp6", "rxrpc", "ip6_tunnel", "act_pedit", "openvswitch"]
     }
-    manifest_output = var.image_manifest_path
+    manifest_output      = var.image_manifest_path
+    sbom_output          = var.sbom_path
+    previous_manifest    = var.previous_manifest
+    change_report_output = var.change_report_path
   }
 
   post-processor "manifest" {

@@ -132,6 +132,10 @@ func (inv *Inventory) loadFile(path string) error {
 			inv.defined[tok] = true
 			inv.children[group] = appendUnique(inv.children[group], tok)
 		case "hosts":
+			if strings.ContainsAny(tok, "/=\"'") {
+				// the line itself is not shown: the file may be anything
+				return fmt.Errorf("%s:%d: not a host name, group or section header: not an Ansible INI inventory", path, n)
+			}
 			inv.hosts[group] = appendUnique(inv.hosts[group], tok)
 		}
 	}

@@ -102,11 +102,13 @@ func TestDirectorySkipsNonINI(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	for name, text := range map[string]string{
-		"loop":         "[a:children]\nb\n[b:children]\nc\n[c:children]\na\n",
-		"self child":   "[a:children]\na\n",
-		"bad kind":     "[a:kids]\nb\n",
-		"open header":  "[a\n",
-		"spaced group": "[a b]\n",
+		"loop":          "[a:children]\nb\n[b:children]\nc\n[c:children]\na\n",
+		"self child":    "[a:children]\na\n",
+		"bad kind":      "[a:kids]\nb\n",
+		"open header":   "[a\n",
+		"spaced group":  "[a b]\n",
+		"a passwd file": "root:x:0:0:root:/root:/bin/bash\nbin:x:1:1:bin:/bin:/sbin/nologin\n",
+		"variables":     "[a]\nx=1\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -117,6 +119,9 @@ func TestRefusals(t *testing.T) {
 			}
 			if name == "loop" && !strings.Contains(err.Error(), "a -> b -> c -> a") {
 				t.Errorf("loop not named: %v", err)
+			}
+			if name == "a passwd file" && (!strings.Contains(err.Error(), ":1: not a host name, group or section header: not an Ansible INI inventory") || strings.Contains(err.Error(), "root:x")) {
+				t.Errorf("passwd: %v", err)
 			}
 		})
 	}

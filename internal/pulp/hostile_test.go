@@ -98,7 +98,7 @@ func TestListingSizeIsCapped(t *testing.T) {
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := client(t, secret).Snapshots(context.Background(), h.srv.URL+"/pulp/content", path)
+	_, err := clientTimeout(t, secret, time.Minute).Snapshots(context.Background(), h.srv.URL+"/pulp/content", path)
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "the listing is larger than 8 MiB (the cap)") {
@@ -109,7 +109,7 @@ func TestListingSizeIsCapped(t *testing.T) {
 	}
 	// A listing just under the cap still parses.
 	h = startHostile(t, snapshotsListing(50000))
-	names, err := client(t, secret).Snapshots(context.Background(), h.srv.URL+"/pulp/content", path)
+	names, err := clientTimeout(t, secret, time.Minute).Snapshots(context.Background(), h.srv.URL+"/pulp/content", path)
 	if err != nil || len(names) != 50000 {
 		t.Fatalf("%d names: %v", len(names), err)
 	}

@@ -27,7 +27,15 @@ func world(t *testing.T, format pulpfake.Format) *pulpfake.Server {
 
 func client(t *testing.T, password string) *Client {
 	t.Helper()
-	c, err := NewClient(ClientOptions{Username: user, Password: password, Timeout: 2 * time.Second, Attempts: 3,
+	return clientTimeout(t, password, 2*time.Second)
+}
+
+// clientTimeout is client with another bound on each request: reading a
+// listing of megabytes under the race detector on a loaded machine takes
+// longer than 2 s.
+func clientTimeout(t *testing.T, password string, timeout time.Duration) *Client {
+	t.Helper()
+	c, err := NewClient(ClientOptions{Username: user, Password: password, Timeout: timeout, Attempts: 3,
 		Logf: func(string, ...any) {}})
 	if err != nil {
 		t.Fatal(err)

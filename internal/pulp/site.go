@@ -69,9 +69,8 @@ func (s *Site) Ensure(ctx context.Context, snap SiteSnapshot) (SiteResult, error
 	bp := snap.BasePath()
 	name := snap.ObjectName()
 	res := SiteResult{BaseURL: SnapshotURL(s.ContentURL, snap.Path, snap.Timestamp)}
-	a := s.API
 
-	dist, err := a.DistributionByBasePath(ctx, bp)
+	dist, err := s.API.DistributionByBasePath(ctx, bp)
 	if err != nil {
 		return res, err
 	}
@@ -84,69 +83,118 @@ func (s *Site) Ensure(ctx context.Context, snap SiteSnapshot) (SiteResult, error
 	}
 	res.Created = true
 
-	repo, err := a.RepositoryByName(ctx, name)
+	repo, err := s.ensureRepository(ctx, bp, name)
+	if err != nil || repo == nil {
+		// nil without error: the create failed but afterRace found the
+		// repository made meanwhile; Ensure stops there, unsynced.
+		return res, err
+	}
+	version, err := s.ensureSynced(ctx, snap, name, repo, &res)
 	if err != nil {
 		return res, err
+	}
+	pubHref, err := s.ensurePublication(ctx, bp, name, version, &res)
+	if err != nil {
+		return res, err
+	}
+	if err := s.ensureDistribution(ctx, bp, name, dist, pubHref, &res); err != nil {
+		return res, err
+	}
+	guarded, err := s.serving(ctx, snap)
+	if err != nil {
+		return res, fmt.Errorf("site Pulp serves no repository at %s after distributing %s: %w", res.BaseURL, name, err)
+	}
+	res.Guarded = guarded
+	return res, nil
+}
+
+// ensureRepository finds the repository by its stable name or creates it.
+func (s *Site) ensureRepository(ctx context.Context, bp, name string) (*Repository, error) {
+	a := s.API
+	repo, err := a.RepositoryByName(ctx, name)
+	if err != nil {
+		return nil, err
 	}
 	if repo == nil {
 		s.logf("site Pulp: %s: creating repository %s", bp, name)
 		if repo, err = a.CreateRepository(ctx, Repository{Name: name}); err != nil {
-			return res, s.afterRace(err, func() (bool, error) {
+			return nil, s.afterRace(err, func() (bool, error) {
 				repo, err = a.RepositoryByName(ctx, name)
 				return repo != nil, err
 			})
 		}
 	}
-	version := repo.LatestVersionHref
-	if version == "" || strings.HasSuffix(version, "/versions/0/") {
-		remote, err := s.ensureRemote(ctx, snap, name, &res)
-		if err != nil {
-			return res, err
-		}
-		s.logf("site Pulp: %s: syncing repository %s from %s (policy %s)", bp, name, snap.UpstreamURL, s.Policy)
-		task, err := a.Sync(ctx, repo.Href, remote.Href)
-		if err != nil {
-			return res, fmt.Errorf("syncing repository %s: %w", name, err)
-		}
-		res.Tasks++
-		if _, err := a.Wait(ctx, task); err != nil {
-			return res, syncError(name, snap.UpstreamURL, err)
-		}
-		if repo, err = a.Repository(ctx, repo.Href); err != nil {
-			return res, err
-		}
-		version = repo.LatestVersionHref
-		if version == "" || strings.HasSuffix(version, "/versions/0/") {
-			return res, fmt.Errorf("syncing repository %s from %s: the sync completed but the repository is still empty", name, snap.UpstreamURL)
-		}
-	}
+	return repo, nil
+}
 
+// ensureSynced syncs the repository from upstream unless a version past
+// the empty version 0 exists, and returns its latest version.
+func (s *Site) ensureSynced(ctx context.Context, snap SiteSnapshot, name string, repo *Repository, res *SiteResult) (string, error) {
+	a := s.API
+	version := repo.LatestVersionHref
+	if version != "" && !strings.HasSuffix(version, "/versions/0/") {
+		return version, nil
+	}
+	remote, err := s.ensureRemote(ctx, snap, name, res)
+	if err != nil {
+		return "", err
+	}
+	s.logf("site Pulp: %s: syncing repository %s from %s (policy %s)", snap.BasePath(), name, snap.UpstreamURL, s.Policy)
+	task, err := a.Sync(ctx, repo.Href, remote.Href)
+	if err != nil {
+		return "", fmt.Errorf("syncing repository %s: %w", name, err)
+	}
+	res.Tasks++
+	if _, err := a.Wait(ctx, task); err != nil {
+		return "", syncError(name, snap.UpstreamURL, err)
+	}
+	if repo, err = a.Repository(ctx, repo.Href); err != nil {
+		return "", err
+	}
+	version = repo.LatestVersionHref
+	if version == "" || strings.HasSuffix(version, "/versions/0/") {
+		return "", fmt.Errorf("syncing repository %s from %s: the sync completed but the repository is still empty", name, snap.UpstreamURL)
+	}
+	return version, nil
+}
+
+// ensurePublication finds or makes the publication of the repository
+// version and returns its href.
+func (s *Site) ensurePublication(ctx context.Context, bp, name, version string, res *SiteResult) (string, error) {
+	a := s.API
 	pub, err := a.PublicationFor(ctx, version)
 	if err != nil {
-		return res, err
+		return "", err
 	}
-	pubHref := ""
 	if pub != nil {
-		pubHref = pub.Href
-	} else {
-		s.logf("site Pulp: %s: publishing %s", bp, version)
-		task, err := a.Publish(ctx, version)
-		if err != nil {
-			return res, fmt.Errorf("publishing repository %s: %w", name, err)
-		}
-		res.Tasks++
-		done, err := a.Wait(ctx, task)
-		if err != nil {
-			return res, fmt.Errorf("publishing repository %s: %w", name, err)
-		}
-		if pubHref = created(done, "/publications/"); pubHref == "" {
-			return res, fmt.Errorf("publishing repository %s: task %s created no publication", name, done.Href)
-		}
+		return pub.Href, nil
 	}
+	s.logf("site Pulp: %s: publishing %s", bp, version)
+	task, err := a.Publish(ctx, version)
+	if err != nil {
+		return "", fmt.Errorf("publishing repository %s: %w", name, err)
+	}
+	res.Tasks++
+	done, err := a.Wait(ctx, task)
+	if err != nil {
+		return "", fmt.Errorf("publishing repository %s: %w", name, err)
+	}
+	pubHref := created(done, "/publications/")
+	if pubHref == "" {
+		return "", fmt.Errorf("publishing repository %s: task %s created no publication", name, done.Href)
+	}
+	return pubHref, nil
+}
 
+// ensureDistribution serves the publication at the base path: dist is the
+// distribution found there (or nil), else the one of the stable name is
+// reused, created when missing, and repointed when it serves elsewhere.
+func (s *Site) ensureDistribution(ctx context.Context, bp, name string, dist *Distribution, pubHref string, res *SiteResult) error {
+	a := s.API
+	var err error
 	if dist == nil {
 		if dist, err = a.DistributionByName(ctx, name); err != nil {
-			return res, err
+			return err
 		}
 	}
 	var task *Task
@@ -159,20 +207,15 @@ func (s *Site) Ensure(ctx context.Context, snap SiteSnapshot) (SiteResult, error
 		task, err = a.async(ctx, http.MethodPatch, dist.Href, map[string]any{"publication": pubHref, "base_path": bp})
 	}
 	if err != nil {
-		return res, fmt.Errorf("distributing repository %s at %s: %w", name, bp, err)
+		return fmt.Errorf("distributing repository %s at %s: %w", name, bp, err)
 	}
 	if task != nil {
 		res.Tasks++
 		if _, err := a.Wait(ctx, task); err != nil {
-			return res, fmt.Errorf("distributing repository %s at %s: %w", name, bp, err)
+			return fmt.Errorf("distributing repository %s at %s: %w", name, bp, err)
 		}
 	}
-	guarded, err := s.serving(ctx, snap)
-	if err != nil {
-		return res, fmt.Errorf("site Pulp serves no repository at %s after distributing %s: %w", res.BaseURL, name, err)
-	}
-	res.Guarded = guarded
-	return res, nil
+	return nil
 }
 
 // ensureRemote finds or creates the snapshot's remote and, when found,

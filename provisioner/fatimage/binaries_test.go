@@ -61,7 +61,7 @@ func TestBuiltinBinariesFollowGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		var names []string
-		for _, b := range p.config.binaries {
+		for _, b := range p.plan.binaries {
 			names = append(names, b.Name)
 		}
 		if got := strings.Join(names, ","); got != tc.want {
@@ -69,15 +69,15 @@ func TestBuiltinBinariesFollowGroups(t *testing.T) {
 		}
 	}
 	var p Provisioner
-	if err := p.Prepare(map[string]any{"groups": []string{"control"}, "default_binaries": false}); err != nil || len(p.config.binaries) != 0 {
-		t.Errorf("default_binaries = false: %v %v", err, p.config.binaries)
+	if err := p.Prepare(map[string]any{"groups": []string{"control"}, "default_binaries": false}); err != nil || len(p.plan.binaries) != 0 {
+		t.Errorf("default_binaries = false: %v %v", err, p.plan.binaries)
 	}
 	// the spec's versions and checksums
 	p = Provisioner{}
 	if err := p.Prepare(map[string]any{"groups": []string{"control"}}); err != nil {
 		t.Fatal(err)
 	}
-	prom := p.config.binaries[1]
+	prom := p.plan.binaries[1]
 	if prom.Version != "3.5.3" || prom.SHA256 != "8c30b9d99664e39b0363c0ba54fab30a7958e9d3de27246bf26ed85e6cfb8946" ||
 		strings.Join(prom.Files, ",") != "prometheus,promtool" || prom.Destination != "/usr/local/bin" || prom.Mode != "0755" {
 		t.Errorf("prometheus built-in %+v", prom)
@@ -104,7 +104,7 @@ func TestBinaryOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins := p.config.binaries
+	bins := p.plan.binaries
 	if len(bins) != 2 || bins[0].Version != "1.11.1" || bins[0].SHA256 != other || bins[0].Files[0] != "node_exporter" {
 		t.Fatalf("override kept the built-in version and files, replaced the checksum: %+v", bins)
 	}
@@ -129,12 +129,12 @@ func TestBinariesValidation(t *testing.T) {
 		{map[string]any{"binaries": []any{map[string]any{"name": "x", "version": "1"}}}, "binaries[0] (x): sha256 is required"},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good}, map[string]any{"name": "a", "version": "2", "sha256": good}}}, `binaries[1]: duplicate binary "a"`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "files": []string{"../x"}}}}, `binaries[0] (a): file "../x" is not a plain executable name`},
-		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "destination": "bin"}}}, `binaries[0] (a): destination "bin" must be an absolute, clean directory`},
+		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "destination": "bin"}}}, `binaries[0] (a): destination "bin" must be absolute`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "mode": "rwx"}}}, `binaries[0] (a): mode "rwx" must be octal`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "{{.Nope}}"}}}, `binaries[0] (a): url:`},
 		{map[string]any{"binaries": []any{map[string]any{"name": "a", "version": "1", "sha256": good, "url": "ftp://x/{{.Name}}"}}}, `binaries[0] (a): url "ftp://x/a" must be an http(s) URL`},
 		{map[string]any{"binary_source": "ftp"}, `binary_source: "ftp" is not one of vm, host`},
-		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url: "ftp://x" must be an http(s) URL`},
+		{map[string]any{"release_base_url": "ftp://x"}, `release_base_url "ftp://x" must be an http(s) URL`},
 	}
 	for _, tc := range cases {
 		var p Provisioner
@@ -175,7 +175,7 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 	}
 	// the error's headline is the mismatch, with both sums and the URL,
 	// as the host-side fetch says it
-	e := (&state{cfg: &Config{}}).commandError("binaries-fetch", "sudo -n sh -eu x.sh", 1, out)
+	e := stateOf(&Config{}).commandError("binaries-fetch", "sudo -n sh -eu x.sh", 1, out)
 	want := "binaries: node_exporter 1.11.1: sha256 mismatch: want " + sha(other) + ", got " + sha(good) +
 		" (https://releases.example/node_exporter/releases/download/v1.11.1/node_exporter-1.11.1.linux-amd64.tar.gz); nothing installed"
 	if first, _, _ := strings.Cut(e.Error(), "\n"); first != want {
@@ -244,7 +244,8 @@ func TestHostSourceUsesContentAddressedCache(t *testing.T) {
 	}))
 	defer srv.Close()
 	comm := &recordingComm{uploads: map[string][]byte{}}
-	p := &state{cfg: &Config{}, ui: packersdk.TestUi(t), comm: comm}
+	p := stateOf(&Config{})
+	p.ui, p.comm = packersdk.TestUi(t), comm
 	b := Binary{Name: "node_exporter", Version: "1.11.1", SHA256: sha(tgz)}
 	for i := 0; i < 2; i++ {
 		if err := p.uploadCached(context.Background(), b.what(), b.SHA256, srv.URL+"/x.tar.gz", "/w/bin.tar.gz"); err != nil {

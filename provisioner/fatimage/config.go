@@ -1,16 +1,11 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,GPGKey,User,File,Binary,GitCheckout,Download,SystemdUnit,Sysctl,ModprobeBlacklist,ConfigFile,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard,LineEdit
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,GitCheckout,Download,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard
 //go:generate packer-sdc struct-markdown
 
 package fatimage
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"slices"
 	"time"
-
-	"github.com/mitchellh/mapstructure"
 
 	"github.com/hashicorp/packer-plugin-sdk/common"
 	"github.com/hashicorp/packer-plugin-sdk/packer"
@@ -52,7 +47,11 @@ type Repo struct {
 	// site Pulp that serves without them).
 	Credentials string `mapstructure:"credentials"`
 	// Any other key of a `repos` element is written as an extra
-	// `key = value` line of the section (e.g. `sslverify = "0"`).
+	// `key = value` line of the section (e.g. `sslverify = "0"`). A key
+	// naming a credential (one with password, passwd, token, secret,
+	// username or credential in it, e.g. `proxy_password`) is written only
+	// into the build's copy on the tmpfs, never into the disabled file
+	// left in the image.
 	Options map[string]string `mapstructure:",remain"`
 }
 
@@ -60,7 +59,8 @@ type Repo struct {
 // repositories' keys are built in (see "GPG keys"); an entry with the
 // path of a built-in key replaces it.
 type GPGKey struct {
-	// Path of the key in the image, e.g. /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
+	// Path of the key in the image, a file in /etc/pki/rpm-gpg/, e.g.
+	// /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
 	// Required unless `builtin` is set (the default is then the built-in
 	// key's path for the image's OS major).
 	Path string `mapstructure:"path"`
@@ -92,33 +92,12 @@ type User struct {
 	CreateHome bool `mapstructure:"create_home"`
 }
 
-// File is a local file or directory copied into the image.
-type File struct {
-	// Local file or directory. A directory is copied recursively: its
-	// contents land in destination, which it becomes. Required unless
-	// `content`, `directory` or `symlink` is set.
-	Source string `mapstructure:"source"`
-	// Absolute path in the image.
-	Destination string `mapstructure:"destination" required:"true"`
-	// Literal content written to destination, instead of a source.
-	Content string `mapstructure:"content"`
-	// Create destination as an empty directory (mode Mode, default
-	// 0755), instead of copying a source.
-	Directory bool `mapstructure:"directory"`
-	// Make destination a symbolic link to this absolute path (which need
-	// not exist yet), instead of copying a source; a link already there
-	// is replaced, a file or directory is not.
-	Symlink string `mapstructure:"symlink"`
-	// Owner as user or user:group. Default root:root.
-	Owner string `mapstructure:"owner"`
-	// Octal mode of files, e.g. "0644". Default 0644; executables
-	// found in a directory source keep 0755. Directories get 0755.
-	Mode string `mapstructure:"mode"`
-}
-
 // Config is the `fatimage` provisioner's configuration.
 type Config struct {
 	common.PackerConfig `mapstructure:",squash"`
+	// The content options (content_options.go): what the built-in groups
+	// bring too, merged with these into the build plan.
+	ContentOptions `mapstructure:",squash"`
 
 	// Repositories to write, typically `data.fatimage-ark.<name>.repos`:
 	// a list of objects with `name`, `repo_file`, `repo_name`, `baseurl`,
@@ -127,14 +106,10 @@ type Config struct {
 	// Packer's plugin protocol carries maps but not objects, so HCL hands
 	// each element over as a map of strings.
 	RawRepos []map[string]string `mapstructure:"repos"`
-	// repos is RawRepos decoded into typed fields by Prepare.
-	repos []Repo
 	// Repository credentials. Default env ARK_USERNAME.
 	RepoUsername string `mapstructure:"repo_username"`
 	// Default env ARK_PASSWORD. Never written to logs.
 	RepoPassword string `mapstructure:"repo_password"`
-	// GPG keys to write and import.
-	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
 	// Import the image's own distribution key
 	// (/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-<major>, already in the image)
 	// when `repos` are set, as the appliance does. Default true.
@@ -157,7 +132,7 @@ type Config struct {
 	// packages); otherwise the image boots the new kernel on first boot.
 	// always: reboot after the package transaction. never: do not reboot.
 	Reboot string `mapstructure:"reboot"`
-	// How long to wait for the VM to come back. Default 10m.
+	// How long to wait for the VM to come back. Default 10m; at least 1m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
 	// disabled, permissive or unchanged. Default disabled.
 	SELinux string `mapstructure:"selinux"`
@@ -209,12 +184,13 @@ type Config struct {
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
-	// Extra packages installed in the same transaction.
+	// Extra packages installed in the same transaction: names, specs or
+	// groups (`@Development Tools`), no globs.
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
 	// added to those of `groups`.
 	ModuleStreams []string `mapstructure:"module_streams"`
-	// Packages removed.
+	// Packages removed, by name (no globs).
 	RemovePackages []string `mapstructure:"remove_packages"`
 	// dnf install_weak_deps for the transaction. Default true (dnf's
 	// default, as the appliance installs); the groups' Slurm set is
@@ -237,10 +213,6 @@ type Config struct {
 	// `<url>/<id>/versions/<version>/download?os=linux&arch=amd64`.
 	// Default https://grafana.com/api/plugins.
 	GrafanaPluginURL string `mapstructure:"grafana_plugin_url"`
-	// Grafana dashboards placed for Grafana's file provider, with their
-	// datasource placeholders replaced (see Grafana dashboards below);
-	// added to those of `groups`.
-	GrafanaDashboards []GrafanaDashboard `mapstructure:"grafana_dashboards"`
 	// Base URL of grafana.com's dashboard API, for a mirror: a dashboard
 	// is `<url>/api/dashboards/<id>/revisions/<revision>/download`.
 	// Default https://grafana.com.
@@ -257,8 +229,6 @@ type Config struct {
 	MoveLoginHome *bool `mapstructure:"move_login_home"`
 	// New home of the login user. Default /var/lib/<login user>.
 	LoginHome string `mapstructure:"login_home"`
-	// Files and directories to copy into the image.
-	Files []File `mapstructure:"files"`
 	// Run the cleanup steps. Default true.
 	Cleanup *bool `mapstructure:"cleanup"`
 	// Names of cleanup steps to skip.
@@ -279,22 +249,6 @@ type Config struct {
 	// a content-addressed cache under PACKER_CACHE_DIR, verifies it and
 	// uploads it, for VMs without internet access).
 	BinarySource string `mapstructure:"binary_source"`
-	// Git repositories checked out at a pinned tag or commit (see Git
-	// checkouts below).
-	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
-	// Files and tar archives fetched by URL and checked against their
-	// sha256 (see Downloads below).
-	Downloads []Download `mapstructure:"downloads"`
-	// RPM packages fetched by URL, checked (sha256, signature) before any
-	// package work and installed in the same dnf transaction as the
-	// repositories' packages (see RPMs by URL below).
-	RPMURLs []RPMURL `mapstructure:"rpm_urls"`
-	// Python virtual environments (or system interpreters) with pinned
-	// requirements installed by pip (see Python environments below).
-	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
-	// Container images pulled into a user's podman storage, each by a
-	// digest checked before any package work (see Containers below).
-	Containers []Container `mapstructure:"containers"`
 	// TLS and credentials of the registries `containers` pull from (see
 	// Containers below).
 	ContainerRegistries []ContainerRegistry `mapstructure:"container_registries"`
@@ -303,40 +257,25 @@ type Config struct {
 	// `vm` or `host` (the plugin fetches and uploads). Default
 	// `binary_source`.
 	ContentSource string `mapstructure:"content_source"`
-	// systemd units and drop-ins, left enabled, disabled or masked, never
-	// started (see System settings below).
-	SystemdUnits []SystemdUnit `mapstructure:"systemd_units"`
-	// sysctl drop-ins in /etc/sysctl.d.
-	Sysctls []Sysctl `mapstructure:"sysctl"`
-	// Kernel modules kept from loading, in /etc/modprobe.d.
-	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
-	// tmpfiles.d drop-ins in /etc/tmpfiles.d.
-	Tmpfiles []ConfigFile `mapstructure:"tmpfiles"`
-	// PAM limits drop-ins in /etc/security/limits.d.
-	Limits []ConfigFile `mapstructure:"limits"`
-	// Kernel command-line arguments, e.g. ["rd.auto=1"], set on every boot
-	// entry with grubby and in GRUB_CMDLINE_LINUX, grub.cfg regenerated.
-	KernelArgs []string `mapstructure:"kernel_args"`
-	// Lines of files already in the image changed in place, like
-	// Ansible's lineinfile (see Line edits below).
-	LineEdits []LineEdit `mapstructure:"line_edits"`
 	// Local file receiving the build manifest (JSON) with the package list.
 	ManifestOutput string `mapstructure:"manifest_output"`
+	// Local file receiving the image's SBOM (CycloneDX 1.6 JSON); the
+	// image holds it as /var/lib/image/sbom.cdx.json whenever this,
+	// previous_manifest or change_report_output is set.
+	SBOMOutput string `mapstructure:"sbom_output"`
+	// The previous build's manifest_output or sbom_output (a path or an
+	// http(s) URL) the change report compares this image with; missing,
+	// the report says so and lists the whole content.
+	PreviousManifest string `mapstructure:"previous_manifest"`
+	// Local file receiving the change report as Markdown (a CI job's
+	// summary); the JSON report is written beside it (.json).
+	ChangeReportOutput string `mapstructure:"change_report_output"`
 	// Command template running a script; {{.Path}} is the uploaded script.
 	// Default `sudo -n sh -eu {{.Path}}`.
 	ExecuteCommand string `mapstructure:"execute_command"`
 	// Directory for the run's private work directory (scripts, staged
 	// files); it must survive reboots. Default /var/tmp.
 	RemoteFolder string `mapstructure:"remote_folder"`
-
-	// Resolved by Prepare: groups merged with the explicit options.
-	// hostGroups are the inventory groups of the build host (nil without
-	// inventory); setNames the built-in groups installed.
-	hostGroups []string
-	setNames   []string
-	sets       *resolved
-	users      []User
-	binaries   []Binary
 
 	ctx interpolate.Context
 }
@@ -372,8 +311,10 @@ func boolDefault(p **bool, v bool) {
 	}
 }
 
-// Prepare decodes, defaults and validates without any network access.
-func (c *Config) Prepare(raws ...any) error {
+// prepare decodes and defaults the configuration and makes the build
+// plan from it (plan.go), then validates both, without any network
+// access. The plan is returned even with errors, for tests to look at.
+func (c *Config) prepare(raws ...any) (*plan, error) {
 	if err := config.Decode(c, &config.DecodeOpts{
 		PluginType:         "fatimage",
 		Interpolate:        true,
@@ -381,156 +322,80 @@ func (c *Config) Prepare(raws ...any) error {
 		// binaries: url is a Go template rendered per binary
 		InterpolateFilter: &interpolate.RenderFilter{Exclude: []string{"execute_command", "binaries"}},
 	}, raws...); err != nil {
-		return err
+		return nil, err
 	}
-	c.repos = nil
-	// errors of decoding repos and resolving groups, reported with validate's
-	var resolveErrs []error
-	for i, raw := range c.RawRepos {
-		var r Repo
-		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{WeaklyTypedInput: true, Result: &r})
-		if err == nil {
-			err = dec.Decode(raw)
-		}
-		var merr *mapstructure.Error
-		if errors.As(err, &merr) {
-			for _, e := range merr.Errors {
-				resolveErrs = append(resolveErrs, fmt.Errorf("repos[%d]: %s", i, e))
-			}
-			continue
-		} else if err != nil {
-			resolveErrs = append(resolveErrs, fmt.Errorf("repos[%d]: %v", i, err))
-			continue
-		}
-		c.repos = append(c.repos, r)
+	c.setDefaults()
+	p, errs := newPlan(c)
+	errs = append(errs, c.validate(p)...)
+	// The groups' content joins the template's after the template's own
+	// is checked, so an index in an error is the template's and a
+	// group's problem names the group.
+	errs = append(errs, p.mergeGroupContent()...)
+	var merr *packer.MultiError
+	for _, e := range errs {
+		merr = packer.MultiErrorAppend(merr, e)
 	}
-	if c.RepoUsername == "" {
-		c.RepoUsername = os.Getenv("ARK_USERNAME")
+	if merr != nil && len(merr.Errors) > 0 {
+		return p, merr
 	}
-	if c.RepoPassword == "" {
-		c.RepoPassword = os.Getenv("ARK_PASSWORD")
-	}
-	// Repositories the data source marked credentials = "none" (a site
-	// Pulp serving without a guard) need no password; when all are so
-	// marked, none is taken to the VM at all, not even ARK_PASSWORD.
-	if len(c.repos) > 0 && !slices.ContainsFunc(c.repos, func(r Repo) bool { return r.Credentials != "none" }) {
-		c.RepoUsername, c.RepoPassword = "", ""
-	}
+	return p, nil
+}
+
+// setDefaults fills in what the user left unset.
+func (c *Config) setDefaults() {
 	boolDefault(&c.ReplaceRepos, true)
 	boolDefault(&c.ImportOSKey, true)
-	// with an inventory, unset `update` follows the appliance's `update`
-	// group (below): an extra build's host is not in it
-	inventoryUpdate := c.Update == nil && len(c.Inventory) > 0
-	if !inventoryUpdate {
-		boolDefault(&c.Update, true)
-	}
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
+	boolDefault(&c.DefaultBinaries, true)
+	boolDefault(&c.MoveLoginHome, true)
 	if c.UpdateExclude == nil {
 		c.UpdateExclude = []string{"grafana", "apptainer"}
-	}
-	if c.Reboot == "" {
-		c.Reboot = "auto"
 	}
 	if c.RebootTimeout == 0 {
 		c.RebootTimeout = 10 * time.Minute
 	}
-	if c.SELinux == "" {
-		c.SELinux = "disabled"
-	}
-	if c.ExecuteCommand == "" {
-		c.ExecuteCommand = "sudo -n sh -eu {{.Path}}"
-	}
-	boolDefault(&c.DefaultBinaries, true)
-	boolDefault(&c.MoveLoginHome, true)
-	if c.ReleaseBaseURL == "" {
-		c.ReleaseBaseURL = defaultReleaseBaseURL
-	}
-	if c.BinarySource == "" {
-		c.BinarySource = "vm"
-	}
-	if c.RemoteFolder == "" {
-		c.RemoteFolder = "/var/tmp"
-	}
-	if c.GitBaseURL == "" {
-		c.GitBaseURL = "https://github.com"
-	}
-	if c.GitHubReleasesURL == "" {
-		c.GitHubReleasesURL = "https://github.com"
-	}
-	if c.RStudioDownloadURL == "" {
-		c.RStudioDownloadURL = "https://download2.rstudio.org"
-	}
-	if c.PythonIndexURL == "" {
-		c.PythonIndexURL = defaultIndexURL
-	}
-	if c.NetlibURL == "" {
-		c.NetlibURL = defaultNetlibURL
-	}
-	c.sets, c.users, c.binaries, c.hostGroups = nil, nil, nil, nil
-	c.setNames = slices.Clone(c.Groups)
-	typos := suggestGroup(c.Groups)
-	resolveErrs = append(resolveErrs, typos...)
-	if len(c.Inventory) > 0 || c.InventoryGroups != "" {
-		builtins, hostGroups, invErrs := c.inventoryBuiltins()
-		resolveErrs = append(resolveErrs, invErrs...)
-		c.hostGroups = hostGroups
-		c.setNames = appendUnique(c.setNames, builtins...)
-	}
-	if inventoryUpdate {
-		inUpdate := slices.Contains(c.hostGroups, "update")
-		c.Update = &inUpdate
-	}
-	sets, setsErr := resolveGroups(c.setNames, c.groupOptions())
-	if setsErr != nil {
-		if len(typos) == 0 { // else the "did you mean" already names the cause
-			resolveErrs = append(resolveErrs, setsErr)
+	for _, d := range []struct {
+		field *string
+		value string
+	}{
+		{&c.Reboot, "auto"},
+		{&c.SELinux, "disabled"},
+		{&c.ExecuteCommand, "sudo -n sh -eu {{.Path}}"},
+		{&c.ReleaseBaseURL, defaultReleaseBaseURL},
+		{&c.BinarySource, "vm"},
+		{&c.RemoteFolder, "/var/tmp"},
+		{&c.GitBaseURL, "https://github.com"},
+		{&c.GitHubReleasesURL, "https://github.com"},
+		{&c.RStudioDownloadURL, "https://download2.rstudio.org"},
+		{&c.PythonIndexURL, defaultIndexURL},
+		{&c.NetlibURL, defaultNetlibURL},
+	} {
+		if *d.field == "" {
+			*d.field = d.value
 		}
-	} else {
-		c.sets = sets
-		c.users = mergeUsers(sets.users, c.Users)
-		var builtin []Binary
-		if *c.DefaultBinaries {
-			builtin = sets.binaries
-		}
-		c.binaries = mergeBinaries(builtin, c.Binaries)
-	}
-	for i := range c.repos {
-		boolDefault(&c.repos[i].Enabled, true)
 	}
 	defaultKeyPaths(c.GPGKeys)
-	var errs *packer.MultiError
-	resolveErrs = append(resolveErrs, c.validate()...)
-	// The groups' content joins the template's after the template's own
-	// is checked, so an index in an error is the template's and a
-	// group's problem names the group.
-	resolveErrs = append(resolveErrs, c.expandGroupContent()...)
-	for _, e := range resolveErrs {
-		errs = packer.MultiErrorAppend(errs, e)
-	}
-	if errs != nil && len(errs.Errors) > 0 {
-		return errs
-	}
-	return nil
 }
 
-// validators check the configuration, one concern each (validate_*.go);
-// each returns every problem it finds, naming the field.
-var validators = []func(*Config) []error{
-	(*Config).validateRepos,
-	(*Config).validateSystem,
-	(*Config).validatePackages,
-	(*Config).validateUsers,
-	(*Config).validateFiles,
-	(*Config).validateBinaries,
-	(*Config).validateContent,
-	(*Config).validateContainers,
+// validators check the configuration and its plan, one concern each
+// (validate_*.go); each returns every problem it finds, naming the field.
+var validators = []func(*Config, *plan) []error{
+	validateRepos,
+	validateSystem,
+	validatePackages,
+	validateUsers,
+	validateBinaries,
+	validateContent,
+	validateContainers,
+	validateSBOM,
+	validateURLs,
 }
 
-func (c *Config) validate() []error {
+func (c *Config) validate(p *plan) []error {
 	var errs []error
 	for _, v := range validators {
-		errs = append(errs, v(c)...)
+		errs = append(errs, v(c, p)...)
 	}
 	return errs
 }
@@ -540,35 +405,10 @@ type problems []error
 
 func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
 
-// credentialsLeftWarning is what to say when the run leaves repository
-// credentials on the VM (disable_repos = false): fine before another
-// fatimage run, never in a finished image.
-func (c *Config) credentialsLeftWarning() string {
-	if *c.DisableRepos || c.RepoPassword == "" || len(c.repos) == 0 {
-		return ""
-	}
-	return "fatimage: WARNING: disable_repos = false leaves the repository credentials in /etc/yum.repos.d; " +
-		"end the build with a fatimage run that disables the repositories"
-}
-
 func isReservedKey(k string) bool {
 	switch k {
 	case "name", "baseurl", "gpgcheck", "enabled", "username", "password", "priority", "module_hotfixes", "site_pulp", "credentials":
 		return true
 	}
 	return false
-}
-
-// repoIDs are the repositories enabled for the build: the enabled
-// sections of repos and enable_repos.
-func (c *Config) repoIDs() []string {
-	return appendUnique(enabledRepoIDs(c.repos), c.EnableRepos...)
-}
-
-// groupSets is what the groups resolved to (nothing before Prepare).
-func (c *Config) groupSets() *resolved {
-	if c.sets == nil {
-		return &resolved{}
-	}
-	return c.sets
 }

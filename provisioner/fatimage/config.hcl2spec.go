@@ -4,6 +4,9 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -45,76 +48,79 @@ func (*FlatBinary) HCL2Spec() map[string]hcldec.Spec {
 // FlatConfig is an auto-generated flat version of Config.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatConfig struct {
-	PackerBuildName      *string                 `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
-	PackerBuilderType    *string                 `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
-	PackerCoreVersion    *string                 `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
-	PackerDebug          *bool                   `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
-	PackerForce          *bool                   `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
-	PackerOnError        *string                 `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
-	PackerUserVars       map[string]string       `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
-	PackerSensitiveVars  []string                `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
-	RawRepos             []map[string]string     `mapstructure:"repos" cty:"repos" hcl:"repos"`
-	RepoUsername         *string                 `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
-	RepoPassword         *string                 `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
-	GPGKeys              []FlatGPGKey            `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	ImportOSKey          *bool                   `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
-	ReplaceRepos         *bool                   `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
-	EnableRepos          []string                `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
-	Update               *bool                   `mapstructure:"update" cty:"update" hcl:"update"`
-	UpdateExclude        []string                `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
-	Reboot               *string                 `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
-	RebootTimeout        *string                 `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
-	SELinux              *string                 `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
-	Groups               []string                `mapstructure:"groups" cty:"groups" hcl:"groups"`
-	Inventory            []string                `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
-	InventoryGroups      *string                 `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
-	ApplianceDir         *string                 `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
-	GitBaseURL           *string                 `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
-	ContainerRegistry    *string                 `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
-	GitHubReleasesURL    *string                 `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
-	PythonIndexURL       *string                 `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
-	RStudioDownloadURL   *string                 `mapstructure:"rstudio_download_url" cty:"rstudio_download_url" hcl:"rstudio_download_url"`
-	SSSDInstallLDAP      *bool                   `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
-	Packages             []string                `mapstructure:"packages" cty:"packages" hcl:"packages"`
-	ModuleStreams        []string                `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
-	RemovePackages       []string                `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
-	InstallWeakDeps      *bool                   `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
-	Exclude              []string                `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
-	GrafanaPlugins       []string                `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
-	GrafanaPluginSHA256  map[string]string       `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
-	GrafanaPluginURL     *string                 `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
-	GrafanaDashboards    []FlatGrafanaDashboard  `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
-	GrafanaDashboardsURL *string                 `mapstructure:"grafana_dashboards_url" cty:"grafana_dashboards_url" hcl:"grafana_dashboards_url"`
-	NetlibURL            *string                 `mapstructure:"netlib_url" cty:"netlib_url" hcl:"netlib_url"`
-	DisableServices      []string                `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
-	Users                []FlatUser              `mapstructure:"users" cty:"users" hcl:"users"`
-	MoveLoginHome        *bool                   `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
-	LoginHome            *string                 `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
-	Files                []FlatFile              `mapstructure:"files" cty:"files" hcl:"files"`
-	Cleanup              *bool                   `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
-	SkipCleanupSteps     []string                `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
-	DisableRepos         *bool                   `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
-	Binaries             []FlatBinary            `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
-	DefaultBinaries      *bool                   `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
-	ReleaseBaseURL       *string                 `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
-	BinarySource         *string                 `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
-	GitCheckouts         []FlatGitCheckout       `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads            []FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs              []FlatRPMURL            `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs           []FlatPythonEnv         `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers           []FlatContainer         `mapstructure:"containers" cty:"containers" hcl:"containers"`
-	ContainerRegistries  []FlatContainerRegistry `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
-	ContentSource        *string                 `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
-	SystemdUnits         []FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
-	Sysctls              []FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
-	ModprobeBlacklists   []FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
-	Tmpfiles             []FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
-	Limits               []FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
-	KernelArgs           []string                `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	LineEdits            []FlatLineEdit          `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
-	ManifestOutput       *string                 `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
-	ExecuteCommand       *string                 `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
-	RemoteFolder         *string                 `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
+	PackerBuildName      *string                        `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
+	PackerBuilderType    *string                        `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
+	PackerCoreVersion    *string                        `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
+	PackerDebug          *bool                          `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
+	PackerForce          *bool                          `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
+	PackerOnError        *string                        `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
+	PackerUserVars       map[string]string              `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
+	PackerSensitiveVars  []string                       `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
+	GPGKeys              []FlatGPGKey                   `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	Files                []files.FlatFile               `mapstructure:"files" cty:"files" hcl:"files"`
+	GitCheckouts         []FlatGitCheckout              `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads            []FlatDownload                 `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs              []FlatRPMURL                   `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs           []FlatPythonEnv                `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers           []FlatContainer                `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	GrafanaDashboards    []FlatGrafanaDashboard         `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	SystemdUnits         []system.FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls              []system.FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists   []system.FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles             []system.FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits               []system.FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs           []string                       `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits            []lines.FlatLineEdit           `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+	RawRepos             []map[string]string            `mapstructure:"repos" cty:"repos" hcl:"repos"`
+	RepoUsername         *string                        `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
+	RepoPassword         *string                        `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
+	ImportOSKey          *bool                          `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
+	ReplaceRepos         *bool                          `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
+	EnableRepos          []string                       `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
+	Update               *bool                          `mapstructure:"update" cty:"update" hcl:"update"`
+	UpdateExclude        []string                       `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
+	Reboot               *string                        `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
+	RebootTimeout        *string                        `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
+	SELinux              *string                        `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
+	Groups               []string                       `mapstructure:"groups" cty:"groups" hcl:"groups"`
+	Inventory            []string                       `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
+	InventoryGroups      *string                        `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
+	ApplianceDir         *string                        `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
+	GitBaseURL           *string                        `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
+	ContainerRegistry    *string                        `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
+	GitHubReleasesURL    *string                        `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
+	PythonIndexURL       *string                        `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
+	RStudioDownloadURL   *string                        `mapstructure:"rstudio_download_url" cty:"rstudio_download_url" hcl:"rstudio_download_url"`
+	SSSDInstallLDAP      *bool                          `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
+	Packages             []string                       `mapstructure:"packages" cty:"packages" hcl:"packages"`
+	ModuleStreams        []string                       `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
+	RemovePackages       []string                       `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
+	InstallWeakDeps      *bool                          `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
+	Exclude              []string                       `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
+	GrafanaPlugins       []string                       `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
+	GrafanaPluginSHA256  map[string]string              `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
+	GrafanaPluginURL     *string                        `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
+	GrafanaDashboardsURL *string                        `mapstructure:"grafana_dashboards_url" cty:"grafana_dashboards_url" hcl:"grafana_dashboards_url"`
+	NetlibURL            *string                        `mapstructure:"netlib_url" cty:"netlib_url" hcl:"netlib_url"`
+	DisableServices      []string                       `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
+	Users                []FlatUser                     `mapstructure:"users" cty:"users" hcl:"users"`
+	MoveLoginHome        *bool                          `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
+	LoginHome            *string                        `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
+	Cleanup              *bool                          `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
+	SkipCleanupSteps     []string                       `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
+	DisableRepos         *bool                          `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
+	Binaries             []FlatBinary                   `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
+	DefaultBinaries      *bool                          `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
+	ReleaseBaseURL       *string                        `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
+	BinarySource         *string                        `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
+	ContainerRegistries  []FlatContainerRegistry        `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
+	ContentSource        *string                        `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
+	ManifestOutput       *string                        `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
+	SBOMOutput           *string                        `mapstructure:"sbom_output" cty:"sbom_output" hcl:"sbom_output"`
+	PreviousManifest     *string                        `mapstructure:"previous_manifest" cty:"previous_manifest" hcl:"previous_manifest"`
+	ChangeReportOutput   *string                        `mapstructure:"change_report_output" cty:"change_report_output" hcl:"change_report_output"`
+	ExecuteCommand       *string                        `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
+	RemoteFolder         *string                        `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
 }
 
 // FlatMapstructure returns a new FlatConfig.
@@ -137,10 +143,24 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"packer_on_error":            &hcldec.AttrSpec{Name: "packer_on_error", Type: cty.String, Required: false},
 		"packer_user_variables":      &hcldec.AttrSpec{Name: "packer_user_variables", Type: cty.Map(cty.String), Required: false},
 		"packer_sensitive_variables": &hcldec.AttrSpec{Name: "packer_sensitive_variables", Type: cty.List(cty.String), Required: false},
+		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
+		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
+		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
+		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*system.FlatSysctl)(nil).HCL2Spec())},
+		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*system.FlatModprobeBlacklist)(nil).HCL2Spec())},
+		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
+		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
+		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
+		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
 		"repos":                      &hcldec.AttrSpec{Name: "repos", Type: cty.List(cty.Map(cty.String)), Required: false},
 		"repo_username":              &hcldec.AttrSpec{Name: "repo_username", Type: cty.String, Required: false},
 		"repo_password":              &hcldec.AttrSpec{Name: "repo_password", Type: cty.String, Required: false},
-		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
 		"import_os_key":              &hcldec.AttrSpec{Name: "import_os_key", Type: cty.Bool, Required: false},
 		"replace_repos":              &hcldec.AttrSpec{Name: "replace_repos", Type: cty.Bool, Required: false},
 		"enable_repos":               &hcldec.AttrSpec{Name: "enable_repos", Type: cty.List(cty.String), Required: false},
@@ -167,14 +187,12 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"grafana_plugins":            &hcldec.AttrSpec{Name: "grafana_plugins", Type: cty.List(cty.String), Required: false},
 		"grafana_plugin_sha256":      &hcldec.AttrSpec{Name: "grafana_plugin_sha256", Type: cty.Map(cty.String), Required: false},
 		"grafana_plugin_url":         &hcldec.AttrSpec{Name: "grafana_plugin_url", Type: cty.String, Required: false},
-		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"grafana_dashboards_url":     &hcldec.AttrSpec{Name: "grafana_dashboards_url", Type: cty.String, Required: false},
 		"netlib_url":                 &hcldec.AttrSpec{Name: "netlib_url", Type: cty.String, Required: false},
 		"disable_services":           &hcldec.AttrSpec{Name: "disable_services", Type: cty.List(cty.String), Required: false},
 		"users":                      &hcldec.BlockListSpec{TypeName: "users", Nested: hcldec.ObjectSpec((*FlatUser)(nil).HCL2Spec())},
 		"move_login_home":            &hcldec.AttrSpec{Name: "move_login_home", Type: cty.Bool, Required: false},
 		"login_home":                 &hcldec.AttrSpec{Name: "login_home", Type: cty.String, Required: false},
-		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*FlatFile)(nil).HCL2Spec())},
 		"cleanup":                    &hcldec.AttrSpec{Name: "cleanup", Type: cty.Bool, Required: false},
 		"skip_cleanup_steps":         &hcldec.AttrSpec{Name: "skip_cleanup_steps", Type: cty.List(cty.String), Required: false},
 		"disable_repos":              &hcldec.AttrSpec{Name: "disable_repos", Type: cty.Bool, Required: false},
@@ -182,48 +200,14 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"default_binaries":           &hcldec.AttrSpec{Name: "default_binaries", Type: cty.Bool, Required: false},
 		"release_base_url":           &hcldec.AttrSpec{Name: "release_base_url", Type: cty.String, Required: false},
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
-		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
-		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
-		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
-		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
-		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
 		"container_registries":       &hcldec.BlockListSpec{TypeName: "container_registries", Nested: hcldec.ObjectSpec((*FlatContainerRegistry)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
-		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*FlatSystemdUnit)(nil).HCL2Spec())},
-		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*FlatSysctl)(nil).HCL2Spec())},
-		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*FlatModprobeBlacklist)(nil).HCL2Spec())},
-		"tmpfiles":                   &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
-		"limits":                     &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*FlatConfigFile)(nil).HCL2Spec())},
-		"kernel_args":                &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
-		"line_edits":                 &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*FlatLineEdit)(nil).HCL2Spec())},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
+		"sbom_output":                &hcldec.AttrSpec{Name: "sbom_output", Type: cty.String, Required: false},
+		"previous_manifest":          &hcldec.AttrSpec{Name: "previous_manifest", Type: cty.String, Required: false},
+		"change_report_output":       &hcldec.AttrSpec{Name: "change_report_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatConfigFile is an auto-generated flat version of ConfigFile.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatConfigFile struct {
-	Name    *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	Content *string `mapstructure:"content" required:"true" cty:"content" hcl:"content"`
-}
-
-// FlatMapstructure returns a new FlatConfigFile.
-// FlatConfigFile is an auto-generated flat version of ConfigFile.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*ConfigFile) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatConfigFile)
-}
-
-// HCL2Spec returns the hcl spec of a ConfigFile.
-// This spec is used by HCL to read the fields of ConfigFile.
-// The decoded values from this spec will then be applied to a FlatConfigFile.
-func (*FlatConfigFile) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"content": &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -284,6 +268,57 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 	return s
 }
 
+// FlatContentOptions is an auto-generated flat version of ContentOptions.
+// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
+type FlatContentOptions struct {
+	GPGKeys            []FlatGPGKey                   `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	Files              []files.FlatFile               `mapstructure:"files" cty:"files" hcl:"files"`
+	GitCheckouts       []FlatGitCheckout              `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads          []FlatDownload                 `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs            []FlatRPMURL                   `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs         []FlatPythonEnv                `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers         []FlatContainer                `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	GrafanaDashboards  []FlatGrafanaDashboard         `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	SystemdUnits       []system.FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls            []system.FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists []system.FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles           []system.FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits             []system.FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs         []string                       `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits          []lines.FlatLineEdit           `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+}
+
+// FlatMapstructure returns a new FlatContentOptions.
+// FlatContentOptions is an auto-generated flat version of ContentOptions.
+// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
+func (*ContentOptions) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
+	return new(FlatContentOptions)
+}
+
+// HCL2Spec returns the hcl spec of a ContentOptions.
+// This spec is used by HCL to read the fields of ContentOptions.
+// The decoded values from this spec will then be applied to a FlatContentOptions.
+func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
+	s := map[string]hcldec.Spec{
+		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
+		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
+		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"systemd_units":      &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
+		"sysctl":             &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*system.FlatSysctl)(nil).HCL2Spec())},
+		"modprobe_blacklist": &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*system.FlatModprobeBlacklist)(nil).HCL2Spec())},
+		"tmpfiles":           &hcldec.BlockListSpec{TypeName: "tmpfiles", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
+		"limits":             &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
+		"kernel_args":        &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
+		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
+	}
+	return s
+}
+
 // FlatDownload is an auto-generated flat version of Download.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatDownload struct {
@@ -319,41 +354,6 @@ func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
 		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
 		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatFile is an auto-generated flat version of File.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatFile struct {
-	Source      *string `mapstructure:"source" cty:"source" hcl:"source"`
-	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Content     *string `mapstructure:"content" cty:"content" hcl:"content"`
-	Directory   *bool   `mapstructure:"directory" cty:"directory" hcl:"directory"`
-	Symlink     *string `mapstructure:"symlink" cty:"symlink" hcl:"symlink"`
-	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode        *string `mapstructure:"mode" cty:"mode" hcl:"mode"`
-}
-
-// FlatMapstructure returns a new FlatFile.
-// FlatFile is an auto-generated flat version of File.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*File) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatFile)
-}
-
-// HCL2Spec returns the hcl spec of a File.
-// This spec is used by HCL to read the fields of File.
-// The decoded values from this spec will then be applied to a FlatFile.
-func (*FlatFile) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"source":      &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
-		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"content":     &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
-		"directory":   &hcldec.AttrSpec{Name: "directory", Type: cty.Bool, Required: false},
-		"symlink":     &hcldec.AttrSpec{Name: "symlink", Type: cty.String, Required: false},
-		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":        &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -449,64 +449,6 @@ func (*FlatGrafanaDashboard) HCL2Spec() map[string]hcldec.Spec {
 	return s
 }
 
-// FlatLineEdit is an auto-generated flat version of LineEdit.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatLineEdit struct {
-	Path    *string `mapstructure:"path" required:"true" cty:"path" hcl:"path"`
-	Regexp  *string `mapstructure:"regexp" cty:"regexp" hcl:"regexp"`
-	Line    *string `mapstructure:"line" cty:"line" hcl:"line"`
-	Absent  *bool   `mapstructure:"absent" cty:"absent" hcl:"absent"`
-	Section *string `mapstructure:"section" cty:"section" hcl:"section"`
-	Create  *bool   `mapstructure:"create" cty:"create" hcl:"create"`
-}
-
-// FlatMapstructure returns a new FlatLineEdit.
-// FlatLineEdit is an auto-generated flat version of LineEdit.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*LineEdit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatLineEdit)
-}
-
-// HCL2Spec returns the hcl spec of a LineEdit.
-// This spec is used by HCL to read the fields of LineEdit.
-// The decoded values from this spec will then be applied to a FlatLineEdit.
-func (*FlatLineEdit) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"regexp":  &hcldec.AttrSpec{Name: "regexp", Type: cty.String, Required: false},
-		"line":    &hcldec.AttrSpec{Name: "line", Type: cty.String, Required: false},
-		"absent":  &hcldec.AttrSpec{Name: "absent", Type: cty.Bool, Required: false},
-		"section": &hcldec.AttrSpec{Name: "section", Type: cty.String, Required: false},
-		"create":  &hcldec.AttrSpec{Name: "create", Type: cty.Bool, Required: false},
-	}
-	return s
-}
-
-// FlatModprobeBlacklist is an auto-generated flat version of ModprobeBlacklist.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatModprobeBlacklist struct {
-	Name    *string  `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	Modules []string `mapstructure:"modules" required:"true" cty:"modules" hcl:"modules"`
-}
-
-// FlatMapstructure returns a new FlatModprobeBlacklist.
-// FlatModprobeBlacklist is an auto-generated flat version of ModprobeBlacklist.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*ModprobeBlacklist) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatModprobeBlacklist)
-}
-
-// HCL2Spec returns the hcl spec of a ModprobeBlacklist.
-// This spec is used by HCL to read the fields of ModprobeBlacklist.
-// The decoded values from this spec will then be applied to a FlatModprobeBlacklist.
-func (*FlatModprobeBlacklist) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"name":    &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"modules": &hcldec.AttrSpec{Name: "modules", Type: cty.List(cty.String), Required: false},
-	}
-	return s
-}
-
 // FlatPythonEnv is an auto-generated flat version of PythonEnv.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatPythonEnv struct {
@@ -569,60 +511,6 @@ func (*FlatRPMURL) HCL2Spec() map[string]hcldec.Spec {
 		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
 		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
 		"disable_gpg_check":      &hcldec.AttrSpec{Name: "disable_gpg_check", Type: cty.Bool, Required: false},
-	}
-	return s
-}
-
-// FlatSysctl is an auto-generated flat version of Sysctl.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatSysctl struct {
-	Name     *string           `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	Settings map[string]string `mapstructure:"settings" required:"true" cty:"settings" hcl:"settings"`
-}
-
-// FlatMapstructure returns a new FlatSysctl.
-// FlatSysctl is an auto-generated flat version of Sysctl.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*Sysctl) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatSysctl)
-}
-
-// HCL2Spec returns the hcl spec of a Sysctl.
-// This spec is used by HCL to read the fields of Sysctl.
-// The decoded values from this spec will then be applied to a FlatSysctl.
-func (*FlatSysctl) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"name":     &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"settings": &hcldec.AttrSpec{Name: "settings", Type: cty.Map(cty.String), Required: false},
-	}
-	return s
-}
-
-// FlatSystemdUnit is an auto-generated flat version of SystemdUnit.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatSystemdUnit struct {
-	Name    *string           `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	Content *string           `mapstructure:"content" cty:"content" hcl:"content"`
-	DropIns map[string]string `mapstructure:"drop_ins" cty:"drop_ins" hcl:"drop_ins"`
-	State   *string           `mapstructure:"state" cty:"state" hcl:"state"`
-}
-
-// FlatMapstructure returns a new FlatSystemdUnit.
-// FlatSystemdUnit is an auto-generated flat version of SystemdUnit.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*SystemdUnit) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatSystemdUnit)
-}
-
-// HCL2Spec returns the hcl spec of a SystemdUnit.
-// This spec is used by HCL to read the fields of SystemdUnit.
-// The decoded values from this spec will then be applied to a FlatSystemdUnit.
-func (*FlatSystemdUnit) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"name":     &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"content":  &hcldec.AttrSpec{Name: "content", Type: cty.String, Required: false},
-		"drop_ins": &hcldec.AttrSpec{Name: "drop_ins", Type: cty.Map(cty.String), Required: false},
-		"state":    &hcldec.AttrSpec{Name: "state", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -18,6 +18,13 @@ func clearArkEnv(t *testing.T) {
 	t.Setenv("ARK_PASSWORD", "")
 }
 
+// stateOf is a run's state over c, a Config built by hand, with c's own
+// options as the plan (no groups, no repositories).
+func stateOf(c *Config) *state {
+	p := &plan{cfg: c, sets: &resolved{}, ContentOptions: *c.templateContent(), update: c.Update == nil || *c.Update}
+	return &state{cfg: c, plan: p}
+}
+
 func goodRepo() map[string]any {
 	return map[string]any{
 		"name": "baseos", "repo_file": "rocky", "repo_name": "baseos",
@@ -32,7 +39,7 @@ func TestPrepareDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := p.config
-	if !*c.ReplaceRepos || !*c.Update || !*c.Cleanup || !*c.DisableRepos {
+	if !*c.ReplaceRepos || !p.plan.update || !*c.Cleanup || !*c.DisableRepos {
 		t.Error("bool defaults")
 	}
 	if c.Reboot != "auto" || c.RebootTimeout != 10*time.Minute || c.SELinux != "disabled" {
@@ -41,7 +48,7 @@ func TestPrepareDefaults(t *testing.T) {
 	if strings.Join(c.UpdateExclude, ",") != "grafana,apptainer" {
 		t.Errorf("update_exclude %v", c.UpdateExclude)
 	}
-	if !*c.repos[0].Enabled || !c.repos[0].GPGCheck {
+	if !*p.plan.repos[0].Enabled || !p.plan.repos[0].GPGCheck {
 		t.Error("repo defaults")
 	}
 }
@@ -53,8 +60,8 @@ func TestPrepareEnvCredentials(t *testing.T) {
 	if err := p.Prepare(map[string]any{"repos": []any{goodRepo()}}); err != nil {
 		t.Fatal(err)
 	}
-	if p.config.RepoUsername != "u" || p.config.RepoPassword != "s3cret" {
-		t.Errorf("credentials %q", p.config.RepoUsername)
+	if p.plan.repoUsername != "u" || p.plan.repoPassword != "s3cret" {
+		t.Errorf("credentials %q", p.plan.repoUsername)
 	}
 }
 
@@ -102,7 +109,7 @@ func TestPrepareValidation(t *testing.T) {
 		{"bad user name", map[string]any{"users": user(map[string]any{"name": "Bad Name", "uid": 5})}, `users[0]: name "Bad Name" is not a valid user name`},
 		{"gid without group", map[string]any{"users": user(map[string]any{"name": "a", "uid": 5, "gid": 7})}, "users[0]: gid needs group"},
 		{"relative home", map[string]any{"users": user(map[string]any{"name": "a", "uid": 5, "home": "var/a"})}, `users[0]: home "var/a" must be absolute`},
-		{"gpg key relative path", map[string]any{"gpg_keys": []any{map[string]any{"path": "RPM-GPG-KEY"}}}, `gpg_keys[0]: path "RPM-GPG-KEY" must be an absolute, clean path`},
+		{"gpg key relative path", map[string]any{"gpg_keys": []any{map[string]any{"path": "RPM-GPG-KEY"}}}, `gpg_keys[0]: path "RPM-GPG-KEY" must be absolute`},
 		{"gpg key not armored", map[string]any{"gpg_keys": []any{map[string]any{"path": "/etc/pki/rpm-gpg/K", "key": "junk"}}}, "gpg_keys[0]: key must be an armored PGP public key block"},
 		{"bad package", map[string]any{"packages": []string{"-rf"}}, `packages[0]: "-rf" is not a valid package name or spec`},
 		{"bad remove package", map[string]any{"remove_packages": []string{"a;b"}}, `remove_packages[0]: "a;b" is not a valid package name or spec`},
@@ -117,8 +124,8 @@ func TestPrepareValidation(t *testing.T) {
 		{"enable_repos bad id", map[string]any{"enable_repos": []string{"a b"}}, `enable_repos[0]: "a b" is not a valid repo id`},
 		{"grafana plugin without version", map[string]any{"grafana_plugins": []string{"grafana-opensearch-datasource"}}, `grafana_plugins[0]: "grafana-opensearch-datasource" must be "<plugin id> <version>"`},
 		{"disable_services bad unit", map[string]any{"disable_services": []string{"slurmd; rm"}}, `disable_services[0]: "slurmd; rm" is not a valid unit name`},
-		{"login_home relative", map[string]any{"login_home": "var/lib/rocky"}, `login_home: "var/lib/rocky" must be an absolute, clean path other than /`},
-		{"login_home root", map[string]any{"login_home": "/"}, `login_home: "/" must be an absolute, clean path other than /`},
+		{"login_home relative", map[string]any{"login_home": "var/lib/rocky"}, `login_home: "var/lib/rocky" must be absolute`},
+		{"login_home root", map[string]any{"login_home": "/"}, `login_home: "/" is the root directory`},
 		{"Ark repo without credentials", map[string]any{"repos": repo("baseurl", "https://ark.stackhpc.com/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545")}, "repos[0]: https://ark.stackhpc.com/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545 needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)"},
 		{"built-in uid clash", map[string]any{"groups": []string{"compute"}, "users": user(map[string]any{"name": "munge", "uid": 202})}, `users[0]: uid 202 already used by "slurm"`},
 	}
@@ -194,8 +201,8 @@ func TestUsersMergeWithBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.config.users) != 2 || p.config.users[0].UID != 450 || p.config.users[1].Name != "alice" {
-		t.Errorf("users %+v", p.config.users)
+	if len(p.plan.users) != 2 || p.plan.users[0].UID != 450 || p.plan.users[1].Name != "alice" {
+		t.Errorf("users %+v", p.plan.users)
 	}
 	err = p.Prepare(map[string]any{"groups": []string{"openhpc"}, "users": []any{map[string]any{"name": "bob", "uid": 202}}})
 	if err == nil || !strings.Contains(err.Error(), `users[0]: uid 202 already used by "slurm"`) {
@@ -246,10 +253,10 @@ gpg_keys {
 		t.Fatal(err)
 	}
 	c := p.config
-	if len(c.repos) != 2 {
-		t.Fatalf("repos %+v", c.repos)
+	if len(p.plan.repos) != 2 {
+		t.Fatalf("repos %+v", p.plan.repos)
 	}
-	r0, r1 := c.repos[0], c.repos[1]
+	r0, r1 := p.plan.repos[0], p.plan.repos[1]
 	if r0.RepoFile != "rocky" || !r0.GPGCheck || r0.Timestamp != "20251106T211545" || !*r0.Enabled {
 		t.Errorf("repo 0 %+v", r0)
 	}
@@ -299,7 +306,7 @@ func TestExampleBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := p.config
-	if len(c.repos) != 2 || len(c.Users) != 2 || len(c.binaries) != 3 || c.RebootTimeout != 15*time.Minute || c.binaries[2].Files[1] != "amtool" {
+	if len(p.plan.repos) != 2 || len(c.Users) != 2 || len(p.plan.binaries) != 3 || c.RebootTimeout != 15*time.Minute || p.plan.binaries[2].Files[1] != "amtool" {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -319,7 +326,7 @@ func TestCredentialsLeftWarning(t *testing.T) {
 		if err := p.Prepare(tc.raw); err != nil {
 			t.Fatal(err)
 		}
-		if got := p.config.credentialsLeftWarning(); (got != "") != tc.warn || (tc.warn && !strings.Contains(got, "disable_repos = false leaves the repository credentials")) {
+		if got := p.plan.credentialsLeftWarning(); (got != "") != tc.warn || (tc.warn && !strings.Contains(got, "disable_repos = false leaves the repository credentials")) {
 			t.Errorf("%v: %q", tc.raw, got)
 		}
 	}

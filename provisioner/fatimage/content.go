@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
 
 // Content beyond RPMs (issue #14). Each kind has its config struct,
@@ -58,33 +60,33 @@ func (c *Config) contentSource() string {
 }
 
 // hasContent reports whether any content kind is configured.
-func (c *Config) hasContent() bool {
+func (c *ContentOptions) hasContent() bool {
 	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs)+len(c.GrafanaDashboards) > 0
 }
 
 // contentWarnings are said at the start of a run.
-func (c *Config) contentWarnings() []string {
-	return append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...)
+func (c *ContentOptions) contentWarnings() []string {
+	return append(append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...), pythonWarnings(c.PythonEnvs)...)
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
 // the work dir, and checks owners that this run does not create exist.
 func stepFetchContent(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("content: fetching and verifying (content_source = " + c.contentSource() + ")")
-	for _, w := range c.contentWarnings() {
+	for _, w := range p.contentWarnings() {
 		s.say("WARNING: " + w)
 	}
 	s.content = contentState{}
 	sc := newScript("content", "git", "download")
 	created := map[string]bool{}
-	for _, u := range c.users {
+	for _, u := range p.users {
 		created[u.Name] = true
 		if u.Group != "" {
 			created[u.Group] = true
 		}
 	}
-	for _, o := range contentOwners(c) {
+	for _, o := range contentOwners(&p.ContentOptions) {
 		if !created[o[1]] {
 			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
@@ -105,29 +107,29 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	s.content.gitCommits = parseGitCommits(out, len(c.GitCheckouts))
+	s.content.gitCommits = parseGitCommits(out, len(p.GitCheckouts))
 	s.content.downloadSums = parseDownloadSums(out)
 	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
 }
 
 // stepInstallContent puts the verified content in place.
 func stepInstallContent(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
 	sc := newScript("content").
-		add(scriptInstallDownloads(c.Downloads, s.workDir)).
-		add(scriptInstallGit(c.GitCheckouts, s.content.gitCommits, s.workDir)).
-		add(scriptInstallPython(c, s.workDir)).
-		add(scriptInstallGrafanaDashboards(c.GrafanaDashboards, s.workDir))
+		add(scriptInstallDownloads(p.Downloads, s.workDir)).
+		add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
+		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir)).
+		add(scriptInstallGrafanaDashboards(p.GrafanaDashboards, s.workDir))
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.dashboardSums = parseDashboardSums(out, len(c.GrafanaDashboards))
+	s.content.dashboardSums = parseDashboardSums(out, len(p.GrafanaDashboards))
 	if rerr := requireReports(s.content.dashboardSums, "grafana_dashboards", "the install did not report the dashboard's sha256"); rerr != nil {
 		return rerr
 	}
-	s.content.pythonGitCommits, err = parsePythonGitCommits(out, c.PythonEnvs)
+	s.content.pythonGitCommits, err = parsePythonGitCommits(out, p.PythonEnvs)
 	return err
 }
 
@@ -161,9 +163,9 @@ func requireReports(vals []string, field, why string) error {
 
 // imageContentRecord is image.json's `content`, nil without content.
 func (s *state) imageContentRecord() *imageContent {
-	c := s.cfg
-	pins, _ := c.grafanaPins()
-	if !c.hasContent() && !c.hasSystem() && !c.hasContainers() && len(c.RPMURLs)+len(pins) == 0 {
+	c, p := s.cfg, s.plan
+	pins, _ := p.grafanaPins()
+	if !p.hasContent() && !p.hasSystem() && !p.hasContainers() && len(p.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
 	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), GrafanaDashboards: s.imageDashboardsRecord(), PythonGit: s.imagePythonGitRecord()}
@@ -173,7 +175,7 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.GrafanaPlugins[g.ID] = imageDownload{URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256}
 	}
-	for i, g := range c.GitCheckouts {
+	for i, g := range p.GitCheckouts {
 		if r.Git == nil {
 			r.Git = map[string]imageGit{}
 		}
@@ -183,7 +185,7 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.Git[g.Destination] = imageGit{Repo: g.Repo, Ref: g.ref(), Commit: commit}
 	}
-	for _, e := range c.PythonEnvs {
+	for _, e := range p.PythonEnvs {
 		if r.Python == nil {
 			r.Python = map[string][]string{}
 		}
@@ -193,7 +195,7 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.Python[e.label()] = lines
 	}
-	for i, d := range c.Downloads {
+	for i, d := range p.Downloads {
 		if r.Downloads == nil {
 			r.Downloads = map[string]imageDownload{}
 		}
@@ -207,7 +209,7 @@ func (s *state) imageContentRecord() *imageContent {
 }
 
 // contentOwners lists [what, user, group] for every item with an owner.
-func contentOwners(c *Config) [][3]string {
+func contentOwners(c *ContentOptions) [][3]string {
 	var out [][3]string
 	for i, g := range c.GitCheckouts {
 		u, grp := splitOwner(g.Owner)
@@ -227,18 +229,9 @@ func contentOwners(c *Config) [][3]string {
 	return out
 }
 
-// splitOwner turns "user" or "user:group" into user and group; empty is
-// root:root, a user alone has the group of its name.
-func splitOwner(o string) (string, string) {
-	if o == "" {
-		return "root", "root"
-	}
-	u, g, _ := strings.Cut(o, ":")
-	if g == "" {
-		g = u
-	}
-	return u, g
-}
+// splitOwner is content.SplitOwner, for the kinds not moved behind
+// content.Kind yet.
+func splitOwner(o string) (string, string) { return content.SplitOwner(o) }
 
 // imageGit is a checkout in image.json.
 type imageGit struct {
@@ -254,12 +247,6 @@ type imageDownload struct {
 	// Unchecked: insecure_skip_checksum, no sha256 was pinned; SHA256
 	// is then the one the file had.
 	Unchecked bool `json:"unchecked,omitempty"`
-}
-
-// systemFile is one file a system setting writes.
-type systemFile struct {
-	Path    string
-	Content string
 }
 
 // imageSystem is the system settings' record in image.json.

@@ -70,7 +70,7 @@ func (c Container) ref() imageRef {
 	return r
 }
 
-func (c *Config) hasContainers() bool { return len(c.Containers) > 0 }
+func (c *ContentOptions) hasContainers() bool { return len(c.Containers) > 0 }
 
 // registry is the configuration of host, zero when none.
 func (c *Config) registry(host string) ContainerRegistry {
@@ -83,10 +83,10 @@ func (c *Config) registry(host string) ContainerRegistry {
 }
 
 // validateContainers checks containers and container_registries.
-func (c *Config) validateContainers() []error {
+func validateContainers(c *Config, p *plan) []error {
 	var errs []error
 	known := map[string]bool{"root": true}
-	for _, u := range c.users {
+	for _, u := range p.users {
 		known[u.Name] = true
 	}
 	for i, ct := range c.Containers {
@@ -121,6 +121,11 @@ func (c *Config) validateContainers() []error {
 			add("host %s is configured twice", r.Host)
 		}
 		seen[r.Host] = true
+		for _, o := range [][2]string{{"username", r.Username}, {"password", r.Password}} {
+			if msg := checkCredential(o[0], o[1]); msg != "" {
+				add("%s", msg)
+			}
+		}
 		if (r.Username == "") != (r.Password == "") {
 			if r.Username == "" {
 				add("password is set but username is not; give both or neither")
@@ -130,17 +135,6 @@ func (c *Config) validateContainers() []error {
 		}
 	}
 	return errs
-}
-
-// registryPasswords are the secrets to hide from output.
-func (c *Config) registryPasswords() []string {
-	var out []string
-	for _, r := range c.ContainerRegistries {
-		if r.Password != "" {
-			out = append(out, r.Password, base64.StdEncoding.EncodeToString([]byte(r.Username+":"+r.Password)))
-		}
-	}
-	return out
 }
 
 // authFile is the containers-auth.json for host, nil without
@@ -184,11 +178,11 @@ func containerArchive(workDir string, i int) string {
 // (vm) or the plugin fetches the whole image into its cache and uploads
 // it as an OCI archive (host).
 func stepFetchContainers(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("containers: resolving and checking digests (content_source = " + c.contentSource() + ")")
-	s.content.containerDigests = make([]string, len(c.Containers))
+	s.content.containerDigests = make([]string, len(p.Containers))
 	if c.contentSource() == "host" {
-		for i, ct := range c.Containers {
+		for i, ct := range p.Containers {
 			what := fmt.Sprintf("containers[%d]", i)
 			d, err := s.uploadContainer(ctx, what, ct, containerArchive(s.workDir, i))
 			if err != nil {
@@ -199,7 +193,7 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		return nil
 	}
 	sc := newScript("content", "containers")
-	for i, ct := range c.Containers {
+	for i, ct := range p.Containers {
 		r := ct.ref()
 		cfgFile := ""
 		if cc := c.curlConfig(r.Registry); cc != nil {
@@ -215,17 +209,17 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(c.Containers), reDigest.MatchString)
+	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(p.Containers), reDigest.MatchString)
 	return requireReports(s.content.containerDigests, "containers", "the check did not report a digest")
 }
 
 // stepInstallContainers pulls (vm) or loads (host) every image into its
 // user's storage by the digest checked before, then tags it.
 func stepInstallContainers(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("containers: into the users' podman storage")
 	sc := newScript("content", "containers")
-	for i, ct := range c.Containers {
+	for i, ct := range p.Containers {
 		r := ct.ref()
 		what := fmt.Sprintf("containers[%d]", i)
 		auth, archive := "", ""
@@ -243,7 +237,7 @@ func stepInstallContainers(ctx context.Context, s *state) error {
 // imageContainersRecord is image.json's content.containers.
 func (s *state) imageContainersRecord() []imageContainer {
 	var out []imageContainer
-	for i, ct := range s.cfg.Containers {
+	for i, ct := range s.plan.Containers {
 		d := ""
 		if i < len(s.content.containerDigests) {
 			d = s.content.containerDigests[i]

@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestContainerSecretsRedacted(t *testing.T) {
 	if err := p.Prepare(map[string]any{"container_registries": []map[string]any{{"host": "r.example:5000", "username": "u", "password": pw}}}); err != nil {
 		t.Fatal(err)
 	}
-	s := &state{cfg: &p.config}
+	s := &state{cfg: &p.config, plan: p.plan}
 	auth := p.config.authFile("r.example:5000")
 	if out := s.redact("dump " + pw + " " + string(auth)); strings.Contains(out, pw) || strings.Contains(out, "czNjcjpldCAieCI") || strings.Contains(out, "dToz") {
 		t.Fatalf("not redacted: %s", out)
@@ -145,7 +146,8 @@ func TestHostFetchOCIArchive(t *testing.T) {
 		{Host: reg.Host(), Insecure: true, Username: user, Password: pw},
 		{Host: frontHost, Insecure: true},
 	}}
-	s := &state{cfg: cfg, ui: packersdk.TestUi(t), comm: comm}
+	s := stateOf(cfg)
+	s.ui, s.comm = packersdk.TestUi(t), comm
 	ctx := context.Background()
 	for _, host := range []string{reg.Host(), frontHost} {
 		ct := Container{Image: host + "/library/mysql:8.0.30", Digest: want}
@@ -282,5 +284,33 @@ func TestCredentialFilesOnTmpfs(t *testing.T) {
 	sc.secret(work, "registry-1.curl", []byte("b"))
 	if !strings.Contains(sc.render(work, "rocky"), "\nfatimage_secrets_in\n") {
 		t.Fatal("the script does not unpack its secrets")
+	}
+}
+
+// TestBearerTokenOffArgv: the pull token a Bearer challenge gets reaches
+// curl on its stdin, never in its arguments, which ps shows to every user
+// on the VM (issue #26 item 5). The real curl runs behind a stand-in that
+// records its arguments.
+func TestBearerTokenOffArgv(t *testing.T) {
+	needs.Tools(t, "curl")
+	_, open := startRegistries(t, "u", "p")
+	front := strings.TrimPrefix(bearerFront(t, open.URL(), "", "").URL, "http://")
+	want := open.Digest("library/mysql:8.0.30")
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := newScript("content", "containers").call("fatimage_oci_resolve", "containers[0]", front, "library/mysql", "8.0.30", want, "1", "")
+	out, calls, err := runFaked(t, sc, map[string]string{"curl": `exec "` + curl + `" "$@"`})
+	if err != nil || !strings.Contains(out, "fatimage-container-digest containers[0] "+want) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(calls) < 3 {
+		t.Fatalf("want the manifest, token and manifest requests, got %q", calls)
+	}
+	for _, c := range calls {
+		if strings.Contains(c, "t0k") {
+			t.Errorf("the token is in curl's arguments: %s", c)
+		}
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -114,7 +116,7 @@ func validateGrafanaDashboards(ds []GrafanaDashboard) []error {
 				add("sha256 must be 64 hex digits")
 			}
 		}
-		for _, k := range sortedKeys(d.Replacements) {
+		for _, k := range slices.Sorted(maps.Keys(d.Replacements)) {
 			if !rePlaceholder.MatchString(k) {
 				add("replacements: placeholder %q must be letters, digits, _ and - (e.g. DS_PROMETHEUS)", k)
 			}
@@ -134,10 +136,10 @@ func validateGrafanaDashboards(ds []GrafanaDashboard) []error {
 // every URL-based content is fetched, with their sha256 checked when
 // pinned, the local files uploaded.
 func (s *state) fetchGrafanaDashboards(ctx context.Context, sc *vmScript) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	var items []fetchItem
 	var local []staged
-	for i, d := range c.GrafanaDashboards {
+	for i, d := range p.GrafanaDashboards {
 		what := fmt.Sprintf("grafana_dashboards[%d]", i)
 		if d.Source == "" {
 			items = append(items, fetchItem{what: what, url: d.url(c.grafanaDashboardsURL()), sum: d.SHA256, dst: path.Join(s.workDir, d.staged(i))})
@@ -166,7 +168,7 @@ func scriptInstallGrafanaDashboards(ds []GrafanaDashboard, workDir string) *vmSc
 	sc := newScript("dashboards")
 	for i, d := range ds {
 		args := []string{fmt.Sprintf("grafana_dashboards[%d]", i), path.Join(workDir, d.staged(i)), d.destination()}
-		for _, k := range sortedKeys(d.Replacements) {
+		for _, k := range slices.Sorted(maps.Keys(d.Replacements)) {
 			args = append(args, k, d.Replacements[k])
 		}
 		sc.call("fatimage_grafana_dashboard", args...)
@@ -183,12 +185,12 @@ var reSHA256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // imageDashboardsRecord is image.json's grafana_dashboards, nil without any.
 func (s *state) imageDashboardsRecord() map[string]imageDashboard {
-	c := s.cfg
-	if len(c.GrafanaDashboards) == 0 {
+	c, p := s.cfg, s.plan
+	if len(p.GrafanaDashboards) == 0 {
 		return nil
 	}
 	out := map[string]imageDashboard{}
-	for i, d := range c.GrafanaDashboards {
+	for i, d := range p.GrafanaDashboards {
 		sum := ""
 		if i < len(s.content.dashboardSums) {
 			sum = s.content.dashboardSums[i]

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 func TestGrafanaDashboardValidation(t *testing.T) {
@@ -33,10 +35,10 @@ func TestGrafanaDashboardValidation(t *testing.T) {
 	})
 }
 
-func dashboardNames(c *Config) []string {
+func dashboardNames(c *plan) []string {
 	var out []string
 	for _, d := range c.GrafanaDashboards {
-		out = append(out, d.name()+" "+d.origin(c.grafanaDashboardsURL()))
+		out = append(out, d.name()+" "+d.origin(c.cfg.grafanaDashboardsURL()))
 	}
 	return out
 }
@@ -108,7 +110,7 @@ func TestDashboardReplaceShell(t *testing.T) {
 // pulled image as podman; node_exporter's enabled, as node-exp.
 func TestServiceGroupUnits(t *testing.T) {
 	c := mustGroups(t, []string{"mysql", "opensearch", "filebeat", "node_exporter"}, map[string]any{"container_registry": "registry.lab:5000"})
-	units := map[string]SystemdUnit{}
+	units := map[string]system.SystemdUnit{}
 	for _, u := range c.SystemdUnits {
 		units[u.Name] = u
 	}
@@ -133,8 +135,8 @@ func TestServiceGroupUnits(t *testing.T) {
 		if name == "node_exporter.service" {
 			wantState = "enabled"
 		}
-		if u.state() != wantState {
-			t.Errorf("%s is %s", name, u.state())
+		if u.UnitState() != wantState {
+			t.Errorf("%s is %s", name, u.UnitState())
 		}
 	}
 	// the client libraries in python3.9 itself, at their pins

@@ -10,6 +10,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // Download is a file fetched by URL and checked against its sha256 before
@@ -28,13 +30,15 @@ type Download struct {
 	InsecureSkipChecksum bool `mapstructure:"insecure_skip_checksum"`
 	// Absolute path of the file, or with `extract` the directory the
 	// archive is unpacked into (files already there and not in the
-	// archive are kept).
+	// archive are kept). Not a system directory (/usr, /etc, ...), except
+	// for `members` of an archive added to one as root (/usr/bin).
 	Destination string `mapstructure:"destination" required:"true"`
 	// Unpack the file as a tar archive (gzip, bzip2 and xz compression
 	// are recognised) instead of copying it.
 	Extract bool `mapstructure:"extract"`
 	// With `extract`: leading path components dropped from each entry,
-	// like tar's --strip-components (1 drops an archive's top directory).
+	// like tar's --strip-components (1 drops an archive's top
+	// directory), at most 16.
 	StripComponents int `mapstructure:"strip_components"`
 	// With `extract`: only these members of the archive (paths as the
 	// archive names them, before strip_components), e.g.
@@ -104,11 +108,11 @@ func validateDownloads(ds []Download) []error {
 				add("members[%d] %q must be a clean relative path in the archive", j, m)
 			}
 		}
-		if !path.IsAbs(d.Destination) || path.Clean(d.Destination) != d.Destination || d.Destination == "/" {
-			add("destination %q must be an absolute, clean path other than /", d.Destination)
+		if msg := safepath.Dest(d.Destination, d.Extract && len(d.Members) > 0 && rootOwner(d.Owner)); msg != "" {
+			add("destination %q %s%s", d.Destination, msg, extractHint(d))
 		}
-		if d.StripComponents < 0 {
-			add("strip_components %d must not be negative", d.StripComponents)
+		if d.StripComponents < 0 || d.StripComponents > maxStrip {
+			add("strip_components %d must be between 0 and %d", d.StripComponents, maxStrip)
 		}
 		if !d.Extract && d.StripComponents != 0 {
 			add("strip_components needs extract = true")
@@ -116,8 +120,8 @@ func validateDownloads(ds []Download) []error {
 		if d.Extract && d.Mode != "" {
 			add("mode applies to a file; with extract = true the archive's modes are kept")
 		}
-		if d.Mode != "" && !reMode.MatchString(d.Mode) {
-			add("mode %q must be octal like 0644", d.Mode)
+		if msg := safepath.Mode(d.Mode); msg != "" {
+			add("mode %s", msg)
 		}
 		if !validOwner(d.Owner) {
 			add("owner %q must be user or user:group", d.Owner)
@@ -129,14 +133,14 @@ func validateDownloads(ds []Download) []error {
 // fetchDownloads stages every download and its sha256 check (sc).
 func (s *state) fetchDownloads(ctx context.Context, sc *vmScript) error {
 	var items []fetchItem
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		items = append(items, fetchItem{what: fmt.Sprintf("downloads[%d]", i), url: d.URL, sum: d.SHA256, dst: d.staged(s.workDir, i)})
 	}
 	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), items); err != nil {
 		return err
 	}
 	// an unchecked download's sha256, as found, for image.json
-	for i, d := range s.cfg.Downloads {
+	for i, d := range s.plan.Downloads {
 		if d.InsecureSkipChecksum {
 			sc.use("download").call("fatimage_download_sum", strconv.Itoa(i), d.staged(s.workDir, i))
 		}
@@ -164,7 +168,7 @@ func downloadWarnings(ds []Download) []string {
 	var out []string
 	for i, d := range ds {
 		if d.InsecureSkipChecksum {
-			out = append(out, fmt.Sprintf("downloads[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, d.URL))
+			out = append(out, fmt.Sprintf("downloads[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256: not verified", i, d.URL))
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // GitCheckout is a git repository checked out at a pinned tag or commit.
@@ -101,8 +102,8 @@ func validateGitCheckouts(gs []GitCheckout) []error {
 		if g.Commit != "" && !reCommit.MatchString(g.Commit) {
 			add("commit %q must be a full commit id (40 lowercase hex digits)", g.Commit)
 		}
-		if !path.IsAbs(g.Destination) || path.Clean(g.Destination) != g.Destination || g.Destination == "/" {
-			add("destination %q must be an absolute, clean path other than /", g.Destination)
+		if msg := safepath.Dest(g.Destination, false); msg != "" {
+			add("destination %q %s (a checkout replaces what is there)", g.Destination, msg)
 		}
 		if !validOwner(g.Owner) {
 			add("owner %q must be user or user:group", g.Owner)
@@ -128,8 +129,8 @@ func gitStaging(workDir string, i int) string { return path.Join(workDir, fmt.Sp
 // fetchGit adds the fetch and check of every checkout to s: from the
 // repository (vm) or from a bundle the plugin made and uploaded (host).
 func (s *state) fetchGit(ctx context.Context, sc *vmScript) error {
-	c := s.cfg
-	for i, g := range c.GitCheckouts {
+	c, p := s.cfg, s.plan
+	for i, g := range p.GitCheckouts {
 		what := fmt.Sprintf("git_checkouts[%d]", i)
 		src := g.Repo
 		if c.contentSource() == "host" {

@@ -44,10 +44,10 @@ func (c *Config) grafanaPluginURL() string {
 
 // grafanaPins are the plugins with a sha256, in grafanaPlugins' order;
 // unpinned are the others ("<id> <version>").
-func (c *Config) grafanaPins() (pins []grafanaPin, unpinned []string) {
-	for _, pl := range c.grafanaPlugins() {
+func (p *plan) grafanaPins() (pins []grafanaPin, unpinned []string) {
+	for _, pl := range p.grafanaPlugins() {
 		id, ver, _ := strings.Cut(pl, " ")
-		if sum, ok := c.GrafanaPluginSHA256[id]; ok {
+		if sum, ok := p.cfg.GrafanaPluginSHA256[id]; ok {
 			pins = append(pins, grafanaPin{ID: id, Version: ver, SHA256: strings.ToLower(sum)})
 		} else {
 			unpinned = append(unpinned, pl)
@@ -57,7 +57,7 @@ func (c *Config) grafanaPins() (pins []grafanaPin, unpinned []string) {
 }
 
 // validateGrafanaPins checks grafana_plugin_sha256 and grafana_plugin_url.
-func (c *Config) validateGrafanaPins() []error {
+func validateGrafanaPins(c *Config, p *plan) []error {
 	var errs problems
 	if c.GrafanaPluginURL != "" {
 		if msg := checkHTTPURL("grafana_plugin_url", c.GrafanaPluginURL); msg != "" {
@@ -65,7 +65,7 @@ func (c *Config) validateGrafanaPins() []error {
 		}
 	}
 	var ids []string
-	for _, pl := range c.grafanaPlugins() {
+	for _, pl := range p.grafanaPlugins() {
 		id, _, _ := strings.Cut(pl, " ")
 		ids = append(ids, id)
 	}
@@ -87,9 +87,9 @@ func (c *Config) validateGrafanaPins() []error {
 
 // grafanaWarnings: plugins left to grafana-cli in host mode reach
 // grafana.com from the VM.
-func (c *Config) grafanaWarnings() []string {
-	_, unpinned := c.grafanaPins()
-	if c.contentSource() != "host" || len(unpinned) == 0 {
+func (p *plan) grafanaWarnings() []string {
+	_, unpinned := p.grafanaPins()
+	if p.cfg.contentSource() != "host" || len(unpinned) == 0 {
 		return nil
 	}
 	return []string{fmt.Sprintf("grafana_plugins: %s have no sha256 in grafana_plugin_sha256: grafana-cli installs them from the VM, which needs grafana.com although content_source = host",
@@ -99,7 +99,7 @@ func (c *Config) grafanaWarnings() []string {
 // stepFetchGrafanaPlugins stages and checks the pinned plugins' zips.
 func stepFetchGrafanaPlugins(ctx context.Context, s *state) error {
 	c := s.cfg
-	pins, _ := c.grafanaPins()
+	pins, _ := s.plan.grafanaPins()
 	s.say(fmt.Sprintf("grafana plugins: fetching and checking %d zips (content_source = %s)", len(pins), c.contentSource()))
 	sc := newScript("content")
 	var items []fetchItem
@@ -114,6 +114,6 @@ func stepFetchGrafanaPlugins(ctx context.Context, s *state) error {
 }
 
 func hasGrafanaPins(s *state) bool {
-	pins, _ := s.cfg.grafanaPins()
+	pins, _ := s.plan.grafanaPins()
 	return len(pins) > 0
 }

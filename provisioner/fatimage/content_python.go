@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // PythonEnv is a Python virtual environment (or, with `system`, the
@@ -92,8 +94,8 @@ func validatePythonEnvs(es []PythonEnv) []error {
 		switch {
 		case e.System && e.Path != "":
 			add("path and system = true exclude each other")
-		case !e.System && (!path.IsAbs(e.Path) || path.Clean(e.Path) != e.Path || e.Path == "/"):
-			add("path %q must be an absolute, clean path other than / (or set system = true)", e.Path)
+		case !e.System && safepath.Dest(e.Path, false) != "":
+			add("path %q %s (or set system = true)", e.Path, safepath.Dest(e.Path, false))
 		case paths[e.label()]:
 			add("%s is configured twice", e.label())
 		}
@@ -117,7 +119,7 @@ func validatePythonEnvs(es []PythonEnv) []error {
 			if _, ok := parseGitRequirement(l.text); ok {
 				continue
 			} else if looksGit(l.text) {
-				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`", where, l.text)
+				add("%sgit requirement %q must be `name @ git+https://host/repo.git@<tag or commit>` or `git+https://host/repo.git@<tag or commit>#egg=name`, without credentials", where, withoutUserInfo(l.text))
 				continue
 			}
 			if !rePin.MatchString(l.text) {
@@ -160,9 +162,9 @@ func pythonWheels(workDir string, i int) string {
 // "host", the wheels pip downloads on the host (hashes checked there),
 // uploaded as one archive; the VM's pip then installs only from them.
 func (s *state) fetchPython(ctx context.Context, sc *vmScript) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	var files []staged
-	for i, e := range c.PythonEnvs {
+	for i, e := range p.PythonEnvs {
 		what := fmt.Sprintf("python_envs[%d]", i)
 		lines, err := e.requirementLines()
 		if err != nil {
@@ -232,15 +234,15 @@ func (s *state) downloadWheels(ctx context.Context, what string, e PythonEnv, re
 }
 
 // scriptInstallPython installs each environment's requirements.
-func scriptInstallPython(c *Config, workDir string) *vmScript {
+func scriptInstallPython(envs []PythonEnv, source, workDir string) *vmScript {
 	sc := newScript("python")
-	for i, e := range c.PythonEnvs {
+	for i, e := range envs {
 		venv := e.Path
 		if e.System {
 			venv = ""
 		}
 		wheels := ""
-		if c.contentSource() == "host" {
+		if source == "host" {
 			wheels = pythonWheels(workDir, i)
 		}
 		u, g := splitOwner(e.Owner)

@@ -64,9 +64,9 @@ func (e PythonEnv) gitRequirements() []gitRequirement {
 // form: pip cannot check a hash of a VCS requirement, and with
 // content_source = "host" the plugin uploads only wheels it downloaded,
 // which a git checkout is not.
-func (c *Config) validatePythonGit() []error {
+func validatePythonGit(envs []PythonEnv, source string) []error {
 	var errs []error
-	for i, e := range c.PythonEnvs {
+	for i, e := range envs {
 		gits := e.gitRequirements()
 		if len(gits) == 0 {
 			continue
@@ -79,7 +79,7 @@ func (c *Config) validatePythonGit() []error {
 				break
 			}
 		}
-		if c.contentSource() == "host" {
+		if source == "host" {
 			add("%s is a git requirement, which the VM's pip clones and builds: content_source = \"host\" uploads only wheels (set content_source = \"vm\")", gits[0].Name)
 		}
 	}
@@ -127,7 +127,7 @@ func parsePythonGitCommits(out string, envs []PythonEnv) (map[string]string, err
 // the repository, ref and the commit installed.
 func (s *state) imagePythonGitRecord() map[string]imageGit {
 	var r map[string]imageGit
-	for _, e := range s.cfg.PythonEnvs {
+	for _, e := range s.plan.PythonEnvs {
 		for _, g := range e.gitRequirements() {
 			if r == nil {
 				r = map[string]imageGit{}

@@ -63,7 +63,7 @@ func TestGroupSlurmTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &state{cfg: c, content: contentState{pythonGitCommits: commits}}
+	s := &state{cfg: c.cfg, plan: c, content: contentState{pythonGitCommits: commits}}
 	b, _ := json.Marshal(s.imageContentRecord())
 	for _, want := range []string{`"python_git":{"/opt/slurm-tools slurm-openstack-tools":{"repo":"http://git.lab.invalid/stackhpc/slurm-openstack-tools.git","ref":"v3.0","commit":"` + strings.Repeat("ab", 20) + `"}}`,
 		`"/opt/slurm-tools":["slurm-openstack-tools @ git+http://git.lab.invalid/stackhpc/slurm-openstack-tools.git@v3.0","pbr==6.1.1"`} {
@@ -85,7 +85,7 @@ func TestGroupSlurmTools(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `group "slurm_stats": python_envs[0]: slurm-openstack-tools is a git requirement`) {
 		t.Errorf("host: %v", err)
 	}
-	if s := scriptInstallPython(c, "/w").calls.String(); !strings.Contains(s, "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
+	if s := scriptInstallPython(c.PythonEnvs, c.cfg.contentSource(), "/w").calls.String(); !strings.Contains(s, "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
 		t.Error(s)
 	}
 }

@@ -27,7 +27,7 @@ func TestPythonValidation(t *testing.T) {
 	runPrepareCases(t, []prepareCase{
 		{"ok", map[string]any{"python_envs": []map[string]any{{"path": "/opt/jupyter", "interpreter": "python3.12", "requirements_file": good, "owner": "podman"}}}, ""},
 		{"system ok", map[string]any{"python_envs": []map[string]any{{"system": true, "requirements": []string{"openstacksdk==4.1.0"}}}}, ""},
-		{"no path", map[string]any{"python_envs": []map[string]any{{"requirements": []string{"a==1"}}}}, `python_envs[0]: path "" must be an absolute, clean path other than / (or set system = true)`},
+		{"no path", map[string]any{"python_envs": []map[string]any{{"requirements": []string{"a==1"}}}}, `python_envs[0]: path "" is required (or set system = true)`},
 		{"path and system", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "system": true, "requirements": []string{"a==1"}}}}, "python_envs[0]: path and system = true exclude each other"},
 		{"no requirements", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x"}}}, "python_envs[0]: requirements or requirements_file is required"},
 		{"unpinned", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements": []string{"jupyter"}}}}, `python_envs[0]: requirement "jupyter" must be pinned exactly as name==version`},
@@ -36,7 +36,7 @@ func TestPythonValidation(t *testing.T) {
 		{"missing file", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements_file": filepath.Join(dir, "nope.txt")}}}, "python_envs[0]: requirements_file: open "},
 		{"bad interpreter", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "interpreter": "python3 -I", "requirements": []string{"a==1"}}}}, `python_envs[0]: interpreter "python3 -I" must be a command name or an absolute path`},
 		{"bad index", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "index_url": "file:///srv", "requirements": []string{"a==1"}}}}, `python_envs[0]: index_url "file:///srv" must be an http(s) URL`},
-		{"index creds", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "extra_index_url": "https://u:p@h/simple", "requirements": []string{"a==1"}}}}, "python_envs[0]: extra_index_url must not carry credentials in the URL"},
+		{"index creds", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "extra_index_url": "https://u:p@h/simple", "requirements": []string{"a==1"}}}}, `python_envs[0]: extra_index_url "https://h/simple" must not carry credentials (user info before @)`},
 		{"system owner", map[string]any{"python_envs": []map[string]any{{"system": true, "owner": "podman", "requirements": []string{"a==1"}}}}, "python_envs[0]: owner applies to a venv, not to system = true"},
 		{"twice", map[string]any{"python_envs": []map[string]any{{"path": "/opt/x", "requirements": []string{"a==1"}}, {"path": "/opt/x", "requirements": []string{"b==1"}}}}, "python_envs[1]: /opt/x is configured twice"},
 	})
@@ -64,8 +64,8 @@ func TestPythonScript(t *testing.T) {
 			jupyterlab = d
 		}
 	}
-	c := &Config{PythonEnvs: []PythonEnv{{Path: venv, Interpreter: "/usr/bin/python3", IndexURL: idx.IndexURL(),
-		Requirements: []string{"jupyterlab==4.6.1 --hash=sha256:" + idx.WheelSHA256(jupyterlab), "jupyter_server==2.20.0 --hash=sha256:" + strings.Repeat("0", 64)}}}}
+	c := &Config{ContentOptions: ContentOptions{PythonEnvs: []PythonEnv{{Path: venv, Interpreter: "/usr/bin/python3", IndexURL: idx.IndexURL(),
+		Requirements: []string{"jupyterlab==4.6.1 --hash=sha256:" + idx.WheelSHA256(jupyterlab), "jupyter_server==2.20.0 --hash=sha256:" + strings.Repeat("0", 64)}}}}}
 	write := func() {
 		lines, _ := c.PythonEnvs[0].requirementLines()
 		if err := os.WriteFile(pythonReq(work, 0), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
@@ -73,7 +73,7 @@ func TestPythonScript(t *testing.T) {
 		}
 	}
 	write()
-	out, err := runLocal(t, work, scriptInstallPython(c, work))
+	out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
 	if err == nil || !strings.Contains(out, "python_envs[0]: pip install failed") || !strings.Contains(out, "HASHES") {
 		t.Fatalf("a wrong hash was accepted: %v\n%s", err, out)
 	}
@@ -84,7 +84,7 @@ func TestPythonScript(t *testing.T) {
 	}
 	for round, want := range []string{"installed python packages into " + venv, "unchanged " + venv} {
 		write()
-		out, err := runLocal(t, work, scriptInstallPython(c, work))
+		out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}

@@ -16,7 +16,7 @@ import (
 // its sha256, then its signature against the keys imported from
 // `gpg_keys` (as dnf checks the repositories' packages).
 type RPMURL struct {
-	// http(s) URL of the .rpm file.
+	// http(s) URL of the .rpm file (its path ends in .rpm).
 	URL string `mapstructure:"url" required:"true"`
 	// sha256 (hex) of the file. Required unless `insecure_skip_checksum`.
 	SHA256 string `mapstructure:"sha256"`
@@ -44,6 +44,8 @@ func validateRPMURLs(rs []RPMURL) []error {
 		add := itemErrs(&errs, "rpm_urls", i)
 		if msg := checkHTTPURL("url", r.URL); msg != "" {
 			add("%s", msg)
+		} else if msg := checkRPMName(r.URL); msg != "" {
+			add("%s", msg)
 		} else if j, dup := seen[r.URL]; dup {
 			add("url %s is also rpm_urls[%d]'s", r.URL, j)
 		}
@@ -60,7 +62,7 @@ func rpmURLWarnings(rs []RPMURL) []string {
 	var out []string
 	for i, r := range rs {
 		if r.InsecureSkipChecksum {
-			out = append(out, fmt.Sprintf("rpm_urls[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256", i, r.URL))
+			out = append(out, fmt.Sprintf("rpm_urls[%d]: insecure_skip_checksum = true: %s is installed without a pinned sha256: not verified", i, r.URL))
 		}
 		if r.DisableGPGCheck {
 			out = append(out, fmt.Sprintf("rpm_urls[%d]: disable_gpg_check = true: the signature of %s is not checked", i, r.URL))
@@ -72,7 +74,7 @@ func rpmURLWarnings(rs []RPMURL) []string {
 // rpmURLFiles are the staged RPMs, installed with the packages.
 func (s *state) rpmURLFiles() []string {
 	var out []string
-	for i, r := range s.cfg.RPMURLs {
+	for i, r := range s.plan.RPMURLs {
 		out = append(out, r.staged(s.workDir, i))
 	}
 	return out
@@ -82,27 +84,27 @@ func (s *state) rpmURLFiles() []string {
 // VM, or by the plugin through its cache and uploaded) and checks each
 // one's sha256 and signature, all before any package work.
 func stepFetchRPMs(ctx context.Context, s *state) error {
-	c := s.cfg
-	s.say(fmt.Sprintf("rpm_urls: fetching and checking %d RPMs (content_source = %s)", len(c.RPMURLs), c.contentSource()))
-	for _, w := range rpmURLWarnings(c.RPMURLs) {
+	c, p := s.cfg, s.plan
+	s.say(fmt.Sprintf("rpm_urls: fetching and checking %d RPMs (content_source = %s)", len(p.RPMURLs), c.contentSource()))
+	for _, w := range rpmURLWarnings(p.RPMURLs) {
 		s.say("WARNING: " + w)
 	}
 	sc := newScript("content", "rpm")
 	var items []fetchItem
-	for i, r := range c.RPMURLs {
+	for i, r := range p.RPMURLs {
 		items = append(items, fetchItem{what: fmt.Sprintf("rpm_urls[%d]", i), url: r.URL, sum: r.SHA256, dst: r.staged(s.workDir, i)})
 	}
 	if err := s.stageFetches(ctx, sc, c.contentSource(), items); err != nil {
 		return err
 	}
-	for i, r := range c.RPMURLs {
+	for i, r := range p.RPMURLs {
 		sc.call("fatimage_rpm_check", fmt.Sprintf("rpm_urls[%d] (%s)", i, r.URL), strconv.Itoa(i), r.staged(s.workDir, i), flag01(!r.DisableGPGCheck))
 	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.rpms, err = parseFetchedRPMs(out, len(c.RPMURLs))
+	s.content.rpms, err = parseFetchedRPMs(out, len(p.RPMURLs))
 	return err
 }
 
@@ -140,7 +142,7 @@ func (s *state) imageRPMRecord() map[string]imageRPM {
 		return nil
 	}
 	out := map[string]imageRPM{}
-	for i, r := range s.cfg.RPMURLs {
+	for i, r := range s.plan.RPMURLs {
 		f := s.content.rpms[i]
 		out[f.Name] = imageRPM{URL: r.URL, NVR: f.NVR, SHA256: f.SHA256, ChecksumVerified: !r.InsecureSkipChecksum, GPGCheck: !r.DisableGPGCheck}
 	}

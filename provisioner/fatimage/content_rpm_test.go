@@ -35,7 +35,7 @@ func TestRPMURLValidation(t *testing.T) {
 		{"rpm no url", urls(rpm("url", "")), "rpm_urls[0]: url is required"},
 		{"rpm bad url", urls(rpm("url", "ftp://h/x.rpm")), `rpm_urls[0]: url "ftp://h/x.rpm" must be an http(s) URL`},
 		{"rpm relative path", urls(rpm("url", "rpms/x.rpm")), `rpm_urls[0]: url "rpms/x.rpm" must be an http(s) URL`},
-		{"rpm creds", urls(rpm("url", "https://u:p@h/x.rpm")), "rpm_urls[0]: url must not carry credentials in the URL"},
+		{"rpm creds", urls(rpm("url", "https://u:p@h/x.rpm")), `rpm_urls[0]: url "https://h/x.rpm" must not carry credentials (user info before @)`},
 		{"rpm twice", urls(rpm(), rpm()), "rpm_urls[1]: url https://h/x-1-1.el9.noarch.rpm is also rpm_urls[0]'s"},
 		{"grafana pin ok", map[string]any{"grafana_plugins": []string{"p-datasource 1.0.0"}, "grafana_plugin_sha256": map[string]string{"p-datasource": goodSHA},
 			"grafana_plugin_url": "http://h/api/plugins"}, ""},
@@ -59,8 +59,8 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	s := &state{cfg: &p.config, workDir: "/var/tmp/fatimage-x"}
-	plan := s.plan()
+	s := &state{cfg: &p.config, plan: p.plan, workDir: "/var/tmp/fatimage-x"}
+	plan := s.transaction()
 	if strings.Join(plan.Install, " ") != "munge /var/tmp/fatimage-x/rpm-url-0.rpm /var/tmp/fatimage-x/rpm-url-1.rpm" {
 		t.Errorf("install %q", plan.Install)
 	}
@@ -69,16 +69,17 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 	}
 	// a kmod by URL waits for the running kernel as one from a repository
 	s.content.rpms = []fetchedRPM{{Name: "kmod-lustre-client"}, {Name: "b"}}
-	if !s.plan().needsRunningKernel() {
+	if !s.transaction().needsRunningKernel() {
 		t.Error("a kmod RPM by URL does not need the running kernel")
 	}
 	// RPMs alone still make a transaction
-	only := &state{cfg: &Config{RPMURLs: []RPMURL{{URL: "https://h/a.rpm"}}, Update: new(bool)}, workDir: "/w"}
-	if only.plan().empty() {
+	only := stateOf(&Config{ContentOptions: ContentOptions{RPMURLs: []RPMURL{{URL: "https://h/a.rpm"}}}, Update: new(bool)})
+	only.workDir = "/w"
+	if only.transaction().empty() {
 		t.Error("a plan with an RPM by URL is empty")
 	}
 	w := rpmURLWarnings(p.config.RPMURLs)
-	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256" ||
+	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256: not verified" ||
 		w[1] != "rpm_urls[1]: disable_gpg_check = true: the signature of https://h/b.rpm is not checked" {
 		t.Errorf("warnings %q", w)
 	}
@@ -211,15 +212,15 @@ func TestGrafanaPinnedPlugin(t *testing.T) {
 		"grafana_plugin_url": srv.URL + "/api/plugins/", "grafana_plugin_sha256": map[string]string{id: sha(zipData)}}); err != nil {
 		t.Fatal(err)
 	}
-	pins, unpinned := p.config.grafanaPins()
+	pins, unpinned := p.plan.grafanaPins()
 	if len(pins) != 1 || strings.Join(unpinned, ",") != "other-panel 1.0.0" {
 		t.Fatalf("pins %+v unpinned %q", pins, unpinned)
 	}
-	if w := p.config.grafanaWarnings(); len(w) != 1 || !strings.Contains(w[0], "other-panel 1.0.0 have no sha256 in grafana_plugin_sha256: grafana-cli installs them from the VM") {
+	if w := p.plan.grafanaWarnings(); len(w) != 1 || !strings.Contains(w[0], "other-panel 1.0.0 have no sha256 in grafana_plugin_sha256: grafana-cli installs them from the VM") {
 		t.Errorf("warnings %q", w)
 	}
 	comm := &recordingComm{uploads: map[string][]byte{}}
-	s := &state{cfg: &p.config, ui: packersdk.TestUi(t), comm: comm, workDir: "/w"}
+	s := &state{cfg: &p.config, plan: p.plan, ui: packersdk.TestUi(t), comm: comm, workDir: "/w"}
 	if err := s.uploadCached(context.Background(), pins[0].what(), pins[0].SHA256, pins[0].url(p.config.grafanaPluginURL()), pins[0].staged("/w")); err != nil {
 		t.Fatal(err)
 	}

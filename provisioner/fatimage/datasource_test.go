@@ -39,7 +39,7 @@ func TestReposFromArkDatasourceOutput(t *testing.T) {
 	if err := p.Prepare(cfg); err != nil {
 		t.Fatal(err)
 	}
-	r := p.config.repos
+	r := p.plan.repos
 	if len(r) != 2 || r[0].RepoName != "appstream" || !r[0].GPGCheck || r[1].GPGCheck || r[1].Timestamp != "20251106T211545" || !*r[1].Enabled ||
 		r[1].Warning != "passing over snapshot 20251201T000000: 403 Forbidden" || r[0].Warning != "" || len(r[1].Options) != 0 {
 		t.Fatalf("repos %+v", r)

@@ -80,7 +80,7 @@ func TestDiagnoseDNF(t *testing.T) {
 // A failed dnf command's error is headed by the cause; the repository
 // dump dnf prints after a signature failure is left out of the tail.
 func TestDNFErrorHeadline(t *testing.T) {
-	s := &state{cfg: &Config{repos: []Repo{{RepoName: "baseos"}, {RepoName: "OpenHPC"}}}}
+	s := &state{plan: &plan{cfg: &Config{}, repos: []Repo{{RepoName: "baseos"}, {RepoName: "OpenHPC"}}}}
 	msg := s.commandError("packages", "sudo -n sh -eu x.sh", 1, dnfNoKeyOutput).Error()
 	first, rest, _ := strings.Cut(msg, "\n")
 	if first != `repository "OpenHPC": packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys` ||

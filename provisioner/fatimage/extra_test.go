@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
 // hostOSMajor is the major version of the machine running the tests,
@@ -108,7 +109,7 @@ func TestDOCAScript(t *testing.T) {
 	}
 }
 
-func downloadAt(c *Config, id string) (Download, bool) {
+func downloadAt(c *plan, id string) (Download, bool) {
 	for _, d := range c.Downloads {
 		if d.identity() == id {
 			return d, true
@@ -165,7 +166,7 @@ func TestGroupsOpt(t *testing.T) {
 			t.Errorf("packages lack %s: %v", p, c.sets.Packages)
 		}
 	}
-	if !slices.ContainsFunc(c.LineEdits, func(e LineEdit) bool {
+	if !slices.ContainsFunc(c.LineEdits, func(e lines.LineEdit) bool {
 		return e.Path == "/etc/environment" && e.Line == "KUBECONFIG=/etc/rancher/k3s/k3s.yaml" && !e.Create
 	}) {
 		t.Errorf("k3s KUBECONFIG line: %+v", c.LineEdits)
@@ -196,7 +197,7 @@ func TestInventoryNoBuildTimeGroups(t *testing.T) {
 	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "resolv_conf,proxy,sshd,pulp_site"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(p.config.setNames, ","); got != "always,dnf_repos,kernel_modules" {
+	if got := strings.Join(p.plan.setNames, ","); got != "always,dnf_repos,kernel_modules" {
 		t.Errorf("sets %s", got)
 	}
 }
@@ -224,12 +225,12 @@ func TestInventoryUpdate(t *testing.T) {
 			if err := p.Prepare(tc.raw); err != nil {
 				t.Fatal(err)
 			}
-			if *p.config.Update != tc.update {
-				t.Errorf("update %v, want %v", *p.config.Update, tc.update)
+			if p.plan.update != tc.update {
+				t.Errorf("update %v, want %v", p.plan.update, tc.update)
 			}
 			// the cluster steps (cockpit removal) come with the cluster group only
-			if tc.name == "extra" && len(p.config.sets.Remove) != 0 {
-				t.Errorf("extra build removes %v", p.config.sets.Remove)
+			if tc.name == "extra" && len(p.plan.sets.Remove) != 0 {
+				t.Errorf("extra build removes %v", p.plan.sets.Remove)
 			}
 		})
 	}
@@ -323,7 +324,7 @@ func TestUncheckedDownloadRecord(t *testing.T) {
 	c := mustGroups(t, []string{"k9s"}, map[string]any{"github_releases_url": "http://releases.lab", "downloads": []map[string]any{
 		{"url": "https://x.example/f", "sha256": strings.ToUpper(sum), "destination": "/opt/f"},
 	}})
-	s := &state{cfg: c, workDir: "/w"}
+	s := &state{cfg: c.cfg, plan: c, workDir: "/w"}
 	sc := newScript()
 	if err := s.fetchDownloads(context.Background(), sc); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -29,24 +30,8 @@ import (
 //
 // Group entries come first, in group order, then the template's.
 
-// groupContent is the part of the configuration a group can carry.
-type groupContent struct {
-	GitCheckouts       []GitCheckout       `mapstructure:"git_checkouts"`
-	Downloads          []Download          `mapstructure:"downloads"`
-	RPMURLs            []RPMURL            `mapstructure:"rpm_urls"`
-	Containers         []Container         `mapstructure:"containers"`
-	PythonEnvs         []PythonEnv         `mapstructure:"python_envs"`
-	SystemdUnits       []SystemdUnit       `mapstructure:"systemd_units"`
-	Sysctls            []Sysctl            `mapstructure:"sysctl"`
-	ModprobeBlacklists []ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
-	Tmpfiles           []ConfigFile        `mapstructure:"tmpfiles"`
-	Limits             []ConfigFile        `mapstructure:"limits"`
-	KernelArgs         []string            `mapstructure:"kernel_args"`
-	Files              []File              `mapstructure:"files"`
-	GrafanaDashboards  []GrafanaDashboard  `mapstructure:"grafana_dashboards"`
-	LineEdits          []LineEdit          `mapstructure:"line_edits"`
-	GPGKeys            []GPGKey            `mapstructure:"gpg_keys"`
-}
+// templateContent is what the template itself sets.
+func (c *Config) templateContent() *ContentOptions { return &c.ContentOptions }
 
 // groupOptions are the boolean options a group's with_option names;
 // appliance_dir is true when a site's appliance checkout is given (what
@@ -94,9 +79,10 @@ func render(v any, repl map[string]string, used map[string]bool) (any, error) {
 	})
 }
 
-// decodeGroupContent is one group's content as configuration.
-func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error) {
-	var gc groupContent
+// decodeGroupContent is one group's content, checked on its own as a
+// template's would be.
+func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []error) {
+	var gc ContentOptions
 	if len(g.Content) == 0 {
 		return &gc, nil
 	}
@@ -115,189 +101,147 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*groupContent, []error
 	if err != nil {
 		return nil, []error{fmt.Errorf("group %q: content: %v", g.Name, err)}
 	}
-	// checked as a template's would be, on its own
-	tmp := &Config{ContentSource: c.ContentSource, BinarySource: c.BinarySource, users: c.users}
 	defaultKeyPaths(gc.GPGKeys)
-	gc.apply(tmp)
 	var errs []error
-	for _, e := range append(append(tmp.validateContent(), tmp.validateFiles()...), tmp.validateGPGKeys()...) {
+	for _, e := range append(gc.check(c.contentSource()), validateGPGKeys(gc.GPGKeys)...) {
 		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
 	}
 	return &gc, errs
 }
 
-// apply sets c's content options to gc's.
-func (gc *groupContent) apply(c *Config) {
-	c.GitCheckouts, c.Downloads, c.RPMURLs, c.PythonEnvs = gc.GitCheckouts, gc.Downloads, gc.RPMURLs, gc.PythonEnvs
-	c.SystemdUnits, c.Sysctls, c.ModprobeBlacklists = gc.SystemdUnits, gc.Sysctls, gc.ModprobeBlacklists
-	c.Containers = gc.Containers
-	c.Tmpfiles, c.Limits, c.KernelArgs, c.Files = gc.Tmpfiles, gc.Limits, gc.KernelArgs, gc.Files
-	c.GrafanaDashboards = gc.GrafanaDashboards
-	c.LineEdits = gc.LineEdits
-	c.GPGKeys = gc.GPGKeys
-}
-
-// owned is an entry and the group it comes from ("" for the template).
+// owned is an item and where it comes from.
 type owned[T any] struct {
-	group string
-	v     T
+	origin origin
+	v      T
 }
 
 // mergeEntries applies the merge rule to one kind: the groups' entries
 // (deduplicated, replaced by the template's of the same identity), then
-// the template's.
-func mergeEntries[T any](field string, groups []owned[T], template []T, id func(T) string, errs *[]error) []T {
+// the template's; it returns them with their origins.
+func mergeEntries[T any](field string, groups []owned[T], template []T, id func(T) string, errs *[]error) ([]T, []origin) {
 	byID := map[string]owned[T]{}
 	fromTemplate := map[string]bool{}
 	for _, t := range template {
 		fromTemplate[id(t)] = true
 	}
 	var out []T
+	var origins []origin
 	for _, g := range groups {
 		k := id(g.v)
 		if prev, ok := byID[k]; ok {
 			if !reflect.DeepEqual(prev.v, g.v) && !fromTemplate[k] {
-				*errs = append(*errs, fmt.Errorf("groups %q and %q both set %s %s, differently; set it in the template to choose", prev.group, g.group, field, k))
+				*errs = append(*errs, fmt.Errorf("groups %q and %q both set %s %s, differently; set it in the template to choose", prev.origin.group, g.origin.group, field, k))
 			}
 			continue
 		}
 		byID[k] = g
 		if !fromTemplate[k] {
 			out = append(out, g.v)
+			origins = append(origins, g.origin)
 		}
 	}
-	return append(out, template...)
+	for range template {
+		origins = append(origins, origin{})
+	}
+	return append(out, template...), origins
 }
 
-// expandGroupContent merges the content of the groups in c.sets into
-// c's options and checks the vendor repositories the groups need.
-func (c *Config) expandGroupContent() []error {
-	if c.sets == nil {
-		return nil
+// groupItems is one group's content.
+type groupItems struct {
+	origin origin
+	items  *ContentOptions
+}
+
+// ofKind is one kind's items of every group, with their origins.
+func ofKind[T any](groups []groupItems, get func(*ContentOptions) *[]T) []owned[T] {
+	var out []owned[T]
+	for _, g := range groups {
+		for _, v := range *get(g.items) {
+			out = append(out, owned[T]{g.origin, v})
+		}
 	}
+	return out
+}
+
+// mergeKind merges one kind of the groups' content with the template's
+// into the plan, recording the origins under the option's name.
+func mergeKind[T any](p *plan, groups []groupItems, option, field string, get func(*ContentOptions) *[]T, id func(T) string, errs *[]error) {
+	merged, origins := mergeEntries(field, ofKind(groups, get), *get(p.cfg.templateContent()), id, errs)
+	*get(&p.ContentOptions) = merged
+	p.origins[option] = origins
+}
+
+// mergeGroupContent makes the plan's content: the content of the groups
+// in p.sets merged with the template's; it checks the vendor
+// repositories the groups need too.
+func (p *plan) mergeGroupContent() []error {
+	c := p.cfg
 	var errs []error
-	var (
-		git   []owned[GitCheckout]
-		dl    []owned[Download]
-		rpms  []owned[RPMURL]
-		cts   []owned[Container]
-		py    []owned[PythonEnv]
-		units []owned[SystemdUnit]
-		sysc  []owned[Sysctl]
-		mods  []owned[ModprobeBlacklist]
-		tmpf  []owned[ConfigFile]
-		lim   []owned[ConfigFile]
-		kargs []owned[string]
-		files []owned[File]
-		dash  []owned[GrafanaDashboard]
-		lines []owned[LineEdit]
-		keys  []owned[GPGKey]
-	)
-	for _, g := range c.sets.groups {
-		errs = append(errs, c.checkNeededRepos(g)...)
+	var groups []groupItems
+	for _, g := range p.sets.groups {
+		errs = append(errs, p.checkNeededRepos(g)...)
 		gc, gerrs := c.decodeGroupContent(g)
 		errs = append(errs, gerrs...)
-		if gc == nil {
-			continue
+		if gc != nil {
+			groups = append(groups, groupItems{origin{group: g.Name}, gc})
 		}
-		git = appendOwned(git, g.Name, gc.GitCheckouts)
-		dl = appendOwned(dl, g.Name, gc.Downloads)
-		rpms = appendOwned(rpms, g.Name, gc.RPMURLs)
-		cts = appendOwned(cts, g.Name, gc.Containers)
-		py = appendOwned(py, g.Name, gc.PythonEnvs)
-		units = appendOwned(units, g.Name, gc.SystemdUnits)
-		sysc = appendOwned(sysc, g.Name, gc.Sysctls)
-		mods = appendOwned(mods, g.Name, gc.ModprobeBlacklists)
-		tmpf = appendOwned(tmpf, g.Name, gc.Tmpfiles)
-		lim = appendOwned(lim, g.Name, gc.Limits)
-		kargs = appendOwned(kargs, g.Name, gc.KernelArgs)
-		files = appendOwned(files, g.Name, gc.Files)
-		dash = appendOwned(dash, g.Name, gc.GrafanaDashboards)
-		lines = appendOwned(lines, g.Name, gc.LineEdits)
-		keys = appendOwned(keys, g.Name, gc.GPGKeys)
 	}
-	errs = append(errs, c.checkPathKinds(git, dl, py, files)...)
-	c.GitCheckouts = mergeEntries("git_checkouts destination", git, c.GitCheckouts, func(g GitCheckout) string { return g.Destination }, &errs)
-	c.Downloads = mergeEntries("downloads destination", dl, c.Downloads, Download.identity, &errs)
+	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
+	mergeKind(p, groups, "git_checkouts", "git_checkouts destination", func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }, func(g GitCheckout) string { return g.Destination }, &errs)
+	mergeKind(p, groups, "downloads", "downloads destination", func(ci *ContentOptions) *[]Download { return &ci.Downloads }, Download.identity, &errs)
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
-	c.RPMURLs = mergeEntries("rpm_urls file", rpms, c.RPMURLs, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
-	c.Containers = mergeEntries("containers image", cts, c.Containers, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
-	c.PythonEnvs = mergeEntries("python_envs", py, c.PythonEnvs, func(e PythonEnv) string { return e.label() }, &errs)
-	c.SystemdUnits = mergeEntries("systemd_units", units, c.SystemdUnits, func(u SystemdUnit) string { return u.Name }, &errs)
-	c.Sysctls = mergeEntries("sysctl", sysc, c.Sysctls, func(s Sysctl) string { return s.Name }, &errs)
-	c.ModprobeBlacklists = mergeEntries("modprobe_blacklist", mods, c.ModprobeBlacklists, func(m ModprobeBlacklist) string { return m.Name }, &errs)
-	c.Tmpfiles = mergeEntries("tmpfiles", tmpf, c.Tmpfiles, func(f ConfigFile) string { return f.Name }, &errs)
-	c.Limits = mergeEntries("limits", lim, c.Limits, func(f ConfigFile) string { return f.Name }, &errs)
-	c.KernelArgs = mergeEntries("kernel_args", kargs, c.KernelArgs, func(a string) string { k, _, _ := strings.Cut(a, "="); return k }, &errs)
-	c.Files = mergeEntries("files destination", files, c.Files, func(f File) string { return f.Destination }, &errs)
-	c.GrafanaDashboards = mergeEntries("grafana_dashboards file", dash, c.GrafanaDashboards, func(d GrafanaDashboard) string { return d.name() }, &errs)
-	c.LineEdits = mergeEntries("line_edits", lines, c.LineEdits, LineEdit.id, &errs)
-	c.GPGKeys = mergeEntries("gpg_keys path", keys, c.GPGKeys, keyID, &errs)
-	for _, u := range c.SystemdUnits {
-		if u.state() == "enabled" && slices.Contains(c.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
+	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
+	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
+	mergeKind(p, groups, "python_envs", "python_envs", func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
+	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
+	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
+	for _, k := range contentKinds() {
+		k.merge(p, groups, &errs)
+	}
+	for _, u := range p.SystemdUnits {
+		if u.UnitState() == "enabled" && slices.Contains(p.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))
 		}
 	}
 	return errs
 }
 
-func appendOwned[T any](l []owned[T], group string, vs []T) []owned[T] {
-	for _, v := range vs {
-		l = append(l, owned[T]{group, v})
-	}
-	return l
-}
-
 // checkPathKinds refuses one path claimed by two kinds, one of them a
 // group's: a group's checkout where the template downloads a file.
-func (c *Config) checkPathKinds(git []owned[GitCheckout], dl []owned[Download], py []owned[PythonEnv], files []owned[File]) []error {
-	type claim struct{ who, kind string }
+func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
+	type claim struct {
+		who  origin
+		kind string
+	}
 	seen := map[string]claim{}
 	var errs []error
-	put := func(kind, group, p string) {
+	put := func(kind string, o origin, p string) {
 		if p == "" {
 			return
 		}
-		who := "the template"
-		if group != "" {
-			who = fmt.Sprintf("group %q", group)
-		}
-		if o, ok := seen[p]; ok && o.kind != kind && (group != "" || o.who != "the template") {
-			errs = append(errs, fmt.Errorf("%s's %s and %s's %s both write %s", o.who, o.kind, who, kind, p))
+		if prev, ok := seen[p]; ok && prev.kind != kind && (o.group != "" || prev.who.group != "") {
+			errs = append(errs, fmt.Errorf("%s's %s and %s's %s both write %s", prev.who, prev.kind, o, kind, p))
 			return
 		}
 		if _, ok := seen[p]; !ok {
-			seen[p] = claim{who, kind}
+			seen[p] = claim{o, kind}
 		}
 	}
-	for _, g := range git {
-		put("git_checkouts", g.group, g.v.Destination)
+	all := append(slices.Clone(groups), groupItems{origin{}, template})
+	for _, g := range ofKind(all, func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }) {
+		put("git_checkouts", g.origin, g.v.Destination)
 	}
-	for _, g := range c.GitCheckouts {
-		put("git_checkouts", "", g.Destination)
+	for _, d := range ofKind(all, func(ci *ContentOptions) *[]Download { return &ci.Downloads }) {
+		put("downloads", d.origin, d.v.Destination)
 	}
-	for _, d := range dl {
-		put("downloads", d.group, d.v.Destination)
-	}
-	for _, d := range c.Downloads {
-		put("downloads", "", d.Destination)
-	}
-	for _, e := range py {
+	for _, e := range ofKind(all, func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }) {
 		if !e.v.System {
-			put("python_envs", e.group, e.v.Path)
+			put("python_envs", e.origin, e.v.Path)
 		}
 	}
-	for _, e := range c.PythonEnvs {
-		if !e.System {
-			put("python_envs", "", e.Path)
-		}
-	}
-	for _, f := range files {
-		put("files", f.group, path.Clean(f.v.Destination))
-	}
-	for _, f := range c.Files {
-		put("files", "", path.Clean(f.Destination))
+	for _, f := range ofKind(all, func(ci *ContentOptions) *[]files.File { return &ci.Files }) {
+		put("files", f.origin, path.Clean(f.v.Destination))
 	}
 	return errs
 }
@@ -305,13 +249,13 @@ func (c *Config) checkPathKinds(git []owned[GitCheckout], dl []owned[Download], 
 // checkNeededRepos names each vendor repository a group installs from
 // that no `repos` entry (or enable_repos) provides, and refuses a group
 // the plugin does not do.
-func (c *Config) checkNeededRepos(g packagesets.Group) []error {
+func (p *plan) checkNeededRepos(g packagesets.Group) []error {
 	var errs []error
 	if g.Unsupported != "" {
 		errs = append(errs, fmt.Errorf("group %q is not supported: %s", g.Name, g.Unsupported))
 	}
 	for _, r := range g.NeedsRepos {
-		if !slices.Contains(c.repoIDs(), r.Name) {
+		if !slices.Contains(p.repoIDs(), r.Name) {
 			errs = append(errs, fmt.Errorf("group %q needs the vendor repository %q (%s), which is not configured: add a repos entry with repo_name = %q", g.Name, r.Name, r.What, r.Name))
 		}
 	}

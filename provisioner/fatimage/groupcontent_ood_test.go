@@ -153,8 +153,8 @@ func TestInventoryOpenOnDemandGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range []string{"openondemand", "openondemand_desktop", "openondemand_jupyter", "openondemand_rstudio", "openondemand_codeserver"} {
-		if !slices.Contains(p.config.setNames, g) {
-			t.Errorf("set %s not resolved: %v", g, p.config.setNames)
+		if !slices.Contains(p.plan.setNames, g) {
+			t.Errorf("set %s not resolved: %v", g, p.plan.setNames)
 		}
 	}
 }

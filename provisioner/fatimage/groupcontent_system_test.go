@@ -3,13 +3,15 @@ package fatimage
 import (
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
 // The system rows of the contract (issue #15): the built-in groups'
 // line edits, as the appliance's tuned, cluster and cuda do them.
 func TestGroupLineEdits(t *testing.T) {
 	c := mustGroups(t, []string{"cluster", "tuned"}, nil)
-	want := []LineEdit{
+	want := []lines.LineEdit{
 		{Path: "/etc/profile", Regexp: `^HOSTNAME=\$\(/usr/bin/hostnamectl --transient`, Absent: true},
 		{Path: "/usr/lib/tuned/hpc-compute/tuned.conf", Section: "sysctl", Regexp: `^[[:space:]]*vm\.min_free_kbytes[[:space:]]*=`, Line: "vm.min_free_kbytes=>135168"},
 	}

@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 // prepareGroups prepares a configuration of groups and extra options.
-func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*Config, error) {
+func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*plan, error) {
 	t.Helper()
 	clearArkEnv(t)
 	raw := map[string]any{"groups": groups}
@@ -19,11 +22,10 @@ func prepareGroups(t *testing.T, groups []string, extra map[string]any) (*Config
 		raw[k] = v
 	}
 	var c Config
-	err := c.Prepare(raw)
-	return &c, err
+	return c.prepare(raw)
 }
 
-func mustGroups(t *testing.T, groups []string, extra map[string]any) *Config {
+func mustGroups(t *testing.T, groups []string, extra map[string]any) *plan {
 	t.Helper()
 	c, err := prepareGroups(t, groups, extra)
 	if err != nil {
@@ -32,19 +34,19 @@ func mustGroups(t *testing.T, groups []string, extra map[string]any) *Config {
 	return c
 }
 
-func fileAt(c *Config, dst string) (File, bool) {
+func fileAt(c *plan, dst string) (files.File, bool) {
 	for _, f := range c.Files {
 		if f.Destination == dst {
 			return f, true
 		}
 	}
-	return File{}, false
+	return files.File{}, false
 }
 
-func unitState(c *Config, name string) string {
+func unitState(c *plan, name string) string {
 	for _, u := range c.SystemdUnits {
 		if u.Name == name {
-			return u.state()
+			return u.UnitState()
 		}
 	}
 	return ""
@@ -149,7 +151,7 @@ func TestGroupAnsibleInit(t *testing.T) {
 			t.Errorf("ansible.cfg lacks %q", l)
 		}
 	}
-	var unit SystemdUnit
+	var unit system.SystemdUnit
 	for _, u := range c.SystemdUnits {
 		if u.Name == "ansible-init.service" {
 			unit = u
@@ -189,8 +191,8 @@ func TestGroupGatewayComputeInit(t *testing.T) {
 		}
 	}
 	// ansible_init's directories come before compute_init's inside them
-	if i, j := slices.IndexFunc(c.Files, func(f File) bool { return f.Destination == "/etc/ansible-init/playbooks" }),
-		slices.IndexFunc(c.Files, func(f File) bool { return f.Destination == "/etc/ansible-init/playbooks/roles" }); i < 0 || j < i {
+	if i, j := slices.IndexFunc(c.Files, func(f files.File) bool { return f.Destination == "/etc/ansible-init/playbooks" }),
+		slices.IndexFunc(c.Files, func(f files.File) bool { return f.Destination == "/etc/ansible-init/playbooks/roles" }); i < 0 || j < i {
 		t.Errorf("order: playbooks at %d, playbooks/roles at %d", i, j)
 	}
 	// a checkout lacking a file: the group and the path are named
@@ -256,12 +258,12 @@ func TestGroupContentMerge(t *testing.T) {
 	}
 	// two groups writing one identity differently
 	var errs []error
-	got := mergeEntries("sysctl", []owned[Sysctl]{
-		{"a", Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
-		{"b", Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
-		{"c", Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
-		{"d", Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
-	}, nil, func(s Sysctl) string { return s.Name }, &errs)
+	got, _ := mergeEntries("sysctl", []owned[system.Sysctl]{
+		{origin{"a"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
+		{origin{"b"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
+		{origin{"c"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+		{origin{"d"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+	}, nil, func(s system.Sysctl) string { return s.Name }, &errs)
 	if len(got) != 2 || len(errs) != 1 || errs[0].Error() != `groups "a" and "b" both set sysctl 90-x, differently; set it in the template to choose` {
 		t.Errorf("merged %+v, errors %v", got, errors.Join(errs...))
 	}

@@ -24,7 +24,7 @@ func TestInventoryFatBuild(t *testing.T) {
 	if err := p.Prepare(map[string]any{"inventory": applianceLayout, "inventory_groups": "fatimage", "appliance_dir": applianceDir}); err != nil {
 		t.Fatal(err)
 	}
-	c := p.config
+	c := p.plan
 	// the host's groups, as Ansible resolves them
 	for _, g := range []string{"builder", "fatimage", "grafana", "filebeat", "site_monitoring"} {
 		if !slices.Contains(c.hostGroups, g) {
@@ -58,10 +58,10 @@ func TestInventoryExtraBuild(t *testing.T) {
 	}
 	// builder's own work, its children kernel_modules and dnf_repos, and
 	// the vendor groups; nothing of the fat build
-	if got := strings.Join(p.config.setNames, ","); got != "always,cuda,dnf_repos,doca,kernel_modules" {
+	if got := strings.Join(p.plan.setNames, ","); got != "always,cuda,dnf_repos,doca,kernel_modules" {
 		t.Errorf("extra build sets %s", got)
 	}
-	if slices.Contains(p.config.sets.Packages, "grafana-10.4.18") {
+	if slices.Contains(p.plan.sets.Packages, "grafana-10.4.18") {
 		t.Error("extra build installs grafana")
 	}
 }
@@ -74,10 +74,10 @@ func TestInventoryGroupsAdd(t *testing.T) {
 	if err := p.Prepare(map[string]any{"groups": []string{"nfs"}, "inventory_groups": "site_only"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(p.config.setNames, ","); got != "nfs,always" {
+	if got := strings.Join(p.plan.setNames, ","); got != "nfs,always" {
 		t.Errorf("sets %s", got)
 	}
-	if got := strings.Join(p.config.hostGroups, ","); got != "all,builder,site_only" {
+	if got := strings.Join(p.plan.hostGroups, ","); got != "all,builder,site_only" {
 		t.Errorf("host groups %s", got)
 	}
 }
@@ -139,14 +139,14 @@ func TestInventoryRuntimeOnlyNamesSilent(t *testing.T) {
 		t.Fatalf("runtime-only names refused: %v", err)
 	}
 	for _, g := range []string{"site_monitoring_extra", "nhc", "my_cluster_role", "login"} {
-		if !slices.Contains(p.config.hostGroups, g) {
-			t.Errorf("host not in %s: %v", g, p.config.hostGroups)
+		if !slices.Contains(p.plan.hostGroups, g) {
+			t.Errorf("host not in %s: %v", g, p.plan.hostGroups)
 		}
 	}
 	// sshd, zenith and my_runtime_child are children of login, which the
 	// host is in; the host is not in them (membership flows up only)
-	if slices.Contains(p.config.hostGroups, "sshd") || slices.Contains(p.config.hostGroups, "my_runtime_child") {
-		t.Errorf("host in a child of its group: %v", p.config.hostGroups)
+	if slices.Contains(p.plan.hostGroups, "sshd") || slices.Contains(p.plan.hostGroups, "my_runtime_child") {
+		t.Errorf("host in a child of its group: %v", p.plan.hostGroups)
 	}
 	// the same layout with a near miss of a built-in group is refused
 	if err := os.WriteFile(groups, []byte(text+"[control:children]\npodmna\n"), 0o644); err != nil {

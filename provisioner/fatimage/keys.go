@@ -2,7 +2,6 @@ package fatimage
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
@@ -74,10 +73,10 @@ func keyID(k GPGKey) string {
 }
 
 // validateGPGKeys checks gpg_keys (the template's or a group's).
-func (c *Config) validateGPGKeys() []error {
+func validateGPGKeys(keys []GPGKey) []error {
 	var errs problems
 	paths := map[string]int{}
-	for i, k := range c.GPGKeys {
+	for i, k := range keys {
 		if k.Builtin != "" {
 			if _, err := gpgkeys.ByName(k.Builtin, keyMajors[0]); err != nil {
 				errs.add("gpg_keys[%d]: builtin %q is not a built-in key (built-in keys: %s)", i, k.Builtin, strings.Join(gpgkeys.Names(), ", "))
@@ -90,8 +89,8 @@ func (c *Config) validateGPGKeys() []error {
 			errs.add("gpg_keys[%d]: path is required (or builtin, for a built-in key)", i)
 			continue
 		}
-		if k.Path != "" && (!path.IsAbs(k.Path) || path.Clean(k.Path) != k.Path) {
-			errs.add("gpg_keys[%d]: path %q must be an absolute, clean path", i, k.Path)
+		if msg := checkKeyPath(k.Path); k.Path != "" && msg != "" {
+			errs.add("gpg_keys[%d]: path %q %s", i, k.Path, msg)
 		}
 		if j, ok := paths[keyID(k)]; ok {
 			errs.add("gpg_keys[%d]: path %s is already gpg_keys[%d]'s", i, keyID(k), j)
@@ -128,16 +127,16 @@ func builtinImageKey(name, p string, replaced map[string]bool) imageKey {
 // the built-in keys of the standard repositories in repos (once each, in
 // repos order; for an OS major whose path a gpg_keys entry has, that
 // entry replaces it), then the gpg_keys entries.
-func (c *Config) imageKeys() []imageKey {
+func (p *plan) imageKeys() []imageKey {
 	site := map[string]bool{}
-	for _, k := range c.GPGKeys {
+	for _, k := range p.GPGKeys {
 		if k.Path != "" {
 			site[k.Path] = true
 		}
 	}
 	var out []imageKey
 	seen := map[string]bool{}
-	for _, r := range c.repos {
+	for _, r := range p.repos {
 		name := r.Name
 		if name == "" {
 			name = r.RepoName
@@ -151,7 +150,7 @@ func (c *Config) imageKeys() []imageKey {
 			out = append(out, ik)
 		}
 	}
-	for _, k := range c.GPGKeys {
+	for _, k := range p.GPGKeys {
 		if k.Builtin != "" {
 			out = append(out, builtinImageKey(k.Builtin, k.Path, nil))
 			continue
@@ -164,7 +163,7 @@ func (c *Config) imageKeys() []imageKey {
 // keyCalls stages the keys' blocks and adds the calls writing and
 // importing them to sc.
 func (s *state) keyCalls(sc *vmScript) error {
-	keys := s.cfg.imageKeys()
+	keys := s.plan.imageKeys()
 	var files []staged
 	for i, k := range keys {
 		switch {

@@ -42,16 +42,17 @@ func keysString(keys []imageKey) string {
 }
 
 // wantImageKeys prepares raw and checks its imageKeys against want.
-func wantImageKeys(t *testing.T, raw map[string]any, want string) *Config {
+func wantImageKeys(t *testing.T, raw map[string]any, want string) *plan {
 	t.Helper()
 	var c Config
-	if err := c.Prepare(raw); err != nil {
+	p, err := c.prepare(raw)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keysString(c.imageKeys()); got != want {
+	if got := keysString(p.imageKeys()); got != want {
 		t.Errorf("keys\n got %s\nwant %s", got, want)
 	}
-	return &c
+	return p
 }
 
 // The standard repositories in repos bring their built-in keys, once per
@@ -112,7 +113,7 @@ func TestGPGKeysValidation(t *testing.T) {
 		{[]any{map[string]any{"builtin": "epel"}, map[string]any{"builtin": "epel"}}, "gpg_keys[1]: path of builtin epel is already gpg_keys[0]'s"},
 	} {
 		var c Config
-		err := c.Prepare(map[string]any{"gpg_keys": tc.keys})
+		_, err := c.prepare(map[string]any{"gpg_keys": tc.keys})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.keys, err, tc.want)
 		}
@@ -132,18 +133,18 @@ func TestGroupGPGKeys(t *testing.T) {
 		g.Content = map[string]any{"gpg_keys": raw}
 		return g
 	}
-	c := &Config{GPGKeys: []GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}, sets: &resolved{groups: []packagesets.Group{
+	c := &plan{cfg: &Config{ContentOptions: ContentOptions{GPGKeys: []GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}}}, origins: map[string][]origin{}, sets: &resolved{groups: []packagesets.Group{
 		group(map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site", "key": siteKey}),
 	}}}
-	if errs := c.expandGroupContent(); len(errs) > 0 {
+	if errs := c.mergeGroupContent(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	got := fmt.Sprint(c.GPGKeys)
 	if len(c.GPGKeys) != 2 || c.GPGKeys[0].Builtin != "RStudio" || c.GPGKeys[0].Path != "/etc/pki/rpm-gpg/RPM-GPG-KEY-RStudio" || c.GPGKeys[1].Key != "" {
 		t.Errorf("merged gpg_keys %s", got)
 	}
-	c = &Config{sets: &resolved{groups: []packagesets.Group{group(map[string]any{"builtin": "nosuch"})}}}
-	if errs := c.expandGroupContent(); len(errs) == 0 || !strings.Contains(errs[0].Error(), `group "vendor": gpg_keys[0]: builtin "nosuch" is not a built-in key`) {
+	c = &plan{cfg: &Config{}, origins: map[string][]origin{}, sets: &resolved{groups: []packagesets.Group{group(map[string]any{"builtin": "nosuch"})}}}
+	if errs := c.mergeGroupContent(); len(errs) == 0 || !strings.Contains(errs[0].Error(), `group "vendor": gpg_keys[0]: builtin "nosuch" is not a built-in key`) {
 		t.Errorf("got %v", errs)
 	}
 }

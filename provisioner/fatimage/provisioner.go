@@ -17,10 +17,12 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
-// Provisioner implements packersdk.Provisioner. It holds only the
-// configuration: what one run needs lives in a state.
+// Provisioner implements packersdk.Provisioner. It holds the
+// configuration and the plan Prepare made of it: what one run needs
+// lives in a state.
 type Provisioner struct {
 	config Config
+	plan   *plan
 }
 
 var _ packersdk.Provisioner = (*Provisioner)(nil)
@@ -30,27 +32,31 @@ func (p *Provisioner) ConfigSpec() hcldec.ObjectSpec { return p.config.FlatMapst
 
 // Prepare implements packersdk.Provisioner.
 func (p *Provisioner) Prepare(raws ...any) error {
-	if err := p.config.Prepare(raws...); err != nil {
+	pl, err := p.config.prepare(raws...)
+	p.plan = pl
+	if err != nil {
 		return err
 	}
 	// Packer core's filter knows none of a plugin's secrets: redact does
 	// the filtering, for the Ui and the log alike.
-	redact.AddBasic(p.config.RepoUsername, p.config.RepoPassword)
+	redact.AddBasic(pl.repoUsername, pl.repoPassword)
 	for _, r := range p.config.ContainerRegistries {
 		redact.AddBasic(r.Username, r.Password)
 	}
+	redact.Add(pl.repoOptionSecrets()...)
 	return nil
 }
 
 // Provision implements packersdk.Provisioner. What it shows and the error
 // it returns are redacted.
-func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, _ map[string]any) error {
-	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, ui: redact.UI(ui), comm: comm, started: time.Now().UTC()}))
+func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, generated map[string]any) error {
+	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: redact.UI(ui), comm: comm, started: time.Now().UTC(), generated: generated}))
 }
 
 // state is one Provision run: what its steps share and count.
 type state struct {
-	cfg  *Config
+	cfg  *Config // the options as written (defaulted)
+	plan *plan   // what Prepare resolved: repos, groups, users, content
 	ui   packersdk.Ui
 	comm packersdk.Communicator
 
@@ -70,6 +76,10 @@ type state struct {
 	took     []string // "<step> <duration>" of each step done, for the summary
 
 	content contentState // what the content fetch learnt (git commits)
+	// generated is the builder's data (SourceImageName, ImageName) and
+	// manifest what image-json recorded: the SBOM's sources.
+	generated map[string]any
+	manifest  *manifest
 }
 
 // say shows a step's headline.

@@ -14,6 +14,8 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // Running scripts and staging files on the VM: one SSH session per step.
@@ -177,7 +179,7 @@ func (s *state) commandError(step, shown string, status int, out string) *cmdErr
 	if failing := failingCommand(out); failing != "" {
 		e.Command = failing
 		if strings.HasPrefix(failing, "dnf ") {
-			e.Causes = diagnoseDNF(out, s.cfg.repoIDs())
+			e.Causes = diagnoseDNF(out, s.plan.repoIDs())
 			e.Tail = tail(dnfShownOutput(out), 20)
 		}
 	}
@@ -273,17 +275,10 @@ func withoutCauses(out string) string {
 	return strings.Join(kept, "\n")
 }
 
-// redact hides the repository and registry passwords in remote output (dnf prints it
-// when it dumps a repository's configuration).
-func (s *state) redact(out string) string {
-	if pw := s.cfg.RepoPassword; pw != "" {
-		out = strings.ReplaceAll(out, pw, "<sensitive>")
-	}
-	for _, pw := range s.cfg.registryPasswords() {
-		out = strings.ReplaceAll(out, pw, "<sensitive>")
-	}
-	return out
-}
+// redact hides every secret the process knows in remote output (dnf
+// prints the password when it dumps a repository's configuration):
+// internal/redact, the one filter.
+func (s *state) redact(out string) string { return redact.String(out) }
 
 // countDNF counts the dnf commands a script ran, from their markers.
 func countDNF(out string) int {

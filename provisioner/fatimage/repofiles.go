@@ -17,7 +17,8 @@ type repoFile struct {
 }
 
 // renderRepoFiles groups repos by repo_file and renders each file. With
-// disabled set, every section is enabled = 0 and carries no credentials.
+// disabled set, every section is enabled = 0 and carries no credentials
+// (nor credential options, repo_secrets.go).
 func renderRepoFiles(repos []Repo, username, password string, disabled bool) []repoFile {
 	var order []string
 	byFile := map[string][]Repo{}
@@ -65,7 +66,7 @@ func renderSection(r Repo, username, password string, disabled bool) string {
 		kv["module_hotfixes"] = "1"
 	}
 	for k, v := range r.Options {
-		if !isReservedKey(k) {
+		if !isReservedKey(k) && !(disabled && isSecretOption(k)) {
 			kv[k] = v
 		}
 	}
@@ -103,8 +104,8 @@ func stripRepoFiles(sc *vmScript, files []repoFile, disableOthers bool) {
 
 // buildRepoSecrets adds the build's repo files, credentials and all, to
 // sc's secrets, where fatimage_dnf reads them.
-func (c *Config) buildRepoSecrets(sc *vmScript, workDir string) {
-	for _, f := range renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false) {
+func (p *plan) buildRepoSecrets(sc *vmScript, workDir string) {
+	for _, f := range renderRepoFiles(p.repos, p.repoUsername, p.repoPassword, false) {
 		sc.secret(workDir, path.Join("repos", f.Name), []byte(f.Content))
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 func testRepos() []Repo {
@@ -150,41 +152,6 @@ func TestOtherSectionsAWK(t *testing.T) {
 	}
 }
 
-// A directory source unpacks with the documented modes.
-func TestTarDir(t *testing.T) {
-	src, dst := t.TempDir(), t.TempDir()
-	for _, err := range []error{
-		os.MkdirAll(filepath.Join(src, "roles", "x"), 0o700),
-		os.WriteFile(filepath.Join(src, "site.yml"), []byte("a"), 0o600),
-		os.WriteFile(filepath.Join(src, "roles", "x", "run.sh"), []byte("b"), 0o700),
-		os.Symlink("site.yml", filepath.Join(src, "link.yml")),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := tarDir(src, "0640")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tarball := filepath.Join(t.TempDir(), "t.tar")
-	if err := os.WriteFile(tarball, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("tar", "-xf", tarball, "-C", dst, "--no-same-owner").CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	for rel, want := range map[string]os.FileMode{"site.yml": 0o640, "roles": 0o755 | os.ModeDir, "roles/x/run.sh": 0o755} {
-		st, err := os.Stat(filepath.Join(dst, rel))
-		if err != nil || st.Mode()&(os.ModePerm|os.ModeDir) != want {
-			t.Errorf("%s: %v %v, want %v", rel, st.Mode(), err, want)
-		}
-	}
-	if l, err := os.Readlink(filepath.Join(dst, "link.yml")); err != nil || l != "site.yml" {
-		t.Errorf("symlink %q %v", l, err)
-	}
-}
-
 func TestFailingCommandAndTail(t *testing.T) {
 	out := "+fatimage: echo hi\nhi\n+fatimage: dnf -y install nosuch\nError: Unable to find a match: nosuch\n"
 	if got := failingCommand(out); got != "dnf -y install nosuch" {
@@ -207,7 +174,9 @@ type recUI struct {
 func (r *recUI) Message(m string) { r.msgs = append(r.msgs, m) }
 
 func TestRedactAndHideTrace(t *testing.T) {
-	p := &state{cfg: &Config{RepoPassword: "s3cret"}}
+	// internal/redact knows what Prepare registered: the one filter
+	redact.Add("s3cret")
+	p := &state{plan: &plan{cfg: &Config{}, repoPassword: "s3cret"}}
 	ui := &recUI{}
 	w := &uiWriter{ui: ui, redact: p.redact}
 	for _, chunk := range []string{"+fatimage: dnf -y install x\npassword: s3cret\npart", "ial line\n!fatimage: the cause\n"} {
@@ -238,7 +207,7 @@ func TestCmdErrorMessages(t *testing.T) {
 	if strings.Contains(cut, "2300218") || !strings.HasPrefix(cut, "fatimage update: dnf -y update was cut off: the SSH connection to the VM was lost") {
 		t.Error(cut)
 	}
-	s := &state{cfg: &Config{repos: []Repo{{RepoName: "baseos"}}}}
+	s := &state{plan: &plan{cfg: &Config{}, repos: []Repo{{RepoName: "baseos"}}}}
 	refused := s.commandError("repos", "sudo -n sh -eu x.sh", 1, "+fatimage: dnf -y makecache --disablerepo=* --enablerepo=baseos\n"+
 		"Errors during downloading metadata for repository 'baseos':\n  - Status code: 403 for https://ark/x/repodata/repomd.xml (IP: 10.0.0.1)\n").Error()
 	first, rest, _ := strings.Cut(refused, "\n")

@@ -20,8 +20,12 @@ import (
 //go:embed scripts/*.sh
 var scriptFiles embed.FS
 
-// scriptBody is the embedded scripts/<name>.sh.
+// scriptBody is the embedded scripts/<name>.sh, or a content kind's
+// shell (kindShells).
 func scriptBody(name string) string {
+	if sh, ok := kindShells[name]; ok {
+		return sh
+	}
 	b, err := scriptFiles.ReadFile("scripts/" + name + ".sh")
 	if err != nil {
 		panic("fatimage: no embedded script " + name) // a typo caught by every test

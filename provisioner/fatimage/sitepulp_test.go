@@ -23,15 +23,15 @@ func TestSitePulpReposTakeNoCredentials(t *testing.T) {
 	if err := p.Prepare(map[string]any{"repos": []any{site("baseos", "created"), site("appstream", "reused")}}); err != nil {
 		t.Fatal(err)
 	}
-	if p.config.RepoPassword != "" || p.config.RepoUsername != "" {
-		t.Fatalf("credentials kept for a site that needs none: %q", p.config.RepoUsername)
+	if p.plan.repoPassword != "" || p.plan.repoUsername != "" {
+		t.Fatalf("credentials kept for a site that needs none: %q", p.plan.repoUsername)
 	}
-	for _, f := range renderRepoFiles(p.config.repos, "u", "Pw-9", false) {
+	for _, f := range renderRepoFiles(p.plan.repos, "u", "Pw-9", false) {
 		if strings.Contains(f.Content, "password") || strings.Contains(f.Content, "site_pulp") || strings.Contains(f.Content, "credentials") {
 			t.Fatalf("%s:\n%s", f.Name, f.Content)
 		}
 	}
-	if got, want := sitePulpSummary(p.config.repos), "fatimage: site Pulp: 1 snapshots synced now, 1 already served (synced: baseos)"; got != want {
+	if got, want := sitePulpSummary(p.plan.repos), "fatimage: site Pulp: 1 snapshots synced now, 1 already served (synced: baseos)"; got != want {
 		t.Fatalf("summary %q, want %q", got, want)
 	}
 
@@ -42,7 +42,7 @@ func TestSitePulpReposTakeNoCredentials(t *testing.T) {
 	if err := q.Prepare(map[string]any{"repos": []any{mixed}}); err != nil {
 		t.Fatal(err)
 	}
-	if q.config.RepoPassword != "Ark-Env-Pw-3" || !strings.Contains(renderRepoFiles(q.config.repos, "u", "Pw-9", false)[0].Content, "password = Pw-9") {
+	if q.plan.repoPassword != "Ark-Env-Pw-3" || !strings.Contains(renderRepoFiles(q.plan.repos, "u", "Pw-9", false)[0].Content, "password = Pw-9") {
 		t.Fatal("credentials dropped for a repository that needs them")
 	}
 	bad := site("baseos", "created")

@@ -33,7 +33,7 @@ func afterPackagesScript(names []string) (*vmScript, error) {
 
 // stepAfterPackages runs the groups' run_after_packages scripts.
 func stepAfterPackages(ctx context.Context, s *state) error {
-	names := s.cfg.groupSets().RunAfterPackages
+	names := s.plan.sets.RunAfterPackages
 	s.say("after the packages: " + strings.Join(names, ", "))
 	sc, err := afterPackagesScript(names)
 	if err != nil {

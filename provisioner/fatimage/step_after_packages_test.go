@@ -17,8 +17,8 @@ func TestGroupEessi(t *testing.T) {
 	if strings.Join(p.Install, " ") != "cvmfs cvmfs-config-eessi" || strings.Join(p.NoGPGCheck, " ") != "cernvmfs_eessi_cfg" {
 		t.Errorf("install %v, no gpg check %v", p.Install, p.NoGPGCheck)
 	}
-	if strings.Join(c.groupSets().RunAfterPackages, " ") != "eessi/cvmfs-setup.sh" {
-		t.Errorf("run_after_packages %v", c.groupSets().RunAfterPackages)
+	if strings.Join(c.sets.RunAfterPackages, " ") != "eessi/cvmfs-setup.sh" {
+		t.Errorf("run_after_packages %v", c.sets.RunAfterPackages)
 	}
 	f, ok := fileAt(c, "/etc/cvmfs/default.local")
 	if !ok || f.Content != "CVMFS_QUOTA_LIMIT=10000\nCVMFS_CLIENT_PROFILE=single\n" || f.Mode != "0644" || strings.Contains(f.Content, "PROXY") {

@@ -32,10 +32,10 @@ func binaryFetches(bins []Binary, workDir, baseURL string) []fetchItem {
 // stepFetchBinaries stages every tarball in the work dir and checks its
 // sha256 on the VM, all before anything is installed.
 func stepFetchBinaries(ctx context.Context, s *state) error {
-	c := s.cfg
-	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(c.binaries), c.BinarySource))
+	c, p := s.cfg, s.plan
+	s.say(fmt.Sprintf("fetching %d binaries (binary_source = %s)", len(p.binaries), c.BinarySource))
 	sc := newScript("content")
-	if err := s.stageFetches(ctx, sc, c.BinarySource, binaryFetches(c.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
+	if err := s.stageFetches(ctx, sc, c.BinarySource, binaryFetches(p.binaries, s.workDir, c.ReleaseBaseURL)); err != nil {
 		return err
 	}
 	sc.call("echo", "binaries: all checksums match")
@@ -55,6 +55,6 @@ func scriptInstallBinaries(bins []Binary, workDir string) *vmScript {
 // stepInstallBinaries installs the checked tarballs' executables.
 func stepInstallBinaries(ctx context.Context, s *state) error {
 	s.say("installing binaries")
-	_, err := s.runScript(ctx, scriptInstallBinaries(s.cfg.binaries, s.workDir))
+	_, err := s.runScript(ctx, scriptInstallBinaries(s.plan.binaries, s.workDir))
 	return err
 }

@@ -6,14 +6,14 @@ import "context"
 // credentials, disables every other one and checks no password is left;
 // with disable_repos = false it warns when credentials stay behind.
 func stepDisableRepos(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	if !*c.DisableRepos {
-		if w := c.credentialsLeftWarning(); w != "" {
+		if w := p.credentialsLeftWarning(); w != "" {
 			s.ui.Say(w)
 		}
 		// asked for: the repositories stay enabled, credentials and all
 		s.say("repositories: left enabled (disable_repos = false)")
-		repoFiles := renderRepoFiles(c.repos, c.RepoUsername, c.RepoPassword, false)
+		repoFiles := renderRepoFiles(p.repos, p.repoUsername, p.repoPassword, false)
 		if len(repoFiles) == 0 {
 			return nil
 		}
@@ -26,7 +26,7 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 		return err
 	}
 	s.say("disabling repositories")
-	repoFiles := renderRepoFiles(c.repos, "", "", true)
+	repoFiles := renderRepoFiles(p.repos, "", "", true)
 	var files []staged
 	for _, f := range repoFiles {
 		files = append(files, staged{f.Name, []byte(f.Content)})
@@ -35,9 +35,9 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 	if err := s.stage(sc, files...); err != nil {
 		return err
 	}
-	var pwData []byte // the check's pattern: on the tmpfs, like every credential
-	if c.RepoPassword != "" {
-		pwData = []byte(c.RepoPassword + "\n")
+	var pwData []byte // the check's patterns: on the tmpfs, like every credential
+	for _, f := range p.knownSecrets() {
+		pwData = append(pwData, f+"\n"...)
 	}
 	pw := sc.secret(s.workDir, "pw", pwData)
 	installRepoFiles(sc, repoFiles, s.workDir, true)

@@ -2,19 +2,11 @@ package fatimage
 
 import (
 	"context"
-	"slices"
-
-	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // docaProfile is the DOCA package set the appliance's doca role installs
 // after the kernel support (its doca_profile default).
 const docaProfile = "doca-ofed"
-
-// hasBuiltin reports whether the built-in group name is in the build.
-func (c *Config) hasBuiltin(name string) bool {
-	return c.sets != nil && slices.ContainsFunc(c.sets.groups, func(g packagesets.Group) bool { return g.Name == name })
-}
 
 // stepDOCA does what the appliance's doca role does after doca-extra:
 // doca-kernel-support builds the kernel packages for the running kernel
@@ -29,7 +21,7 @@ func stepDOCA(ctx context.Context, s *state) error {
 	if _, err := s.runScript(ctx, newScript("doca").call("doca_kernel_support")); err != nil {
 		return err
 	}
-	base := s.cfg.packagePlan()
+	base := s.plan.packagePlan()
 	p := packagePlan{Install: []string{docaProfile}, EnableRepos: base.EnableRepos, Exclude: base.Exclude, WeakDeps: base.WeakDeps}
 	if err := s.runPlan(ctx, p); err != nil {
 		return err

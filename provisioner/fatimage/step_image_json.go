@@ -95,19 +95,19 @@ func stepImageJSON(ctx context.Context, s *state) error {
 	info := imageInfo{
 		OSName: f["os"], OSID: f["os_id"], OSVersion: f["os_version"], Kernel: f["kernel"],
 		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
-		Groups: s.cfg.setNames, InventoryGroups: s.cfg.hostGroups, BuildStarted: s.started.Format(time.RFC3339),
+		Groups: s.plan.setNames, InventoryGroups: s.plan.hostGroups, BuildStarted: s.started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
 		Content: s.imageContentRecord(),
 	}
 	applianceKeys(&info, f, hostGitDir(s.cfg))
-	for _, b := range s.cfg.binaries {
+	for _, b := range s.plan.binaries {
 		if info.Binaries == nil {
 			info.Binaries = map[string]imageBinary{}
 		}
 		info.Binaries[b.Name] = imageBinary{Version: b.Version, SHA256: strings.ToLower(b.SHA256), Files: b.Files}
 	}
 	var refs []pulp.SnapshotRef
-	for _, r := range s.cfg.repos {
+	for _, r := range s.plan.repos {
 		refs = append(refs, pulp.SnapshotRef{Name: r.Name, Path: r.Path, Timestamp: r.Timestamp})
 		key := r.RepoName
 		if r.Name != "" {
@@ -129,9 +129,10 @@ func stepImageJSON(ctx context.Context, s *state) error {
 	if _, err := s.runScript(ctx, sc.call("install_image_json")); err != nil {
 		return err
 	}
+	m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots,
+		Reboot: rebootLog{Rebooted: s.reboots > 0, Why: orEmpty(s.rebooted), Pending: orEmpty(s.pending)}}
+	s.manifest = &m
 	if s.cfg.ManifestOutput != "" {
-		m := manifest{Image: info, Packages: pkgs, DNFRuns: s.dnfRuns, Reboots: s.reboots,
-			Reboot: rebootLog{Rebooted: s.reboots > 0, Why: orEmpty(s.rebooted), Pending: orEmpty(s.pending)}}
 		data, _ := json.MarshalIndent(m, "", "  ")
 		if err := os.WriteFile(s.cfg.ManifestOutput, append(data, '\n'), 0o644); err != nil {
 			return fmt.Errorf("manifest_output: %w", err)

@@ -30,29 +30,30 @@ type packagePlan struct {
 }
 
 // packagePlan merges the groups' sets with the explicit options.
-func (c *Config) packagePlan() packagePlan {
+func (pl *plan) packagePlan() packagePlan {
+	c := pl.cfg
 	p := packagePlan{
-		Modules:     appendUnique(slices.Clone(c.groupSets().Modules), c.ModuleStreams...),
-		Update:      c.Update != nil && *c.Update,
-		Install:     appendUnique(slices.Clone(c.groupSets().Packages), c.Packages...),
-		Remove:      appendUnique(slices.Clone(c.groupSets().Remove), c.RemovePackages...),
+		Modules:     appendUnique(slices.Clone(pl.sets.Modules), c.ModuleStreams...),
+		Update:      pl.update,
+		Install:     appendUnique(slices.Clone(pl.sets.Packages), c.Packages...),
+		Remove:      appendUnique(slices.Clone(pl.sets.Remove), c.RemovePackages...),
 		Exclude:     c.Exclude,
 		KeepAsIs:    c.UpdateExclude,
 		EnableRepos: slices.Clone(c.EnableRepos),
 		WeakDeps:    c.InstallWeakDeps == nil || *c.InstallWeakDeps,
 	}
-	for _, r := range c.groupSets().NoGPGCheckRepos {
-		if slices.Contains(enabledRepoIDs(c.repos), r) {
+	for _, r := range pl.sets.NoGPGCheckRepos {
+		if slices.Contains(enabledRepoIDs(pl.repos), r) {
 			p.NoGPGCheck = appendUnique(p.NoGPGCheck, r)
 		}
 	}
 	// a package both lists name is installed with the Slurm set
-	p.NoWeakDeps = slices.Clone(c.groupSets().NoWeakDeps)
+	p.NoWeakDeps = slices.Clone(pl.sets.NoWeakDeps)
 	p.Install = slices.DeleteFunc(p.Install, func(n string) bool { return slices.Contains(p.NoWeakDeps, n) })
 	// a group's repos (grafana) are enabled for the install only when
 	// configured: dnf fails on an unknown --enablerepo
-	for _, r := range c.groupSets().EnableRepos {
-		for _, cr := range c.repos {
+	for _, r := range pl.sets.EnableRepos {
+		for _, cr := range pl.repos {
 			if cr.RepoName == r {
 				p.EnableRepos = appendUnique(p.EnableRepos, r)
 			}
@@ -61,10 +62,10 @@ func (c *Config) packagePlan() packagePlan {
 	return p
 }
 
-// plan is the run's transaction: the configured plan with the RPMs by URL
+// transaction is the run's transaction: the configured plan with the RPMs by URL
 // staged in the work dir, installed as files in the same transaction.
-func (s *state) plan() packagePlan {
-	p := s.cfg.packagePlan()
+func (s *state) transaction() packagePlan {
+	p := s.plan.packagePlan()
 	p.Install = append(p.Install, s.rpmURLFiles()...)
 	for _, r := range s.content.rpms {
 		p.fileNames = append(p.fileNames, r.Name)
@@ -150,7 +151,7 @@ func (s *state) runPlan(ctx context.Context, p packagePlan) error {
 		s.say("WARNING: repository " + r + ": its packages are installed without GPG check, as the appliance installs them (unsigned upstream)")
 	}
 	sc := p.script()
-	s.cfg.buildRepoSecrets(sc, s.workDir)
+	s.plan.buildRepoSecrets(sc, s.workDir)
 	out, err := s.runScript(ctx, sc)
 	for _, l := range strings.Split(out, "\n") {
 		if r, ok := strings.CutPrefix(strings.TrimSpace(l), "REBOOT-PENDING: "); ok {
@@ -163,14 +164,14 @@ func (s *state) runPlan(ctx context.Context, p packagePlan) error {
 // kernelPackagesLater reports whether the packages wait for the running
 // kernel (the packages step after the reboot).
 func kernelPackagesLater(s *state) bool {
-	p := s.plan()
+	p := s.transaction()
 	return p.Update && p.needsRunningKernel()
 }
 
 // stepTransaction updates, installs and removes in one transaction, or
 // only updates when the packages need the running kernel.
 func stepTransaction(ctx context.Context, s *state) error {
-	p := s.plan()
+	p := s.transaction()
 	if kernelPackagesLater(s) {
 		p, _ = p.split()
 	}
@@ -180,7 +181,7 @@ func stepTransaction(ctx context.Context, s *state) error {
 // stepKernelPackages installs the packages that need the running kernel,
 // after the reboot the table forces before it.
 func stepKernelPackages(ctx context.Context, s *state) error {
-	_, rest := s.plan().split()
+	_, rest := s.transaction().split()
 	return s.runPlan(ctx, rest)
 }
 

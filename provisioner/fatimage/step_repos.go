@@ -9,20 +9,23 @@ import (
 // stepRepos writes the GPG keys and the repositories, disables every
 // other repository (replace_repos) and loads the new ones' metadata.
 func stepRepos(ctx context.Context, s *state) error {
-	c := s.cfg
+	c, p := s.cfg, s.plan
 	s.say("repositories")
-	if msg := sitePulpSummary(c.repos); msg != "" {
+	if msg := sitePulpSummary(p.repos); msg != "" {
 		s.ui.Say(msg)
 	}
-	for _, r := range c.repos {
+	for _, r := range p.repos {
 		if r.Warning != "" {
 			s.say(fmt.Sprintf("WARNING: repository %s: %s", r.Name, r.Warning))
 		}
 	}
+	for _, w := range p.repoWarnings() {
+		s.say("WARNING: " + w)
+	}
 	// no credentials here: only the names and sections matter
-	repoFiles := renderRepoFiles(c.repos, "", "", false)
+	repoFiles := renderRepoFiles(p.repos, "", "", false)
 	sc := newScript("repofiles", "repos")
-	if len(c.repos) > 0 && *c.ImportOSKey {
+	if len(p.repos) > 0 && *c.ImportOSKey {
 		sc.call("import_os_key")
 	}
 	if err := s.keyCalls(sc); err != nil {

@@ -8,7 +8,7 @@ import (
 // stepUsers creates the groups and users with fixed ids.
 func stepUsers(ctx context.Context, s *state) error {
 	s.say("users")
-	_, err := s.runScript(ctx, usersScript(s.cfg.users))
+	_, err := s.runScript(ctx, usersScript(s.plan.users))
 	return err
 }
 

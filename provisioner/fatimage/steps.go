@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 // step is one named stage of a run. Adding a step means one entry in
@@ -26,6 +30,10 @@ type step struct {
 	// reboots, so a build without such steps snapshots unrebooted and the
 	// image boots its new kernel on first boot.
 	needsKernel bool
+	// kinds are the content kinds the step installs (kindStep,
+	// kindsStep); their items are checked and merged with the groups' at
+	// Prepare.
+	kinds []contentKind
 }
 
 // steps is a run, in order.
@@ -37,40 +45,48 @@ var steps = []step{
 	{name: "binaries-fetch", when: hasBinaries, run: stepFetchBinaries},
 	// So is every other URL-based content (git checkouts, downloads,
 	// python packages): a bad pin or checksum changes nothing.
-	{name: "content-fetch", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepFetchContent},
-	{name: "rpm-urls-fetch", when: func(s *state) bool { return len(s.cfg.RPMURLs) > 0 }, run: stepFetchRPMs},
+	{name: "content-fetch", when: func(s *state) bool { return s.plan.hasContent() }, run: stepFetchContent},
+	{name: "rpm-urls-fetch", when: func(s *state) bool { return len(s.plan.RPMURLs) > 0 }, run: stepFetchRPMs},
 	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
 	// Container images: digests resolved and checked (host: fetched).
-	{name: "containers-fetch", when: func(s *state) bool { return s.cfg.hasContainers() }, run: stepFetchContainers},
+	{name: "containers-fetch", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepFetchContainers},
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
 	// package's scriptlet creates the same user with another.
-	{name: "users", when: func(s *state) bool { return len(s.cfg.users) > 0 }, run: stepUsers},
+	{name: "users", when: func(s *state) bool { return len(s.plan.users) > 0 }, run: stepUsers},
 	// The update, installs and removals: one dnf transaction (the update
 	// alone when the packages need the running kernel: they follow the
 	// reboot, in "kernel-packages").
-	{name: "packages", when: func(s *state) bool { return !s.plan().empty() }, run: stepTransaction},
+	{name: "packages", when: func(s *state) bool { return !s.transaction().empty() }, run: stepTransaction},
 	{name: "reboot", run: stepReboot},
 	{name: "kernel-packages", when: kernelPackagesLater, needsKernel: true, run: stepKernelPackages},
 	// the groups' setup commands of their packages (cvmfs_config setup)
-	{name: "after-packages", when: func(s *state) bool { return len(s.cfg.groupSets().RunAfterPackages) > 0 }, run: stepAfterPackages},
+	{name: "after-packages", when: func(s *state) bool { return len(s.plan.sets.RunAfterPackages) > 0 }, run: stepAfterPackages},
 	// doca-kernel-support builds for the running kernel, after the
 	// packages that brought doca-extra and its kernel-devel.
-	{name: "doca", when: func(s *state) bool { return s.cfg.hasBuiltin("doca") }, needsKernel: true, run: stepDOCA},
-	{name: "grafana-plugins", when: func(s *state) bool { return len(s.cfg.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
-	{name: "services", when: func(s *state) bool { return len(s.cfg.disabledServices()) > 0 }, run: stepServices},
+	{name: "doca", when: func(s *state) bool { return s.plan.hasBuiltin("doca") }, needsKernel: true, run: stepDOCA},
+	{name: "grafana-plugins", when: func(s *state) bool { return len(s.plan.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
+	{name: "services", when: func(s *state) bool { return len(s.plan.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
-	{name: "content", when: func(s *state) bool { return s.cfg.hasContent() }, run: stepInstallContent},
+	{name: "content", when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
-	{name: "containers", when: func(s *state) bool { return s.cfg.hasContainers() }, run: stepInstallContainers},
-	{name: "system", when: func(s *state) bool { return s.cfg.hasSystem() }, run: stepSystem},
-	{name: "files", when: func(s *state) bool { return len(s.cfg.Files) > 0 }, run: stepFiles},
+	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
+	kindsStep("system", "system settings",
+		newKind(system.Units{}, func(o *ContentOptions) *[]system.SystemdUnit { return &o.SystemdUnits }),
+		newKind(system.Sysctls{}, func(o *ContentOptions) *[]system.Sysctl { return &o.Sysctls }),
+		newKind(system.Modprobe{}, func(o *ContentOptions) *[]system.ModprobeBlacklist { return &o.ModprobeBlacklists }),
+		newKind(system.Tmpfiles, func(o *ContentOptions) *[]system.ConfigFile { return &o.Tmpfiles }),
+		newKind(system.Limits, func(o *ContentOptions) *[]system.ConfigFile { return &o.Limits }),
+		newKind(system.KernelArgs{}, func(o *ContentOptions) *[]string { return &o.KernelArgs })),
+	kindStep("files", newKind(files.Kind{}, func(o *ContentOptions) *[]files.File { return &o.Files })),
 	// After packages and files: the lines edited are in their files.
-	{name: "line-edits", when: func(s *state) bool { return len(s.cfg.LineEdits) > 0 }, run: stepLineEdits},
+	kindStep("line-edits", newKind(lines.Kind{}, func(o *ContentOptions) *[]lines.LineEdit { return &o.LineEdits })),
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},
 	{name: "image-json", run: stepImageJSON},
+	// After image-json: the SBOM starts from its record.
+	{name: "sbom", when: wantsSBOM, run: stepSBOM},
 	// Last: remove the work dir and, if asked, the keys SSH needs.
 	{name: "final", run: stepFinal},
 }
@@ -97,4 +113,4 @@ func runSteps(ctx context.Context, table []step, s *state) error {
 	return nil
 }
 
-func hasBinaries(s *state) bool { return len(s.cfg.binaries) > 0 }
+func hasBinaries(s *state) bool { return len(s.plan.binaries) > 0 }

@@ -20,8 +20,9 @@ import (
 // and prints a dnf trace line for the scripts that run dnf.
 type scriptComm struct {
 	packersdk.Communicator
-	mu    sync.Mutex
-	steps []string
+	mu      sync.Mutex
+	steps   []string
+	scripts map[string][]byte // by step
 }
 
 var reInlineScript = regexp.MustCompile(`^\(umask 077 && printf %s (\S+) \| base64 -d > '([^']+)'\)`)
@@ -36,6 +37,10 @@ func (c *scriptComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 		step := strings.TrimSuffix(path.Base(m[2])[3:], ".sh")
 		c.mu.Lock()
 		c.steps = append(c.steps, step)
+		if c.scripts == nil {
+			c.scripts = map[string][]byte{}
+		}
+		c.scripts[step] = script
 		c.mu.Unlock()
 		if bytes.Contains(script, []byte("\nrun_transaction\n")) {
 			errOut = "+fatimage: dnf -y shell /w/transaction.dnf\n"
@@ -91,5 +96,49 @@ func TestProvisionRunsTheStepTable(t *testing.T) {
 			t.Errorf("step %q: empty, duplicate or without run", st.name)
 		}
 		seen[st.name] = true
+	}
+}
+
+// The six system settings kinds are one step, one script: system.sh
+// once, every file staged in one upload unpacked first, then the kinds'
+// calls in the table's order.
+func TestSystemStepOneScript(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{
+		"reboot": "never", "selinux": "unchanged", "cleanup": false, "move_login_home": false,
+		"systemd_units":      []map[string]any{{"name": "a.service", "content": "[Unit]"}},
+		"sysctl":             []map[string]any{{"name": "90-x", "settings": map[string]string{"vm.x": "1"}}},
+		"modprobe_blacklist": []map[string]any{{"name": "m", "modules": []string{"esp4"}}},
+		"tmpfiles":           []map[string]any{{"name": "t", "content": "d /run/x"}},
+		"limits":             []map[string]any{{"name": "l", "content": "* soft nofile 1"}},
+		"kernel_args":        []string{"rd.auto=1"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	comm := &scriptComm{}
+	var out bytes.Buffer
+	if err := p.Provision(context.Background(), &packersdk.BasicUi{Writer: &out, ErrorWriter: &out}, comm, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(comm.steps, " "); strings.Count(got, "system") != 1 {
+		t.Fatalf("scripts %q: want one system script", got)
+	}
+	sc := string(comm.scripts["system"])
+	if n := strings.Count(sc, "\nfatimage_put_files() {"); n != 1 {
+		t.Errorf("system.sh %d times in the script", n)
+	}
+	var order []string
+	for _, l := range strings.Split(sc, "\n") {
+		if f, _, ok := strings.Cut(l, " "); ok && (f == "unpack_bundle" || f == "fatimage_put_files" || f == "fatimage_unit_state" || f == "fatimage_kernel_args") {
+			order = append(order, f)
+		}
+	}
+	want := "unpack_bundle fatimage_put_files fatimage_unit_state fatimage_put_files fatimage_put_files fatimage_put_files fatimage_put_files fatimage_kernel_args"
+	if strings.Join(order, " ") != want {
+		t.Errorf("calls %v, want %s\n%s", order, want, sc)
+	}
+	if !strings.Contains(out.String(), "system settings") {
+		t.Errorf("no headline:\n%s", out.String())
 	}
 }

@@ -3,14 +3,14 @@ package fatimage
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"net/url"
-	"path"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
-// validateBinaries checks the configured entries for duplicates, then
+// checkBinaries checks the configured entries for duplicates, then
 // the merged list, naming configured entries by their index.
-func validateBinaries(conf, bins []Binary, baseURL string) []error {
+func checkBinaries(conf, bins []Binary, baseURL string) []error {
 	var errs problems
 	add := errs.add
 	idx := map[string]int{}
@@ -45,29 +45,33 @@ func validateBinaries(conf, bins []Binary, baseURL string) []error {
 				add("binaries[%d] (%s): file %q is not a plain executable name", i, b.Name, f)
 			}
 		}
-		if !path.IsAbs(b.Destination) || path.Clean(b.Destination) != b.Destination {
-			add("binaries[%d] (%s): destination %q must be an absolute, clean directory", i, b.Name, b.Destination)
+		if msg := safepath.Dest(b.Destination, true); msg != "" {
+			add("binaries[%d] (%s): destination %q %s", i, b.Name, b.Destination, msg)
 		}
-		if !reMode.MatchString(b.Mode) {
-			add("binaries[%d] (%s): mode %q must be octal like 0755", i, b.Name, b.Mode)
+		msg := safepath.Mode(b.Mode)
+		if b.Mode == "" {
+			msg = `"" must be octal like 0755`
+		}
+		if msg != "" {
+			add("binaries[%d] (%s): mode %s", i, b.Name, msg)
 		}
 		u, err := b.downloadURL(baseURL)
 		if err != nil {
 			add("binaries[%d] (%s): url: %v", i, b.Name, err)
-		} else if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			add("binaries[%d] (%s): url %q must be an http(s) URL", i, b.Name, u)
+		} else if msg := checkURL("url", u); msg != "" {
+			add("binaries[%d] (%s): %s", i, b.Name, msg)
 		}
 	}
 	return errs
 }
 
 // validateBinaries checks the release options and the merged binaries.
-func (c *Config) validateBinaries() []error {
+func validateBinaries(c *Config, p *plan) []error {
 	var errs problems
-	if u, err := url.Parse(c.ReleaseBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.add("release_base_url: %q must be an http(s) URL", c.ReleaseBaseURL)
+	if msg := checkURL("release_base_url", c.ReleaseBaseURL); msg != "" {
+		errs.add("%s", msg)
 	} else {
-		errs = append(errs, validateBinaries(c.Binaries, c.binaries, c.ReleaseBaseURL)...)
+		errs = append(errs, checkBinaries(c.Binaries, p.binaries, c.ReleaseBaseURL)...)
 	}
 	switch c.BinarySource {
 	case "vm", "host":

@@ -2,12 +2,11 @@ package fatimage
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 )
 
 // Validation of the content kinds (git_checkouts, downloads, python_envs,
-// the system settings): what they share and the entry in validators; each
+// ...): what they share and the entry in validators; each
 // kind's own checks are next to its type in content_<kind>.go.
 
 func validateContentSource(s string) []error {
@@ -36,30 +35,15 @@ func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
 }
 
 // checkHTTPURL reports what is wrong with an item's http(s) URL field,
-// "" when nothing.
-func checkHTTPURL(field, s string) string {
-	if s == "" {
-		return field + " is required"
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
-	}
-	if u.User != nil {
-		return field + " must not carry credentials in the URL"
-	}
-	return ""
-}
+// "" when nothing (checkURL, validate_urls.go).
+func checkHTTPURL(field, s string) string { return checkURL(field, s) }
 
-// validateContent checks every content kind.
-func (c *Config) validateContent() []error {
+// validateContent checks the template's content options; its items are
+// checked as a group's are (checkContent).
+func validateContent(c *Config, p *plan) []error {
 	errs := validateContentSource(c.ContentSource)
-	errs = append(errs, validateGitCheckouts(c.GitCheckouts)...)
-	errs = append(errs, validateDownloads(c.Downloads)...)
-	errs = append(errs, validateRPMURLs(c.RPMURLs)...)
-	errs = append(errs, c.validateGrafanaPins()...)
-	errs = append(errs, validatePythonEnvs(c.PythonEnvs)...)
-	errs = append(errs, validateGrafanaDashboards(c.GrafanaDashboards)...)
+	errs = append(errs, c.templateContent().check(c.contentSource())...)
+	errs = append(errs, validateGrafanaPins(c, p)...)
 	if c.GrafanaDashboardsURL != "" {
 		if msg := checkHTTPURL("grafana_dashboards_url", c.GrafanaDashboardsURL); msg != "" {
 			errs = append(errs, fmt.Errorf("%s", msg))
@@ -70,14 +54,28 @@ func (c *Config) validateContent() []error {
 			errs = append(errs, fmt.Errorf("%s", msg))
 		}
 	}
-	errs = append(errs, c.validatePythonGit()...)
-	errs = append(errs, validateSystemSettings(c)...)
-	errs = append(errs, validateLineEdits(c.LineEdits)...)
-	return append(errs, validateDestinations(c)...)
+	return errs
+}
+
+// check checks content items on their own, whoever wrote them (the
+// template or a group); source is who fetches them (vm or host). Files
+// and GPG keys have their own validators (validateFiles,
+// validateGPGKeys).
+func (ci *ContentOptions) check(source string) []error {
+	errs := validateGitCheckouts(ci.GitCheckouts)
+	errs = append(errs, validateDownloads(ci.Downloads)...)
+	errs = append(errs, validateRPMURLs(ci.RPMURLs)...)
+	errs = append(errs, validatePythonEnvs(ci.PythonEnvs)...)
+	errs = append(errs, validateGrafanaDashboards(ci.GrafanaDashboards)...)
+	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
+	for _, k := range contentKinds() {
+		errs = append(errs, k.check(ci)...)
+	}
+	return append(errs, validateDestinations(ci)...)
 }
 
 // validateDestinations refuses two items writing the same path.
-func validateDestinations(c *Config) []error {
+func validateDestinations(c *ContentOptions) []error {
 	var errs []error
 	seen := map[string]string{}
 	claim := func(what, dst string) {

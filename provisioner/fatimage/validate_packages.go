@@ -15,12 +15,14 @@ var (
 
 // validatePackages checks package names, module streams, Grafana
 // plugins and services.
-func (c *Config) validatePackages() []error {
+func validatePackages(c *Config, _ *plan) []error {
 	var errs problems
 	checkPkgs := func(field string, l []string) {
 		for i, p := range l {
 			if !rePkg.MatchString(p) || strings.HasPrefix(p, "-") {
 				errs.add("%s[%d]: %q is not a valid package name or spec", field, i, p)
+			} else if msg := globProblem(field, p); msg != "" {
+				errs.add("%s[%d]: %q %s", field, i, p, msg)
 			}
 		}
 	}
@@ -44,4 +46,24 @@ func (c *Config) validatePackages() []error {
 		}
 	}
 	return errs
+}
+
+// globProblem is the problem with a glob in a package spec of field, ""
+// when none. A spec of wildcards alone matches every package (remove_packages
+// = ["*"] removes the system); packages and remove_packages take no glob
+// at all: what one matches changes with the snapshot. exclude and
+// update_exclude may hold one back by pattern (kernel*), as dnf's exclude
+// does.
+func globProblem(field, spec string) string {
+	if !strings.ContainsAny(spec, "*?[") {
+		return ""
+	}
+	if strings.Trim(strings.TrimPrefix(spec, "@"), "*?[]") == "" {
+		return "matches every package"
+	}
+	switch field {
+	case "packages", "remove_packages":
+		return "is a glob: name the packages (what a glob matches changes with the snapshot, and a removal by pattern can take what the image needs)"
+	}
+	return ""
 }

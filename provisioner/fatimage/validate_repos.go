@@ -15,28 +15,30 @@ var (
 
 // validateRepos checks the repositories, their credentials, the GPG
 // keys and enable_repos.
-func (c *Config) validateRepos() []error {
+func validateRepos(c *Config, p *plan) []error {
 	var errs problems
-	if len(c.repos) > 0 {
-		if c.RepoUsername != "" && c.RepoPassword == "" {
+	if len(p.repos) > 0 {
+		if p.repoUsername != "" && p.repoPassword == "" {
 			errs.add("repo_password: must be set when repo_username is set (or set ARK_PASSWORD)")
 		}
-		if c.RepoPassword != "" && c.RepoUsername == "" {
+		if p.repoPassword != "" && p.repoUsername == "" {
 			errs.add("repo_username: must be set when repo_password is set (or set ARK_USERNAME)")
 		}
 	}
-	for i, r := range c.repos {
-		if pulp.NeedsCredentials(r.BaseURL) && (c.RepoUsername == "" || c.RepoPassword == "") {
-			errs.add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, r.BaseURL)
+	for i, r := range p.repos {
+		if pulp.NeedsCredentials(r.BaseURL) && (p.repoUsername == "" || p.repoPassword == "") {
+			errs.add("repos[%d]: %s needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)", i, withoutUserInfo(r.BaseURL))
 			break
 		}
 	}
 	sections := map[string]bool{}
-	for i, r := range c.repos {
+	for i, r := range p.repos {
 		if r.BaseURL == "" {
 			errs.add("repos[%d]: baseurl is required", i)
 		} else if !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") && !strings.HasPrefix(r.BaseURL, "file://") {
-			errs.add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, r.BaseURL)
+			errs.add("repos[%d]: baseurl %q must start with http://, https:// or file://", i, withoutUserInfo(r.BaseURL))
+		} else if msg := checkRepoURL(i, r.BaseURL); msg != "" {
+			errs.add("%s", msg)
 		}
 		if !reRepoFile.MatchString(r.RepoFile) {
 			errs.add("repos[%d]: repo_file %q must be a plain file name without .repo (letters, digits, . _ -)", i, r.RepoFile)
@@ -69,10 +71,12 @@ func (c *Config) validateRepos() []error {
 			}
 		}
 	}
-	if strings.ContainsAny(c.RepoUsername+c.RepoPassword, "\n\r") {
-		errs.add("repo_username/repo_password: must be one line")
+	for _, o := range [][2]string{{"repo_username", p.repoUsername}, {"repo_password", p.repoPassword}} {
+		if msg := checkCredential(o[0], o[1]); msg != "" {
+			errs.add("%s", msg)
+		}
 	}
-	errs = append(errs, c.validateGPGKeys()...)
+	errs = append(errs, validateGPGKeys(c.GPGKeys)...)
 	for i, r := range c.EnableRepos {
 		if !reSection.MatchString(r) {
 			errs.add("enable_repos[%d]: %q is not a valid repo id", i, r)

@@ -1,13 +1,14 @@
 package fatimage
 
 import (
-	"path"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // validateSystem checks how the run treats the VM: reboots, SELinux,
 // cleanup, the login home and how scripts run.
-func (c *Config) validateSystem() []error {
+func validateSystem(c *Config, _ *plan) []error {
 	var errs problems
 	switch c.Reboot {
 	case "auto", "always", "never":
@@ -16,6 +17,8 @@ func (c *Config) validateSystem() []error {
 	}
 	if c.RebootTimeout < 0 {
 		errs.add("reboot_timeout: must be positive, got %s", c.RebootTimeout)
+	} else if c.RebootTimeout < minRebootTimeout {
+		errs.add("reboot_timeout: %s is shorter than %s: no VM reboots that fast, so the build would fail after every reboot", c.RebootTimeout, minRebootTimeout)
 	}
 	switch c.SELinux {
 	case "disabled", "permissive", "unchanged":
@@ -27,14 +30,16 @@ func (c *Config) validateSystem() []error {
 			errs.add("skip_cleanup_steps[%d]: unknown step %q (known: %s)", i, s, strings.Join(cleanupStepNames(), ", "))
 		}
 	}
-	if c.LoginHome != "" && (!path.IsAbs(c.LoginHome) || path.Clean(c.LoginHome) != c.LoginHome || c.LoginHome == "/") {
-		errs.add("login_home: %q must be an absolute, clean path other than /", c.LoginHome)
+	if c.LoginHome != "" {
+		if msg := safepath.Dest(c.LoginHome, false); msg != "" {
+			errs.add("login_home: %q %s (the login user's home, its own directory)", c.LoginHome, msg)
+		}
 	}
 	if !strings.Contains(c.ExecuteCommand, "{{.Path}}") {
 		errs.add("execute_command: must contain {{.Path}}")
 	}
-	if !path.IsAbs(c.RemoteFolder) {
-		errs.add("remote_folder: %q must be absolute", c.RemoteFolder)
+	if msg := safepath.Dest(c.RemoteFolder, true); msg != "" {
+		errs.add("remote_folder: %q %s", c.RemoteFolder, msg)
 	}
 	return errs
 }

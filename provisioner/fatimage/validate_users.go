@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // reName is a user, group or executable name.
@@ -12,7 +14,7 @@ var reName = regexp.MustCompile(`^[a-z_][a-z0-9_-]*\$?$`)
 // validateUsers checks the configured users for duplicates, then every
 // field and id clash over the merged list (configured users replace
 // built-ins).
-func (c *Config) validateUsers() []error {
+func validateUsers(c *Config, p *plan) []error {
 	var errs problems
 	// Duplicates among the configured users, then every field and id
 	// clash over the merged list (configured users replace built-ins).
@@ -25,7 +27,7 @@ func (c *Config) validateUsers() []error {
 		confIdx[u.Name] = i
 	}
 	uids, groups := map[int]string{}, map[string]int{}
-	for _, u := range c.users {
+	for _, u := range p.users {
 		label := fmt.Sprintf("built-in user %q", u.Name)
 		if i, ok := confIdx[u.Name]; ok {
 			label = fmt.Sprintf("users[%d]", i)
@@ -59,6 +61,8 @@ func (c *Config) validateUsers() []error {
 		}
 		if u.Home != "" && !path.IsAbs(u.Home) {
 			errs.add("%s: home %q must be absolute", label, u.Home)
+		} else if msg := safepath.Dest(u.Home, false); u.CreateHome && msg != "" {
+			errs.add("%s: home %q %s (create_home makes it the user's)", label, u.Home, msg)
 		}
 		if u.Shell != "" && !path.IsAbs(u.Shell) {
 			errs.add("%s: shell %q must be absolute", label, u.Shell)

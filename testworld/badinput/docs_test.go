@@ -1,6 +1,7 @@
 package badinput
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,15 +11,78 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
-// reHCLBlock is a fenced HCL block of a docs page.
-var reHCLBlock = regexp.MustCompile("(?s)```hcl\n(.*?)```")
+// reHCLBlock is a fenced HCL block of a docs page, indented or not (a
+// block inside a list item is indented with the item's text).
+var reHCLBlock = regexp.MustCompile("(?ms)^([ \t]*)```hcl\n(.*?)^([ \t]*)```$")
 
-// TestProvisionerPageExamples holds the provisioner page's examples to
-// what a site copies: every HCL block is as `packer fmt` writes it, and
-// the first, the page's minimal example, is a whole template that
-// `packer validate` accepts (with the appliance's pins file beside it, as
-// the example reads it, and Ark's credentials in the environment) without
-// any network call.
+// hclBlocks are the HCL blocks of a page, each without its fence's indent.
+func hclBlocks(page string) []string {
+	var blocks []string
+	for _, m := range reHCLBlock.FindAllStringSubmatch(page, -1) {
+		lines := strings.Split(m[2], "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, m[1])
+		}
+		blocks = append(blocks, strings.Join(lines, "\n"))
+	}
+	return blocks
+}
+
+// docPages are the pages whose HCL a user copies: the README and every
+// page under docs/.
+func docPages(t *testing.T, root string) []string {
+	t.Helper()
+	pages := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".mdx")) {
+			pages = append(pages, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages
+}
+
+// TestDocsHCLFormatted holds every HCL block of the README and the docs
+// to what `packer fmt` writes, as a site copies them into its templates.
+func TestDocsHCLFormatted(t *testing.T) {
+	p := packertest.Setup(t)
+	n := newNetwork(t)
+	root, err := packertest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, path := range docPages(t, root) {
+		page, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, path)
+		for i, b := range hclBlocks(string(page)) {
+			total++
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "example.pkr.hcl"), []byte(b), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if r := p.Run(t, dir, n.env(dir), "fmt", "-check", "-diff", "."); r.ExitCode != 0 {
+				t.Errorf("HCL block %d of %s is not as `packer fmt` writes it (exit %d):\n%s\n%s", i+1, rel, r.ExitCode, b, r.Output())
+			}
+		}
+	}
+	// the provisioner page alone has seven; a broken fence regexp finds none
+	if total < 15 {
+		t.Fatalf("%d HCL blocks in the README and docs/; the fence pattern misses some", total)
+	}
+	n.requireQuiet(t)
+}
+
+// TestProvisionerPageExamples holds the provisioner page's first HCL
+// block, its minimal example, to a whole template that `packer validate`
+// accepts (with the appliance's pins file beside it, as the example reads
+// it, and Ark's credentials in the environment) without any network call.
 func TestProvisionerPageExamples(t *testing.T) {
 	p := packertest.Setup(t)
 	n := newNetwork(t)
@@ -30,21 +94,12 @@ func TestProvisionerPageExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := reHCLBlock.FindAllStringSubmatch(string(page), -1)
+	blocks := hclBlocks(string(page))
 	if len(blocks) < 5 {
 		t.Fatalf("%d HCL blocks on the provisioner page; want its example and the sections' snippets", len(blocks))
 	}
-	for i, b := range blocks {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "example.pkr.hcl"), []byte(b[1]), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if r := p.Run(t, dir, n.env(dir), "fmt", "-check", "-diff", "."); r.ExitCode != 0 {
-			t.Errorf("HCL block %d of the provisioner page is not as `packer fmt` writes it (exit %d):\n%s\n%s", i+1, r.ExitCode, b[1], r.Output())
-		}
-	}
 
-	example := blocks[0][1]
+	example := blocks[0]
 	if !strings.Contains(example, `provisioner "fatimage"`) || !strings.Contains(example, "repos  = data.fatimage-ark.") {
 		t.Fatalf("the page's first HCL block is not a template whose provisioner takes the data source's repos:\n%s", example)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkBuilder(b *testing.B) {
 			events := theLab.Cloud.StateEvents()
 			theLab.Cloud.RecordStates(false)
 			if r.ExitCode != 0 {
-				b.Fatalf("packer build: exit %d\n%s", r.ExitCode, tail(r.Output(), 40))
+				b.Fatalf("packer build: exit %d\n%s", r.ExitCode, logtail.Lines(r.Output(), 40))
 			}
 			after := theLab.Cloud.Calls()
 			walls = append(walls, wall)

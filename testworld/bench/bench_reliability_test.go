@@ -11,6 +11,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -115,7 +116,7 @@ func interruptAt(b *testing.B, p *packertest.Packer, s Stack, w *Workload, m mom
 	deadline := time.Now().Add(30 * time.Minute)
 	for !m.reached(bd, s, name) {
 		if time.Now().After(deadline) || bd.Exited() {
-			b.Fatalf("%s: never reached %q:\n%s", s.Name, m.name, tail(bd.Output(), 40))
+			b.Fatalf("%s: never reached %q:\n%s", s.Name, m.name, logtail.Lines(bd.Output(), 40))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

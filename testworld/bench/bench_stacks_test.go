@@ -12,6 +12,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -42,13 +43,13 @@ func runStack(b *testing.B, p *packertest.Packer, s Stack, w *Workload, round in
 	bd.Wait(b, 60*time.Minute)
 	out := bd.Output()
 	if bd.Exit != 0 {
-		b.Fatalf("%s: packer build exited %d:\n%s", s.Name, bd.Exit, tail(out, 60))
+		b.Fatalf("%s: packer build exited %d:\n%s", s.Name, bd.Exit, logtail.Lines(out, 60))
 	}
 	r := &stackRun{stack: s, wall: bd.Wall(), phases: bd.Phases()}
 	if s.Official() {
 		r.steps = ProfileTasks(out)
 		if len(r.steps) == 0 {
-			b.Fatalf("%s: no profile_tasks figures in the output (is Debian's ansible package, with ansible.posix, installed?):\n%s", s.Name, tail(out, 40))
+			b.Fatalf("%s: no profile_tasks figures in the output (is Debian's ansible package, with ansible.posix, installed?):\n%s", s.Name, logtail.Lines(out, 40))
 		}
 		r.reboots = ansibleTaskOutcome(out, "Reboot")
 	} else {

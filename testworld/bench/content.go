@@ -13,6 +13,9 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
@@ -45,7 +48,7 @@ type Content struct {
 }
 
 // FileSpec is a file, directory or symbolic link with its mode spelt out
-// (fatimage.File's EffectiveMode).
+// (files.File's EffectiveMode).
 type FileSpec struct {
 	Destination string `json:"destination"`
 	Kind        string `json:"kind"` // file, directory or link
@@ -114,15 +117,15 @@ var keyMajors = []string{"8", "9"}
 // carrying another kind fails decoding (ErrorUnused) rather than being
 // left out of the comparison.
 type groupContent struct {
-	Files              []fatimage.File              `mapstructure:"files"`
-	LineEdits          []fatimage.LineEdit          `mapstructure:"line_edits"`
-	SystemdUnits       []fatimage.SystemdUnit       `mapstructure:"systemd_units"`
-	ModprobeBlacklists []fatimage.ModprobeBlacklist `mapstructure:"modprobe_blacklist"`
-	Tmpfiles           []fatimage.ConfigFile        `mapstructure:"tmpfiles"`
-	Limits             []fatimage.ConfigFile        `mapstructure:"limits"`
-	Sysctls            []fatimage.Sysctl            `mapstructure:"sysctl"`
-	GrafanaDashboards  []fatimage.GrafanaDashboard  `mapstructure:"grafana_dashboards"`
-	GPGKeys            []fatimage.GPGKey            `mapstructure:"gpg_keys"`
+	Files              []files.File                `mapstructure:"files"`
+	LineEdits          []lines.LineEdit            `mapstructure:"line_edits"`
+	SystemdUnits       []system.SystemdUnit        `mapstructure:"systemd_units"`
+	ModprobeBlacklists []system.ModprobeBlacklist  `mapstructure:"modprobe_blacklist"`
+	Tmpfiles           []system.ConfigFile         `mapstructure:"tmpfiles"`
+	Limits             []system.ConfigFile         `mapstructure:"limits"`
+	Sysctls            []system.Sysctl             `mapstructure:"sysctl"`
+	GrafanaDashboards  []fatimage.GrafanaDashboard `mapstructure:"grafana_dashboards"`
+	GPGKeys            []fatimage.GPGKey           `mapstructure:"gpg_keys"`
 }
 
 // reTemplate is what Ansible would template in a var's string.

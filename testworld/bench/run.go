@@ -21,6 +21,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 //go:embed playbook/fatimage.yml
@@ -53,15 +54,15 @@ func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec 
 	if err := p.Prepare(conf); err != nil {
 		tb.Fatal(err)
 	}
-	var out bytes.Buffer
-	ui := &packersdk.BasicUi{Writer: &lockedWriter{w: &out}, ErrorWriter: &lockedWriter{w: &out}}
+	var out logtail.Buffer
+	ui := &packersdk.BasicUi{Writer: &out, ErrorWriter: &out}
 	start := time.Now()
 	comm := packersdk.Communicator(v.Comm(tb))
 	if rec != nil {
 		comm = &recordingComm{Communicator: comm, rec: rec}
 	}
 	if err := p.Provision(ctx, ui, comm, nil); err != nil {
-		tb.Fatalf("provisioner on %s: %v\n%s", v.Name, err, tail(out.String(), 40))
+		tb.Fatalf("provisioner on %s: %v\n%s", v.Name, err, logtail.Lines(out.String(), 40))
 	}
 	r := Result{Wall: time.Since(start)}
 	var m struct {
@@ -131,7 +132,7 @@ func RunPlaybook(ctx context.Context, tb testing.TB, v *VM, w *Workload, playboo
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		tb.Fatalf("ansible-playbook on %s: %v\n%s", v.Name, err, tail(out.String(), 60))
+		tb.Fatalf("ansible-playbook on %s: %v\n%s", v.Name, err, logtail.Lines(out.String(), 60))
 	}
 	r := Result{Wall: time.Since(start)}
 	r.Counts = v.Counts(tb)
@@ -146,25 +147,6 @@ func RunPlaybook(ctx context.Context, tb testing.TB, v *VM, w *Workload, playboo
 func profileTasks() bool {
 	out, err := exec.Command("/usr/bin/ansible-doc", "-t", "callback", "-l").Output()
 	return err == nil && bytes.Contains(out, []byte("ansible.posix.profile_tasks"))
-}
-
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // Recording is what the provisioner sent: uploads and commands, in order.
@@ -301,10 +283,10 @@ func RunFloor(ctx context.Context, tb testing.TB, v *VM, scripts []string) Resul
 			if i < len(scripts)-1 {
 				prevBoot = strings.SplitN(stderr, "\n", 2)[0]
 				if code != 0 && code != -1 { // -1: the connection dropped at the reboot
-					tb.Fatalf("floor script %d exited %d:\n%s\n%s", i, code, tail(out, 20), tail(stderr, 20))
+					tb.Fatalf("floor script %d exited %d:\n%s\n%s", i, code, logtail.Lines(out, 20), logtail.Lines(stderr, 20))
 				}
 			} else if code != 0 {
-				tb.Fatalf("floor script %d exited %d:\n%s\n%s", i, code, tail(out, 20), tail(stderr, 20))
+				tb.Fatalf("floor script %d exited %d:\n%s\n%s", i, code, logtail.Lines(out, 20), logtail.Lines(stderr, 20))
 			}
 			break
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
@@ -273,7 +274,7 @@ func (b *Build) Wait(tb testing.TB, timeout time.Duration) {
 	select {
 	case <-b.done:
 	case <-time.After(timeout):
-		tb.Fatalf("packer did not exit within %s:\n%s", timeout, tail(b.Output(), 40))
+		tb.Fatalf("packer did not exit within %s:\n%s", timeout, logtail.Lines(b.Output(), 40))
 	}
 }
 

@@ -37,6 +37,11 @@ variable "manifest_output" {
   default = ""
 }
 
+variable "sbom_output" {
+  type    = string
+  default = ""
+}
+
 # Empty: ARK_PASSWORD.
 variable "ark_password" {
   type      = string

@@ -433,8 +433,9 @@ func TestFatBuild(t *testing.T) {
 	labtest.Require(t)
 	name := fmt.Sprintf("e2e-fat-%d", time.Now().Unix())
 	m1 := filepath.Join(t.TempDir(), "fat.json")
+	sbom1 := filepath.Join(t.TempDir(), "fat.cdx.json")
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-basic.pkr.hcl", "playbooks"},
-		append(labBinaryVars(), "-var", "image_name="+name, "-var", "manifest_output="+m1)...)
+		append(labBinaryVars(), "-var", "image_name="+name, "-var", "manifest_output="+m1, "-var", "sbom_output="+sbom1)...)
 	if strings.Contains(r.Output(), theLab.ArkPassword) {
 		t.Fatal("the Ark password appeared in packer's output")
 	}
@@ -473,6 +474,7 @@ func TestFatBuild(t *testing.T) {
 	if got := c.Run(t, "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' slurm-ohpc grafana tzdata epel-release munge && ! rpm -q cockpit-ws >/dev/null"); got != "slurm-ohpc-23.11.10-321.ohpc.3.2\ngrafana-10.4.18-1\ntzdata-2025b-1.el9\nepel-release-9-10.el9\nmunge-0.5.13-13.el9" {
 		t.Errorf("packages:\n%s", got)
 	}
+	checkFatSBOM(t, c, sbom1, man)
 	// binaries with the right checksums
 	want := standInSums(t)
 	for _, f := range []string{"node_exporter", "prometheus", "promtool", "alertmanager", "amtool"} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -49,7 +50,7 @@ func TestOfficialBuilderOnLab(t *testing.T) {
 		t.Run(fmt.Sprintf("use_blockstorage_volume=%v", volume), func(t *testing.T) {
 			name := fmt.Sprintf("e2e-official-%v-%d", volume, time.Now().UnixNano())
 			r := build(t, []string{"official.pkr.hcl"}, "-var", "image_name="+name, "-var", fmt.Sprintf("use_blockstorage_volume=%v", volume))
-			t.Logf("packer output (last lines):\n%s", lastLines(r.Output(), 15))
+			t.Logf("packer output (last lines):\n%s", logtail.Lines(r.Output(), 15))
 			if r.ExitCode != 0 {
 				t.Fatalf("the official builder failed on the lab:\n%s", r.Output())
 			}
@@ -63,12 +64,4 @@ func TestOfficialBuilderOnLab(t *testing.T) {
 			labtest.RequireClean(t, theLab)
 		})
 	}
-}
-
-func lastLines(s string, n int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
 }

@@ -56,7 +56,7 @@ func TestConcurrentBuilds(t *testing.T) {
 		"server":      regexp.MustCompile(`Waiting for server (\S+) to become ACTIVE`),
 		"keypair":     regexp.MustCompile(`Creating the temporary keypair (\S+?)\.\.\.`),
 		"floating IP": regexp.MustCompile(`Floating IP (\S+) is attached`),
-		"image":       regexp.MustCompile(`An image was created: \S+ \((\S+)\)`),
+		"image":       regexp.MustCompile(`An image was created: (\S+)`),
 	}
 	for i, out := range outputs {
 		for kind, re := range patterns {

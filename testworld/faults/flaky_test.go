@@ -44,10 +44,10 @@ func readManifest(t *testing.T, file string) (manifest, []byte) {
 // rules make sure the run is never lucky: the first two calls answer 503
 // and 429.
 var flakyFaults = []cloud.Fault{
-	{Status: 503, RetryAfter: 1, Times: 1},
-	{Status: 429, RetryAfter: 1, Times: 1},
-	{Status: 503, RetryAfter: 1, Rate: 0.1},
-	{Status: 429, RetryAfter: 1, Rate: 0.111},
+	{Status: 503, RetryAfter: "1", Times: 1},
+	{Status: 429, RetryAfter: "1", Times: 1},
+	{Status: 503, RetryAfter: "1", Rate: 0.1},
+	{Status: 429, RetryAfter: "1", Rate: 0.111},
 }
 
 var retryLine = regexp.MustCompile(`\[DEBUG\] openstack: retrying .*: (\d{3}) `)

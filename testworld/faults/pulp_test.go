@@ -11,6 +11,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/secretaudit"
@@ -114,7 +115,7 @@ func TestWrongArkPassword(t *testing.T) {
 	}
 	requireFailedClean(t, r, name, "no usable snapshot", "answered 403 Forbidden")
 	auditBuild(t, b, r)
-	t.Logf("error:\n%s", lastLines(out, 12))
+	t.Logf("error:\n%s", logtail.Lines(out, 12))
 }
 
 // TestWrongRepoPassword: the data source has the right password, the
@@ -138,16 +139,8 @@ func TestWrongArkPasswordNamesCredentials(t *testing.T) {
 			requireFailedClean(t, r, name)
 			low := strings.ToLower(r.Output())
 			if strings.Contains(low, "transaction summary") || !(strings.Contains(low, "password") || strings.Contains(low, "credential")) {
-				t.Fatalf("want a credential error before any package work:\n%s", lastLines(r.Output(), 12))
+				t.Fatalf("want a credential error before any package work:\n%s", logtail.Lines(r.Output(), 12))
 			}
 		})
 	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

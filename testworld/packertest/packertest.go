@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
@@ -177,8 +178,8 @@ func (p *Packer) run(ctx context.Context, dir string, env []string, args ...stri
 // interrupt it.
 type Proc struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	out    bytes.Buffer
+	out    logtail.Buffer
+	mu     sync.Mutex // guards result
 	done   chan struct{}
 	result Result
 }
@@ -192,8 +193,7 @@ func (p *Packer) Start(t testing.TB, dir string, env []string, args ...string) *
 	// whole group receiving it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr := &Proc{cmd: cmd, done: make(chan struct{})}
-	w := &lockedWriter{p: pr}
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Stdout, cmd.Stderr = &pr.out, &pr.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting packer: %v", err)
 	}
@@ -219,18 +219,8 @@ func (p *Packer) Start(t testing.TB, dir string, env []string, args ...string) *
 	return pr
 }
 
-type lockedWriter struct{ p *Proc }
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.p.mu.Lock()
-	defer w.p.mu.Unlock()
-	return w.p.out.Write(b)
-}
-
 // Output is what packer has printed so far (stdout and stderr).
 func (pr *Proc) Output() string {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
 	return pr.out.String()
 }
 

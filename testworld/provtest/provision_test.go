@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 var theLab *lab.Lab
@@ -50,7 +50,7 @@ func labVM(t *testing.T, name string, timeout time.Duration) (context.Context, *
 // run runs a command over the communicator and returns its stdout.
 func run(t *testing.T, comm packersdk.Communicator, command string) string {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr logtail.Buffer
 	cmd := &packersdk.RemoteCmd{Command: command, Stdout: &stdout, Stderr: &stderr}
 	if err := comm.Start(context.Background(), cmd); err != nil {
 		t.Fatalf("%s: %v", command, err)
@@ -167,7 +167,7 @@ func TestProvisionLab(t *testing.T) {
 	}
 	bootBefore := run(t, comm, "cat /proc/sys/kernel/random/boot_id")
 
-	var uiOut syncBuffer
+	var uiOut logtail.Buffer
 	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
 	var p1 fatimage.Provisioner
 	m1 := filepath.Join(dir, "m1.json")
@@ -305,23 +305,6 @@ func TestProvisionLab(t *testing.T) {
 	if strings.Contains(uiOut.String(), password) {
 		t.Error("the ui output carries the password")
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // reboot = "always" reboots even when nothing asks for it; "never" does

@@ -10,6 +10,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // The appliance's scoping of weak dependencies, proved with the VM's real
@@ -33,7 +34,7 @@ func TestProvisionLabWeakDeps(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var uiOut syncBuffer
+	var uiOut logtail.Buffer
 	if err := p.Provision(ctx, &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}, comm, nil); err != nil {
 		t.Fatalf("%v\n%s", err, uiOut.String())
 	}

@@ -41,7 +41,10 @@ func (s *Server) newControlHandler() http.Handler {
 		if !readJSON(w, r, &faults) {
 			return
 		}
-		s.SetFaults(faults...)
+		if err := s.faults.Set(faults...); err != nil {
+			writeJSONError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		writeJSON(w, http.StatusOK, s.Faults())
 	})
 

@@ -8,7 +8,6 @@
 package pulpfake
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/faultinject"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/httprec"
 )
 
@@ -78,8 +78,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	dists    map[string]*Distribution // by base path; values are never mutated
-	faults   []*faultState
 	requests []Request
+
+	faults  *faultinject.Injector
+	content http.Handler // serveContent behind the faults
 
 	control http.Handler
 	closing chan struct{} // closed by Close to release hanging requests
@@ -105,6 +107,9 @@ func New(opts Options) *Server {
 	s.format.Store(int32(opts.Format))
 	s.latency.Store(int64(opts.Latency))
 	s.control = s.newControlHandler()
+	s.faults = s.newFaults()
+	// Faults only concern the content app.
+	s.content = s.faults.Wrap("", contentPrefix+"/", http.HandlerFunc(s.serveContent))
 	return s
 }
 
@@ -294,31 +299,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
-	if !s.wait(r.Context(), s.Latency()) {
+	if !faultinject.Sleep(r.Context(), s.closing, s.Latency()) {
 		abort()
 	}
 
-	// Faults only concern the content app.
-	if rel, ok := contentRel(r.URL.Path); ok {
-		if f, ok := s.pickFault(r.Method, rel); ok {
-			if !s.wait(r.Context(), f.Latency) {
-				abort()
-			}
-			if f.Hang {
-				s.hang(r.Context())
-				abort()
-			}
-			if f.Status != 0 {
-				if f.RetryAfter != "" {
-					rec.Header().Set("Retry-After", f.RetryAfter)
-				}
-				writeText(rec, r, f.Status, "")
-				return
-			}
-		}
-	}
-
-	s.serveContent(rec, r)
+	s.content.ServeHTTP(rec, r)
 }
 
 // contentRel returns the path below /pulp/content/ ("" for the root itself).
@@ -328,31 +313,6 @@ func contentRel(p string) (string, bool) {
 	}
 	rel, ok := strings.CutPrefix(p, contentPrefix+"/")
 	return rel, ok
-}
-
-// wait sleeps for d (not at all if d <= 0) and reports false if the client
-// went away or the server is closing first.
-func (s *Server) wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-	case <-s.closing:
-	}
-	return false
-}
-
-// hang blocks until the client goes away or the server is closing.
-func (s *Server) hang(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-	case <-s.closing:
-	}
 }
 
 // abort drops the connection without a response; returning normally would

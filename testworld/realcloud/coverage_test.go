@@ -48,7 +48,7 @@ func TestQuotaExceeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	project, err := ensureProject(ctx, idc, MemberProject)
+	project, err := ensureProject(ctx, idc, MemberProject, "default")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,12 @@ const (
 	FloatingNetwork = "public"
 	RouterName      = "realcloud-router"
 	Region          = "RegionOne"
+	// The authentication matrix's user and its project, each in a domain
+	// of its own (secret "auth").
+	AuthUser          = "realcloud-alice"
+	AuthUserDomain    = "realcloud-users"
+	AuthProject       = "realcloud-science"
+	AuthProjectDomain = "realcloud-projects"
 )
 
 // TokenCacheSeconds is how long the services trust a token Keystone has

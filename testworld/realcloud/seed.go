@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/domains"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/endpoints"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
@@ -61,26 +62,37 @@ func (t *Tier) SeedIdentity(ctx context.Context) error {
 			return err
 		}
 	}
+	// Sites keep users and projects in different domains: the
+	// authentication matrix's user lives in one, its project in another.
+	domainIDs := map[string]string{"Default": "default"}
+	for _, d := range []string{AuthUserDomain, AuthProjectDomain} {
+		if domainIDs[d], err = ensureDomain(ctx, id, d); err != nil {
+			return err
+		}
+	}
 	projectIDs := map[string]string{}
-	for _, pr := range []string{ServiceProject, MemberProject, ShareProject} {
-		if projectIDs[pr], err = ensureProject(ctx, id, pr); err != nil {
+	for _, pr := range []struct{ name, domain string }{
+		{ServiceProject, "Default"}, {MemberProject, "Default"}, {ShareProject, "Default"}, {AuthProject, AuthProjectDomain},
+	} {
+		if projectIDs[pr.name], err = ensureProject(ctx, id, pr.name, domainIDs[pr.domain]); err != nil {
 			return err
 		}
 	}
 	grants := []struct {
-		user, secret, project string
-		roles                 []string
+		user, domain, secret, project string
+		roles                         []string
 	}{
-		{ServiceUser, "service", ServiceProject, []string{"admin", "service"}},
-		{MemberUser, "member", MemberProject, []string{"member", "reader"}},
-		{MemberUser, "member", ShareProject, []string{"member", "reader"}},
+		{ServiceUser, "Default", "service", ServiceProject, []string{"admin", "service"}},
+		{MemberUser, "Default", "member", MemberProject, []string{"member", "reader"}},
+		{MemberUser, "Default", "member", ShareProject, []string{"member", "reader"}},
+		{AuthUser, AuthUserDomain, "auth", AuthProject, []string{"member", "reader"}},
 	}
 	for _, g := range grants {
 		pw, err := t.Secret(g.secret)
 		if err != nil {
 			return err
 		}
-		uid, err := ensureUser(ctx, id, g.user, pw, projectIDs[g.project])
+		uid, err := ensureUser(ctx, id, g.user, domainIDs[g.domain], pw, projectIDs[g.project])
 		if err != nil {
 			return err
 		}
@@ -150,8 +162,27 @@ func ensureRole(ctx context.Context, c *gophercloud.ServiceClient, name string) 
 	return r.ID, nil
 }
 
-func ensureProject(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
-	pages, err := projects.List(c, projects.ListOpts{Name: name, DomainID: "default"}).AllPages(ctx)
+func ensureDomain(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
+	pages, err := domains.List(c, domains.ListOpts{Name: name}).AllPages(ctx)
+	if err != nil {
+		return "", err
+	}
+	all, err := domains.ExtractDomains(pages)
+	if err != nil {
+		return "", err
+	}
+	if len(all) > 0 {
+		return all[0].ID, nil
+	}
+	d, err := domains.Create(ctx, c, domains.CreateOpts{Name: name}).Extract()
+	if err != nil {
+		return "", fmt.Errorf("realcloud: creating domain %s: %w", name, err)
+	}
+	return d.ID, nil
+}
+
+func ensureProject(ctx context.Context, c *gophercloud.ServiceClient, name, domainID string) (string, error) {
+	pages, err := projects.List(c, projects.ListOpts{Name: name, DomainID: domainID}).AllPages(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -162,15 +193,15 @@ func ensureProject(ctx context.Context, c *gophercloud.ServiceClient, name strin
 	if len(all) > 0 {
 		return all[0].ID, nil
 	}
-	pr, err := projects.Create(ctx, c, projects.CreateOpts{Name: name, DomainID: "default"}).Extract()
+	pr, err := projects.Create(ctx, c, projects.CreateOpts{Name: name, DomainID: domainID}).Extract()
 	if err != nil {
 		return "", fmt.Errorf("realcloud: creating project %s: %w", name, err)
 	}
 	return pr.ID, nil
 }
 
-func ensureUser(ctx context.Context, c *gophercloud.ServiceClient, name, password, projectID string) (string, error) {
-	pages, err := users.List(c, users.ListOpts{Name: name, DomainID: "default"}).AllPages(ctx)
+func ensureUser(ctx context.Context, c *gophercloud.ServiceClient, name, domainID, password, projectID string) (string, error) {
+	pages, err := users.List(c, users.ListOpts{Name: name, DomainID: domainID}).AllPages(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -181,7 +212,7 @@ func ensureUser(ctx context.Context, c *gophercloud.ServiceClient, name, passwor
 	if len(all) > 0 {
 		return all[0].ID, nil
 	}
-	u, err := users.Create(ctx, c, users.CreateOpts{Name: name, DomainID: "default", Password: password, DefaultProjectID: projectID}).Extract()
+	u, err := users.Create(ctx, c, users.CreateOpts{Name: name, DomainID: domainID, Password: password, DefaultProjectID: projectID}).Extract()
 	if err != nil {
 		return "", fmt.Errorf("realcloud: creating user %s: %w", name, err)
 	}
@@ -270,7 +301,7 @@ func (t *Tier) SeedResources(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	share, err := ensureProject(ctx, id, ShareProject)
+	share, err := ensureProject(ctx, id, ShareProject, "default")
 	if err != nil {
 		return err
 	}

@@ -111,13 +111,6 @@ func (v validation) fail(w http.ResponseWriter) bool {
 // serveAPI answers /pulp/api/v3/...
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	rel := strings.TrimPrefix(r.URL.Path, APIPrefix)
-	if f, ok := s.pickFault(r.Method, rel); ok && f.Status != 0 {
-		if f.RetryAfter != "" {
-			w.Header().Set("Retry-After", f.RetryAfter)
-		}
-		writeJSON(w, f.Status, detail(http.StatusText(f.Status)))
-		return
-	}
 	if !s.authorized(w, r) {
 		return
 	}

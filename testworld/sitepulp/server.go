@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/faultinject"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
@@ -51,9 +52,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Fault is an injected failure of API requests. PathPrefix is matched
-// against the path below /pulp/api/v3/.
-type Fault = pulpfake.Fault
+// Fault is an injected failure of API requests (testworld/faultinject):
+// PathPrefix and Path match the path below /pulp/api/v3/.
+type Fault = faultinject.Rule
 
 // Server is the site Pulp double. All methods are safe for concurrent use.
 type Server struct {
@@ -70,7 +71,8 @@ type Server struct {
 	dists     map[string]*Distribution
 	tasks     map[string]*Task
 	taskOrder []string
-	faults    []*faultState
+	faults    *faultinject.Injector
+	api       http.Handler // serveAPI behind the faults
 	hangTasks bool
 	stopping  chan struct{}
 
@@ -96,6 +98,8 @@ func New(o Options) (*Server, error) {
 		pubs: map[string]*Publication{}, dists: map[string]*Distribution{}, tasks: map[string]*Task{},
 		stopping: make(chan struct{}),
 	}
+	s.faults = s.newFaults()
+	s.api = s.faults.Wrap("", APIPrefix, http.HandlerFunc(s.serveAPI))
 	if s.dir == "" {
 		d, err := os.MkdirTemp("", "sitepulp-")
 		if err != nil {
@@ -158,7 +162,7 @@ func (s *Server) Close() error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, APIPrefix):
-		s.serveAPI(w, r)
+		s.api.ServeHTTP(w, r)
 	case strings.HasPrefix(r.URL.Path, controlPrefix):
 		s.serveControl(w, r)
 	default:
@@ -203,37 +207,25 @@ func newID() string {
 
 func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000000Z") }
 
-// faultState counts how often a fault fired.
-type faultState struct {
-	Fault
-	fired int
-}
-
-// SetFaults replaces the API fault list.
+// SetFaults replaces the API fault list; an invalid fault panics (see
+// pulpfake.Server.SetFaults).
 func (s *Server) SetFaults(faults ...Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = nil
-	for _, f := range faults {
-		s.faults = append(s.faults, &faultState{Fault: f})
+	if err := s.faults.Set(faults...); err != nil {
+		panic(err)
 	}
 }
 
-// pickFault returns the first live fault matching the request.
-func (s *Server) pickFault(method, rel string) (Fault, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, f := range s.faults {
-		if f.Method != "" && !strings.EqualFold(f.Method, method) || !strings.HasPrefix(rel, f.PathPrefix) {
-			continue
-		}
-		if f.Times > 0 && f.fired >= f.Times {
-			continue
-		}
-		f.fired++
-		return f.Fault, true
-	}
-	return Fault{}, false
+// newFaults answers injected statuses as DRF does.
+func (s *Server) newFaults() *faultinject.Injector {
+	return faultinject.New(faultinject.Options{
+		Answer: func(w http.ResponseWriter, _ *http.Request, _ string, status int, msg string) {
+			if msg == "" {
+				msg = http.StatusText(status)
+			}
+			writeJSON(w, status, detail(msg))
+		},
+		Done: s.stopping,
+	})
 }
 
 // SetHangTasks makes new tasks stay "running" until cancelled (true), as
@@ -307,7 +299,10 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, detail(err.Error()))
 			return
 		}
-		s.SetFaults(faults...)
+		if err := s.faults.Set(faults...); err != nil {
+			writeJSON(w, http.StatusBadRequest, detail(err.Error()))
+			return
+		}
 		writeJSON(w, http.StatusOK, faults)
 	case what == "hang_tasks" && r.Method == http.MethodPut:
 		var body struct {

@@ -55,7 +55,10 @@ fatimage_oci_resolve() {
 			realm=$(printf '%s\n' "$challenge" | sed -n 's/.*realm="\([^"]*\)".*/\1/p')
 			service=$(printf '%s\n' "$challenge" | sed -n 's/.*service="\([^"]*\)".*/\1/p')
 			token=$(fatimage_oci_token "$realm" "$service" "$repo" "$insecure" "$cfg") || token=
-			code=$(fatimage_oci_get "$body" "$url" "$insecure" "" -H "Authorization: Bearer $token" 2>"$body.err") || code=000
+			# the header goes on curl's stdin (printf is a builtin): a
+			# token in curl's arguments is in ps for every user to read
+			code=$(printf 'Authorization: Bearer %s\n' "$token" |
+				fatimage_oci_get "$body" "$url" "$insecure" "" -H @- 2>"$body.err") || code=000
 		fi
 	fi
 	case $code in

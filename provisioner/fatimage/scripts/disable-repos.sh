@@ -13,14 +13,15 @@ remove_repo_copies() {
   done
 }
 
-# verify_repos_clean PWFILE fails when the password (in PWFILE, removed
-# here) is in any file under /etc/yum.repos.d, when a section is still
-# enabled, or when other files than .repo ones are left there.
+# verify_repos_clean PWFILE fails when any credential the run knows (in
+# PWFILE, one form a line, removed here) is in any file under
+# /etc/yum.repos.d, when a section is still enabled, or when other files
+# than .repo ones are left there.
 verify_repos_clean() {
   pw=$1
   if [ -s "$pw" ] && grep -rlF -f "$pw" /etc/yum.repos.d; then
     rm -f "$pw"
-    fatimage_cause "the repository password is still in the files above"
+    fatimage_cause "a credential of the build is still in the files above"
     exit 1
   fi
   rm -f "$pw"

@@ -114,6 +114,10 @@ FATIMAGE_EOF
     /*.rpm) local_rpms="$local_rpms $p" ;;
     *)
       spec=$(pkg_spec "$p")
+      # dnf shell splits its lines as a shell would (shlex): a group
+      # name with a space ("@Development Tools") is quoted to stay one
+      # word (specs carry no quotes: validate_packages.go)
+      case $spec in *" "*) spec="'$spec'" ;; esac
       if [ -n "$spec" ]; then install="$install $spec"; fi
       ;;
     esac

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 func main() {
@@ -121,7 +122,7 @@ func up(dir string, timeout time.Duration) error {
 		select {
 		case err := <-exited:
 			tail, _ := os.ReadFile(logFile(dir))
-			return fmt.Errorf("the lab exited while starting (%v):\n%s", err, lastLines(string(tail), 30))
+			return fmt.Errorf("the lab exited while starting (%v):\n%s", err, logtail.Lines(string(tail), 30))
 		case <-deadline:
 			cmd.Process.Signal(syscall.SIGTERM)
 			return fmt.Errorf("the lab was not ready after %s; see %s", timeout, logFile(dir))
@@ -225,12 +226,4 @@ func readEnv(path string) (map[string]string, error) {
 		env[k] = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
 	}
 	return env, nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

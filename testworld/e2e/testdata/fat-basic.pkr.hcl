@@ -24,5 +24,6 @@ build {
       destination = "/etc/ansible-init/playbooks"
     }
     manifest_output = var.manifest_output
+    sbom_output     = var.sbom_output
   }
 }

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/faultinject"
 )
 
 // Options configures a Cloud.
@@ -36,14 +38,16 @@ type Options struct {
 }
 
 // User is a Keystone user with its default project. Roles are the roles
-// it has on that project and on OtherProjects (project names in the same
-// domain), default member and reader; a user with "admin" passes every
+// it has on that project and on OtherProjects (project names in
+// ProjectDomain), default member and reader; a user with "admin" passes every
 // policy check, as a cloud admin does.
 type User struct {
 	Name, Password, Project, Domain string
-	Roles                           []string
-	OtherProjects                   []string
-	AppCredentials                  []AppCredential
+	// ProjectDomain holds Project and OtherProjects; default Domain.
+	ProjectDomain  string
+	Roles          []string
+	OtherProjects  []string
+	AppCredentials []AppCredential
 }
 
 // AppCredential is a Keystone application credential of a User.
@@ -145,8 +149,8 @@ type Cloud struct {
 	network  *neutron
 	volume   *cinder
 
-	faultMu sync.Mutex // a leaf lock: taken with any service lock held
-	faults  []*faultState
+	faults *faultinject.Injector   // its lock is a leaf: taken with any service lock held
+	apis   map[string]http.Handler // by service: the service behind the faults
 
 	callMu sync.Mutex
 	calls  map[string]int
@@ -181,6 +185,8 @@ func New(o Options) (*Cloud, error) {
 	}
 	o.Timing.defaults()
 	c := &Cloud{o: o, done: make(chan struct{}), calls: map[string]int{}}
+	c.faults = c.newFaults()
+	c.apis = c.newAPIs()
 	var err error
 	if c.identity, err = newKeystone(c, o.Users); err != nil {
 		return nil, err
@@ -381,27 +387,6 @@ func decodeBody(r *http.Request, v any) error {
 		return fmt.Errorf("malformed request body: %v", err)
 	}
 	return nil
-}
-
-// match matches a path split in segments against a pattern where "*"
-// matches any one segment; it returns the wildcard values.
-func match(segs []string, pattern string) ([]string, bool) {
-	ps := strings.Split(pattern, "/")
-	if pattern == "" {
-		ps = nil
-	}
-	if len(ps) != len(segs) {
-		return nil, false
-	}
-	var out []string
-	for i, p := range ps {
-		if p == "*" {
-			out = append(out, segs[i])
-		} else if p != segs[i] {
-			return nil, false
-		}
-	}
-	return out, true
 }
 
 func splitPath(p string) []string {

@@ -20,7 +20,13 @@ Each service is its own type with its own state and lock: keystone
 (identity.go), nova (compute.go), glance (image.go), neutron (network.go)
 and cinder (volume.go); Cloud (cloud.go, http.go) routes requests and
 holds what they share (options, background work, faults, call counts,
-the state log). What one service offers another lives in
+the state log). Below its version documents and authentication each
+service routes by Go 1.22 method patterns ("GET
+/image/v2/images/{id}"): a router (routes.go) per service, its table in
+<service>_routes.go; patterns without a method give the double's 404 or
+405 in the service's own shape for what a service does not take (HEAD
+does not match GET routes). Faults (testworld/faultinject) wrap each
+service's handler. What one service offers another lives in
 <service>_<peer>.go files (network_nova.go, volume_nova.go,
 image_peers.go) and works by id: no service touches another's records.
 

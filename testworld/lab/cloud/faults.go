@@ -1,32 +1,30 @@
 package cloud
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
-	"regexp"
-	"strconv"
-	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/faultinject"
 )
 
-// Fault kinds. A Fault with an empty Kind is an HTTP fault.
+// Fault is one fault rule (testworld/faultinject, shared with the Pulp
+// doubles). The cloud's kinds:
 //
-//   - "http": matches requests by Service ("identity", "compute", "image",
-//     "network", "volume"; "" = any), Method ("" = any) and Path (a regexp
-//     searched in the URL path, e.g. "/servers/[^/]+/action$"; "" = any)
-//     and Body (a regexp searched in the request body, e.g. "createImage";
-//     "" = any).
-//     A matching request first sleeps Latency, then, if Hang, is held until
-//     the client gives up (or the cloud closes); otherwise if Status != 0 it
-//     is answered with that status (500/503/429...) in the service's error
-//     shape and, when RetryAfter > 0, a Retry-After header (seconds).
-//     Latency alone just slows the request down. With Lost, the request
-//     is served (the cloud acts) and then its answer is lost: replaced by
-//     Status (a gateway's 502/503/504) or, when Status is 0, the
-//     connection is dropped without an answer.
+//   - "http" (or ""): matches requests by Service ("identity", "compute",
+//     "image", "network", "volume"; "" = any), Method ("" = any), Path
+//     (a regexp searched in the URL path, e.g. "/servers/[^/]+/action$";
+//     "" = any) and Body (a regexp searched in the request body, e.g.
+//     "createImage"; "" = any). A matching request first sleeps Latency, then, if Hang,
+//     is held until the client gives up (or the cloud closes); otherwise
+//     if Status != 0 it is answered with that status (500/503/429...) in
+//     the service's error shape and, with RetryAfter, a Retry-After
+//     header. Latency alone just slows the request down.
+//   - "lose_answer": the backend acts, the answer is lost. A matching
+//     request is served (the server, volume, image or keypair exists
+//     afterwards), then its connection is closed without an answer, or
+//     with Status != 0 the answer is replaced by that status (502/503/504,
+//     as a proxy would). LoseAnswer arms it for one request;
+//     faultinject.LoseAnswer("POST", path, n) for the nth POST to path.
 //   - "server_error": the next created server (whose name matches Name, a
 //     regexp; "" = any) goes to ERROR with fault {"code": 500, "message":
 //     Message}.
@@ -41,31 +39,17 @@ import (
 //   - "volume_error": the next created volume goes to "error".
 //   - "volume_stuck_creating": the next created volume stays "creating".
 //
-// Rate (0 < Rate < 1) applies the fault with that probability (0 = always);
-// Times limits how often it applies (0 = unlimited). Rules are tried in
-// order; the first that answers (Status, Hang or Lost) ends the search, so
-// FaultHits counts exactly the answers injected. Durations are
-// nanoseconds in JSON.
-type Fault struct {
-	Kind       string        `json:"kind,omitempty"`
-	Service    string        `json:"service,omitempty"`
-	Method     string        `json:"method,omitempty"`
-	Path       string        `json:"path,omitempty"`
-	Body       string        `json:"body,omitempty"`
-	Name       string        `json:"name,omitempty"`
-	Latency    time.Duration `json:"latency,omitempty"`
-	Rate       float64       `json:"rate,omitempty"`
-	Times      int           `json:"times,omitempty"`
-	Status     int           `json:"status,omitempty"`
-	RetryAfter int           `json:"retry_after,omitempty"`
-	Hang       bool          `json:"hang,omitempty"`
-	Lost       bool          `json:"lost,omitempty"`
-	Message    string        `json:"message,omitempty"`
-	Delay      time.Duration `json:"delay,omitempty"`
-}
+// Nth skips the matching requests before the nth; Rate (0 < Rate < 1)
+// applies the fault with that probability (0 = always); Times limits how
+// often it applies (0 = unlimited). Rules are tried in order; the first
+// that answers (Status, Hang or a lost answer) ends the search, so
+// FaultHits counts exactly the answers injected. Durations are Go
+// duration strings in JSON ("50ms"; nanoseconds are accepted).
+type Fault = faultinject.Rule
 
 const (
-	FaultHTTP            = "http"
+	FaultHTTP            = faultinject.KindHTTP
+	FaultLoseAnswer      = faultinject.KindLoseAnswer
 	FaultServerError     = "server_error"
 	FaultServerStuck     = "server_stuck_build"
 	FaultServerHardReset = "server_hard_reset"
@@ -75,44 +59,30 @@ const (
 	FaultVolumeStuck     = "volume_stuck_creating"
 )
 
-var faultKinds = map[string]bool{FaultHTTP: true, FaultServerError: true, FaultServerStuck: true,
-	FaultServerHardReset: true, FaultSSHDelay: true, FaultImageKilled: true, FaultVolumeError: true, FaultVolumeStuck: true}
-
-type faultState struct {
-	Fault
-	path, name, body *regexp.Regexp
-	hits             int
+// LoseAnswer is the fault that serves the next request on svc matching
+// method, path and body (regexps, "" = any) and then loses its answer:
+// status replaces it, or with status 0 the connection is dropped.
+func LoseAnswer(svc, method, path, body string, status int) Fault {
+	f := faultinject.LoseAnswer(method, path, 1)
+	f.Service, f.Body, f.Status = svc, body, status
+	return f
 }
 
-func compileFaults(fs []Fault) ([]*faultState, error) {
-	var out []*faultState
-	for i, f := range fs {
-		if f.Kind == "" {
-			f.Kind = FaultHTTP
-		}
-		if !faultKinds[f.Kind] {
-			return nil, fmt.Errorf("fault %d: unknown kind %q", i, f.Kind)
-		}
-		st := &faultState{Fault: f}
-		var err error
-		if f.Path != "" {
-			if st.path, err = regexp.Compile(f.Path); err != nil {
-				return nil, fmt.Errorf("fault %d: path: %v", i, err)
+// newFaults is the cloud's injector: injected statuses in each service's
+// error shape, the resource kinds taken by the services.
+func (c *Cloud) newFaults() *faultinject.Injector {
+	return faultinject.New(faultinject.Options{
+		Kinds: []string{FaultServerError, FaultServerStuck, FaultServerHardReset, FaultSSHDelay,
+			FaultImageKilled, FaultVolumeError, FaultVolumeStuck},
+		Answer: func(w http.ResponseWriter, _ *http.Request, svc string, status int, msg string) {
+			if msg == "" {
+				msg = "Injected fault: " + http.StatusText(status)
 			}
-		}
-		if f.Name != "" {
-			if st.name, err = regexp.Compile(f.Name); err != nil {
-				return nil, fmt.Errorf("fault %d: name: %v", i, err)
-			}
-		}
-		if f.Body != "" {
-			if st.body, err = regexp.Compile(f.Body); err != nil {
-				return nil, fmt.Errorf("fault %d: body: %v", i, err)
-			}
-		}
-		out = append(out, st)
-	}
-	return out, nil
+			fail(w, svc, status, "", msg)
+		},
+		Done: c.done,
+		Logf: func(format string, args ...any) { c.logf("cloud: "+format, args...) },
+	})
 }
 
 // SetFaults replaces the fault rules. If a rule is invalid (unknown kind,
@@ -125,154 +95,25 @@ func (c *Cloud) SetFaults(f ...Fault) {
 }
 
 func (c *Cloud) setFaults(f []Fault) error {
-	fs, err := compileFaults(f)
-	if err != nil {
+	if err := c.faults.Set(f...); err != nil {
 		return err
 	}
-	c.faultMu.Lock()
-	c.faults = fs
-	c.faultMu.Unlock()
 	for _, s := range c.compute.activeServers() {
 		c.compute.maybeHardReset(s)
 	}
 	return nil
 }
 
+// FaultHits returns, for each rule of the last SetFaults in order, how
+// often it has applied: HTTP answers (or delays) injected or lost,
+// resources failed. Tests use it to show a probabilistic fault really
+// fired.
+func (c *Cloud) FaultHits() []int { return c.faults.Hits() }
+
 // takeFault consumes and returns the first resource fault of kind whose
-// Name matches name. faultMu is a leaf lock, so services call this with
-// their own lock held.
-func (c *Cloud) takeFault(kind, name string) *Fault {
-	c.faultMu.Lock()
-	defer c.faultMu.Unlock()
-	for _, f := range c.faults {
-		if f.Kind != kind || (f.name != nil && !f.name.MatchString(name)) {
-			continue
-		}
-		if f.Times > 0 && f.hits >= f.Times {
-			continue
-		}
-		if f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate {
-			continue
-		}
-		f.hits++
-		ff := f.Fault
-		return &ff
-	}
-	return nil
-}
-
-// LoseAnswer is the fault that serves the next request matching method,
-// path and body (regexps, "" = any) on svc and then loses its answer:
-// status replaces it, or with status 0 the connection is dropped.
-func LoseAnswer(svc, method, path, body string, status int) Fault {
-	return Fault{Service: svc, Method: method, Path: path, Body: body, Lost: true, Status: status, Times: 1}
-}
-
-// applyHTTPFaults applies request faults; false when the request was
-// answered. A Lost rule is returned for the caller to apply once the
-// request has been served.
-func (c *Cloud) applyHTTPFaults(w http.ResponseWriter, r *http.Request, svc string) (*Fault, bool) {
-	var apply []Fault
-	c.faultMu.Lock()
-	for _, f := range c.faults {
-		if f.Kind != FaultHTTP || (f.Service != "" && f.Service != svc) || (f.Method != "" && f.Method != r.Method) {
-			continue
-		}
-		if f.path != nil && !f.path.MatchString(r.URL.Path) {
-			continue
-		}
-		if f.Times > 0 && f.hits >= f.Times {
-			continue
-		}
-		if f.body != nil && !f.body.Match(peekBody(r)) {
-			continue
-		}
-		if f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate {
-			continue
-		}
-		f.hits++
-		apply = append(apply, f.Fault)
-		if f.Status != 0 || f.Hang || f.Lost {
-			// This rule answers the request: later rules neither apply
-			// nor count a hit, so hits add up to the answers injected.
-			break
-		}
-	}
-	c.faultMu.Unlock()
-	for _, f := range apply {
-		if f.Lost {
-			return &f, true
-		}
-		if f.Latency > 0 {
-			t := time.NewTimer(f.Latency)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return nil, false
-			case <-c.done:
-				t.Stop()
-			}
-		}
-		if f.Hang {
-			c.logf("cloud: fault: hanging %s %s", r.Method, r.URL.Path)
-			select {
-			case <-r.Context().Done():
-			case <-c.done:
-			}
-			return nil, false
-		}
-		if f.Status != 0 {
-			c.logf("cloud: fault: %d for %s %s", f.Status, r.Method, r.URL.Path)
-			if f.RetryAfter > 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
-			}
-			msg := f.Message
-			if msg == "" {
-				msg = "Injected fault: " + http.StatusText(f.Status)
-			}
-			fail(w, svc, f.Status, "", msg)
-			return nil, false
-		}
-	}
-	return nil, true
-}
-
-// peekBody reads the request body and puts it back for the handler.
-func peekBody(r *http.Request) []byte {
-	if r.Body == nil {
-		return nil
-	}
-	b, _ := io.ReadAll(r.Body) // a short read matches less; the handler then sees what was read
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	return b
-}
-
-// lostAnswer takes the answer of a served request and throws it away.
-type lostAnswer struct{ h http.Header }
-
-func (l *lostAnswer) Header() http.Header         { return l.h }
-func (l *lostAnswer) WriteHeader(int)             {}
-func (l *lostAnswer) Write(b []byte) (int, error) { return len(b), nil }
-
-// loseAnswer ends a request served through a lostAnswer as f says: a
-// gateway error, or a dropped connection.
-func (c *Cloud) loseAnswer(w http.ResponseWriter, r *http.Request, svc string, f *Fault) {
-	if f.Status != 0 {
-		c.logf("cloud: fault: served %s %s, answered %d instead", r.Method, r.URL.Path, f.Status)
-		fail(w, svc, f.Status, "", "Injected fault after the request was served: "+http.StatusText(f.Status))
-		return
-	}
-	c.logf("cloud: fault: served %s %s, dropping the connection", r.Method, r.URL.Path)
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		fail(w, svc, http.StatusBadGateway, "", "Injected fault after the request was served (connection cannot be dropped)")
-		return
-	}
-	if conn, _, err := hj.Hijack(); err == nil {
-		_ = conn.Close()
-	}
-}
+// Name matches name. The injector's lock is a leaf, so services call
+// this with their own lock held.
+func (c *Cloud) takeFault(kind, name string) *Fault { return c.faults.Take(kind, name) }
 
 func (c *Cloud) serveControl(w http.ResponseWriter, r *http.Request, segs []string) {
 	switch {
@@ -288,13 +129,7 @@ func (c *Cloud) serveControl(w http.ResponseWriter, r *http.Request, segs []stri
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case len(segs) == 1 && segs[0] == "faults" && r.Method == http.MethodGet:
-		c.faultMu.Lock()
-		fs := []Fault{}
-		for _, f := range c.faults {
-			fs = append(fs, f.Fault)
-		}
-		c.faultMu.Unlock()
-		writeJSON(w, http.StatusOK, fs)
+		writeJSON(w, http.StatusOK, c.faults.Rules())
 	case len(segs) == 1 && segs[0] == "status" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, c.Status())
 	case len(segs) == 1 && segs[0] == "calls" && r.Method == http.MethodGet:

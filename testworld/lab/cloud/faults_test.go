@@ -102,7 +102,7 @@ func TestHTTPFaults(t *testing.T) {
 	l := newLab(t, nil)
 	cl := l.clients()
 	// 503 with Retry-After, once
-	l.c.SetFaults(Fault{Service: "compute", Method: "GET", Path: "/flavors", Status: 503, RetryAfter: 1, Times: 1})
+	l.c.SetFaults(Fault{Service: "compute", Method: "GET", Path: "/flavors", Status: 503, RetryAfter: "1", Times: 1})
 	_, err := flavors.ListDetail(cl.compute, nil).AllPages(ctx)
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if !errors.As(err, &ue) || ue.Actual != 503 || ue.ResponseHeader.Get("Retry-After") != "1" || !bytes.Contains(ue.Body, []byte("serviceUnavailable")) {
@@ -118,7 +118,7 @@ func TestHTTPFaults(t *testing.T) {
 		seen = append(seen, e.ResponseHeader.Get("Retry-After"))
 		return nil // a real client would sleep Retry-After seconds; the double needs no pause
 	}
-	l.c.SetFaults(Fault{Service: "compute", Path: "/flavors", Status: 429, RetryAfter: 2, Times: 2})
+	l.c.SetFaults(Fault{Service: "compute", Path: "/flavors", Status: 429, RetryAfter: "2", Times: 2})
 	if _, err := flavors.ListDetail(cl.compute, nil).AllPages(ctx); err != nil {
 		t.Fatalf("429 retry: %v", err)
 	}

@@ -40,15 +40,22 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer c.inflight.Add(-1)
 	c.countCall(svc)
 	c.logf("cloud: %s %s", r.Method, r.URL.RequestURI())
-	lost, ok := c.applyHTTPFaults(w, r, svc)
-	if !ok {
-		return
+	c.apis[svc].ServeHTTP(w, r)
+}
+
+// newAPIs puts each service behind the fault rules.
+func (c *Cloud) newAPIs() map[string]http.Handler {
+	apis := map[string]http.Handler{}
+	for _, svc := range prefixes {
+		apis[svc] = c.faults.Wrap(svc, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.serveService(svc, w, r)
+		}))
 	}
-	if lost != nil {
-		defer c.loseAnswer(w, r, svc, lost)
-		w = &lostAnswer{h: http.Header{}}
-	}
-	rest := segs[1:]
+	return apis
+}
+
+func (c *Cloud) serveService(svc string, w http.ResponseWriter, r *http.Request) {
+	rest := splitPath(r.URL.Path)[1:]
 	if r.Method == http.MethodGet && c.states.recording() {
 		rec := &bodyRecorder{ResponseWriter: w}
 		defer c.states.observeResponse(svc, r, rec)
@@ -132,5 +139,5 @@ func methodNotAllowed(w http.ResponseWriter, svc string) {
 }
 
 func notFoundPath(w http.ResponseWriter, r *http.Request, svc string) {
-	fail(w, svc, http.StatusNotFound, "", "The resource could not be found: "+strings.TrimPrefix(r.URL.Path, "/"))
+	fail(w, svc, http.StatusNotFound, "", "The resource could not be found: "+strings.TrimPrefix(reqPath(r), "/"))
 }

@@ -12,15 +12,18 @@ import (
 // cloud is made, so only tokens need the lock.
 type keystone struct {
 	c        *Cloud
+	rt       *router // the v3 API below authentication
 	users    []*userRec
 	projects map[string]*project // by id
+	domains  map[string]string   // name by id
 
 	mu     sync.Mutex
 	tokens map[string]*token
 }
 
 func newKeystone(c *Cloud, users []User) (*keystone, error) {
-	ks := &keystone{c: c, projects: map[string]*project{}, tokens: map[string]*token{}}
+	ks := &keystone{c: c, projects: map[string]*project{}, domains: map[string]string{}, tokens: map[string]*token{}}
+	ks.rt = ks.routes()
 	byName := map[string]*project{}
 	for _, u := range users {
 		if u.Name == "" {
@@ -32,14 +35,18 @@ func newKeystone(c *Cloud, users []User) (*keystone, error) {
 		if u.Project == "" {
 			u.Project = u.Name
 		}
+		if u.ProjectDomain == "" {
+			u.ProjectDomain = u.Domain
+		}
+		ks.domains[domainID(u.Domain)], ks.domains[domainID(u.ProjectDomain)] = u.Domain, u.ProjectDomain
 		if len(u.Roles) == 0 {
 			u.Roles = []string{"member", "reader"}
 		}
 		get := func(name string) *project {
-			p := byName[u.Domain+"/"+name]
+			p := byName[u.ProjectDomain+"/"+name]
 			if p == nil {
-				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.Domain)}
-				byName[u.Domain+"/"+name] = p
+				p = &project{ID: newHexID(), Name: name, DomainID: domainID(u.ProjectDomain)}
+				byName[u.ProjectDomain+"/"+name] = p
 				ks.projects[p.ID] = p
 			}
 			return p
@@ -121,7 +128,7 @@ func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string)
 		writeJSON(w, http.StatusOK, obj{"version": ks.identityVersion()})
 		return
 	}
-	if _, ok := match(segs, "auth/tokens"); ok && r.Method == http.MethodPost {
+	if len(segs) == 2 && segs[0] == "auth" && segs[1] == "tokens" && r.Method == http.MethodPost {
 		ks.issueToken(w, r)
 		return
 	}
@@ -129,90 +136,8 @@ func (ks *keystone) serve(w http.ResponseWriter, r *http.Request, segs []string)
 	if t == nil {
 		return
 	}
-	switch {
-	case eq(segs, "auth/tokens"):
-		subj := r.Header.Get("X-Subject-Token")
-		ks.mu.Lock()
-		st := ks.tokens[subj]
-		if st != nil && time.Now().After(st.Expires) {
-			st = nil
-		}
-		if st != nil && r.Method == http.MethodDelete {
-			delete(ks.tokens, subj)
-		}
-		ks.mu.Unlock()
-		if st == nil {
-			fail(w, svc, http.StatusNotFound, "", "Could not find token: "+subj+".")
-			return
-		}
-		switch r.Method {
-		case http.MethodGet:
-			w.Header().Set("X-Subject-Token", st.ID)
-			writeJSON(w, http.StatusOK, obj{"token": ks.tokenBody(st)})
-		case http.MethodHead:
-			w.WriteHeader(http.StatusOK)
-		case http.MethodDelete:
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			methodNotAllowed(w, svc)
-		}
-	case eq(segs, "auth/projects"), eq(segs, "projects"):
-		// Listing every project is identity:list_projects, an admin
-		// rule; a user lists its own through /v3/auth/projects.
-		ps := append([]*project{t.user.project}, t.user.others...)
-		if eq(segs, "projects") {
-			if !t.isAdmin() {
-				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: identity:list_projects.")
-				return
-			}
-			ps = sortByCreated(ks.projects, func(*project) time.Time { return time.Time{} }, func(p *project) string { return p.Name })
-		}
-		out := []obj{}
-		for _, p := range ps {
-			out = append(out, ks.projectJSON(p))
-		}
-		writeJSON(w, http.StatusOK, obj{"projects": out,
-			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
-	case eq(segs, "auth/catalog"):
-		writeJSON(w, http.StatusOK, obj{"catalog": ks.catalog(t.project),
-			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
-	case len(segs) == 2 && segs[0] == "projects":
-		p := ks.projects[segs[1]]
-		if p == nil || (p != t.project && !t.isAdmin()) {
-			fail(w, svc, http.StatusNotFound, "", "Could not find project: "+segs[1]+".")
-			return
-		}
-		writeJSON(w, http.StatusOK, obj{"project": ks.projectJSON(p)})
-	case len(segs) == 2 && segs[0] == "users":
-		if segs[1] != t.user.ID {
-			fail(w, svc, http.StatusNotFound, "", "Could not find user: "+segs[1]+".")
-			return
-		}
-		writeJSON(w, http.StatusOK, obj{"user": obj{"id": t.user.ID, "name": t.user.Name, "domain_id": domainID(t.user.Domain),
-			"enabled": true, "default_project_id": t.user.project.ID, "password_expires_at": nil,
-			"links": obj{"self": ks.c.url + r.URL.Path}}})
-	case len(segs) == 3 && segs[0] == "users" && segs[2] == "application_credentials":
-		if segs[1] != t.user.ID {
-			fail(w, svc, http.StatusNotFound, "", "Could not find user: "+segs[1]+".")
-			return
-		}
-		acs := []obj{}
-		for _, ac := range t.user.AppCredentials {
-			acs = append(acs, obj{"id": ac.ID, "name": ac.Name, "project_id": t.user.project.ID,
-				"description": "", "expires_at": nil, "unrestricted": false, "roles": roles(t.user.Roles), "access_rules": []obj{}})
-		}
-		writeJSON(w, http.StatusOK, obj{"application_credentials": acs,
-			"links": obj{"self": ks.c.url + r.URL.Path, "previous": nil, "next": nil}})
-	case eq(segs, "domains"):
-		writeJSON(w, http.StatusOK, obj{"domains": []obj{{"id": domainID(t.user.Domain), "name": t.user.Domain, "enabled": true, "description": ""}}})
-	case eq(segs, "regions"):
-		writeJSON(w, http.StatusOK, obj{"regions": []obj{{"id": ks.c.o.Region, "description": "", "parent_region_id": nil}}})
-	default:
-		notFoundPath(w, r, svc)
-	}
+	ks.rt.serve(w, r, cleanPath(append([]string{"identity", "v3"}, segs...)), &caller{t: t})
 }
-
-func eq(segs []string, p string) bool { _, ok := match(segs, p); return ok }
 
 func (ks *keystone) projectJSON(p *project) obj {
 	return obj{"id": p.ID, "name": p.Name, "domain_id": p.DomainID, "enabled": true, "is_domain": false,
@@ -256,38 +181,41 @@ func (t *token) isAdmin() bool { return contains(t.user.Roles, "admin") }
 
 type authReq struct {
 	Auth struct {
-		Identity struct {
-			Methods  []string `json:"methods"`
-			Password struct {
-				User struct {
-					ID       string `json:"id"`
-					Name     string `json:"name"`
-					Password string `json:"password"`
-					Domain   struct{ ID, Name string }
-				} `json:"user"`
-			} `json:"password"`
-			AppCred struct {
-				ID     string `json:"id"`
-				Name   string `json:"name"`
-				Secret string `json:"secret"`
-				User   struct {
-					ID     string `json:"id"`
-					Name   string `json:"name"`
-					Domain struct{ ID, Name string }
-				} `json:"user"`
-			} `json:"application_credential"`
-			Token struct {
-				ID string `json:"id"`
-			} `json:"token"`
-		} `json:"identity"`
-		Scope *struct {
+		Identity authIdentity `json:"identity"`
+		Scope    *struct {
 			Project *struct {
-				ID     string `json:"id"`
-				Name   string `json:"name"`
-				Domain struct{ ID, Name string }
+				ID     string    `json:"id"`
+				Name   string    `json:"name"`
+				Domain reqDomain `json:"domain"`
 			} `json:"project"`
 		} `json:"scope"`
 	} `json:"auth"`
+}
+
+// authIdentity is the identity part of POST /v3/auth/tokens.
+type authIdentity struct {
+	Methods  []string `json:"methods"`
+	Password struct {
+		User struct {
+			ID       string    `json:"id"`
+			Name     string    `json:"name"`
+			Password string    `json:"password"`
+			Domain   reqDomain `json:"domain"`
+		} `json:"user"`
+	} `json:"password"`
+	AppCred struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Secret string `json:"secret"`
+		User   struct {
+			ID     string    `json:"id"`
+			Name   string    `json:"name"`
+			Domain reqDomain `json:"domain"`
+		} `json:"user"`
+	} `json:"application_credential"`
+	Token struct {
+		ID string `json:"id"`
+	} `json:"token"`
 }
 
 // domainID maps a domain name to its id ("Default" -> "default").
@@ -298,17 +226,42 @@ func domainID(name string) string {
 	return strings.ToLower(name)
 }
 
-// domainOK says whether a request's domain (id or name) designates domain dom.
-func domainOK(dom, id, name string) bool {
-	return (id == "" && name == "") || id == domainID(dom) || name == dom
+// domainOK says whether a request's domain designates the domain with id
+// domID. As Keystone, a name given wins over an id given alongside.
+func domainOK(domID string, d reqDomain) bool {
+	if d.Name != "" {
+		return domainID(d.Name) == domID
+	}
+	return d.ID == domID
 }
 
-func (ks *keystone) userMatches(u *userRec, id, name, domID, domName string) bool {
-	if id != "" {
-		return u.ID == id
-	}
-	return name != "" && u.Name == name && domainOK(u.Domain, domID, domName)
+// reqDomain is a domain in an authentication request.
+type reqDomain struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
+
+// errNoDomain is Keystone's answer to a user or project named without a
+// domain: names are unique only within a domain.
+type errNoDomain string
+
+func (e errNoDomain) Error() string {
+	return "Expecting to find domain in " + string(e) + ". The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error."
+}
+
+// userMatches says whether a request's user (id, or name and domain)
+// designates u; a name without a domain is a malformed request.
+func (ks *keystone) userMatches(u *userRec, id, name string, dom reqDomain) (bool, error) {
+	if id != "" {
+		return u.ID == id, nil
+	}
+	if dom.ID == "" && dom.Name == "" {
+		return false, errNoDomain("user")
+	}
+	return name != "" && u.Name == name && domainOK(domainID(u.Domain), dom), nil
+}
+
+var errUnauthorized = &httpErr{http.StatusUnauthorized, "The request you have made requires authentication."}
 
 func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 	const svc = SvcIdentity
@@ -317,25 +270,63 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		fail(w, svc, http.StatusBadRequest, "", err.Error())
 		return
 	}
-	id := req.Auth.Identity
-	unauth := func() {
-		fail(w, svc, http.StatusUnauthorized, "", "The request you have made requires authentication.")
-	}
-	if len(id.Methods) == 0 {
+	if len(req.Auth.Identity.Methods) == 0 {
 		fail(w, svc, http.StatusBadRequest, "", "Expecting to find methods in identity.")
 		return
 	}
 	ks.mu.Lock()
+	t, aerr := ks.newToken(&req)
+	ks.mu.Unlock()
+	if aerr != nil {
+		fail(w, svc, aerr.status, "", aerr.msg)
+		return
+	}
+	w.Header().Set("X-Subject-Token", t.ID)
+	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
+}
+
+// newToken checks a token request and records the token; ks.mu is held.
+func (ks *keystone) newToken(req *authReq) (*token, *httpErr) {
+	method := req.Auth.Identity.Methods[0]
+	user, ac, aerr := ks.identify(method, &req.Auth.Identity)
+	if aerr != nil {
+		return nil, aerr
+	}
+	proj := user.project
+	if sc := req.Auth.Scope; sc != nil {
+		if ac != nil {
+			// An application credential is bound to its project.
+			return nil, &httpErr{http.StatusUnauthorized, "Application credentials cannot request a scope."}
+		}
+		if sc.Project != nil {
+			if proj, aerr = ks.scopedProject(user, sc.Project.ID, sc.Project.Name, sc.Project.Domain); aerr != nil {
+				return nil, aerr
+			}
+		}
+	}
+	now := time.Now()
+	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
+		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
+	ks.tokens[t.ID] = t
+	return t, nil
+}
+
+// identify finds the user (and application credential) a request's
+// identity designates.
+func (ks *keystone) identify(method string, id *authIdentity) (*userRec, *AppCredential, *httpErr) {
 	var (
 		user *userRec
 		ac   *AppCredential
 	)
-	method := id.Methods[0]
 	switch method {
 	case "password":
 		pu := id.Password.User
 		for _, u := range ks.users {
-			if ks.userMatches(u, pu.ID, pu.Name, pu.Domain.ID, pu.Domain.Name) && u.Password == pu.Password {
+			ok, err := ks.userMatches(u, pu.ID, pu.Name, pu.Domain)
+			if err != nil {
+				return nil, nil, badRequest(err.Error())
+			}
+			if ok && u.Password == pu.Password {
 				user = u
 			}
 		}
@@ -344,11 +335,15 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 		for _, u := range ks.users {
 			for i := range u.AppCredentials {
 				cand := &u.AppCredentials[i]
-				if cand.Secret != a.Secret {
-					continue
+				match := a.ID != "" && cand.ID == a.ID
+				if a.ID == "" && a.Name != "" && cand.Name == a.Name {
+					ok, err := ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain)
+					if err != nil {
+						return nil, nil, badRequest(err.Error())
+					}
+					match = ok
 				}
-				if (a.ID != "" && cand.ID == a.ID) ||
-					(a.ID == "" && a.Name != "" && cand.Name == a.Name && ks.userMatches(u, a.User.ID, a.User.Name, a.User.Domain.ID, a.User.Domain.Name)) {
+				if match && cand.Secret == a.Secret {
 					user, ac = u, cand
 				}
 			}
@@ -358,45 +353,31 @@ func (ks *keystone) issueToken(w http.ResponseWriter, r *http.Request) {
 			if t.appCred != nil {
 				// Keystone keeps an application credential's token to its
 				// project: no re-scoping, no new tokens from it.
-				ks.mu.Unlock()
-				fail(w, svc, http.StatusForbidden, "", "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential.")
-				return
+				return nil, nil, &httpErr{http.StatusForbidden, "You are not authorized to perform the requested action: Using method 'token' is not allowed for a token created with an application credential."}
 			}
 			user = t.user
 		}
 	default:
-		ks.mu.Unlock()
-		fail(w, svc, http.StatusUnauthorized, "", "Attempted to authenticate with an unsupported method.")
-		return
+		return nil, nil, &httpErr{http.StatusUnauthorized, "Attempted to authenticate with an unsupported method."}
 	}
 	if user == nil {
-		ks.mu.Unlock()
-		unauth()
-		return
+		return nil, nil, errUnauthorized
 	}
-	proj := user.project
-	if ac == nil && req.Auth.Scope != nil && req.Auth.Scope.Project != nil {
-		// A user may scope to any project it has a role on.
-		sp := req.Auth.Scope.Project
-		proj = nil
-		for _, p := range append([]*project{user.project}, user.others...) {
-			if (sp.ID != "" && sp.ID == p.ID) || (sp.ID == "" && sp.Name == p.Name && domainOK(user.Domain, sp.Domain.ID, sp.Domain.Name)) {
-				proj = p
-			}
-		}
-		if proj == nil {
-			ks.mu.Unlock()
-			unauth()
-			return
+	return user, ac, nil
+}
+
+// scopedProject is the project a scope names (by id, or by name within a
+// domain, which need not be the user's): one the user has a role on.
+func (ks *keystone) scopedProject(user *userRec, id, name string, dom reqDomain) (*project, *httpErr) {
+	if id == "" && dom.ID == "" && dom.Name == "" {
+		return nil, badRequest(errNoDomain("project").Error())
+	}
+	for _, p := range append([]*project{user.project}, user.others...) {
+		if (id != "" && id == p.ID) || (id == "" && name == p.Name && domainOK(p.DomainID, dom)) {
+			return p, nil
 		}
 	}
-	now := time.Now()
-	t := &token{ID: "gAAAAA" + newHexID() + newHexID(), user: user, project: proj, Issued: now,
-		Expires: now.Add(ks.c.o.TokenTTL), Methods: []string{method}, appCred: ac, auditID: newHexID()[:22]}
-	ks.tokens[t.ID] = t
-	ks.mu.Unlock()
-	w.Header().Set("X-Subject-Token", t.ID)
-	writeJSON(w, http.StatusCreated, obj{"token": ks.tokenBody(t)})
+	return nil, errUnauthorized
 }
 
 func (ks *keystone) tokenBody(t *token) obj {
@@ -407,7 +388,7 @@ func (ks *keystone) tokenBody(t *token) obj {
 		"audit_ids":  []string{t.auditID},
 		"expires_at": tsMicroZ(t.Expires),
 		"issued_at":  tsMicroZ(t.Issued),
-		"project":    obj{"domain": dom, "id": t.project.ID, "name": t.project.Name},
+		"project":    obj{"domain": obj{"id": t.project.DomainID, "name": ks.domains[t.project.DomainID]}, "id": t.project.ID, "name": t.project.Name},
 		"is_domain":  false,
 		"roles":      roles(t.user.Roles),
 		"catalog":    ks.catalog(t.project),

@@ -1,7 +1,6 @@
 package cloud
 
 import (
-	"bytes"
 	"crypto/md5"
 	"crypto/sha512"
 	"encoding/hex"
@@ -9,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,11 +24,17 @@ type glance struct {
 	dir     string
 	dirErr  error
 
+	rt *router // the v2 API below authentication
+
 	mu     sync.Mutex
 	images map[string]*image
 }
 
-func newGlance(c *Cloud) *glance { return &glance{c: c, images: map[string]*image{}} }
+func newGlance(c *Cloud) *glance {
+	gl := &glance{c: c, images: map[string]*image{}}
+	gl.rt = gl.routes()
+	return gl
+}
 
 type member struct {
 	ID, Status       string
@@ -321,22 +324,7 @@ func (gl *glance) serve(w http.ResponseWriter, r *http.Request, segs []string) {
 		writeJSON(w, http.StatusMultipleChoices, obj{"versions": gl.imageVersions()})
 		return
 	}
-	switch {
-	case segs[0] == "schemas":
-		writeJSON(w, http.StatusOK, obj{"name": strings.Join(segs[1:], "/"), "properties": obj{}, "additionalProperties": obj{"type": "string"}})
-	case len(segs) == 2 && segs[0] == "info" && segs[1] == "import":
-		writeJSON(w, http.StatusOK, obj{"import-methods": obj{"description": "Import methods available.", "type": "array", "value": []string{"glance-direct", "web-download"}}})
-	case len(segs) == 2 && segs[0] == "info" && segs[1] == "stores":
-		writeJSON(w, http.StatusOK, obj{"stores": []obj{{"id": "file", "default": true, "description": "lab"}}})
-	case segs[0] == "images" && len(segs) == 1 && r.Method == http.MethodGet:
-		gl.listImages(w, r, t)
-	case segs[0] == "images" && len(segs) == 1 && r.Method == http.MethodPost:
-		gl.createImage(w, r, t)
-	case segs[0] == "images" && len(segs) >= 2:
-		gl.serveOneImage(w, r, segs[1], segs[2:], t)
-	default:
-		notFoundPath(w, r, svc)
-	}
+	gl.rt.serve(w, r, cleanPath(append([]string{"image", "v2"}, segs...)), &caller{t: t})
 }
 
 func (gl *glance) createImage(w http.ResponseWriter, r *http.Request, t *token) {
@@ -401,16 +389,7 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 		}
 		img.Name = s
 	case "visibility":
-		s, _ := v.(string)
-		switch s {
-		case "public", "private", "shared", "community":
-			if s == "public" && img.Visibility != "public" && !admin {
-				return &httpErr{http.StatusForbidden, "You are not authorized to complete publicize_image action."}
-			}
-			img.Visibility = s
-		default:
-			return bad("Invalid visibility value: " + s)
-		}
+		return setVisibility(img, v, admin)
 	case "protected", "os_hidden":
 		bv, ok := v.(bool)
 		if !ok {
@@ -432,20 +411,7 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 			img.MinRAM = n
 		}
 	case "disk_format", "container_format":
-		s, _ := v.(string)
-		if v != nil { // null is in the schema's enum
-			if err := checkFormat(k, s); err != nil {
-				return err
-			}
-		}
-		if !create && img.Status != "queued" {
-			return &httpErr{http.StatusForbidden, "Attribute " + k + " can be only replaced for a queued image."}
-		}
-		if k == "disk_format" {
-			img.DiskFormat = s
-		} else {
-			img.ContainerFormat = s
-		}
+		return setFormat(img, k, v, create)
 	case "tags":
 		arr, ok := v.([]any)
 		if !ok {
@@ -471,6 +437,40 @@ func setImageField(img *image, k string, v any, create, admin bool) *httpErr {
 			v = n.String()
 		}
 		img.Props[k] = v
+	}
+	return nil
+}
+
+func setVisibility(img *image, v any, admin bool) *httpErr {
+	s, _ := v.(string)
+	switch s {
+	case "public", "private", "shared", "community":
+		if s == "public" && img.Visibility != "public" && !admin {
+			return &httpErr{http.StatusForbidden, "You are not authorized to complete publicize_image action."}
+		}
+		img.Visibility = s
+		return nil
+	default:
+		return badRequest("Invalid visibility value: " + s)
+	}
+}
+
+// setFormat sets disk_format or container_format (k), which only a
+// queued image may change after its creation.
+func setFormat(img *image, k string, v any, create bool) *httpErr {
+	s, _ := v.(string)
+	if v != nil { // null is in the schema's enum
+		if err := checkFormat(k, s); err != nil {
+			return err
+		}
+	}
+	if !create && img.Status != "queued" {
+		return &httpErr{http.StatusForbidden, "Attribute " + k + " can be only replaced for a queued image."}
+	}
+	if k == "disk_format" {
+		img.DiskFormat = s
+	} else {
+		img.ContainerFormat = s
 	}
 	return nil
 }
@@ -538,496 +538,9 @@ func cmpAny(a, b any) int {
 	return 0
 }
 
-func (gl *glance) listImages(w http.ResponseWriter, r *http.Request, t *token) {
-	const svc = SvcImage
-	q := r.URL.Query()
-	var specs []sortSpec
-	if s := q.Get("sort"); s != "" {
-		for _, part := range strings.Split(s, ",") {
-			kd := strings.SplitN(strings.TrimSpace(part), ":", 2)
-			sp := sortSpec{key: kd[0], dir: "desc"}
-			if len(kd) == 2 {
-				sp.dir = kd[1]
-			}
-			specs = append(specs, sp)
-		}
-	} else {
-		dirs := q["sort_dir"]
-		for i, k := range q["sort_key"] {
-			sp := sortSpec{key: k, dir: "desc"}
-			if i < len(dirs) {
-				sp.dir = dirs[i]
-			} else if len(dirs) > 0 {
-				sp.dir = dirs[len(dirs)-1]
-			}
-			specs = append(specs, sp)
-		}
-	}
-	if len(specs) == 0 {
-		specs = []sortSpec{{"created_at", "desc"}}
-	}
-	for _, sp := range specs {
-		if imageSortValue(&image{}, sp.key) == nil {
-			fail(w, svc, http.StatusBadRequest, "", "Invalid sort key: "+sp.key)
-			return
-		}
-		if sp.dir != "asc" && sp.dir != "desc" {
-			fail(w, svc, http.StatusBadRequest, "", "Invalid sort direction: "+sp.dir)
-			return
-		}
-	}
-	specs = append(specs, sortSpec{"id", specs[len(specs)-1].dir})
-	limit := queryInt(r, "limit", 25)
-	if limit < 0 {
-		fail(w, svc, http.StatusBadRequest, "", "limit param must be positive")
-		return
-	}
-	if limit > 1000 {
-		limit = 1000
-	}
-	vis := q.Get("visibility")
-	memberStatus := q.Get("member_status")
-	gl.mu.Lock()
-	defer gl.mu.Unlock()
-	var sel []*image
-	for _, i := range gl.images {
-		if !visibleTo(i, t.project.ID, memberStatus) || !listed(i.listable) {
-			continue
-		}
-		if i.Hidden && q.Get("os_hidden") != "true" {
-			continue
-		}
-		if vis != "" && vis != "all" && i.Visibility != vis {
-			continue
-		}
-		ok := true
-		for _, f := range []string{"name", "status", "owner", "disk_format", "container_format", "id"} {
-			v := q.Get(f)
-			if v == "" {
-				continue
-			}
-			var have string
-			switch f {
-			case "name":
-				have = i.Name
-			case "status":
-				have = i.Status
-			case "owner":
-				have = i.Owner
-			case "disk_format":
-				have = i.DiskFormat
-			case "container_format":
-				have = i.ContainerFormat
-			case "id":
-				have = i.ID
-			}
-			if strings.HasPrefix(v, "in:") {
-				if !contains(strings.Split(strings.TrimPrefix(v, "in:"), ","), have) {
-					ok = false
-				}
-			} else if v != have {
-				ok = false
-			}
-		}
-		for _, tag := range q["tag"] {
-			if !contains(i.Tags, tag) {
-				ok = false
-			}
-		}
-		if v := q.Get("protected"); v != "" && v != strconv.FormatBool(i.Protected) {
-			ok = false
-		}
-		// extra property filters (e.g. ?os_distro=rocky)
-		for k, vals := range q {
-			if imageListParams[k] || len(vals) == 0 {
-				continue
-			}
-			if pv, has := i.Props[k]; !has || fmt.Sprint(pv) != vals[0] {
-				ok = false
-			}
-		}
-		if ok {
-			sel = append(sel, i)
-		}
-	}
-	sort.SliceStable(sel, func(a, b int) bool {
-		for _, sp := range specs {
-			d := cmpAny(imageSortValue(sel[a], sp.key), imageSortValue(sel[b], sp.key))
-			if d == 0 {
-				continue
-			}
-			if sp.dir == "desc" {
-				return d > 0
-			}
-			return d < 0
-		}
-		return false
-	})
-	if m := q.Get("marker"); m != "" {
-		idx := -1
-		for i, img := range sel {
-			if img.ID == m {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			fail(w, svc, http.StatusBadRequest, "", "marker "+m+" could not be found.")
-			return
-		}
-		sel = sel[idx+1:]
-	}
-	out := []obj{}
-	for n, i := range sel {
-		if n >= limit {
-			break
-		}
-		out = append(out, gl.imageJSON(i))
-	}
-	resp := obj{"images": out, "first": "/v2/images", "schema": "/v2/schemas/images"}
-	if len(sel) > limit && limit > 0 {
-		nq := url.Values{}
-		for k, v := range q {
-			nq[k] = v
-		}
-		nq.Set("marker", sel[limit-1].ID)
-		nq.Set("limit", strconv.Itoa(limit))
-		resp["next"] = "/v2/images?" + nq.Encode()
-	}
-	writeJSON(w, http.StatusOK, resp)
-}
-
 func (gl *glance) memberJSON(i *image, m *member) obj {
 	return obj{"image_id": i.ID, "member_id": m.ID, "status": m.Status, "created_at": tsZ(m.Created),
 		"updated_at": tsZ(m.Updated), "schema": "/v2/schemas/member"}
-}
-
-func (gl *glance) serveOneImage(w http.ResponseWriter, r *http.Request, id string, rest []string, t *token) {
-	const svc = SvcImage
-	gl.mu.Lock()
-	locked := true
-	defer func() {
-		if locked {
-			gl.mu.Unlock()
-		}
-	}()
-	img := gl.images[id]
-	if img == nil || (!visibleTo(img, t.project.ID, "all") && !t.isAdmin()) {
-		fail(w, svc, http.StatusNotFound, "", "No image found with ID "+id)
-		return
-	}
-	// Admins may modify any image, as Glance's default policy allows.
-	owner := img.Owner == t.project.ID || t.isAdmin()
-	forbidden := func() {
-		fail(w, svc, http.StatusForbidden, "", "You are not permitted to modify image "+id+".")
-	}
-	switch {
-	case len(rest) == 0 && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, gl.imageJSON(img))
-	case len(rest) == 0 && r.Method == http.MethodDelete:
-		if !owner {
-			forbidden()
-			return
-		}
-		if img.Protected {
-			fail(w, svc, http.StatusForbidden, "", "Image "+id+" is protected and cannot be deleted.")
-			return
-		}
-		delete(gl.images, id)
-		if img.file != "" {
-			os.Remove(img.file)
-		}
-		if img.Disk != "" {
-			d := img.Disk
-			gl.mu.Unlock()
-			locked = false
-			gl.c.deleteDisk(d)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	case len(rest) == 0 && r.Method == http.MethodPatch:
-		ct := r.Header.Get("Content-Type")
-		if !strings.HasPrefix(ct, "application/openstack-images-v2.1-json-patch") && !strings.HasPrefix(ct, "application/openstack-images-v2.0-json-patch") {
-			fail(w, svc, http.StatusUnsupportedMediaType, "", "Unsupported Content-Type")
-			return
-		}
-		if !owner {
-			forbidden()
-			return
-		}
-		var ops []struct {
-			Op    string `json:"op"`
-			Path  string `json:"path"`
-			Value any    `json:"value"`
-		}
-		if err := decodeBody(r, &ops); err != nil {
-			fail(w, svc, http.StatusBadRequest, "", err.Error())
-			return
-		}
-		// apply to a copy so that a failing op changes nothing
-		cp := *img
-		cp.Props = map[string]any{}
-		for k, v := range img.Props {
-			cp.Props[k] = v
-		}
-		cp.Tags = append([]string{}, img.Tags...)
-		for _, op := range ops {
-			key := strings.TrimPrefix(op.Path, "/")
-			key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
-			if key == "" || strings.Contains(key, "/") {
-				fail(w, svc, http.StatusBadRequest, "", "Invalid JSON pointer for this resource: '"+op.Path+"'")
-				return
-			}
-			_, isProp := cp.Props[key]
-			core := imageCoreKeys[key]
-			switch op.Op {
-			case "add", "replace":
-				if op.Op == "replace" && !core && !isProp {
-					fail(w, svc, http.StatusConflict, "", "Property "+key+" does not exist.")
-					return
-				}
-				if e := setImageField(&cp, key, op.Value, false, t.isAdmin()); e != nil {
-					fail(w, svc, e.status, "", e.msg)
-					return
-				}
-			case "remove":
-				if core {
-					fail(w, svc, http.StatusForbidden, "", "Attribute '"+key+"' is read-only.")
-					return
-				}
-				if !isProp {
-					fail(w, svc, http.StatusConflict, "", "Property "+key+" does not exist.")
-					return
-				}
-				delete(cp.Props, key)
-			default:
-				fail(w, svc, http.StatusBadRequest, "", "Unable to find '"+op.Op+"' operation")
-				return
-			}
-		}
-		cp.Updated = time.Now()
-		*img = cp
-		writeJSON(w, http.StatusOK, gl.imageJSON(img))
-	case len(rest) == 2 && rest[0] == "tags" && (r.Method == http.MethodPut || r.Method == http.MethodDelete):
-		if !owner {
-			forbidden()
-			return
-		}
-		tag := rest[1]
-		if r.Method == http.MethodPut {
-			if !contains(img.Tags, tag) {
-				img.Tags = append(img.Tags, tag)
-			}
-		} else {
-			if !contains(img.Tags, tag) {
-				fail(w, svc, http.StatusNotFound, "", "Tag "+tag+" not found.")
-				return
-			}
-			img.Tags = removeStr(img.Tags, tag)
-		}
-		img.Updated = time.Now()
-		w.WriteHeader(http.StatusNoContent)
-	case len(rest) == 1 && (rest[0] == "file" || rest[0] == "stage") && r.Method == http.MethodPut:
-		if !owner {
-			forbidden()
-			return
-		}
-		if img.Status != "queued" {
-			fail(w, svc, http.StatusConflict, "", "Image status transition from "+img.Status+" to saving is not allowed")
-			return
-		}
-		if rest[0] == "stage" {
-			img.Status = "uploading"
-			gl.mu.Unlock()
-			data, err := io.ReadAll(r.Body)
-			gl.mu.Lock()
-			if gl.images[id] != img {
-				fail(w, svc, http.StatusGone, "", "Image "+id+" could not be found after upload.")
-				return
-			}
-			if err != nil {
-				img.Status = "queued"
-				fail(w, svc, http.StatusBadRequest, "", err.Error())
-				return
-			}
-			img.staged = data
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		img.Status = "saving"
-		gl.mu.Unlock()
-		ing, err := gl.ingest(r.Body, img.DiskFormat)
-		gl.mu.Lock()
-		if err := gl.finishIngest(img, ing, err); err != nil {
-			fail(w, svc, err.status, "", err.msg)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	case len(rest) == 1 && rest[0] == "import" && r.Method == http.MethodPost:
-		if !owner {
-			forbidden()
-			return
-		}
-		var b struct {
-			Method struct {
-				Name string `json:"name"`
-				URI  string `json:"uri"`
-			} `json:"method"`
-		}
-		if err := decodeBody(r, &b); err != nil {
-			fail(w, svc, http.StatusBadRequest, "", err.Error())
-			return
-		}
-		var src func() (io.ReadCloser, error)
-		switch b.Method.Name {
-		case "web-download":
-			if img.Status != "queued" {
-				fail(w, svc, http.StatusConflict, "", "Image needs to be in 'queued' state to use 'web-download' method")
-				return
-			}
-			uri := b.Method.URI
-			src = func() (io.ReadCloser, error) {
-				resp, err := http.Get(uri)
-				if err != nil {
-					return nil, err
-				}
-				if resp.StatusCode != http.StatusOK {
-					resp.Body.Close()
-					return nil, fmt.Errorf("GET %s: %s", uri, resp.Status)
-				}
-				return resp.Body, nil
-			}
-		case "glance-direct":
-			if img.Status != "uploading" || img.staged == nil {
-				fail(w, svc, http.StatusConflict, "", "Image needs to be staged before 'glance-direct' method can be used")
-				return
-			}
-			data := img.staged
-			img.staged = nil
-			src = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-		default:
-			fail(w, svc, http.StatusBadRequest, "", "Import method "+b.Method.Name+" is not supported")
-			return
-		}
-		img.Status = "importing"
-		img.Updated = time.Now()
-		format := img.DiskFormat
-		gl.c.goAfter(gl.c.took(gl.c.o.Timing.ImageSave, 0), func() {
-			var ing *ingested
-			rc, err := src()
-			if err == nil {
-				ing, err = gl.ingest(rc, format)
-				rc.Close()
-			}
-			gl.mu.Lock()
-			defer gl.mu.Unlock()
-			if e := gl.finishIngest(img, ing, err); e != nil {
-				gl.c.logf("cloud: import into image %s: %s", img.ID, e.msg)
-			}
-		})
-		w.WriteHeader(http.StatusAccepted)
-	case len(rest) == 1 && rest[0] == "file" && r.Method == http.MethodGet:
-		if img.Status == "active" && serveFile(w, img) {
-			return
-		}
-		if img.Status != "active" || !img.hasData {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-MD5", img.Checksum)
-		w.Header().Set("Content-Length", strconv.Itoa(len(img.Data)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(img.Data)
-	case len(rest) >= 1 && rest[0] == "members":
-		gl.serveMembers(w, r, img, rest[1:], t)
-	default:
-		notFoundPath(w, r, svc)
-	}
-}
-
-// serveMembers: gl.mu held.
-func (gl *glance) serveMembers(w http.ResponseWriter, r *http.Request, img *image, rest []string, t *token) {
-	const svc = SvcImage
-	owner := img.Owner == t.project.ID || t.isAdmin()
-	if len(rest) == 0 {
-		switch r.Method {
-		case http.MethodGet:
-			out := []obj{}
-			for _, m := range img.Members {
-				if owner || m.ID == t.project.ID {
-					out = append(out, gl.memberJSON(img, m))
-				}
-			}
-			sort.Slice(out, func(a, b int) bool { return out[a]["member_id"].(string) < out[b]["member_id"].(string) })
-			writeJSON(w, http.StatusOK, obj{"members": out, "schema": "/v2/schemas/members"})
-		case http.MethodPost:
-			if !owner {
-				fail(w, svc, http.StatusForbidden, "", "You are not permitted to create image members for the image.")
-				return
-			}
-			if img.Visibility != "shared" {
-				fail(w, svc, http.StatusForbidden, "", "Image "+img.ID+" is not a shared image; only shared images can have members.")
-				return
-			}
-			var b struct {
-				Member string `json:"member"`
-			}
-			if err := decodeBody(r, &b); err != nil || b.Member == "" {
-				fail(w, svc, http.StatusBadRequest, "", "Member to be added not specified")
-				return
-			}
-			if img.Members[b.Member] != nil {
-				fail(w, svc, http.StatusConflict, "", "Member "+b.Member+" already exists")
-				return
-			}
-			now := time.Now()
-			m := &member{ID: b.Member, Status: "pending", Created: now, Updated: now}
-			img.Members[m.ID] = m
-			writeJSON(w, http.StatusOK, gl.memberJSON(img, m))
-		default:
-			methodNotAllowed(w, svc)
-		}
-		return
-	}
-	m := img.Members[rest[0]]
-	if m == nil || len(rest) != 1 || (!owner && m.ID != t.project.ID) {
-		fail(w, svc, http.StatusNotFound, "", "Member "+rest[0]+" not found")
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, gl.memberJSON(img, m))
-	case http.MethodPut:
-		var b struct {
-			Status string `json:"status"`
-		}
-		if err := decodeBody(r, &b); err != nil {
-			fail(w, svc, http.StatusBadRequest, "", err.Error())
-			return
-		}
-		// Only the member project (or an admin) decides on a membership:
-		// the owner sharing an image cannot accept it for the consumer.
-		if m.ID != t.project.ID && !t.isAdmin() {
-			fail(w, svc, http.StatusForbidden, "", "You are not permitted to modify 'status' on this image member: only project "+m.ID+" may accept or reject image "+img.ID+".")
-			return
-		}
-		switch b.Status {
-		case "pending", "accepted", "rejected":
-		default:
-			fail(w, svc, http.StatusBadRequest, "", "Invalid status: "+b.Status)
-			return
-		}
-		m.Status, m.Updated = b.Status, time.Now()
-		writeJSON(w, http.StatusOK, gl.memberJSON(img, m))
-	case http.MethodDelete:
-		if !owner {
-			fail(w, svc, http.StatusForbidden, "", "You are not permitted to delete image members.")
-			return
-		}
-		delete(img.Members, m.ID)
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		methodNotAllowed(w, svc)
-	}
 }
 
 type ingested struct {

@@ -43,3 +43,14 @@ func (c *Cloud) deleteDisk(disk string) {
 		c.logf("cloud: deleting disk %s: %v", disk, err)
 	}
 }
+
+// afterMarker is what follows the item whose id is marker in sel (a page
+// after the marker); false when no item has that id.
+func afterMarker[T any](sel []T, marker string, id func(T) string) ([]T, bool) {
+	for i, x := range sel {
+		if id(x) == marker {
+			return sel[i+1:], true
+		}
+	}
+	return nil, false
+}

@@ -53,6 +53,27 @@ func (cn *cinder) setImageMetadata(w http.ResponseWriter, v *volume, arg json.Ra
 	writeJSON(w, http.StatusOK, obj{"metadata": out})
 }
 
+// unsetImageMetadata answers {"os-unset_image_metadata": {"key": K}} as
+// Cinder does: 200 and K removed, 404 when the volume has no such key, 400
+// without a key. cn.mu held.
+func (cn *cinder) unsetImageMetadata(w http.ResponseWriter, v *volume, arg json.RawMessage) {
+	const svc = SvcVolume
+	var a struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(arg, &a); err != nil || a.Key == "" {
+		fail(w, svc, http.StatusBadRequest, "", "Invalid input for field/attribute os-unset_image_metadata. Value: "+string(arg)+". 'key' is a required property")
+		return
+	}
+	if _, ok := v.imageMeta[a.Key]; !ok {
+		fail(w, svc, http.StatusNotFound, "", "Glance metadata for volume/snapshot "+v.ID+" cannot be found.")
+		return
+	}
+	delete(v.imageMeta, a.Key)
+	v.Updated = time.Now()
+	w.WriteHeader(http.StatusOK)
+}
+
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

@@ -32,11 +32,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // Image is one image the registry holds.
@@ -80,7 +81,7 @@ type Server struct {
 	done     chan struct{}
 	images   []Image
 	digests  map[string]string // "name:tag" -> manifest digest
-	logTail  *tailBuffer
+	logTail  *logtail.Buffer   // the last lines the registry logged, for errors
 }
 
 // mediaTypes of what the lab pushes.
@@ -121,7 +122,7 @@ func Start(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{host: net.JoinHostPort(o.Host, port), user: o.Username, pw: o.Password,
-		images: slices.Clone(o.Images), digests: map[string]string{}, done: make(chan struct{}), logTail: &tailBuffer{}}
+		images: slices.Clone(o.Images), digests: map[string]string{}, done: make(chan struct{}), logTail: &logtail.Buffer{Max: 8 << 10}}
 	// one config per instance: an open and an authenticated registry may
 	// share the storage
 	confDir, err := os.MkdirTemp(o.Dir, "conf-")
@@ -404,26 +405,4 @@ func (s *Server) ManifestDigest(name, ref string) (string, error) {
 		return "", fmt.Errorf("registry: GET %s manifest %s: %s", name, ref, resp.Status)
 	}
 	return newBlob(body).digest, nil
-}
-
-// tailBuffer keeps the last lines the registry logged, for errors.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 8<<10 {
-		t.buf = t.buf[len(t.buf)-8<<10:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // PowerState is a machine's power state.
@@ -421,13 +423,13 @@ func (vm *Machine) boot() error {
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("vm: %s: boot failed (exit %d, signal %v): %s", vm.spec.ID, p.exitCode, p.signal, tail(vm.ConsoleLog(), 800))
+			return fmt.Errorf("vm: %s: boot failed (exit %d, signal %v): %s", vm.spec.ID, p.exitCode, p.signal, logtail.Chars(vm.ConsoleLog(), 800))
 		case <-time.After(2 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			<-p.done
-			return fmt.Errorf("vm: %s: init did not start: %s", vm.spec.ID, tail(vm.ConsoleLog(), 800))
+			return fmt.Errorf("vm: %s: init did not start: %s", vm.spec.ID, logtail.Chars(vm.ConsoleLog(), 800))
 		}
 	}
 	vm.mu.Lock()
@@ -508,13 +510,6 @@ func catchesPowerSignals(pid int) bool {
 		got |= mask
 	}
 	return got&want == want
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
 }
 
 // handleExit deals with a boot process that ended without a power operation

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // RootFSPackages are the Debian packages of the VM userland, the lower
@@ -114,7 +116,7 @@ func BuildRootFS(cacheDir string, logf func(string, ...any)) (string, error) {
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(tmp)
-		return "", fmt.Errorf("vm: mmdebstrap: %v: %s", err, tail(string(out), 2000))
+		return "", fmt.Errorf("vm: mmdebstrap: %v: %s", err, logtail.Chars(string(out), 2000))
 	}
 	_ = os.RemoveAll(dir) // an incomplete earlier build
 	if err := os.Rename(tmp, dir); err != nil {

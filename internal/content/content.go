@@ -1,0 +1,92 @@
+// Package content is what a content kind of the `fatimage` provisioner
+// implements: an option holding a list of items (line_edits, ...), which
+// the template and the built-in groups set. The provisioner merges the
+// items of both into its build plan (the template's replace a group's of
+// the same ID), checks them at `packer validate` and installs them on
+// the VM in the kind's step; a kind is one package under internal/content,
+// its field of the provisioner's ContentOptions and one line in its step
+// table (docs/development.md, "A content kind").
+package content
+
+import "strings"
+
+// Kind is one content kind over items of type T.
+type Kind[T any] interface {
+	// Option is the option's name, e.g. "line_edits": errors and the
+	// plan's origins name the items by it.
+	Option() string
+	// ID is an item's identity when the groups' items and the template's
+	// merge: a template item replaces a group's of the same ID, and two
+	// groups giving one ID different items is an error.
+	ID(item T) string
+	// Validate checks the items, without network or VM (it runs at
+	// `packer validate`); every error starts with "<option>[i]: ", names
+	// the field and says why.
+	Validate(items []T) []error
+	// Install is the script putting the items in place on the VM, in
+	// the kind's step; an error (a local file gone since validate) names
+	// the item.
+	Install(env Env, items []T) (Script, error)
+	// Shell is the kind's own shell functions (its embedded <kind>.sh,
+	// `# shellcheck shell=sh`), which the calls of Install use with the
+	// provisioner's (fatimage_cause, fatimage_run, ...).
+	Shell() string
+}
+
+// Script is what a kind runs on the VM: calls of the functions of its
+// Shell (and of the provisioner's embedded scripts, by name), whose
+// arguments the provisioner quotes: Go never writes shell code.
+type Script struct {
+	// Say is the step's headline, e.g. "line edits (3)".
+	Say string
+	// Bodies are the provisioner's embedded scripts
+	// (provisioner/fatimage/scripts/<name>.sh) the calls use besides
+	// the kind's Shell.
+	Bodies []string
+	// Staged are files uploaded into the run's work dir (Env.WorkDir)
+	// before the calls run (0600, one upload for the step). Never
+	// credentials.
+	Staged []Staged
+	// Calls are the function calls, in order: a function, then its
+	// arguments.
+	Calls [][]string
+}
+
+// Env is what an install knows of the run.
+type Env struct {
+	// WorkDir is the run's private directory on the VM, where Staged
+	// files land.
+	WorkDir string
+}
+
+// Staged is a file for the work dir.
+type Staged struct {
+	Name string
+	Data []byte
+}
+
+// Call appends a call of fn with args.
+func (s *Script) Call(fn string, args ...string) {
+	s.Calls = append(s.Calls, append([]string{fn}, args...))
+}
+
+// SplitOwner turns "user" or "user:group" into user and group; empty is
+// root:root, a user alone has the group of its name.
+func SplitOwner(o string) (string, string) {
+	if o == "" {
+		return "root", "root"
+	}
+	u, g, _ := strings.Cut(o, ":")
+	if g == "" {
+		g = u
+	}
+	return u, g
+}
+
+// Flag is a boolean as the scripts take it: "1" or "0".
+func Flag(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,60 @@
+package fatimage
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSupplyChainWarnings: a repository without GPG checks, a plain-http
+// package index and a git requirement (which turns pip's hash checking
+// off for its environment) are each warned about (issue #26).
+func TestSupplyChainWarnings(t *testing.T) {
+	clearArkEnv(t)
+	unsigned := goodRepo()
+	unsigned["repo_name"], unsigned["gpgcheck"] = "eessi", false
+	var p Provisioner
+	err := p.Prepare(map[string]any{"repos": []any{goodRepo(), unsigned}, "repo_username": "u", "repo_password": "p",
+		"python_envs": []map[string]any{
+			{"path": "/opt/a", "index_url": "http://mirror.example/simple", "requirements": []string{"a==1"}},
+			{"path": "/opt/b", "requirements": []string{"tools @ git+https://h/t.git@v3.0", "a==1"}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(append(p.plan.repoWarnings(), p.plan.contentWarnings()...), "\n")
+	for _, w := range []string{
+		"repos[1] (eessi): gpgcheck = false: the signatures of its packages are not verified",
+		"python_envs[0]: index_url http://mirror.example/simple is plain http: pip trusts the host (--trusted-host)",
+		"python_envs[1]: tools is a git requirement: pip verifies no hash in /opt/b",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("no warning %q in:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "repos[0]") || strings.Contains(got, "python_envs[1]: index_url") {
+		t.Errorf("a warning about what is checked:\n%s", got)
+	}
+}
+
+// TestBuiltinUnverifiedSaidNotVerified: every built-in download without
+// a checksum (k3s, helm, k9s, opkssh, rstudio-server, code-server) is
+// said "not verified" when fetched.
+func TestBuiltinUnverifiedSaidNotVerified(t *testing.T) {
+	clearArkEnv(t)
+	var p Provisioner
+	if err := p.Prepare(map[string]any{"groups": []string{"k3s", "k9s", "opkssh", "openondemand_rstudio", "openondemand_codeserver"}}); err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(append(p.plan.contentWarnings(), rpmURLWarnings(p.plan.RPMURLs)...), "\n")
+	for _, name := range []string{"/k3s", "helm-", "k9s_", "opkssh-", "rstudio-server-", "code-server"} {
+		found := false
+		for _, l := range strings.Split(said, "\n") {
+			if strings.Contains(l, name) && strings.HasSuffix(l, "not verified") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: not said to be not verified:\n%s", name, said)
+		}
+	}
+}

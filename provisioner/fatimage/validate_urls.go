@@ -1,0 +1,126 @@
+package fatimage
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// Every URL option goes through checkURL (or, for a repository's baseurl,
+// which may also be file://, through urlCredentials): a URL carrying
+// user info would put its credentials in the build output, in errors and
+// in a command line on the VM, so it is refused in favour of the
+// credential options, which travel only in files on the tmpfs.
+
+// noCredentialOption is what to do instead when the option has no
+// credential option of its own.
+const noCredentialOption = "no option takes credentials for it: use a location that needs none"
+
+// checkURL is the problem with s as the http(s) URL of field, "" when none.
+func checkURL(field, s string) string {
+	if s == "" {
+		return field + " is required"
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Sprintf("%s %q must be an http(s) URL", field, withoutUserInfo(s))
+	}
+	if msg := urlCredentials(field, u, noCredentialOption); msg != "" {
+		return msg
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
+	}
+	return ""
+}
+
+// urlCredentials refuses user info in u, naming field, showing the URL
+// without it and saying what to do instead.
+func urlCredentials(field string, u *url.URL, instead string) string {
+	if u.User == nil {
+		return ""
+	}
+	bare := *u
+	bare.User = nil
+	return fmt.Sprintf("%s %q must not carry credentials (user info before @): they would show in the output and in command lines on the VM; %s", field, bare.String(), instead)
+}
+
+// withoutUserInfo is s with anything between "//" and the host's "@"
+// removed, for messages about a string that is not even a URL.
+func withoutUserInfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, "//")
+	if !ok {
+		return s
+	}
+	auth, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(auth, "@"); i >= 0 {
+		auth = "xxxxx" + auth[i:]
+	}
+	if path != "" || strings.HasSuffix(rest, "/") {
+		auth += "/" + path
+	}
+	return scheme + "//" + auth
+}
+
+// urlOptions are the built-in groups' mirror URL options, by name; the
+// other top-level URL options are checked with what they serve
+// (release_base_url with binaries, grafana_* with the Grafana content,
+// netlib_url with the content kinds).
+func (c *Config) urlOptions() [][2]string {
+	return [][2]string{
+		{"git_base_url", c.GitBaseURL},
+		{"github_releases_url", c.GitHubReleasesURL},
+		{"python_index_url", c.PythonIndexURL},
+		{"rstudio_download_url", c.RStudioDownloadURL},
+	}
+}
+
+// validateURLs checks the mirror URL options that are set.
+func validateURLs(c *Config, _ *plan) []error {
+	var errs problems
+	for _, o := range c.urlOptions() {
+		if o[1] == "" {
+			continue
+		}
+		if msg := checkURL(o[0], o[1]); msg != "" {
+			errs.add("%s", msg)
+		}
+	}
+	if r := c.ContainerRegistry; r != "" && !reRegistry.MatchString(r) {
+		errs.add("container_registry %q must be host or host:port (no scheme, path or user info: credentials go in container_registries)", withoutUserInfo("//" + r)[2:])
+	}
+	return errs
+}
+
+// checkCredential is the problem with the value of a credential option,
+// "" when none: a control character (a newline above all) would end the
+// line of the repo file, curl config or header it is written into and
+// start another.
+func checkCredential(field, v string) string {
+	if strings.ContainsFunc(v, unicode.IsControl) {
+		return field + ": must not contain control characters (newlines, tabs, ...)"
+	}
+	return ""
+}
+
+// checkRepoURL is the problem with repos[i]'s baseurl (whose scheme is
+// checked already), "" when none.
+func checkRepoURL(i int, s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Sprintf("repos[%d]: baseurl %q is not a URL", i, withoutUserInfo(s))
+	}
+	return urlCredentials(fmt.Sprintf("repos[%d]: baseurl", i), u, "set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD), which travel only in files on the tmpfs")
+}
+
+// checkRPMName is the problem with an rpm_urls url (a valid one) that
+// does not name an .rpm file, "" when none: what it serves is installed
+// as a package, so a page or an archive is refused here, not by dnf
+// after the download.
+func checkRPMName(s string) string {
+	if u, err := url.Parse(s); err == nil && !strings.HasSuffix(u.Path, ".rpm") {
+		return fmt.Sprintf("url %q does not name an .rpm file (its path must end in .rpm; other files are downloads)", s)
+	}
+	return ""
+}
