@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,28 @@ func TestFloorGoalRefusesImplausibleRatios(t *testing.T) {
 		if got := floorGoal(r); !strings.Contains(got, want) {
 			t.Errorf("floorGoal(%v) = %q, want it to say %q", r, got, want)
 		}
+	}
+}
+
+func TestStepSpanFromStampedLines(t *testing.T) {
+	var w stampWriter
+	fmt.Fprint(&w, "fatimage: image.json\nfatimage: sbom and ")
+	if got := w.Lines(); len(got) != 1 || got[0].Text != "fatimage: image.json" {
+		t.Fatalf("a partial line was stamped: %+v", got)
+	}
+	fmt.Fprint(&w, "change report\n")
+	t0 := time.Now()
+	lines := append(w.Lines(),
+		Line{t0.Add(time.Second), "fatimage: changes: 3 upgraded"},
+		Line{t0.Add(2 * time.Second), "fatimage: done: 1 dnf command(s), 0 reboot(s)"})
+	lines[1].At = t0
+	if d, ok := StepSpan(lines, sbomStepMark, afterSBOMMark); !ok || d != 2*time.Second {
+		t.Errorf("span = %v, %v; want 2s (the changes lines are the step's own)", d, ok)
+	}
+	if _, ok := StepSpan(lines[:3], sbomStepMark, afterSBOMMark); ok {
+		t.Error("a step without the next step's line was timed")
+	}
+	if _, ok := StepSpan(lines[2:], sbomStepMark, afterSBOMMark); ok {
+		t.Error("a missing sbom step was timed")
 	}
 }
