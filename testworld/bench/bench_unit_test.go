@@ -214,3 +214,22 @@ func TestStepSpanFromStampedLines(t *testing.T) {
 		t.Error("a missing sbom step was timed")
 	}
 }
+
+func TestStepTimesAndLargestGap(t *testing.T) {
+	t0 := time.Now()
+	at := func(s int, text string) Line { return Line{t0.Add(time.Duration(s) * time.Second), text} }
+	without := []Line{at(0, "fatimage: repositories"), at(2, "fatimage: packages: update"), at(3, "  dnf output"),
+		at(10, "fatimage: packages: install"), at(20, "fatimage: image.json"), at(21, "fatimage: done: 1 dnf command(s)")}
+	with := []Line{at(0, "fatimage: repositories"), at(2, "fatimage: packages: update"), at(15, "fatimage: image.json"),
+		at(16, "fatimage: sbom and change report"), at(17, "fatimage: changes: since x: 1 upgraded"), at(40, "fatimage: done: 1 dnf command(s)")}
+	if m := StepTimes(without); m["packages"] != 18*time.Second || m["repositories"] != 2*time.Second || len(m) != 3 {
+		t.Errorf("step times %v", m)
+	}
+	if n, g := largestGap(without, with); n != "" || g != 0 {
+		t.Errorf("gap %q %v: only the sbom step grew", n, g)
+	}
+	with[1].At = t0.Add(-5 * time.Second) // packages now 20 s, 2 s more
+	if n, g := largestGap(without, with); n != "packages" || g != 2*time.Second {
+		t.Errorf("gap %q %v, want packages 2s", n, g)
+	}
+}

@@ -62,3 +62,42 @@ func StepSpan(lines []Line, from, to string) (d time.Duration, ok bool) {
 	}
 	return 0, false
 }
+
+// StepTimes sums the in-process provisioner's output by headline: each
+// "fatimage: <name>[: detail]" line starts a span lasting until the next
+// such line, counted under <name> (the last line has no end).
+func StepTimes(lines []Line) map[string]time.Duration {
+	m := map[string]time.Duration{}
+	var cur string
+	var at time.Time
+	for _, l := range lines {
+		text, ok := strings.CutPrefix(l.Text, "fatimage: ")
+		if !ok {
+			continue
+		}
+		if cur != "" {
+			m[cur] += l.At.Sub(at)
+		}
+		cur, _, _ = strings.Cut(text, ":")
+		at = l.At
+	}
+	return m
+}
+
+// largestGap names the headline outside the sbom step whose time grew
+// most from without to with: where a difference between the two runs'
+// provisioning went, when it is not the step's.
+func largestGap(without, with []Line) (string, time.Duration) {
+	a, b := StepTimes(without), StepTimes(with)
+	var name string
+	var gap time.Duration
+	for n, d := range b {
+		if n == "sbom and change report" || n == "changes" || strings.HasPrefix(n, "previous_manifest") {
+			continue
+		}
+		if g := d - a[n]; g > gap {
+			name, gap = n, g
+		}
+	}
+	return name, gap
+}
