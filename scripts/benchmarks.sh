@@ -44,7 +44,7 @@ else
     echo "dirty=$(git status --porcelain --untracked-files=no | wc -l)"
   } > "$out/meta"
   echo "benchmarks: raw output in $out" >&2
-  run realistic 'Provisioning|WholeBuild|Builder|Resolve|LabUp|BootToSSH' "${pkgs[@]}"
+  run realistic 'Provisioning|WholeBuild|Builder|Resolve|LabUp|BootToSSH|SBOMCost' "${pkgs[@]}"
   # the second table: the fast profile with the lab's stand-ins only (the
   # realistic workload's dnf time would hide the cloud's part), and the
   # interrupts (what is left behind does not depend on the cloud's pace)
@@ -197,6 +197,12 @@ $(grep -h '^Benchmark' "$out/fast.txt" | sed 's/^/fast       /')
   in-process over the SDK's SSH communicator, ansible-playbook, and the
   bare commands the provisioner sent (the floor), each on a fresh VM; SSH
   sessions and dnf processes counted on the VM the same way for all.
+- **SBOM cost** (\`BenchmarkSBOMCost\`): the provisioner in-process
+  with the whole-build workload on two fresh VMs, without the SBOM
+  options and then with \`sbom_output\`, \`change_report_output\` and
+  \`previous_manifest\` naming the first run's manifest; the \`sbom\`
+  step is timed from the provisioner's own output lines, against that
+  run's whole provisioning.
 - **Builder** (\`BenchmarkBuilder\`): a builder-only build; the cloud
   records when each resource changed state and when the builder first read
   the new state.

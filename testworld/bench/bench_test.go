@@ -69,7 +69,7 @@ func BenchmarkProvisioning(b *testing.B) {
 	// Warm-up, and the recording the floor replays.
 	var rec Recording
 	v0 := boot("capture")
-	warm := measure(b, v0, func() Result { return RunProvisioner(ctx, b, v0, w, &rec) })
+	warm := measure(b, v0, func() Result { return RunProvisioner(ctx, b, v0, w, &rec, nil) })
 	want := v0.Packages(b)
 	v0.Close()
 	floor := rec.FloorScripts()
@@ -80,7 +80,7 @@ func BenchmarkProvisioning(b *testing.B) {
 		run  func(v *VM) Result
 	}
 	cs := []contender{
-		{"fatimage", func(v *VM) Result { return RunProvisioner(ctx, b, v, w, nil) }},
+		{"fatimage", func(v *VM) Result { return RunProvisioner(ctx, b, v, w, nil, nil) }},
 		{"ansible", func(v *VM) Result { return RunAnsible(ctx, b, v, w) }},
 		{"ansible-expert", func(v *VM) Result { return RunPlaybook(ctx, b, v, w, ExpertPlaybook) }},
 		{"floor", func(v *VM) Result { return RunFloor(ctx, b, v, floor) }},

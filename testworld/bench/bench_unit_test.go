@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,47 @@ func TestFloorGoalRefusesImplausibleRatios(t *testing.T) {
 		if got := floorGoal(r); !strings.Contains(got, want) {
 			t.Errorf("floorGoal(%v) = %q, want it to say %q", r, got, want)
 		}
+	}
+}
+
+func TestStepSpanFromStampedLines(t *testing.T) {
+	var w stampWriter
+	fmt.Fprint(&w, "fatimage: image.json\nfatimage: sbom and ")
+	if got := w.Lines(); len(got) != 1 || got[0].Text != "fatimage: image.json" {
+		t.Fatalf("a partial line was stamped: %+v", got)
+	}
+	fmt.Fprint(&w, "change report\n")
+	t0 := time.Now()
+	lines := append(w.Lines(),
+		Line{t0.Add(time.Second), "fatimage: changes: 3 upgraded"},
+		Line{t0.Add(2 * time.Second), "fatimage: done: 1 dnf command(s), 0 reboot(s)"})
+	lines[1].At = t0
+	if d, ok := StepSpan(lines, sbomStepMark, afterSBOMMark); !ok || d != 2*time.Second {
+		t.Errorf("span = %v, %v; want 2s (the changes lines are the step's own)", d, ok)
+	}
+	if _, ok := StepSpan(lines[:3], sbomStepMark, afterSBOMMark); ok {
+		t.Error("a step without the next step's line was timed")
+	}
+	if _, ok := StepSpan(lines[2:], sbomStepMark, afterSBOMMark); ok {
+		t.Error("a missing sbom step was timed")
+	}
+}
+
+func TestStepTimesAndLargestGap(t *testing.T) {
+	t0 := time.Now()
+	at := func(s int, text string) Line { return Line{t0.Add(time.Duration(s) * time.Second), text} }
+	without := []Line{at(0, "fatimage: repositories"), at(2, "fatimage: packages: update"), at(3, "  dnf output"),
+		at(10, "fatimage: packages: install"), at(20, "fatimage: image.json"), at(21, "fatimage: done: 1 dnf command(s)")}
+	with := []Line{at(0, "fatimage: repositories"), at(2, "fatimage: packages: update"), at(15, "fatimage: image.json"),
+		at(16, "fatimage: sbom and change report"), at(17, "fatimage: changes: since x: 1 upgraded"), at(40, "fatimage: done: 1 dnf command(s)")}
+	if m := StepTimes(without); m["packages"] != 18*time.Second || m["repositories"] != 2*time.Second || len(m) != 3 {
+		t.Errorf("step times %v", m)
+	}
+	if n, g := largestGap(without, with); n != "" || g != 0 {
+		t.Errorf("gap %q %v: only the sbom step grew", n, g)
+	}
+	with[1].At = t0.Add(-5 * time.Second) // packages now 20 s, 2 s more
+	if n, g := largestGap(without, with); n != "packages" || g != 2*time.Second {
+		t.Errorf("gap %q %v, want packages 2s", n, g)
 	}
 }

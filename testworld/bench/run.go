@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,23 +40,31 @@ type Result struct {
 	Counts
 	SelfDNF int // dnf commands the contender says it ran (provisioner only)
 	Reboots int
+	// Lines is the provisioner's output, each line stamped as it arrived,
+	// and Manifest its manifest_output (provisioner only).
+	Lines    []Line
+	Manifest string
 }
 
 // RunProvisioner runs the fatimage provisioner in-process on v over the
 // SDK's SSH communicator, connection included in the wall time. With rec
-// set, every upload and command is recorded for the floor.
-func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec *Recording) Result {
+// set, every upload and command is recorded for the floor. extra is added
+// to the workload's provisioner configuration.
+func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec *Recording, extra map[string]any) Result {
 	tb.Helper()
 	var p fatimage.Provisioner
 	// the provisioner's own counts come from its manifest
 	manifest := filepath.Join(tb.TempDir(), "manifest.json")
 	conf := w.ProvisionerConfig()
 	conf["manifest_output"] = manifest
+	maps.Copy(conf, extra)
 	if err := p.Prepare(conf); err != nil {
 		tb.Fatal(err)
 	}
 	var out logtail.Buffer
-	ui := &packersdk.BasicUi{Writer: &out, ErrorWriter: &out}
+	var stamped stampWriter
+	both := io.MultiWriter(&out, &stamped)
+	ui := &packersdk.BasicUi{Writer: both, ErrorWriter: both}
 	start := time.Now()
 	comm := packersdk.Communicator(v.Comm(tb))
 	if rec != nil {
@@ -64,7 +73,7 @@ func RunProvisioner(ctx context.Context, tb testing.TB, v *VM, w *Workload, rec 
 	if err := p.Provision(ctx, ui, comm, nil); err != nil {
 		tb.Fatalf("provisioner on %s: %v\n%s", v.Name, err, logtail.Lines(out.String(), 40))
 	}
-	r := Result{Wall: time.Since(start)}
+	r := Result{Wall: time.Since(start), Lines: stamped.Lines(), Manifest: manifest}
 	var m struct {
 		DNFRuns int `json:"dnf_runs"`
 		Reboots int `json:"reboots"`
