@@ -3,7 +3,7 @@
 // is refused with a message naming the offending field, without any
 // network call (issue 7, "Bad input").
 //
-// What `packer validate` does with the pinned packer (v1.15.0), read from
+// What `packer validate` does with the pinned packer (v1.16.0), read from
 // its command/validate.go and hcl2template/types.packer_config.go and
 // checked with that binary:
 //
