@@ -376,3 +376,27 @@ func TestTokenRealmCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestTagOnlyContainersSaidNotVerified: the built-in groups' images are
+// pinned by tag only; the build says so with the digest the tag resolved
+// to, and image.json records that digest. A pinned image is not warned.
+func TestTagOnlyContainersSaidNotVerified(t *testing.T) {
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+	reg, _ := startRegistries(t, "puller", "pw")
+	want := reg.Digest("library/mysql:8.0.30")
+	pl := mustGroups(t, []string{"mysql", "filebeat"}, map[string]any{"container_registry": reg.Host(), "content_source": "host",
+		"container_registries": []map[string]any{{"host": reg.Host(), "insecure": true, "username": "puller", "password": "pw"}}})
+	pl.Containers[1].Digest = reg.Digest("beats/filebeat-oss:7.12.1")
+	var out bytes.Buffer
+	s := &state{cfg: pl.cfg, plan: pl, ui: &packersdk.BasicUi{Writer: &out, ErrorWriter: &out, PB: &packersdk.NoopProgressTracker{}}, comm: &recordingComm{uploads: map[string][]byte{}}, workDir: "/w"}
+	if err := stepFetchContainers(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	warn := "WARNING: containers[0]: " + reg.Host() + "/library/mysql:8.0.30 is pinned by tag only: the tag resolved to " + want + ", not verified against a pinned digest"
+	if !strings.Contains(out.String(), warn) || strings.Count(out.String(), "pinned by tag only") != 1 {
+		t.Errorf("want one warning %q in:\n%s", warn, out.String())
+	}
+	if rec := s.imageContainersRecord(); len(rec) != 2 || rec[0].Digest != want {
+		t.Errorf("image.json records %+v, want mysql at %s", rec, want)
+	}
+}
