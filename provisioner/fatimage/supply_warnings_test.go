@@ -13,7 +13,7 @@ func TestSupplyChainWarnings(t *testing.T) {
 	unsigned := goodRepo()
 	unsigned["repo_name"], unsigned["gpgcheck"] = "eessi", false
 	var p Provisioner
-	err := p.Prepare(map[string]any{"repos": []any{goodRepo(), unsigned}, "repo_username": "u", "repo_password": "p",
+	err := p.Prepare(map[string]any{"repos": []any{goodRepo(), unsigned}, "repo_username": "u", "repo_password": "p", "python_index_insecure": true,
 		"python_envs": []map[string]any{
 			{"path": "/opt/a", "index_url": "http://mirror.example/simple", "requirements": []string{"a==1"}},
 			{"path": "/opt/b", "requirements": []string{"tools @ git+https://h/t.git@v3.0", "a==1"}},
@@ -84,5 +84,30 @@ func TestBuiltinUnsignedAndUnpinnedWarned(t *testing.T) {
 	}
 	if strings.Contains(got, "/opt/h carry no --hash") {
 		t.Errorf("a hashed environment warned about:\n%s", got)
+	}
+}
+
+// TestHTTPPythonIndexNeedsOptIn: a plain-http index (the groups' or an
+// environment's) is refused at validate, naming the option and the
+// opt-in; python_index_insecure accepts it.
+func TestHTTPPythonIndexNeedsOptIn(t *testing.T) {
+	clearArkEnv(t)
+	raw := map[string]any{"groups": []string{"ansible_init"}, "python_index_url": "http://pypi.lab/simple",
+		"python_envs": []map[string]any{{"path": "/opt/a", "index_url": "https://pypi.lab/simple", "extra_index_url": "http://extra.lab/simple", "requirements": []string{"a==1"}}}}
+	var p Provisioner
+	err := p.Prepare(raw)
+	const why = " is plain http: pip would trust the host (--trusted-host) and what it serves is not verified unless pinned by hash; use https, or set python_index_insecure = true to accept it"
+	for _, want := range []string{"python_index_url http://pypi.lab/simple" + why, "python_envs[0]: extra_index_url http://extra.lab/simple" + why} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "index_url https://") {
+		t.Errorf("an https index refused: %v", err)
+	}
+	raw["python_index_insecure"] = true
+	var q Provisioner
+	if err := q.Prepare(raw); err != nil {
+		t.Fatal(err)
 	}
 }
