@@ -27,6 +27,9 @@ binary_sha256 = {
 # The lab's release server also serves a stand-in of netlib's HPL source
 # (pass -var netlib_url=${LAB_RELEASES_URL%/prometheus}/benchmark/hpl and
 # -var grafana_dashboards_url=${LAB_RELEASES_URL%/prometheus}).
+# The lab's PyPI double ($LAB_PYPI_URL) is plain http.
+python_index_insecure = true
+
 hpl_sha256 = "e9e46a70117ba08030346992afd17395ed06dff45a3368979e32fc6a40f93376"
 
 # The lab's registry serves the appliance's images over plain HTTP.

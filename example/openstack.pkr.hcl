@@ -91,13 +91,14 @@ build {
     inventory_groups = length(var.inventory) > 0 ? var.inventory_groups : ""
     # the built-in groups' own content: the Open OnDemand apps, the
     # ansible-init venv, the playbooks of gateway and compute_init
-    git_base_url         = var.git_base_url
-    github_releases_url  = var.github_releases_url
-    python_index_url     = var.python_index_url
-    appliance_dir        = var.appliance_dir
-    sssd_install_ldap    = var.sssd_install_ldap
-    container_registry   = var.container_registry
-    rstudio_download_url = var.rstudio_download_url
+    git_base_url          = var.git_base_url
+    github_releases_url   = var.github_releases_url
+    python_index_url      = var.python_index_url
+    python_index_insecure = var.python_index_insecure
+    appliance_dir         = var.appliance_dir
+    sssd_install_ldap     = var.sssd_install_ldap
+    container_registry    = var.container_registry
+    rstudio_download_url  = var.rstudio_download_url
     # the grafana group's dashboards and the hpctests group's HPL source
     grafana_dashboards_url = var.grafana_dashboards_url
     netlib_url             = var.netlib_url

@@ -209,6 +209,12 @@ variable "python_index_url" {
   description = "Package index of the built-in groups' Python environments (the ansible-init venv)."
 }
 
+variable "python_index_insecure" {
+  type        = bool
+  default     = false
+  description = "Accept a plain-http python_index_url (pip then trusts its host; only hash pins check what it serves)."
+}
+
 variable "grafana_dashboards_url" {
   type        = string
   default     = "https://grafana.com"

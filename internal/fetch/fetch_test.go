@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -296,6 +297,29 @@ func TestCredentialsStayWithTheirOrigin(t *testing.T) {
 		mu.Unlock()
 		if start != "Basic c2VjcmV0" || (got != "") != tc.keeps {
 			t.Errorf("redirect to %s: first request had %q, the redirected one %q", tc.to, start, got)
+		}
+	}
+}
+
+// A credential goes to a URL a server named (a token realm) over https,
+// or to that server's own origin; never to another plain-http origin nor
+// down from https.
+func TestMaySendCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		target, home string
+		may          bool
+	}{
+		{"https://auth.example.com/token", "https://registry.example.com", true},
+		{"https://registry.example.com/token", "http://registry.example.com", true},
+		{"http://registry.example.com:80/token", "http://registry.example.com", true},
+		{"http://auth.example.com/token", "http://registry.example.com", false},
+		{"http://registry.example.com:5001/token", "http://registry.example.com:5000", false},
+		{"http://registry.example.com/token", "https://registry.example.com", false},
+	} {
+		target, _ := url.Parse(tc.target)
+		home, _ := url.Parse(tc.home)
+		if got := MaySendCredentials(target, home); got != tc.may {
+			t.Errorf("%s named by %s: %v, want %v", tc.target, tc.home, got, tc.may)
 		}
 	}
 }

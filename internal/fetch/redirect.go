@@ -26,6 +26,15 @@ func sameOriginCredentials(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// MaySendCredentials says whether a credential meant for the server at
+// home may go to target, a URL that server named (a registry's token
+// realm): over https, or to home's own origin (a plain-http server the
+// template configured), never to another origin over plain http nor from
+// https down to http.
+func MaySendCredentials(target, home *url.URL) bool {
+	return target.Scheme == "https" || origin(target) == origin(home)
+}
+
 // origin is u's scheme://host:port, the port made explicit.
 func origin(u *url.URL) string {
 	port := u.Port()

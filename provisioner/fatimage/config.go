@@ -176,6 +176,12 @@ type Config struct {
 	// Package index of the built-in groups' Python environments (pip
 	// --index-url). Default https://pypi.org/simple.
 	PythonIndexURL string `mapstructure:"python_index_url"`
+	// Accept a plain-http Python package index (python_index_url, and
+	// python_envs' index_url and extra_index_url): pip is told to trust
+	// its host (--trusted-host), so only hash pins check what it serves
+	// (a warning says so). Without it such an index is refused at
+	// validate.
+	PythonIndexInsecure bool `mapstructure:"python_index_insecure"`
 	// Base URL of Posit's downloads the built-in group
 	// openondemand_rstudio fetches rstudio-server from
 	// (`<base>/server/rhel9/x86_64/...`), for a mirror. Default

@@ -90,6 +90,7 @@ type FlatConfig struct {
 	ContainerRegistry    *string                        `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
 	GitHubReleasesURL    *string                        `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
 	PythonIndexURL       *string                        `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
+	PythonIndexInsecure  *bool                          `mapstructure:"python_index_insecure" cty:"python_index_insecure" hcl:"python_index_insecure"`
 	RStudioDownloadURL   *string                        `mapstructure:"rstudio_download_url" cty:"rstudio_download_url" hcl:"rstudio_download_url"`
 	SSSDInstallLDAP      *bool                          `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
 	Packages             []string                       `mapstructure:"packages" cty:"packages" hcl:"packages"`
@@ -177,6 +178,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"container_registry":         &hcldec.AttrSpec{Name: "container_registry", Type: cty.String, Required: false},
 		"github_releases_url":        &hcldec.AttrSpec{Name: "github_releases_url", Type: cty.String, Required: false},
 		"python_index_url":           &hcldec.AttrSpec{Name: "python_index_url", Type: cty.String, Required: false},
+		"python_index_insecure":      &hcldec.AttrSpec{Name: "python_index_insecure", Type: cty.Bool, Required: false},
 		"rstudio_download_url":       &hcldec.AttrSpec{Name: "rstudio_download_url", Type: cty.String, Required: false},
 		"sssd_install_ldap":          &hcldec.AttrSpec{Name: "sssd_install_ldap", Type: cty.Bool, Required: false},
 		"packages":                   &hcldec.AttrSpec{Name: "packages", Type: cty.List(cty.String), Required: false},

@@ -190,6 +190,7 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 			}
 			s.content.containerDigests[i] = d
 		}
+		s.sayUnpinnedContainers()
 		return nil
 	}
 	sc := newScript("content", "containers")
@@ -210,7 +211,22 @@ func stepFetchContainers(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.containerDigests = parseReports(out, "fatimage-container-digest", "containers", len(p.Containers), reDigest.MatchString)
-	return requireReports(s.content.containerDigests, "containers", "the check did not report a digest")
+	if err := requireReports(s.content.containerDigests, "containers", "the check did not report a digest"); err != nil {
+		return err
+	}
+	s.sayUnpinnedContainers()
+	return nil
+}
+
+// sayUnpinnedContainers warns about every image pinned by tag only (the
+// built-in groups' mysql, opensearch, filebeat): what the tag gave is
+// recorded, but nothing checked it.
+func (s *state) sayUnpinnedContainers() {
+	for i, ct := range s.plan.Containers {
+		if ct.ref().Digest == "" {
+			s.say(fmt.Sprintf("WARNING: containers[%d]: %s is pinned by tag only: the tag resolved to %s, not verified against a pinned digest (recorded in image.json; set digest to pin it)", i, ct.Image, s.content.containerDigests[i]))
+		}
+	}
 }
 
 // stepInstallContainers pulls (vm) or loads (host) every image into its

@@ -105,7 +105,9 @@ func (o *ociClient) get(ctx context.Context, p string, accept string) (*http.Res
 
 var reChallengeParam = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
-// answer gets a pull token from a Bearer challenge's realm.
+// answer gets a pull token from a Bearer challenge's realm. The realm is
+// the registry's word, so the credentials go there only over https or to
+// the registry's own origin (see fetch.MaySendCredentials).
 func (o *ociClient) answer(ctx context.Context, challenge string) error {
 	params := map[string]string{}
 	for _, m := range reChallengeParam.FindAllStringSubmatch(challenge, -1) {
@@ -126,6 +128,9 @@ func (o *ociClient) answer(ctx context.Context, challenge string) error {
 		return err
 	}
 	if o.reg.Username != "" {
+		if base, _ := url.Parse(o.base); !fetch.MaySendCredentials(realm, base) {
+			return fmt.Errorf("the registry's token service %s is plain http on another origin than %s: its credentials were not sent", realm.Host, o.base)
+		}
 		req.SetBasicAuth(o.reg.Username, o.reg.Password)
 	}
 	resp, err := o.fetcher.Client().Do(req)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -312,5 +313,90 @@ func TestBearerTokenOffArgv(t *testing.T) {
 		if strings.Contains(c, "t0k") {
 			t.Errorf("the token is in curl's arguments: %s", c)
 		}
+	}
+}
+
+// TestTokenRealmCredentials: the registry's Bearer challenge names the
+// token service; the configured credentials go there over https or to
+// the registry's own origin, never to another plain-http origin nor down
+// from an https registry to http.
+func TestTokenRealmCredentials(t *testing.T) {
+	const user, pw = "puller", "S3cret-realm"
+	var got []string // Authorization headers the token services saw
+	tokens := func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+		json.NewEncoder(w).Encode(map[string]string{"token": "t0k"})
+	}
+	plainTokens := httptest.NewServer(http.HandlerFunc(tokens))
+	defer plainTokens.Close()
+	tlsTokens := httptest.NewTLSServer(http.HandlerFunc(tokens))
+	defer tlsTokens.Close()
+	registryAt := func(realm *string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/token" {
+				tokens(w, r)
+				return
+			}
+			if r.Header.Get("Authorization") != "Bearer t0k" {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s/token",service="lab"`, *realm))
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			w.Write([]byte(`{"schemaVersion":2}`))
+		}
+	}
+	var realm string
+	plainReg := httptest.NewServer(registryAt(&realm))
+	defer plainReg.Close()
+	tlsReg := httptest.NewTLSServer(registryAt(&realm))
+	defer tlsReg.Close()
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw))
+	for _, tc := range []struct {
+		name, registry, realm string
+		sent                  bool
+	}{
+		{"http registry, its own origin", plainReg.URL, plainReg.URL, true},
+		{"http registry, https realm", plainReg.URL, tlsTokens.URL, true},
+		{"http registry, another http origin", plainReg.URL, plainTokens.URL, false},
+		{"https registry, http realm", tlsReg.URL, plainTokens.URL, false},
+	} {
+		got, realm = nil, tc.realm
+		cl := &ociClient{base: tc.registry, repo: "library/x", reg: ContainerRegistry{Username: user, Password: pw},
+			fetcher: fetch.New(fetch.Options{InsecureSkipVerify: true, Attempts: 1})}
+		_, _, _, err := cl.manifest(context.Background(), "1")
+		if tc.sent {
+			if err != nil || len(got) != 1 || got[0] != basic {
+				t.Errorf("%s: %v, the token service saw %q", tc.name, err, got)
+			}
+			continue
+		}
+		want := "the registry's token service " + strings.TrimPrefix(tc.realm, "http://") + " is plain http on another origin than " + tc.registry + ": its credentials were not sent"
+		if err == nil || err.Error() != want || len(got) != 0 {
+			t.Errorf("%s: %v, the token service saw %q", tc.name, err, got)
+		}
+	}
+}
+
+// TestTagOnlyContainersSaidNotVerified: the built-in groups' images are
+// pinned by tag only; the build says so with the digest the tag resolved
+// to, and image.json records that digest. A pinned image is not warned.
+func TestTagOnlyContainersSaidNotVerified(t *testing.T) {
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+	reg, _ := startRegistries(t, "puller", "pw")
+	want := reg.Digest("library/mysql:8.0.30")
+	pl := mustGroups(t, []string{"mysql", "filebeat"}, map[string]any{"container_registry": reg.Host(), "content_source": "host",
+		"container_registries": []map[string]any{{"host": reg.Host(), "insecure": true, "username": "puller", "password": "pw"}}})
+	pl.Containers[1].Digest = reg.Digest("beats/filebeat-oss:7.12.1")
+	var out bytes.Buffer
+	s := &state{cfg: pl.cfg, plan: pl, ui: &packersdk.BasicUi{Writer: &out, ErrorWriter: &out, PB: &packersdk.NoopProgressTracker{}}, comm: &recordingComm{uploads: map[string][]byte{}}, workDir: "/w"}
+	if err := stepFetchContainers(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	warn := "WARNING: containers[0]: " + reg.Host() + "/library/mysql:8.0.30 is pinned by tag only: the tag resolved to " + want + ", not verified against a pinned digest"
+	if !strings.Contains(out.String(), warn) || strings.Count(out.String(), "pinned by tag only") != 1 {
+		t.Errorf("want one warning %q in:\n%s", warn, out.String())
+	}
+	if rec := s.imageContainersRecord(); len(rec) != 2 || rec[0].Digest != want {
+		t.Errorf("image.json records %+v, want mysql at %s", rec, want)
 	}
 }

@@ -117,7 +117,7 @@ func gitWarnings(gs []GitCheckout) []string {
 	var out []string
 	for i, g := range gs {
 		if g.Branch != "" {
-			out = append(out, fmt.Sprintf("git_checkouts[%d]: branch %s of %s is not reproducible; pin a tag or commit (the commit checked out is recorded in image.json)", i, g.Branch, g.Repo))
+			out = append(out, fmt.Sprintf("git_checkouts[%d]: branch %s of %s is not reproducible: not pinned, the commit it gives is not verified (recorded in image.json); pin a tag or commit", i, g.Branch, g.Repo))
 		}
 	}
 	return out

@@ -46,7 +46,7 @@ func TestPythonGitRequirements(t *testing.T) {
 // is in slurm_stats), slurm-openstack-tools at its tag with pinned
 // dependencies; both groups' identical envs are one.
 func TestGroupSlurmTools(t *testing.T) {
-	c := mustGroups(t, []string{"slurm_stats", "rebuild"}, map[string]any{"git_base_url": "http://git.lab.invalid/", "python_index_url": "http://pypi.lab.invalid/simple"})
+	c := mustGroups(t, []string{"slurm_stats", "rebuild"}, map[string]any{"git_base_url": "http://git.lab.invalid/", "python_index_url": "http://pypi.lab.invalid/simple", "python_index_insecure": true})
 	if len(c.PythonEnvs) != 1 {
 		t.Fatalf("python_envs %+v", c.PythonEnvs)
 	}

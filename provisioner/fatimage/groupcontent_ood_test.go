@@ -31,7 +31,7 @@ func TestGroupOpenOnDemandPackages(t *testing.T) {
 // The desktop: pinned TurboVNC, tvncserver left disabled, the screensaver
 // kept out, websockify in a python3.9 venv and its run link.
 func TestGroupOpenOnDemandDesktop(t *testing.T) {
-	c := mustGroups(t, []string{"openondemand_desktop"}, map[string]any{"python_index_url": "http://pypi.lab/simple"})
+	c := mustGroups(t, []string{"openondemand_desktop"}, map[string]any{"python_index_url": "http://pypi.lab/simple", "python_index_insecure": true})
 	p := c.packagePlan()
 	for _, want := range []string{"turbovnc-3.0.1", "nmap-ncat", "python3.9", "dbus-x11", "@Xfce"} {
 		if !slices.Contains(p.Install, want) {

@@ -98,7 +98,7 @@ func TestGroupPodman(t *testing.T) {
 }
 
 func TestGroupServicesFinalStates(t *testing.T) {
-	c := mustGroups(t, []string{"fail2ban", "firewalld", "tuned", "sssd", "ansible_init"}, map[string]any{"python_index_url": "http://pypi.lab/simple"})
+	c := mustGroups(t, []string{"fail2ban", "firewalld", "tuned", "sssd", "ansible_init"}, map[string]any{"python_index_url": "http://pypi.lab/simple", "python_index_insecure": true})
 	if unitState(c, "fail2ban.service") != "enabled" || unitState(c, "ansible-init.service") != "enabled" {
 		t.Errorf("units %+v", c.SystemdUnits)
 	}
@@ -131,7 +131,7 @@ func TestGroupSSSDLDAP(t *testing.T) {
 }
 
 func TestGroupAnsibleInit(t *testing.T) {
-	c := mustGroups(t, []string{"ansible_init"}, map[string]any{"python_index_url": "http://pypi.lab/simple"})
+	c := mustGroups(t, []string{"ansible_init"}, map[string]any{"python_index_url": "http://pypi.lab/simple", "python_index_insecure": true})
 	if len(c.PythonEnvs) != 1 || c.PythonEnvs[0].Path != "/usr/lib/ansible-init" || c.PythonEnvs[0].IndexURL != "http://pypi.lab/simple" ||
 		strings.Join(c.PythonEnvs[0].Requirements, " ") != "ansible==8.7.0 jmespath==1.0.1 requests==2.32.3 netaddr==1.3.0" {
 		t.Errorf("python_envs %+v", c.PythonEnvs)

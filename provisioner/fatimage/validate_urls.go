@@ -87,6 +87,9 @@ func validateURLs(c *Config, _ *plan) []error {
 			errs.add("%s", msg)
 		}
 	}
+	for _, msg := range c.httpPythonIndexes() {
+		errs.add("%s", msg)
+	}
 	if r := c.ContainerRegistry; r != "" && !reRegistry.MatchString(r) {
 		errs.add("container_registry %q must be host or host:port (no scheme, path or user info: credentials go in container_registries)", withoutUserInfo("//" + r)[2:])
 	}
@@ -123,4 +126,26 @@ func checkRPMName(s string) string {
 		return fmt.Sprintf("url %q does not name an .rpm file (its path must end in .rpm; other files are downloads)", s)
 	}
 	return ""
+}
+
+// httpPythonIndexes refuses every plain-http Python index unless the
+// template accepted them (python_index_insecure): pip would trust the
+// host and install whatever it, or anyone on the way, serves.
+func (c *Config) httpPythonIndexes() []string {
+	if c.PythonIndexInsecure {
+		return nil
+	}
+	const why = "is plain http: pip would trust the host (--trusted-host) and what it serves is not verified unless pinned by hash; use https, or set python_index_insecure = true to accept it"
+	var out []string
+	if strings.HasPrefix(c.PythonIndexURL, "http://") {
+		out = append(out, fmt.Sprintf("python_index_url %s %s", withoutUserInfo(c.PythonIndexURL), why))
+	}
+	for i, e := range c.templateContent().PythonEnvs {
+		for _, o := range [][2]string{{"index_url", e.IndexURL}, {"extra_index_url", e.ExtraIndexURL}} {
+			if strings.HasPrefix(o[1], "http://") {
+				out = append(out, fmt.Sprintf("python_envs[%d]: %s %s %s", i, o[0], withoutUserInfo(o[1]), why))
+			}
+		}
+	}
+	return out
 }

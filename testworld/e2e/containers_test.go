@@ -49,6 +49,7 @@ func TestContainers(t *testing.T) {
 			}
 			name := fmt.Sprintf("e2e-containers-%s-%d", source, time.Now().Unix())
 			manifest := filepath.Join(t.TempDir(), "manifest.json")
+			argv := buildtest.SampleArgv(t, theLab) // the registry password must stay off every command line
 			r := build(t, []string{"fat-common.pkr.hcl", "fat-containers.pkr.hcl"}, "-var", "image_name="+name, "-var", "content_source="+source,
 				"-var", "mysql_digest="+theLab.Registry.Digest("library/mysql:8.0.30"), "-var", "manifest_output="+manifest)
 			if r.ExitCode != 0 {
@@ -71,6 +72,17 @@ func TestContainers(t *testing.T) {
 				t.Errorf("the second run changed images:\n%s", two)
 			}
 			buildtest.RequireNoSecrets(t, theLab, "the build output", []byte(out))
+			seen := buildtest.RequireNoSecretsInArgv(t, argv)
+			t.Logf("argv on the VM: %d command lines in %d samples, no secret", seen.CommandLines, seen.Samples)
+			// the two pinned by tag only are said to be unverified, the pinned one not
+			for i, img := range []string{theLab.Env["LAB_REGISTRY"] + "/opensearchproject/opensearch:2.9.0", theLab.Env["LAB_REGISTRY_AUTH"] + "/beats/filebeat-oss:7.12.1"} {
+				if w := fmt.Sprintf("WARNING: containers[%d]: %s is pinned by tag only: the tag resolved to sha256:", i+1, img); !strings.Contains(out, w) {
+					t.Errorf("no warning %q in the output", w)
+				}
+			}
+			if strings.Contains(out, "containers[0]: "+theLab.Env["LAB_REGISTRY"]+"/library/mysql:8.0.30 is pinned by tag only") {
+				t.Error("the pinned mysql image is warned about")
+			}
 			img := findImage(t, name)
 			labtest.RequireClean(t, theLab)
 

@@ -50,10 +50,11 @@ func uniqueName(prefix string) string {
 }
 
 // build is one packer build of a testdata directory, with PACKER_LOG
-// going to its own file.
+// going to its own file and the VMs' command lines sampled while it runs.
 type build struct {
 	Dir, Log string
 	Proc     *packertest.Proc
+	Argv     *buildtest.ArgvSampler
 }
 
 // startBuild copies testdata/<tmpl> to a fresh directory and starts
@@ -75,7 +76,7 @@ func startBuild(t *testing.T, tmpl string, env []string, args ...string) *build 
 	default:
 		buildtest.Layout(t, dir, "")
 	}
-	b := &build{Dir: dir, Log: filepath.Join(t.TempDir(), "packer.log")}
+	b := &build{Dir: dir, Log: filepath.Join(t.TempDir(), "packer.log"), Argv: buildtest.SampleArgv(t, theLab)}
 	env = append(append(theLab.Environ(), "PACKER_LOG=1", "PACKER_LOG_PATH="+b.Log), env...)
 	b.Proc = p.Start(t, dir, env, append(append([]string{"build"}, args...), ".")...)
 	return b
@@ -158,9 +159,11 @@ func requireNoSecrets(t *testing.T, what string, data []byte) {
 	buildtest.RequireNoSecrets(t, theLab, what, data)
 }
 
-// auditBuild checks the build's UI output and PACKER_LOG for secrets.
+// auditBuild checks the build's UI output, PACKER_LOG and the command
+// lines seen on the VMs while it ran for secrets.
 func auditBuild(t *testing.T, b *build, r packertest.Result) {
 	t.Helper()
+	buildtest.RequireNoSecretsInArgv(t, b.Argv)
 	requireNoSecrets(t, "packer's output", []byte(r.Output()))
 	requireNoSecrets(t, "PACKER_LOG", []byte(b.logText(t)))
 }

@@ -48,7 +48,8 @@ func TestSecretAuditAppCredential(t *testing.T) {
 // TestSecretAuditFindsALeak is the audit's negative test: a deliberately
 // leaky shell provisioner writes the Ark password into a file it keeps,
 // and the whole-disk audit of the image file downloaded from Glance finds
-// it. The same step writes the OpenStack password into a file it deletes
+// it; it also runs a command with that password in its argv for two
+// seconds, which the sampler of the VMs' command lines sees. The same step writes the OpenStack password into a file it deletes
 // before the snapshot: on a real cloud the snapshot is a block copy of the
 // VM's disk and the freed blocks still hold it (what
 // buildtest.TestWholeDiskAuditSeesFreedBlocks shows the audit finds); the
@@ -64,7 +65,14 @@ func TestSecretAuditFindsALeak(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}
-	auditBuild(t, b, r) // the secrets went in as sensitive variables: nothing shows
+	// the secrets went in as sensitive variables: nothing shows in the
+	// output or the log, but ps on the VM showed the kept one
+	requireNoSecrets(t, "packer's output", []byte(r.Output()))
+	requireNoSecrets(t, "PACKER_LOG", []byte(b.logText(t)))
+	argv := b.Argv.Stop()
+	if argv.Found["Ark password"] != "sh" {
+		t.Errorf("the argv sampler (%d samples, %d command lines) missed the Ark password on sh's command line (found %v)", argv.Samples, argv.CommandLines, argv.Found)
+	}
 	img := findImage(t, name)
 	found, n := buildtest.ScanImageFile(t, theLab, img.ID, buildtest.Secrets(theLab))
 	if _, ok := found["Ark password"]; !ok {

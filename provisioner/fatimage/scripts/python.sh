@@ -26,7 +26,8 @@ fatimage_pip() {
 		set -- "$@" --index-url "$5"
 		[ -z "$6" ] || set -- "$@" --extra-index-url "$6"
 		# pip ignores a plain-http index unless its host is trusted; the
-		# template chose it (hash pins still protect the content)
+		# template accepted it (python_index_insecure; hash pins still protect
+		# the content)
 		for u in "$5" "$6"; do
 			case "$u" in
 			http://*) h=${u#http://}; set -- "$@" --trusted-host "${h%%/*}" ;;

@@ -61,12 +61,14 @@ build {
   sources = ["source.fatimage-openstack.lab"]
 
   provisioner "fatimage" {
-    repos          = data.fatimage-ark.rocky.repos
-    update         = false
-    selinux        = "unchanged"
-    packages       = ["oddjob"]
-    groups         = ["podman"]
-    content_source = var.content_source
+    repos   = data.fatimage-ark.rocky.repos
+    update  = false
+    selinux = "unchanged"
+    # the lab's PyPI double is plain http
+    python_index_insecure = true
+    packages              = ["oddjob"]
+    groups                = ["podman"]
+    content_source        = var.content_source
     systemd_units {
       name     = "mysql.service"
       content  = "[Unit]\nDescription=MySQL in podman\n[Service]\nUser=podman\nExecStart=/usr/bin/podman run --rm --name mysql docker.io/library/mysql:8.0.30\n[Install]\nWantedBy=multi-user.target\n"
@@ -133,12 +135,14 @@ build {
   }
 
   provisioner "fatimage" {
-    repos          = data.fatimage-ark.rocky.repos
-    update         = false
-    selinux        = "unchanged"
-    packages       = ["oddjob"]
-    groups         = ["podman"]
-    content_source = var.content_source
+    repos   = data.fatimage-ark.rocky.repos
+    update  = false
+    selinux = "unchanged"
+    # the lab's PyPI double is plain http
+    python_index_insecure = true
+    packages              = ["oddjob"]
+    groups                = ["podman"]
+    content_source        = var.content_source
     systemd_units {
       name     = "mysql.service"
       content  = "[Unit]\nDescription=MySQL in podman\n[Service]\nUser=podman\nExecStart=/usr/bin/podman run --rm --name mysql docker.io/library/mysql:8.0.30\n[Install]\nWantedBy=multi-user.target\n"

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -243,23 +245,27 @@ func (vm *Machine) writeRuntimeConfig(dir string) error {
 // on a VM's process from the host find it this way, not among every VM
 // on the machine (other labs' tests run beside them).
 func (m *Manager) Runs(pid int) bool {
-	want := []byte(fmt.Sprint(pid))
-	found := false
+	return slices.Contains(m.PIDs(), pid)
+}
+
+// PIDs are the processes running in this manager's VMs now (host pids),
+// for a test sampling what they run.
+func (m *Manager) PIDs() []int {
+	var out []int
 	_ = filepath.WalkDir(m.cgroupBase(), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || found || d.IsDir() || d.Name() != "cgroup.procs" {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
 			return nil
 		}
 		raw, err := os.ReadFile(p)
 		if err != nil {
 			return nil //nolint:nilerr // a cgroup removed while walking holds no process
 		}
-		for _, line := range bytes.Fields(raw) {
-			if bytes.Equal(line, want) {
-				found = true
-				return fs.SkipAll
+		for _, f := range bytes.Fields(raw) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
 			}
 		}
 		return nil
 	})
-	return found
+	return out
 }

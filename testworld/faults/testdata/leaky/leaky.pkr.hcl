@@ -1,6 +1,7 @@
 # A deliberately leaky build for the secret audit's negative test: a shell
 # provisioner writes one secret into a file it keeps and another into a
-# file it deletes before the snapshot. The secrets come base64-encoded from
+# file it deletes before the snapshot, and runs a command with the kept
+# one in its argv. The secrets come base64-encoded from
 # PKR_VAR_kept_b64 / PKR_VAR_removed_b64 so no quoting can mangle them.
 variable "image_name" {
   type = string
@@ -34,6 +35,7 @@ build {
     inline = [
       "echo '${var.kept_b64}' | base64 -d | sudo tee /etc/leaky-kept.conf >/dev/null",
       "echo '${var.removed_b64}' | base64 -d | sudo tee /etc/leaky-removed.conf >/dev/null",
+      "sh -c 'sleep 2; true' \"$(echo '${var.kept_b64}' | base64 -d)\"",
       "sync",
       "sudo rm /etc/leaky-removed.conf",
     ]
