@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the fault-injection suite (testworld/faults) once and regenerates the
-# measured tables of docs/reliability.md from that run (make faults-docs):
+# Runs the fault-injection suite (testworld/faults) once, with the tests
+# measured outside it (hostile Pulp listings, Ctrl-C in the data source, the
+# bad-input cases), and regenerates the measured tables of
+# docs/reliability.md from that run (make faults-docs):
 # the tests record what they measured (FAULTS_FIGURES), and each table
 # replaces the block between <!-- figures:NAME --> and <!-- /figures:NAME -->.
 # The figures are never edited by hand. Needs root and the pinned packer
@@ -13,7 +15,13 @@ out=$(mktemp -d /tmp/fatimage-faults.XXXXXX)
 started=$(date -u +%Y-%m-%dT%H:%MZ)
 commit=$(git rev-parse --short HEAD)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-FAULTS_FIGURES="$out" go test -count=1 -timeout 30m ./testworld/faults/ | tee "$out/run.txt"
+export FAULTS_FIGURES="$out"
+{
+  go test -count=1 -timeout 30m ./testworld/faults/
+  go test -count=1 -timeout 10m -run 'TestCandidatesTriedAreCapped|TestListingSizeIsCapped' ./internal/pulp/
+  go test -count=1 -timeout 10m -run 'TestE2EInterruptStopsTheDataSource' ./datasource/ark/
+  go test -count=1 -timeout 20m -run 'TestBadInput' ./testworld/badinput/
+} | tee "$out/run.txt"
 stamp="run $started, commit $commit, $(nproc) CPUs, load average $load before the run"
 
 doc=docs/reliability.md

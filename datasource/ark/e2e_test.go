@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/figures"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := figures.Main(m)
 	packertest.Cleanup()
 	os.Exit(code)
 }

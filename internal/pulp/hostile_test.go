@@ -6,12 +6,22 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/figures"
 )
+
+// TestMain writes the hostile table of docs/reliability.md when
+// scripts/reliability.sh asks (figures.Env).
+func TestMain(m *testing.M) { os.Exit(figures.Main(m)) }
+
+// hostileFigures are the columns of that table.
+var hostileFigures = []string{"Hostile listing", "requests made", "outcome", "error size", "allocated while reading"}
 
 // hostile serves a listing of n snapshots of path whose repomd.xml all
 // answer 403, counting the requests and those that carried credentials.
@@ -72,6 +82,8 @@ func TestCandidatesTriedAreCapped(t *testing.T) {
 		t.Errorf("the error is %d bytes", len(msg))
 	}
 	t.Logf("%d requests (%d with credentials), error %d bytes", h.reqs.Load(), h.withAuth.Load(), len(msg))
+	figures.Record(t, "hostile", hostileFigures, "1,000 snapshots, every one answers 403", fmt.Sprint(h.reqs.Load()),
+		"refused: none of the 10 newest snapshots is usable", figures.KB(len(msg)), "-")
 }
 
 // Fewer candidates than the cap: every one is tried, the old message.
@@ -104,9 +116,12 @@ func TestListingSizeIsCapped(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the listing is larger than 8 MiB (the cap)") {
 		t.Fatalf("a 96 MiB listing: %v", err)
 	}
-	if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 64<<20 {
+	grew := int64(after.TotalAlloc - before.TotalAlloc)
+	if grew > 64<<20 {
 		t.Fatalf("reading the listing allocated %d MiB", grew>>20)
 	}
+	figures.Record(t, "hostile", hostileFigures, "a 96 MB listing", fmt.Sprint(h.reqs.Load()),
+		"refused: larger than 8 MiB (the cap)", figures.KB(len(err.Error())), figures.KB(int(grew)))
 	// A listing just under the cap still parses.
 	h = startHostile(t, snapshotsListing(50000))
 	names, err := clientTimeout(t, secret, time.Minute).Snapshots(context.Background(), h.srv.URL+"/pulp/content", path)

@@ -40,11 +40,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/figures"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := figures.Main(m)
 	packertest.Cleanup()
 	os.Exit(code)
 }
@@ -837,6 +838,8 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 	n.requireQuiet(t)
+	figures.Record(t, "badinput", []string{"bad inputs tried", "refused at packer validate naming the field", "valid controls accepted", "network calls"},
+		fmt.Sprint(len(cases)), fmt.Sprintf("all %d", len(cases)), fmt.Sprint(len(valid)), "0")
 	t.Logf("%d invalid templates (%v) and %d valid ones validated in %s with no network call",
 		len(cases), perComponent, len(valid), time.Since(start).Round(100*time.Millisecond))
 }

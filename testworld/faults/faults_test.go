@@ -23,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/figures"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
@@ -31,13 +32,7 @@ import (
 var theLab *lab.Lab
 
 func TestMain(m *testing.M) {
-	code := labtest.Main(m, &theLab)
-	if dir := os.Getenv("FAULTS_FIGURES"); dir != "" && code == 0 {
-		if err := writeFigures(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "FAULTS_FIGURES:", err)
-			code = 1
-		}
-	}
+	code := figures.Written(labtest.Main(m, &theLab))
 	packertest.Cleanup()
 	os.Exit(code)
 }
