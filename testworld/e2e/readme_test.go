@@ -50,13 +50,15 @@ floating_ip_network = "public"
 	if !strings.HasPrefix(path.Commands[len(path.Commands)-1], "packer build") {
 		t.Fatalf("the README's last command is %q, not the build", path.Commands[len(path.Commands)-1])
 	}
-	m := regexp.MustCompile(`An image was created: (openhpc-RL9-\S+) \(([0-9a-f-]+)\)`).FindStringSubmatch(out)
-	if m == nil {
+	// the artifact reads as the official builder's: "An image was created: ID"
+	m := regexp.MustCompile(`An image was created: ([0-9a-f-]{36})`).FindStringSubmatch(out)
+	n := regexp.MustCompile(`Creating image (openhpc-RL9-\S+) from server`).FindStringSubmatch(out)
+	if m == nil || n == nil {
 		t.Fatalf("the build names no image:\n%s", out)
 	}
-	img := findImage(t, m[1])
-	if img.ID != m[2] {
-		t.Fatalf("image %s is %s, the build said %s", m[1], img.ID, m[2])
+	img := findImage(t, n[1])
+	if img.ID != m[1] {
+		t.Fatalf("image %s is %s, the build said %s", n[1], img.ID, m[1])
 	}
 	// image.json records the groups the inventory resolved to
 	files := imageFiles(t, img.ID)

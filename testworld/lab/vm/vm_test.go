@@ -1064,7 +1064,10 @@ func TestSystemdUnits(t *testing.T) {
 	// A drop-in takes effect after daemon-reload and a restart.
 	mustRun(t, c, "sudo -n mkdir -p /etc/systemd/system/foo.service.d && printf '[Service]\\nEnvironment=GREETING=hello\\n' | sudo -n tee /etc/systemd/system/foo.service.d/greet.conf >/dev/null")
 	expect("sudo -n systemctl daemon-reload && sudo -n systemctl restart foo && systemctl show -P Environment foo", "GREETING=hello", 0)
-	expect("sudo -n journalctl -u foo -o cat --no-pager | tail -1", "foo says hello", 0)
+	// journald may log the service's line after "Started foo.service.":
+	// wait for it rather than read the last line once.
+	expect("for i in $(seq 50); do sudo -n journalctl -u foo -o cat --no-pager | grep -qx 'foo says hello' && break; sleep 0.1; done; "+
+		"sudo -n journalctl -u foo -o cat --no-pager | grep -x 'foo says hello' | tail -1", "foo says hello", 0)
 	expect("sudo -n systemctl enable --now bar 2>/dev/null; systemctl is-active bar", "active", 0)
 	expect("sudo -n systemctl disable bar 2>&1; systemctl is-enabled bar", "Removed \"/etc/systemd/system/multi-user.target.wants/bar.service\".\ndisabled", 1)
 	expect("sudo -n systemctl start nope 2>&1", "Failed to start nope.service: Unit nope.service not found.", 5)
