@@ -84,7 +84,7 @@ func New(o Options) *Fetcher {
 	rt := o.Retry
 	rt.Base = base
 	rt.AttemptTimeout = o.AttemptTimeout
-	return &Fetcher{opts: o, client: &http.Client{Transport: &rt, CheckRedirect: sameOriginCredentials}}
+	return &Fetcher{opts: o, client: &http.Client{Transport: &rt, CheckRedirect: SameOriginCredentials}}
 }
 
 // Client is the Fetcher's HTTP client, for the requests that are not
@@ -102,7 +102,7 @@ type Item struct {
 	SHA256 string
 	Size   int64 // the exact size when known (a blob's descriptor), else 0
 	// Header goes with the request; its credentials never leave the URL's
-	// origin (see sameOriginCredentials).
+	// origin (see SameOriginCredentials).
 	Header http.Header
 }
 

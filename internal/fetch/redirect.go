@@ -9,12 +9,14 @@ import (
 // credentialHeaders are the headers that carry a credential.
 var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2"}
 
-// sameOriginCredentials follows up to 10 redirects but never carries a
-// credential to another origin (scheme, host and port) than the first
+// SameOriginCredentials is the CheckRedirect of every client of the
+// plugin that sends credentials (the host fetch path, the Pulp client): it
+// follows up to 10 redirects but never carries a credential to another
+// origin (scheme, host and port) than the first
 // request's: not to a subdomain or another port, which Go's own rule
 // allows, nor from https to http. A registry's blob redirected to a
 // storage service gets there without the registry's password or token.
-func sameOriginCredentials(req *http.Request, via []*http.Request) error {
+func SameOriginCredentials(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}

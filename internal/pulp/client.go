@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/httpretry"
 )
 
@@ -81,21 +81,8 @@ func newHTTPClient(o ClientOptions, retryStatus func(int) bool) (*http.Client, e
 			RetryStatus:    retryStatus,
 			Logf:           o.Logf,
 		},
-		CheckRedirect: dropAuthOffHost,
+		CheckRedirect: fetch.SameOriginCredentials,
 	}, nil
-}
-
-// dropAuthOffHost follows redirects but never carries the Basic credentials
-// to another host:port. Go's own rule compares host names only, so a
-// redirect to another port of the same host would otherwise receive them.
-func dropAuthOffHost(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
-		req.Header.Del("Authorization")
-	}
-	return nil
 }
 
 // StatusError is an unexpected HTTP answer. Its text names the method, the
