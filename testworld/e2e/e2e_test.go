@@ -125,7 +125,9 @@ func TestBuilderBasic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, _ := labtest.BootDial(ctx, t, theLab, "first-boot", img.ID)
-	c.Run(t, "test -e /etc/fatimage-e2e && test -e /var/lib/ansible-init.done")
+	// ssh answers before boot ends; ansible-init is a oneshot unit ordered
+	// after cloud-init, so wait for the boot to finish before looking.
+	c.Run(t, "systemctl is-system-running --wait >/dev/null; test -e /etc/fatimage-e2e && test -e /var/lib/ansible-init.done")
 }
 
 func TestBuilderVolumeBoot(t *testing.T) {
