@@ -159,6 +159,28 @@ type Config struct {
 	// `ansible/`): the built-in groups compute_init and gateway place
 	// their playbooks and roles from it, as the appliance does.
 	ApplianceDir string `mapstructure:"appliance_dir"`
+	// The site's appliance environment, the directory the environment's
+	// `activate` exports as APPLIANCES_ENVIRONMENT_ROOT (in HCL:
+	// `env("APPLIANCES_ENVIRONMENT_ROOT")`). With it and `appliance_dir`
+	// the build reads the site's configuration as the appliance's own
+	// build does: the inventory `packer/ansible-inventory.sh` composes,
+	// `builder` plus `inventory_groups`, `packer/openhpc_extravars.yml`,
+	// evaluated by the site's own Ansible against the build VM. See
+	// docs/appliance-variables.md.
+	ApplianceEnvironment string `mapstructure:"appliance_environment"`
+	// The directory holding the site's `ansible-playbook`; default the
+	// checkout's `venv/bin` when it has one, else PATH.
+	ApplianceAnsibleDir string `mapstructure:"appliance_ansible_dir"`
+	// Directories searched for roles and collections after those the
+	// environment's ansible.cfg names: where the site installed its
+	// Galaxy requirements when not there.
+	ApplianceRolesPath       []string `mapstructure:"appliance_roles_path"`
+	ApplianceCollectionsPath []string `mapstructure:"appliance_collections_path"`
+	// Refuse at `packer validate`, naming the role and the file, what the
+	// appliance's `ansible/fatimage.yml` would run for the build host and
+	// the plugin does not implement natively, instead of running it
+	// through the site's Ansible. Default false.
+	ApplianceStrict bool `mapstructure:"appliance_strict"`
 	// Base URL the built-in groups clone GitHub repositories from
 	// (`<git_base_url>/<owner>/<name>.git`), for a mirror. Default
 	// https://github.com.
@@ -396,6 +418,7 @@ var validators = []func(*Config, *plan) []error{
 	validateContainers,
 	validateSBOM,
 	validateURLs,
+	validateAppliance,
 }
 
 func (c *Config) validate(p *plan) []error {

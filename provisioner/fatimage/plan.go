@@ -8,6 +8,7 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -48,9 +49,12 @@ type plan struct {
 	// without inventory); setNames the built-in groups installed.
 	hostGroups []string
 	setNames   []string
-	sets       *resolved // what the groups resolved to; never nil
-	users      []User    // the groups' users replaced or joined by `users`
-	binaries   []Binary  // the groups' binaries, then `binaries`
+	// site is the site's appliance checkout and environment
+	// (appliance_dir, appliance_environment); nil without them.
+	site     *appliance.Site
+	sets     *resolved // what the groups resolved to; never nil
+	users    []User    // the groups' users replaced or joined by `users`
+	binaries []Binary  // the groups' binaries, then `binaries`
 
 	// ContentOptions are the groups' content merged with the template's
 	// (groupcontent.go); origins, by option name, say where each item of
@@ -62,7 +66,7 @@ type plan struct {
 // newPlan resolves c (decoded and defaulted) into a plan; the errors are
 // those of decoding `repos` and resolving the groups and the inventory.
 func newPlan(c *Config) (*plan, []error) {
-	p := &plan{cfg: c, sets: &resolved{}, origins: map[string][]origin{}}
+	p := &plan{cfg: c, site: c.applianceSite(), sets: &resolved{}, origins: map[string][]origin{}}
 	errs := p.decodeRepos()
 	p.resolveCredentials()
 	p.setNames = slices.Clone(c.Groups)
