@@ -1,9 +1,7 @@
 package appliance
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -31,38 +29,23 @@ func (s *Site) StaticGroups() ([]string, error) {
 // inventorySources reads [defaults] inventory of an ansible.cfg, relative
 // entries against the file's directory.
 func inventorySources(cfgFile string) ([]string, error) {
-	f, err := os.Open(cfgFile)
+	defaults, err := readDefaults(cfgFile)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	section := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			section = strings.Trim(line, "[]")
-			continue
-		}
-		key, val, ok := strings.Cut(line, "=")
-		if !ok || section != "defaults" || strings.TrimSpace(key) != "inventory" {
-			continue
-		}
-		var out []string
-		for _, p := range strings.Split(val, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(filepath.Dir(cfgFile), p)
-				}
-				out = append(out, p)
+	var out []string
+	for _, p := range strings.Split(defaults["inventory"], ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(cfgFile), p)
 			}
+			out = append(out, p)
 		}
-		return out, nil
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no inventory in [defaults]", cfgFile)
 	}
-	return nil, fmt.Errorf("%s: no inventory in [defaults]", cfgFile)
+	return out, nil
 }
 
 // groupCondRE is a condition on group membership alone: `'x' in
