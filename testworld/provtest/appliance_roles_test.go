@@ -41,13 +41,41 @@ func findEntry(l []applianceEntry, kind, name string) *applianceEntry {
 	return nil
 }
 
+// gitHook is an environment hook recording whether git (which the
+// build's native packages step installs) is installed when it runs.
+func gitHook(t *testing.T, env, name string) {
+	t.Helper()
+	hook := `- name: Site hook ` + name + `
+  hosts: builder
+  become: true
+  gather_facts: false
+  tasks:
+    - name: Is git installed yet
+      ansible.builtin.command: rpm -q git
+      register: fatimage_git
+      failed_when: false
+      changed_when: false
+    - name: Record it
+      ansible.builtin.copy:
+        dest: /etc/fatimage-site-` + name + `
+        content: "git {{ 'installed' if fatimage_git.rc == 0 else 'absent' }}\n"
+        mode: "0644"
+`
+	if err := os.WriteFile(filepath.Join(env, "hooks", name+".yml"), []byte(hook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestApplianceRolesLab provisions a lab VM from a site whose
 // fatimage.yml gains a role the plugin does not know (site_marker) and
 // whose environment has a post hook: the built-in groups do what the
 // plugin does natively, the role and the hook run through the site's
 // Ansible at their place (after the native installs, the hook before the
 // role as fatimage.yml orders them, both before cleanup), their files
-// are on the VM, and image.json lists both sides. The same template
+// are on the VM, and image.json lists both sides. Pre and post-bootstrap
+// hooks of the environment (in the test's private copy) run before the
+// repositories and after the native packages: each sees git absent, then
+// installed. The same template
 // with appliance_strict fails Prepare naming the role and the hook.
 func TestApplianceRolesLab(t *testing.T) {
 	ctx, srv, comm := labVM(t, "appliance-roles", 20*time.Minute)
@@ -55,6 +83,8 @@ func TestApplianceRolesLab(t *testing.T) {
 	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
 	site := appliancesite.New(t, appliancesite.Overrides)
 	appliancesite.AddToFatimage(t, site, appliancesite.SiteRolePlay)
+	gitHook(t, site.Environment, "pre")
+	gitHook(t, site.Environment, "post-bootstrap")
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
 	raw := map[string]any{
 		"repos": labRepos(t),
@@ -90,12 +120,19 @@ func TestApplianceRolesLab(t *testing.T) {
 	if got := run(t, comm, "cat /etc/fatimage-site-hook"); got != appliancesite.Overrides {
 		t.Errorf("the site's hook wrote %q", got)
 	}
+	for hook, want := range map[string]string{"pre": "git absent", "post-bootstrap": "git installed"} {
+		if got := run(t, comm, "cat /etc/fatimage-site-"+hook); got != want {
+			t.Errorf("the %s hook saw %q, want %q", hook, got, want)
+		}
+	}
 	if !strings.Contains(out, "through Ansible (install phase): role site_marker in ansible/fatimage.yml: the plugin does not implement it") {
 		t.Errorf("the build output does not say the role runs through Ansible:\n%s", out)
 	}
 	// fatimage.yml's order: the post hook, then the play added at its end;
 	// both after the native installs and before cleanup
-	order := []string{"fatimage: content", "fatimage: ansible: hook post", "fatimage: ansible: role site_marker", "fatimage: cleanup"}
+	order := []string{"fatimage: ansible: hook pre", "fatimage: repositories", "fatimage: packages",
+		"fatimage: ansible: hook post-bootstrap", "fatimage: content (git", "fatimage: ansible: hook post (",
+		"fatimage: ansible: role site_marker", "fatimage: cleanup"}
 	last := -1
 	for _, o := range order {
 		i := strings.Index(out, o)
@@ -128,8 +165,13 @@ func TestApplianceRolesLab(t *testing.T) {
 	if hook == nil || hook.File != "environments/"+appliancesite.Overrides+"/hooks/post.yml" || hook.Seconds <= 0 {
 		t.Errorf("the post hook's record: %+v", hook)
 	}
-	if len(a.Ansible) != 2 {
-		t.Errorf("through Ansible: %+v, want the role and the hook only", a.Ansible)
+	if len(a.Ansible) != 4 {
+		t.Errorf("through Ansible: %+v, want the role and the three hooks only", a.Ansible)
+	}
+	for hook, phase := range map[string]string{"pre": "pre", "post-bootstrap": "bootstrap"} {
+		if e := findEntry(a.Ansible, "hook", hook); e == nil || e.Phase != phase {
+			t.Errorf("the %s hook's record: %+v, want phase %s", hook, e, phase)
+		}
 	}
 	for name, by := range map[string]string{"dnf_repos": "step repos", "rebuild": "group rebuild"} {
 		if e := findEntry(a.Native, "role", name); e == nil || e.By != by {
