@@ -189,3 +189,20 @@ func readDefaults(cfgFile string) (map[string]string, error) {
 	}
 	return out, sc.Err()
 }
+
+// FindRole is the directory Ansible would load role name from for this
+// site: the first of the environment's roles_path and then RolesPath that
+// has it; "" when none has.
+func (s *Site) FindRole(name string) (string, error) {
+	cfg, err := readPaths(s.config())
+	if err != nil {
+		return "", err
+	}
+	for _, d := range append(cfg["roles_path"], s.RolesPath...) {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", nil
+}

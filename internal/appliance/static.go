@@ -26,6 +26,10 @@ func (s *Site) StaticGroups() ([]string, error) {
 	return inv.HostGroups(HostAlias, append([]string{"builder"}, s.Groups...)...), nil
 }
 
+// InventorySources are the inventories the environment's ansible.cfg
+// names, in its order (common, site, environment in the appliance).
+func (s *Site) InventorySources() ([]string, error) { return inventorySources(s.config()) }
+
 // inventorySources reads [defaults] inventory of an ansible.cfg, relative
 // entries against the file's directory.
 func inventorySources(cfgFile string) ([]string, error) {
