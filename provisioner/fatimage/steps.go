@@ -38,6 +38,9 @@ type step struct {
 
 // steps is a run, in order.
 var steps = []step{
+	// First: the plan every later step reads is made from the site's
+	// appliance here (or the built-in values are said to be used).
+	{name: "appliance", when: func(s *state) bool { return s.plan.site != nil || len(s.plan.sets.groups) > 0 }, run: stepAppliance},
 	{name: "connect", run: stepConnect},
 	{name: "repos", run: stepRepos},
 	// Binaries are fetched and verified before any package work, so a

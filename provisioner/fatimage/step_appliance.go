@@ -1,0 +1,71 @@
+package fatimage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"strconv"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+)
+
+// stepAppliance, first in a run, resolves every appliance variable the
+// built-in groups name, once, with the site's own Ansible against the
+// build VM, and makes the run's plan from the values (the plan Prepare
+// made from the built-in values served validation). Without a site it
+// says the built-in values are used.
+func stepAppliance(ctx context.Context, s *state) error {
+	if s.plan.site == nil {
+		if len(s.plan.sets.groups) > 0 {
+			s.say("WARNING: " + fallbackWarning)
+		}
+		return nil
+	}
+	t, err := applianceTarget(s.generated)
+	if err != nil {
+		return err
+	}
+	s.say(fmt.Sprintf("appliance: reading %s, environment %s, on the build VM (%s:%d)", s.plan.site.Repo, s.plan.site.Environment, t.Host, t.Port))
+	// Ansible's output (no value is in it: the engine's reads are
+	// no_log) goes to Packer's log; a failure carries its tail.
+	res, err := s.plan.site.Resolve(ctx, t, applianceRequest(), log.Writer())
+	if err != nil {
+		return err
+	}
+	if res.CommitError != "" {
+		s.say("WARNING: appliance: " + res.CommitError)
+	}
+	p, err := s.replan(newApplianceValues(res))
+	if err != nil {
+		return fmt.Errorf("the plan from the site's appliance (commit %s, environment %s): %w", res.Commit, res.Environment, err)
+	}
+	s.plan = p
+	s.say(fmt.Sprintf("appliance: %s; %d values from it, groups: %v", res.Summary(), len(p.sets.applied), p.setNames))
+	return nil
+}
+
+// applianceTarget is the build VM as Packer's communicator reaches it:
+// the generated data Packer gives every provisioner.
+func applianceTarget(gen map[string]any) (appliance.Target, error) {
+	str := func(k string) string { v, _ := gen[k].(string); return v }
+	t := appliance.Target{Host: str("Host"), User: str("User"), PrivateKey: []byte(str("SSHPrivateKey")),
+		PrivateKeyFile: str("SSHPrivateKeyFile")}
+	switch p := gen["Port"].(type) {
+	case int:
+		t.Port = p
+	case int64:
+		t.Port = int(p)
+	case float64:
+		t.Port = int(p)
+	case string:
+		t.Port, _ = strconv.Atoi(p)
+	}
+	if c, _ := gen["ConnType"].(string); c != "" && c != "ssh" {
+		return t, fmt.Errorf("appliance_environment: the site's Ansible reaches the build VM over SSH; the communicator is %s", c)
+	}
+	if t.Host == "" || t.User == "" || (len(t.PrivateKey) == 0 && t.PrivateKeyFile == "") {
+		return t, errors.New("appliance_environment: Packer gave no SSH host, user and private key for the build VM (the site's Ansible connects as the appliance's build does, with the communicator's key)")
+	}
+	return t, nil
+}
