@@ -152,12 +152,15 @@ func (r *Result) Summary() string {
 	} else if len(commit) > 12 {
 		commit = commit[:12]
 	}
-	n := 0
+	n, c := 0, len(r.Conditions)
 	for _, vals := range r.Values {
 		n += len(vals)
 	}
+	for _, conds := range r.RoleConditions {
+		c += len(conds)
+	}
 	return fmt.Sprintf("appliance %s, environment %s: %d variables, %d host patterns, %d conditions resolved on the build VM in %.1fs",
-		commit, filepath.Base(r.Environment), n, len(r.Patterns), len(r.Conditions), r.Duration.Seconds())
+		commit, filepath.Base(r.Environment), n, len(r.Patterns), c, r.Duration.Seconds())
 }
 
 // taskResult is the part of a registered task result read here.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"strconv"
+	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 )
@@ -41,7 +42,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 		return fmt.Errorf("the plan from the site's appliance (commit %s, environment %s): %w", res.Commit, res.Environment, err)
 	}
 	s.plan = p
-	s.say(fmt.Sprintf("appliance: %s; %d values from it, groups: %v", res.Summary(), len(p.sets.applied), p.setNames))
+	s.say(fmt.Sprintf("%s; %d values from it; groups %s", res.Summary(), len(p.sets.applied), strings.Join(p.setNames, ", ")))
 	return nil
 }
 
