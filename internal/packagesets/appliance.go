@@ -42,6 +42,19 @@ type LocalUsers struct {
 	Users []string `yaml:"users"`
 }
 
+// ExtraRepos are the appliance variables of a site's own repositories:
+// dnf_repos_extra (the dnf_repos role's format: per repository, per OS
+// version or major, pulp_path, pulp_timestamp, repo_file and optionally
+// repo_name, pulp_content_url, gpgcheck) and the content URL its entries
+// default to.
+type ExtraRepos struct {
+	Var        string `yaml:"var"`
+	ContentURL string `yaml:"content_url"`
+}
+
+// ApplianceExtraRepos is the extra repositories' source.
+func ApplianceExtraRepos() ExtraRepos { return builtin.ExtraRepos }
+
 // Lookup answers what the site's Ansible resolved: a variable's value in
 // a role's scope (defined false when no such variable exists) and whether
 // a condition holds there.

@@ -37,7 +37,8 @@ type applianceValues struct {
 // groups name, by role scope, and for the local users.
 func applianceRequest() appliance.Request {
 	type scope struct{ vars, conds []string }
-	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var}}}
+	repos := packagesets.ApplianceExtraRepos()
+	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor}}}
 	for _, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
 			sc := byRole[s.Role]
@@ -183,6 +184,10 @@ func (p *plan) applianceRecord() *imageAppliance {
 	}
 	r := &imageAppliance{Values: "site", Commit: p.appliance.commit, Environment: p.appliance.environment,
 		ResolvedSeconds: p.appliance.took.Round(100 * time.Millisecond).Seconds()}
+	if len(p.extraRepos) > 0 {
+		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: "dnf_repos", Into: "repos",
+			Variable: packagesets.ApplianceExtraRepos().Var, Values: p.extraRepos})
+	}
 	for _, a := range p.sets.applied {
 		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: a.Group, Into: a.Into, Variable: a.Var,
 			Role: a.Role, When: a.When, Values: append([]string{}, a.Values...)})

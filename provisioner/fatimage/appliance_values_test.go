@@ -62,6 +62,15 @@ func overridesResult() *appliance.Result {
 				"grafana_version":           str("10.4.19"),
 				"kernel_modules_denylist":   list("sctp", "dccp"),
 				"appliances_local_users":    str(users),
+				"dnf_repos_extra": str(map[string]any{
+					"siteextra": map[string]any{"9": map[string]any{"pulp_path": "site/extra/el9/x86_64", "pulp_timestamp": "20251106T211545", "repo_file": "site-extra"}},
+					"rl8only":   map[string]any{"8": map[string]any{"pulp_path": "x", "pulp_timestamp": "1", "repo_file": "x"}},
+					"baseos": map[string]any{"9.6": map[string]any{"pulp_path": "rocky/9.6/BaseOS/x86_64/os", "pulp_timestamp": "20990101T000000",
+						"repo_file": "rocky", "pulp_content_url": "https://pulp.site.example/pulp/content/"}},
+				}),
+				"dnf_repos_pulp_content_url":         str("https://ark.example/pulp/content"),
+				"ansible_distribution_version":       str("9.6"),
+				"ansible_distribution_major_version": str("9"),
 			},
 			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
 		},
@@ -83,8 +92,9 @@ func holdAll(res *appliance.Result, holds bool) {
 
 func siteConfig(t *testing.T) *Config {
 	repo, env := fakeCheckout(t)
+	clearArkEnv(t)
 	var p Provisioner
-	if err := p.Prepare(map[string]any{"appliance_dir": repo, "appliance_environment": env}); err != nil {
+	if err := p.Prepare(map[string]any{"appliance_dir": repo, "appliance_environment": env, "repos": []any{goodRepo()}}); err != nil {
 		t.Fatal(err)
 	}
 	return &p.config
@@ -135,6 +145,16 @@ func TestPlanFromAppliance(t *testing.T) {
 	if !slices.Equal(names, []string{"podman", "slurm", "sitebot"}) {
 		t.Errorf("users %v: want podman, slurm, sitebot (not the login user, not the disabled prometheus)", names)
 	}
+	var repos []string
+	for _, r := range p.repos {
+		repos = append(repos, r.RepoName+" "+r.BaseURL)
+	}
+	if !slices.Equal(repos, []string{
+		"baseos https://pulp.site.example/pulp/content/rocky/9.6/BaseOS/x86_64/os/20990101T000000",
+		"siteextra https://ark.example/pulp/content/site/extra/el9/x86_64/20251106T211545",
+	}) {
+		t.Errorf("repos %v: want the template's baseos replaced by the site's, siteextra added, no RL8-only one", repos)
+	}
 	rec := p.applianceRecord()
 	if rec.Values != "site" || rec.Commit != res.Commit || rec.Environment != res.Environment {
 		t.Errorf("record %+v", rec)
@@ -179,6 +199,9 @@ func TestPlanFromApplianceErrors(t *testing.T) {
 		"condition": func(r *appliance.Result) {
 			r.RoleConditions["osc.ood"]["install_ondemand_dex | bool"] = appliance.Truth{Error: "boom"}
 		},
+		"repo": func(r *appliance.Result) {
+			r.Values[""]["dnf_repos_extra"] = appliance.Value{Defined: true, Value: map[string]any{"x": map[string]any{"9": map[string]any{"repo_file": "x"}}}}
+		},
 		"no uid": func(r *appliance.Result) {
 			r.Values[""]["appliances_local_users"] = appliance.Value{Defined: true, Value: []any{map[string]any{"user": map[string]any{"name": "x"}}}}
 		},
@@ -188,7 +211,7 @@ func TestPlanFromApplianceErrors(t *testing.T) {
 		change(res)
 		_, err := c.plan(newApplianceValues(res))
 		want := map[string]string{"undefined": `group "grafana": grafana_version: not defined`, "template": "vault_x is undefined",
-			"condition": `ondemand_dex_package (role osc.ood)`, "no uid": `appliances_local_users[0]: user "x": a name and a uid`}[name]
+			"condition": `ondemand_dex_package (role osc.ood)`, "repo": "dnf_repos_extra.x: pulp_path, pulp_timestamp and repo_file are needed", "no uid": `appliances_local_users[0]: user "x": a name and a uid`}[name]
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", name, err, want)
 		}

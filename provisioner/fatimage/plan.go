@@ -43,7 +43,9 @@ type plan struct {
 	// cfg is the input the plan was made from (its options, defaulted).
 	cfg *Config
 
-	repos []Repo // `repos` decoded, enabled defaulted
+	repos []Repo // `repos` decoded, enabled defaulted; the site's dnf_repos_extra
+	// extraRepos name the sections of repos from the appliance's dnf_repos_extra.
+	extraRepos []string
 	// The repository credentials: repo_username/repo_password, else the
 	// environment's; none when every repository says it needs none.
 	repoUsername, repoPassword string
@@ -79,6 +81,16 @@ type plan struct {
 func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 	p := &plan{cfg: c, site: c.applianceSite(), appliance: av, sets: &resolved{}, origins: map[string][]origin{}}
 	errs := p.decodeRepos()
+	if av != nil {
+		extra, err := av.extraRepos()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, r := range extra {
+			p.extraRepos = append(p.extraRepos, r.RepoName)
+		}
+		p.repos = withExtraRepos(p.repos, extra)
+	}
 	p.resolveCredentials()
 	p.setNames = slices.Clone(c.Groups)
 	typos := suggestGroup(c.Groups)

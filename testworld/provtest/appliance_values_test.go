@@ -40,6 +40,9 @@ func applianceBuild(t *testing.T, env string) (packersdk.Communicator, string) {
 	clearArkEnv(t)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
 	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	// the overrides environment's dnf_repos_extra reads it, as a site's
+	// group_vars would name its Pulp
+	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
 	site := appliancesite.New(t, env)
 	raw := map[string]any{
 		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
@@ -98,7 +101,7 @@ func TestApplianceValuesLab(t *testing.T) {
 		t.Errorf("the build does not say what it read and how long it took:\n%s", out)
 	}
 	for name, want := range map[string]string{
-		"fatimage-site-extra": "1.0",      // appliances_extra_packages_other
+		"fatimage-site-extra": "1.0",      // appliances_extra_packages_other, from dnf_repos_extra's repository
 		"slurm-sview-ohpc":    "23.11.10", // openhpc_packages_extra
 		"ondemand":            "4.1.5",    // ondemand_package_version
 		"grafana":             "10.4.19",  // grafana_version
@@ -124,7 +127,10 @@ func TestApplianceValuesLab(t *testing.T) {
 	for _, v := range img.Appliance.FromAppliance {
 		vars[v.Variable] = true
 	}
-	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist"} {
+	if repo := run(t, comm, "sudo -n cat /etc/yum.repos.d/site-extra.repo"); !strings.Contains(repo, "[siteextra]") || !strings.Contains(repo, "site/extra/el9/x86_64/20251106T211545") || !strings.Contains(repo, "enabled = 0") && !strings.Contains(repo, "enabled=0") {
+		t.Errorf("dnf_repos_extra's repository is not in the image, disabled:\n%s", repo)
+	}
+	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra"} {
 		if !vars[v] {
 			t.Errorf("image.json does not record %s: %+v", v, img.Appliance.FromAppliance)
 		}
@@ -141,6 +147,8 @@ func TestApplianceStockValuesLab(t *testing.T) {
 	comm, _ := applianceBuild(t, ".stackhpc")
 	for name, want := range map[string]string{
 		"ondemand": "4.1.4", "grafana": "10.4.18", "fatimage-site-extra": "", "slurm-sview-ohpc": "", "htop": "3.3.0",
+		// .stackhpc's builder group_vars: oidc_uri and install_ondemand_dex
+		"mod_auth_openidc": "2.4.10", "ondemand-dex": "2.36.0",
 	} {
 		if got := rpmVersion(t, comm, name); got != want {
 			t.Errorf("%s: version %q, want %q", name, got, want)

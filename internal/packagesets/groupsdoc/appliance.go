@@ -80,7 +80,10 @@ func contractTable(d *data) string {
 		}
 	}
 	lu := d.LocalUsers
-	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n\n", codes(lu.Users), lu.Var)
+	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n", codes(lu.Users), lu.Var)
+	er := d.ExtraRepos
+	fmt.Fprintf(&w, "| (repositories) | `repos` | none (`repos`: the data source's) | `%s`: the entries for the VM's OS version or major, baseurl from `pulp_content_url` (default `%s`), `pulp_path`, `pulp_timestamp` | facts `ansible_distribution_version`, `ansible_distribution_major_version` |\n\n",
+		er.Var, er.ContentURL)
 	w.WriteString(contractEnd)
 	return w.String()
 }

@@ -49,6 +49,7 @@ type data struct {
 	Binaries map[string]packagesets.Binary `yaml:"binaries"`
 	// LocalUsers: the appliance variable of the users bootstrap.yml makes.
 	LocalUsers packagesets.LocalUsers         `yaml:"local_users"`
+	ExtraRepos packagesets.ExtraRepos         `yaml:"extra_repos"`
 	order      map[string][]string            // keys of each top-level mapping, in file order
 	notes      map[string]map[string][]string // comments by top-level key, then entry ("": the section's own)
 }

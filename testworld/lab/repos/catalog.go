@@ -45,6 +45,9 @@ var repoDefs = []repoDef{
 	// the extra builds' vendor repositories, at their upstream paths
 	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true},
 	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true},
+	// a site's own repository, which a site adds with the appliance's
+	// dnf_repos_extra (testworld/appliancesite/overrides)
+	{Key: "siteextra", VersionOS: "9", PulpPath: "site/extra/el9/x86_64", RepoFile: "site-extra", Vendor: true},
 }
 
 // GPGKeyFileNames are the names under /etc/pki/rpm-gpg that the appliance
@@ -192,8 +195,9 @@ var catalog = []pkgDef{
 	{Repo: "epel", Name: "podman-compose", EVR: "1.4.0-1.el9", Requires: []string{"podman", "python3"},
 		Bins: []string{"/usr/bin/podman-compose"}},
 	{Repo: "epel", Name: "htop", EVR: "3.3.0-5.el9", Update: "3.3.0-6.el9"},
-	// a site's appliances_extra_packages_other (testworld/appliancesite/overrides)
-	{Repo: "epel", Name: "fatimage-site-extra", EVR: "1.0-1.el9", Files: map[string]string{"/usr/share/fatimage-site-extra/README": "a site's extra package\n"}},
+	// a site's appliances_extra_packages_other (testworld/appliancesite/overrides),
+	// from the site's own repository
+	{Repo: "siteextra", Name: "fatimage-site-extra", EVR: "1.0-1.el9", Files: map[string]string{"/usr/share/fatimage-site-extra/README": "a site's extra package\n"}},
 	{Repo: "epel", Name: "screen", EVR: "4.8.0-6.el9"},
 	{Repo: "epel", Name: "xfce4-panel", EVR: "4.18.6-1.el9", Comps: "Xfce"},
 	{Repo: "epel", Name: "xfwm4", EVR: "4.18.0-1.el9", Comps: "Xfce"},
