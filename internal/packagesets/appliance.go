@@ -52,6 +52,18 @@ type ExtraRepos struct {
 	ContentURL string `yaml:"content_url"`
 }
 
+// ApplianceBinaryVars are the appliance variables pinning the built-in
+// binaries' versions, by binary.
+func ApplianceBinaryVars() map[string]string {
+	out := map[string]string{}
+	for name, b := range builtin.Binaries {
+		if b.VersionVar != "" {
+			out[name] = b.VersionVar
+		}
+	}
+	return out
+}
+
 // ApplianceExtraRepos is the extra repositories' source.
 func ApplianceExtraRepos() ExtraRepos { return builtin.ExtraRepos }
 

@@ -103,6 +103,9 @@ type Binary struct {
 	Version string   `yaml:"version"`
 	SHA256  string   `yaml:"sha256"`
 	Files   []string `yaml:"files"`
+	// VersionVar is the appliance variable pinning the version; the
+	// sha256 is the built-in version's only.
+	VersionVar string `yaml:"version_var"`
 }
 
 type table struct {

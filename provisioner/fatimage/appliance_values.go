@@ -39,6 +39,9 @@ func applianceRequest() appliance.Request {
 	type scope struct{ vars, conds []string }
 	repos := packagesets.ApplianceExtraRepos()
 	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor}}}
+	for _, v := range packagesets.ApplianceBinaryVars() {
+		byRole[""].vars = append(byRole[""].vars, v)
+	}
 	for _, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
 			sc := byRole[s.Role]
@@ -110,6 +113,29 @@ func (av *applianceValues) apply(groups []packagesets.Group) ([]packagesets.Grou
 		applied = append(applied, a...)
 	}
 	return out, applied, errs
+}
+
+// binary is the built-in binary name at the version the site's appliance
+// pins: another version than the built-in one has no sha256 (the
+// template's `binaries` entry must give it, or validation says so).
+func (av *applianceValues) binary(name string) (Binary, *packagesets.Applied, error) {
+	b := builtinBinary(name)
+	v := packagesets.ApplianceBinaryVars()[name]
+	if v == "" {
+		return b, nil, nil
+	}
+	val, defined, err := av.look.Value("", v)
+	if err != nil || !defined {
+		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: %v", name, v, orUndefined(err))
+	}
+	vs, err := packagesets.Strings(val)
+	if err != nil || len(vs) != 1 {
+		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: not a version (%v)", name, v, val)
+	}
+	if vs[0] != b.Version {
+		b.Version, b.SHA256 = vs[0], ""
+	}
+	return b, &packagesets.Applied{Group: "binaries", ApplianceVar: packagesets.ApplianceVar{Into: "binaries/" + name, Var: v}, Values: vs}, nil
 }
 
 // localUsers are the users of the appliance's appliances_local_users the

@@ -53,7 +53,7 @@ func overridesResult() *appliance.Result {
 	}
 	return &appliance.Result{
 		Commit: "0123456789abcdef0123456789abcdef01234567", Environment: "/site/environments/overrides",
-		Groups: []string{"builder", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman"},
+		Groups: []string{"builder", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter"},
 		Values: map[string]map[string]appliance.Value{
 			"": {
 				"appliances_extra_packages": list("htop", "python312", "", "fatimage-site-extra"),
@@ -69,6 +69,7 @@ func overridesResult() *appliance.Result {
 						"repo_file": "rocky", "pulp_content_url": "https://pulp.site.example/pulp/content/"}},
 				}),
 				"dnf_repos_pulp_content_url":         str("https://ark.example/pulp/content"),
+				"node_exporter_version":              str("1.11.1"),
 				"ansible_distribution_version":       str("9.6"),
 				"ansible_distribution_major_version": str("9"),
 			},
@@ -142,8 +143,8 @@ func TestPlanFromAppliance(t *testing.T) {
 			t.Errorf("slurm keeps its built-in definition: %+v", u)
 		}
 	}
-	if !slices.Equal(names, []string{"podman", "slurm", "sitebot"}) {
-		t.Errorf("users %v: want podman, slurm, sitebot (not the login user, not the disabled prometheus)", names)
+	if !slices.Equal(names, []string{"node-exp", "podman", "slurm", "sitebot"}) {
+		t.Errorf("users %v: want node_exporter's node-exp, then podman, slurm, sitebot (not the login user, not the disabled prometheus)", names)
 	}
 	var repos []string
 	for _, r := range p.repos {
@@ -167,6 +168,38 @@ func TestPlanFromAppliance(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("image.json lacks grafana_version: %+v", rec.FromAppliance)
+	}
+}
+
+// TestPlanFromApplianceBinaries: the site's pin of a binary's version
+// wins; another version than the built-in needs the template's sha256.
+func TestPlanFromApplianceBinaries(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	p, err := c.plan(newApplianceValues(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.binaries) != 1 || p.binaries[0].Version != "1.11.1" || p.binaries[0].SHA256 == "" {
+		t.Errorf("the built-in version the site pins too: %+v", p.binaries)
+	}
+	res.Values[""]["node_exporter_version"] = appliance.Value{Defined: true, Value: "1.12.0"}
+	if _, err := c.plan(newApplianceValues(res)); err == nil || !strings.Contains(err.Error(), "(node_exporter): sha256 is required (version 1.12.0 is not a built-in one)") {
+		t.Errorf("another version without its sha256: %v", err)
+	}
+	sum := strings.Repeat("ab", 32)
+	c.Binaries = []Binary{{Name: "node_exporter", SHA256: sum}}
+	p, err = c.plan(newApplianceValues(res))
+	if err != nil || p.binaries[0].Version != "1.12.0" || p.binaries[0].SHA256 != sum {
+		t.Errorf("the site's version with the template's sha256: %+v, %v", p.binaries, err)
+	}
+	found := false
+	for _, v := range p.applianceRecord().FromAppliance {
+		found = found || v.Variable == "node_exporter_version" && slices.Equal(v.Values, []string{"1.12.0"})
+	}
+	if !found {
+		t.Error("image.json does not record node_exporter_version")
 	}
 }
 

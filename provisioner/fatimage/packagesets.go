@@ -55,7 +55,18 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues)
 		r.users = mergeUsers(r.users, users)
 	}
 	for _, name := range r.Binaries {
-		r.binaries = append(r.binaries, builtinBinary(name))
+		if av == nil {
+			r.binaries = append(r.binaries, builtinBinary(name))
+			continue
+		}
+		b, a, err := av.binary(name)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			r.applied = append(r.applied, *a)
+		}
+		r.binaries = append(r.binaries, b)
 	}
 	return r, nil
 }

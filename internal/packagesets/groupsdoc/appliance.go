@@ -81,6 +81,12 @@ func contractTable(d *data) string {
 	}
 	lu := d.LocalUsers
 	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n", codes(lu.Users), lu.Var)
+	for _, name := range d.order["binaries"] {
+		if b := d.Binaries[name]; b.VersionVar != "" {
+			fmt.Fprintf(&w, "| (binaries) | [`%s`](provisioners/fatimage-groups.md#binaries) version | %s (and its sha256) | `%s` | another version needs the template's `binaries` entry with its `sha256` |\n",
+				name, b.Version, b.VersionVar)
+		}
+	}
 	er := d.ExtraRepos
 	fmt.Fprintf(&w, "| (repositories) | `repos` | none (`repos`: the data source's) | `%s`: the entries for the VM's OS version or major, baseurl from `pulp_content_url` (default `%s`), `pulp_path`, `pulp_timestamp` | facts `ansible_distribution_version`, `ansible_distribution_major_version` |\n\n",
 		er.Var, er.ContentURL)
