@@ -101,20 +101,26 @@ func siteConfig(t *testing.T) *Config {
 	return &p.config
 }
 
-// TestPlanFromAppliance: each value a site overrides reaches the plan
-// from the appliance variable the group data names, the host's groups
-// decide the groups, and image.json says so.
-func TestPlanFromAppliance(t *testing.T) {
+// sitePlan is the plan of a site's configuration from the overrides
+// resolution, its conditions holding or not.
+func sitePlan(t *testing.T, holds bool) (*Config, *appliance.Result, *plan) {
 	c := siteConfig(t)
 	res := overridesResult()
-	holdAll(res, true)
+	holdAll(res, holds)
 	p, err := c.plan(newApplianceValues(res))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(p.setNames, []string{"kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "always"}) &&
-		!slices.Contains(p.setNames, "openondemand") {
-		t.Errorf("groups %v", p.setNames)
+	return c, res, p
+}
+
+// TestPlanFromAppliance: each value a site overrides reaches the plan
+// from the appliance variable the group data names, the host's groups
+// decide the groups, and image.json says so.
+func TestPlanFromAppliance(t *testing.T) {
+	_, res, p := sitePlan(t, true)
+	if !slices.Equal(p.setNames, []string{"always", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter"}) {
+		t.Errorf("groups %v: want the host's groups' built-in sets (builder as always)", p.setNames)
 	}
 	for _, want := range []string{"fatimage-site-extra", "slurm-sview-ohpc", "ondemand-4.1.5", "grafana-10.4.19", "mod_auth_openidc", "ondemand-dex", "certbot", "mysql"} {
 		if !slices.Contains(p.sets.Packages, want) {
@@ -174,13 +180,7 @@ func TestPlanFromAppliance(t *testing.T) {
 // TestPlanFromApplianceBinaries: the site's pin of a binary's version
 // wins; another version than the built-in needs the template's sha256.
 func TestPlanFromApplianceBinaries(t *testing.T) {
-	c := siteConfig(t)
-	res := overridesResult()
-	holdAll(res, true)
-	p, err := c.plan(newApplianceValues(res))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, res, p := sitePlan(t, true)
 	if len(p.binaries) != 1 || p.binaries[0].Version != "1.11.1" || p.binaries[0].SHA256 == "" {
 		t.Errorf("the built-in version the site pins too: %+v", p.binaries)
 	}
@@ -190,7 +190,7 @@ func TestPlanFromApplianceBinaries(t *testing.T) {
 	}
 	sum := strings.Repeat("ab", 32)
 	c.Binaries = []Binary{{Name: "node_exporter", SHA256: sum}}
-	p, err = c.plan(newApplianceValues(res))
+	p, err := c.plan(newApplianceValues(res))
 	if err != nil || p.binaries[0].Version != "1.12.0" || p.binaries[0].SHA256 != sum {
 		t.Errorf("the site's version with the template's sha256: %+v, %v", p.binaries, err)
 	}
@@ -206,13 +206,7 @@ func TestPlanFromApplianceBinaries(t *testing.T) {
 // TestPlanFromApplianceConditions: an item under a condition that does
 // not hold is left out, whatever the built-in values held.
 func TestPlanFromApplianceConditions(t *testing.T) {
-	c := siteConfig(t)
-	res := overridesResult()
-	holdAll(res, false)
-	p, err := c.plan(newApplianceValues(res))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, p := sitePlan(t, false)
 	for _, gone := range []string{"mod_auth_openidc", "ondemand-dex", "certbot", "python3-certbot-apache"} {
 		if slices.Contains(p.sets.Packages, gone) {
 			t.Errorf("packages hold %s though its condition does not hold", gone)
