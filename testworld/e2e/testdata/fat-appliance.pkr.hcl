@@ -1,0 +1,59 @@
+# The site's appliance end to end (with fat-common.pkr.hcl): the build's
+# groups and their values come from the site's appliance checkout and
+# environment, read by the site's Ansible on the build VM; the lab's
+# snapshots of every repository the groups install from.
+variable "appliance_dir" {
+  type = string
+}
+
+variable "appliance_environment" {
+  type = string
+}
+
+variable "appliance_roles_path" {
+  type = list(string)
+}
+
+variable "appliance_collections_path" {
+  type = list(string)
+}
+
+variable "lab_repos" {
+  type = list(map(string))
+}
+
+variable "git_base_url" {
+  type    = string
+  default = env("LAB_GIT_URL")
+}
+
+variable "python_index_url" {
+  type    = string
+  default = env("LAB_PYPI_URL")
+}
+
+build {
+  sources = ["source.fatimage-openstack.lab"]
+
+  provisioner "fatimage" {
+    repos                      = var.lab_repos
+    appliance_dir              = var.appliance_dir
+    appliance_environment      = var.appliance_environment
+    appliance_roles_path       = var.appliance_roles_path
+    appliance_collections_path = var.appliance_collections_path
+    inventory_groups           = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
+    release_base_url           = var.release_base_url
+    grafana_dashboards_url     = var.grafana_dashboards_url
+    git_base_url               = var.git_base_url
+    python_index_url           = var.python_index_url
+    python_index_insecure      = true
+    dynamic "binaries" {
+      for_each = var.binary_sha256
+      content {
+        name   = binaries.key
+        sha256 = binaries.value
+      }
+    }
+    manifest_output = var.manifest_output
+  }
+}
