@@ -19,6 +19,9 @@ type ApplianceVar struct {
 	// Var is the appliance variable; empty with When alone (then Items
 	// are the values when the condition holds).
 	Var string `yaml:"var"`
+	// Key is a dotted path into the variable's value (a mapping), when
+	// the value is part of it (rstudio.version).
+	Key string `yaml:"key"`
 	// Role is the role whose defaults are in scope ("" none): the role
 	// that reads the variable in the appliance's build.
 	Role string `yaml:"role"`
@@ -122,6 +125,9 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 
 func (s ApplianceVar) label() string {
 	l := s.Var
+	if s.Key != "" {
+		l += "." + s.Key
+	}
 	if l == "" {
 		l = "when " + s.When
 	}
@@ -148,6 +154,15 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	}
 	if !defined {
 		return nil, errors.New("not defined in the appliance (a role or group_vars the plugin expects is missing)")
+	}
+	for _, k := range strings.Split(s.Key, ".") {
+		if k == "" {
+			continue
+		}
+		m, _ := v.(map[string]any)
+		if v, defined = m[k]; !defined {
+			return nil, fmt.Errorf("no %s in its value", s.Key)
+		}
 	}
 	items, err := Strings(v)
 	if err != nil {
@@ -209,6 +224,13 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	parent, key, err := walk(g.Content, strings.Split(path, "/"))
 	if err != nil {
 		return err
+	}
+	if _, scalar := parent[key].(string); scalar {
+		if len(vals) != 1 {
+			return fmt.Errorf("%d values for the one value of %s", len(vals), s.Into)
+		}
+		parent[key] = vals[0]
+		return nil
 	}
 	cur, _ := Strings(parent[key])
 	var list []any

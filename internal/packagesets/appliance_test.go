@@ -43,11 +43,13 @@ func TestSplice(t *testing.T) {
 // and formats and drops empty items as Ansible's select does.
 func TestWithAppliance(t *testing.T) {
 	look := fakeLookup{vals: map[string]any{
-		"/kernel_modules_denylist":     []any{"sctp", "dccp"},
-		"/grafana_version":             "10.4.19",
-		"/ondemand_package":            "ondemand-4.1.5",
-		"/openhpc_packages":            []any{"podman", "", "slurm-sview-ohpc"},
-		"osc.ood/ondemand_dex_package": "ondemand-dex",
+		"/kernel_modules_denylist":             []any{"sctp", "dccp"},
+		"/grafana_version":                     "10.4.19",
+		"/ondemand_package":                    "ondemand-4.1.5",
+		"/openhpc_packages":                    []any{"podman", "", "slurm-sview-ohpc"},
+		"osc.ood/ondemand_dex_package":         "ondemand-dex",
+		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"repo": "x", "version": "2026.01.1"}},
+		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
 	}, holds: map[string]bool{"osc.ood/install_ondemand_dex | bool": true}}
 	groups, err := Expand("kernel_modules", "grafana", "openondemand", "openhpc")
 	if err != nil {
@@ -80,6 +82,13 @@ func TestWithAppliance(t *testing.T) {
 		slices.Contains(ood, "certbot") || !slices.Contains(ood, "lua-posix") {
 		t.Errorf("openondemand %v", ood)
 	}
+	apps := got[2].Content["git_checkouts"].([]any)
+	if apps[1].(map[string]any)["tag"] != "2026.01.1" || apps[2].(map[string]any)["tag"] != "2025.09.1" || apps[0].(map[string]any)["branch"] != "master" {
+		t.Errorf("the apps' tags from openondemand_install_app_*: %v", apps)
+	}
+	if builtin.Groups["openondemand"].Content["git_checkouts"].([]any)[1].(map[string]any)["tag"] != "2025.08.1" {
+		t.Error("the table changed")
+	}
 	if !slices.Equal(got[3].Packages, []string{"podman", "slurm-sview-ohpc", "mysql"}) {
 		t.Errorf("openhpc %v", got[3].Packages)
 	}
@@ -98,6 +107,16 @@ func TestWithApplianceErrors(t *testing.T) {
 	_, _, err = WithAppliance(g[0], fakeLookup{vals: map[string]any{"/grafana_version": map[string]any{}}})
 	if err == nil || !strings.Contains(err.Error(), "is not a string") {
 		t.Errorf("a mapping: %v", err)
+	}
+	ood, _ := Expand("openondemand")
+	_, _, err = WithAppliance(ood[0], fakeLookup{vals: map[string]any{"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "x",
+		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"version": []any{"a", "b"}}},
+		"/openondemand_install_app_codeserver": map[string]any{"other": map[string]any{}}}})
+	for _, want := range []string{"openondemand_install_app_codeserver.codeserver.version: no codeserver.version in its value",
+		"openondemand_install_app_rstudio.rstudio.version: 2 values for the one value of content/git_checkouts/1/tag"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
 	}
 }
 

@@ -68,10 +68,12 @@ func overridesResult() *appliance.Result {
 					"baseos": map[string]any{"9.6": map[string]any{"pulp_path": "rocky/9.6/BaseOS/x86_64/os", "pulp_timestamp": "20990101T000000",
 						"repo_file": "rocky", "pulp_content_url": "https://pulp.site.example/pulp/content/"}},
 				}),
-				"dnf_repos_pulp_content_url":         str("https://ark.example/pulp/content"),
-				"node_exporter_version":              str("1.11.1"),
-				"ansible_distribution_version":       str("9.6"),
-				"ansible_distribution_major_version": str("9"),
+				"dnf_repos_pulp_content_url":          str("https://ark.example/pulp/content"),
+				"node_exporter_version":               str("1.11.1"),
+				"openondemand_install_app_rstudio":    str(map[string]any{"rstudio": map[string]any{"version": "2026.01.1"}}),
+				"openondemand_install_app_codeserver": str(map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}}),
+				"ansible_distribution_version":        str("9.6"),
+				"ansible_distribution_major_version":  str("9"),
 			},
 			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
 		},
@@ -131,6 +133,9 @@ func TestPlanFromAppliance(t *testing.T) {
 		if slices.Contains(p.sets.Packages, gone) {
 			t.Errorf("packages keep %q: %v", gone, p.sets.Packages)
 		}
+	}
+	if len(p.GitCheckouts) != 3 || p.GitCheckouts[1].Tag != "2026.01.1" || p.origins["git_checkouts"][1].variable != "openondemand_install_app_rstudio" {
+		t.Errorf("the apps' checkouts: %+v, origins %+v", p.GitCheckouts, p.origins["git_checkouts"])
 	}
 	if len(p.ModprobeBlacklists) != 1 || !slices.Equal(p.ModprobeBlacklists[0].Modules, []string{"sctp", "dccp"}) {
 		t.Errorf("modprobe_blacklist %+v", p.ModprobeBlacklists)

@@ -130,7 +130,7 @@ func TestApplianceValuesLab(t *testing.T) {
 	if repo := run(t, comm, "sudo -n cat /etc/yum.repos.d/site-extra.repo"); !strings.Contains(repo, "[siteextra]") || !strings.Contains(repo, "site/extra/el9/x86_64/20251106T211545") || !strings.Contains(repo, "enabled = 0") && !strings.Contains(repo, "enabled=0") {
 		t.Errorf("dnf_repos_extra's repository is not in the image, disabled:\n%s", repo)
 	}
-	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra", "node_exporter_version"} {
+	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra", "node_exporter_version", "openondemand_install_app_rstudio"} {
 		if !vars[v] {
 			t.Errorf("image.json does not record %s: %+v", v, img.Appliance.FromAppliance)
 		}

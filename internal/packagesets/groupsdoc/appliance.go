@@ -20,6 +20,9 @@ const (
 // sourceText is one source as the pages show it.
 func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	from = "`" + s.Var + "`"
+	if s.Key != "" {
+		from = "`" + s.Var + "." + s.Key + "`"
+	}
 	if s.Format != "" {
 		from += " as `" + s.Format + "`"
 	}
@@ -73,7 +76,7 @@ func contractTable(d *data) string {
 			switch {
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
 				builtin = "the whole list"
-			case len(s.Items) == 0 || !allIn(s.Items, d.Groups[g].Packages):
+			case s.Var != "" && len(s.Items) == 0, s.Var == "" && !allIn(s.Items, d.Groups[g].Packages):
 				builtin = "none"
 			}
 			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s | %s | %s |\n", g, g, s.Into, builtin, from, cell(scope))

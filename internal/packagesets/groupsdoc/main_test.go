@@ -188,7 +188,11 @@ func TestContractIsGenerated(t *testing.T) {
 	}
 	for g, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
-			if s.Var != "" && (!strings.Contains(string(got), "| [`"+g+"`]") || !strings.Contains(string(got), "`"+s.Var+"`")) {
+			name := s.Var
+			if s.Key != "" {
+				name += "." + s.Key
+			}
+			if s.Var != "" && (!strings.Contains(string(got), "| [`"+g+"`]") || !strings.Contains(string(got), "`"+name+"`")) {
 				t.Errorf("group %s's %s has no row", g, s.Var)
 			}
 		}
