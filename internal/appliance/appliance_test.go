@@ -157,7 +157,7 @@ func TestParseGroups(t *testing.T) {
 // selects only those).
 func TestResolvePlaybook(t *testing.T) {
 	data, err := appliance.ResolvePlaybook(appliance.Request{
-		Queries:    []appliance.Query{{Vars: []string{"a"}}, {Role: "openondemand", Vars: []string{"b"}}},
+		Queries:    []appliance.Query{{Vars: []string{"a"}}, {Role: "openondemand", Vars: []string{"b"}, Conditions: []string{"oidc_uri is defined"}}},
 		Patterns:   []string{"control:!builder"},
 		Conditions: []string{"'nfs' in group_names"},
 	}, "/tmp/out.json")
@@ -174,6 +174,9 @@ func TestResolvePlaybook(t *testing.T) {
 	if len(plays) != 5 || !strings.Contains(string(data), "- control:!builder") {
 		t.Fatalf("plays: %s", data)
 	}
+	if got := plays[2].Tasks[len(plays[2].Tasks)-1]; got["when"] != "oidc_uri is defined" {
+		t.Errorf("the role's condition is not evaluated in the role's play: %v", got)
+	}
 	for _, p := range plays {
 		for _, task := range p.Tasks {
 			if _, ok := task["ansible.builtin.import_role"]; ok {
@@ -189,6 +192,26 @@ func TestResolvePlaybook(t *testing.T) {
 				t.Errorf("task reads a value without no_log: %v", task)
 			}
 		}
+	}
+}
+
+// TestDecodeRoleConditions: a query's conditions come back under its
+// role; a skipped task means the condition does not hold, a failed one
+// carries Ansible's message.
+func TestDecodeRoleConditions(t *testing.T) {
+	req := appliance.Request{Queries: []appliance.Query{{Role: "osc.ood", Vars: []string{"x"}, Conditions: []string{"a", "b", "c"}}}}
+	raw := `{"q": [[{"msg": 1}]], "qc": [[{"msg": "holds"}, {"skipped": true}, {"failed": true, "msg": "boom"}]],
+		"c": [], "e": [], "p": {}, "groups": ["builder"]}`
+	res, err := appliance.DecodeResult(req, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.RoleConditions["osc.ood"]
+	if !got["a"].Holds || got["b"].Holds || got["b"].Error != "" || got["c"].Holds || got["c"].Error != "boom" {
+		t.Errorf("role conditions: %+v", got)
+	}
+	if _, err := appliance.DecodeResult(req, []byte(`{"q": [[{"msg": 1}]], "qc": [[]], "c": [], "e": [], "p": {}}`)); err == nil {
+		t.Error("an answer missing a condition was taken")
 	}
 }
 
@@ -300,8 +323,9 @@ func TestRunCancel(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	r := appliance.Result{Commit: "f49fc24f6818ea960a28aa2e41910532c86214f9", Environment: "/site/environments/.stackhpc",
-		Duration: 1500 * time.Millisecond, Values: map[string]map[string]appliance.Value{"": {"a": {}, "b": {}}, "r": {"a": {}}}}
-	want := "appliance f49fc24f6818, environment .stackhpc: 3 variables, 0 host patterns, 0 conditions resolved on the build VM in 1.5s"
+		Duration: 1500 * time.Millisecond, Values: map[string]map[string]appliance.Value{"": {"a": {}, "b": {}}, "r": {"a": {}}},
+		RoleConditions: map[string]map[string]appliance.Truth{"r": {"x": {}}}, Conditions: map[string]appliance.Truth{"y": {}}}
+	want := "appliance f49fc24f6818, environment .stackhpc: 3 variables, 0 host patterns, 2 conditions resolved on the build VM in 1.5s"
 	if got := r.Summary(); got != want {
 		t.Errorf("Summary: %q, want %q", got, want)
 	}

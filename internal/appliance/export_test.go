@@ -12,3 +12,6 @@ func (s *Site) Composition(t Target) (args, env []string, cleanup func(), err er
 
 // ResolvePlaybook is resolvePlaybook, for tests.
 var ResolvePlaybook = resolvePlaybook
+
+// DecodeResult is decodeResult, for tests.
+var DecodeResult = decodeResult

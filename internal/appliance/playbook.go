@@ -31,6 +31,13 @@ func readTask(name, reg string) task {
 	})
 }
 
+// conditionTask registers under reg whether condition c holds (skipped:
+// it does not; failed: Ansible could not evaluate it).
+func conditionTask(c, reg string) task {
+	return engineTask(task{"name": "condition: " + c, "ansible.builtin.debug": map[string]any{"msg": "holds"},
+		"when": c, "register": reg, "ignore_errors": true, "no_log": true})
+}
+
 // resolvePlaybook is the resolution's playbook: facts (gathered as the
 // appliance's install plays gather them, with become), one play per
 // query scope, one for host patterns, conditions and expressions, and a
@@ -43,7 +50,7 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	facts := builder("fatimage: facts", engineTask(task{"ansible.builtin.setup": map[string]any{}}))
 	facts["become"] = true
 	plays := []play{facts}
-	var queries []string
+	var queries, qconds []string
 	for i, q := range req.Queries {
 		var tasks []task
 		if q.Role != "" {
@@ -55,15 +62,21 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 			tasks = append(tasks, readTask(v, reg))
 			regs = append(regs, reg)
 		}
+		var cregs []string
+		for j, c := range q.Conditions {
+			reg := fmt.Sprintf("%s_q%d_c%d", engineTag, i, j)
+			tasks = append(tasks, conditionTask(c, reg))
+			cregs = append(cregs, reg)
+		}
 		plays = append(plays, builder(fmt.Sprintf("fatimage: variables (role %q)", q.Role), tasks...))
 		queries = append(queries, "["+strings.Join(regs, ", ")+"]")
+		qconds = append(qconds, "["+strings.Join(cregs, ", ")+"]")
 	}
 	var conds []string
 	var ctasks []task
 	for i, c := range req.Conditions {
 		reg := fmt.Sprintf("%s_c%d", engineTag, i)
-		ctasks = append(ctasks, engineTask(task{"name": "condition: " + c, "ansible.builtin.debug": map[string]any{"msg": "holds"},
-			"when": c, "register": reg, "ignore_errors": true, "no_log": true}))
+		ctasks = append(ctasks, conditionTask(c, reg))
 		conds = append(conds, reg)
 	}
 	var exprs []string
@@ -86,8 +99,8 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	if len(ctasks) > 0 {
 		plays = append(plays, builder("fatimage: host patterns, conditions and expressions", ctasks...))
 	}
-	content := fmt.Sprintf("{{ {'q': [%s], 'c': [%s], 'e': [%s], 'p': %s, 'groups': group_names} | to_json }}",
-		strings.Join(queries, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), pats)
+	content := fmt.Sprintf("{{ {'q': [%s], 'qc': [%s], 'c': [%s], 'e': [%s], 'p': %s, 'groups': group_names} | to_json }}",
+		strings.Join(queries, ", "), strings.Join(qconds, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), pats)
 	plays = append(plays, builder("fatimage: write", engineTask(task{
 		"ansible.builtin.copy": map[string]any{"content": content, "dest": out, "mode": "0600"},
 		"delegate_to":          "localhost",

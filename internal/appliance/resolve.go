@@ -20,6 +20,10 @@ type Query struct {
 	// are for that role's own tasks in fatimage.yml. Empty: no role's.
 	Role string
 	Vars []string
+	// Conditions are task conditions (`when`) evaluated in the same
+	// scope, for what a role decides from its own defaults (whether
+	// osc.ood installs mod_auth_openidc).
+	Conditions []string
 }
 
 // Request is what one resolution asks of the site's Ansible.
@@ -62,8 +66,10 @@ type Result struct {
 	Duration time.Duration
 	// Groups are the build host's groups (group_names).
 	Groups []string
-	// Values maps a query's role ("" for none) to its variables' values.
-	Values map[string]map[string]Value
+	// Values maps a query's role ("" for none) to its variables' values,
+	// and RoleConditions to its conditions' outcomes.
+	Values         map[string]map[string]Value
+	RoleConditions map[string]map[string]Truth
 	// Patterns says which host patterns match the build host.
 	Patterns    map[string]bool
 	Conditions  map[string]Truth
@@ -84,6 +90,11 @@ func (r Request) check() error {
 		for _, v := range q.Vars {
 			if !varRE.MatchString(v) {
 				errs = append(errs, fmt.Errorf("variable %q: not a variable name", v))
+			}
+		}
+		for _, c := range q.Conditions {
+			if strings.TrimSpace(c) == "" {
+				errs = append(errs, fmt.Errorf("role %q: an empty condition", q.Role))
 			}
 		}
 	}
@@ -141,12 +152,15 @@ func (r *Result) Summary() string {
 	} else if len(commit) > 12 {
 		commit = commit[:12]
 	}
-	n := 0
+	n, c := 0, len(r.Conditions)
 	for _, vals := range r.Values {
 		n += len(vals)
 	}
+	for _, conds := range r.RoleConditions {
+		c += len(conds)
+	}
 	return fmt.Sprintf("appliance %s, environment %s: %d variables, %d host patterns, %d conditions resolved on the build VM in %.1fs",
-		commit, filepath.Base(r.Environment), n, len(r.Patterns), len(r.Conditions), r.Duration.Seconds())
+		commit, filepath.Base(r.Environment), n, len(r.Patterns), c, r.Duration.Seconds())
 }
 
 // taskResult is the part of a registered task result read here.
@@ -158,6 +172,7 @@ type taskResult struct {
 
 type rawResult struct {
 	Queries    [][]taskResult `json:"q"`
+	QueryConds [][]taskResult `json:"qc"`
 	Conditions []taskResult   `json:"c"`
 	Exprs      []taskResult   `json:"e"`
 	Patterns   struct {
@@ -175,26 +190,29 @@ func decodeResult(req Request, data []byte) (*Result, error) {
 	if len(raw.Patterns.Results) != len(req.Patterns) {
 		return nil, fmt.Errorf("resolving the appliance's host patterns: %v", raw.Patterns.Msg)
 	}
-	if len(raw.Queries) != len(req.Queries) || len(raw.Conditions) != len(req.Conditions) ||
+	if len(raw.Queries) != len(req.Queries) || len(raw.QueryConds) != len(req.Queries) || len(raw.Conditions) != len(req.Conditions) ||
 		len(raw.Exprs) != len(req.Expressions) {
 		return nil, errors.New("resolving the appliance's variables: ansible's output does not match the request")
 	}
-	res := &Result{Groups: raw.Groups, Values: map[string]map[string]Value{},
+	res := &Result{Groups: raw.Groups, Values: map[string]map[string]Value{}, RoleConditions: map[string]map[string]Truth{},
 		Patterns: map[string]bool{}, Conditions: map[string]Truth{}, Expressions: map[string]Value{}}
 	for i, q := range req.Queries {
 		if res.Values[q.Role] == nil {
 			res.Values[q.Role] = map[string]Value{}
+			res.RoleConditions[q.Role] = map[string]Truth{}
+		}
+		if len(raw.Queries[i]) != len(q.Vars) || len(raw.QueryConds[i]) != len(q.Conditions) {
+			return nil, errors.New("resolving the appliance's variables: ansible's output does not match the request")
 		}
 		for j, name := range q.Vars {
 			res.Values[q.Role][name] = value(name, raw.Queries[i][j])
 		}
+		for j, c := range q.Conditions {
+			res.RoleConditions[q.Role][c] = truth(raw.QueryConds[i][j])
+		}
 	}
 	for i, c := range req.Conditions {
-		r := raw.Conditions[i]
-		res.Conditions[c] = Truth{Holds: !r.Failed && !r.Skipped}
-		if r.Failed {
-			res.Conditions[c] = Truth{Error: fmt.Sprint(r.Msg)}
-		}
+		res.Conditions[c] = truth(raw.Conditions[i])
 	}
 	for i, e := range req.Expressions {
 		res.Expressions[e] = value("", raw.Exprs[i])
@@ -204,6 +222,13 @@ func decodeResult(req Request, data []byte) (*Result, error) {
 		res.Patterns[p] = !r.Failed && (r.Msg == true || r.Msg == "True")
 	}
 	return res, nil
+}
+
+func truth(r taskResult) Truth {
+	if r.Failed {
+		return Truth{Error: fmt.Sprint(r.Msg)}
+	}
+	return Truth{Holds: !r.Skipped}
 }
 
 func value(name string, r taskResult) Value {

@@ -1,4 +1,4 @@
-//go:generate go run ./groupsdoc ../../docs/provisioners/fatimage-groups.md
+//go:generate go run ./groupsdoc ../../docs/provisioners/fatimage-groups.md ../../docs/appliance-contract.md
 
 // Package packagesets is the built-in table of what each inventory group
 // of the Slurm appliance puts into an image (package_sets.yaml): packages,
@@ -68,6 +68,9 @@ type Set struct {
 	// transaction installs without GPG check, as the appliance installs
 	// cvmfs-config-eessi (its RPM is unsigned).
 	NoGPGCheckRepos []string `yaml:"no_gpgcheck_repos"`
+	// Appliance names the appliance variables parts of the set come
+	// from (appliance.go); the set's own values are the fallback.
+	Appliance []ApplianceVar `yaml:"appliance"`
 }
 
 // NeededRepo is a repository a group needs configured.
@@ -100,6 +103,9 @@ type Binary struct {
 	Version string   `yaml:"version"`
 	SHA256  string   `yaml:"sha256"`
 	Files   []string `yaml:"files"`
+	// VersionVar is the appliance variable pinning the version; the
+	// sha256 is the built-in version's only.
+	VersionVar string `yaml:"version_var"`
 }
 
 type table struct {
@@ -107,6 +113,10 @@ type table struct {
 	Groups   map[string]Set      `yaml:"groups"`
 	Users    map[string]User     `yaml:"users"`
 	Binaries map[string]Binary   `yaml:"binaries"`
+	// LocalUsers: the users the appliance's bootstrap.yml creates.
+	LocalUsers LocalUsers `yaml:"local_users"`
+	// ExtraRepos: a site's own repositories, as the dnf_repos role adds them.
+	ExtraRepos ExtraRepos `yaml:"extra_repos"`
 }
 
 var builtin = mustLoad(packageSetsYAML)
@@ -136,6 +146,9 @@ func mustLoad(b []byte) *table {
 			if _, ok := t.Binaries[b]; !ok {
 				panic("package_sets.yaml: unknown binary " + b)
 			}
+		}
+		if err := (Group{name, g}).checkSources(); err != nil {
+			panic("package_sets.yaml: group " + name + ": " + err.Error())
 		}
 		for other := range g.WithGroup {
 			if _, ok := t.Groups[other]; !ok {

@@ -3,6 +3,7 @@
 package fatimage
 
 import (
+	"slices"
 	"strings"
 	"text/template"
 )
@@ -40,7 +41,8 @@ const (
 // mergeBinaries returns the built-ins (in order) with the configured
 // entries laid over them by name, then the configured entries that are
 // not built-ins. Empty fields of an override come from the built-in
-// table even when its group was not asked for.
+// (the build's own when its group is built, as the site's appliance may
+// pin another version; else the table's).
 func mergeBinaries(builtin []Binary, conf []Binary) []Binary {
 	over := map[string]Binary{}
 	for _, b := range conf {
@@ -48,6 +50,9 @@ func mergeBinaries(builtin []Binary, conf []Binary) []Binary {
 	}
 	fill := func(b Binary) Binary {
 		base := builtinBinary(b.Name)
+		if i := slices.IndexFunc(builtin, func(x Binary) bool { return x.Name == b.Name }); i >= 0 {
+			base = builtin[i]
+		}
 		if base.Version == "" {
 			return b // not a built-in
 		}

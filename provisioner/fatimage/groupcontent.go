@@ -198,9 +198,24 @@ func ofKind[T any](groups []groupItems, get func(*ContentOptions) *[]T) []owned[
 // mergeKind merges one kind of the groups' content with the template's
 // into the plan, recording the origins under the option's name.
 func mergeKind[T any](p *plan, groups []groupItems, option, field string, get func(*ContentOptions) *[]T, id func(T) string, errs *[]error) {
-	merged, origins := mergeEntries(field, ofKind(groups, get), *get(p.cfg.templateContent()), id, errs)
+	items := ofKind(groups, get)
+	for i := range items {
+		items[i].origin.variable = p.contentVariable(items[i].origin.group, option)
+	}
+	merged, origins := mergeEntries(field, items, *get(p.cfg.templateContent()), id, errs)
 	*get(&p.ContentOptions) = merged
 	p.origins[option] = origins
+}
+
+// contentVariable is the appliance variable a group's items of a content
+// option came from, when the site's appliance gave them.
+func (p *plan) contentVariable(group, option string) string {
+	for _, a := range p.sets.applied {
+		if a.Group == group && strings.HasPrefix(a.Into, "content/"+option+"/") {
+			return a.Var
+		}
+	}
+	return ""
 }
 
 // mergeGroupContent makes the plan's content: the content of the groups

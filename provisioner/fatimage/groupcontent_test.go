@@ -259,10 +259,10 @@ func TestGroupContentMerge(t *testing.T) {
 	// two groups writing one identity differently
 	var errs []error
 	got, _ := mergeEntries("sysctl", []owned[system.Sysctl]{
-		{origin{"a"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
-		{origin{"b"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
-		{origin{"c"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
-		{origin{"d"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+		{origin{group: "a"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "1"}}},
+		{origin{group: "b"}, system.Sysctl{Name: "90-x", Settings: map[string]string{"k": "2"}}},
+		{origin{group: "c"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
+		{origin{group: "d"}, system.Sysctl{Name: "90-y", Settings: map[string]string{"k": "1"}}},
 	}, nil, func(s system.Sysctl) string { return s.Name }, &errs)
 	if len(got) != 2 || len(errs) != 1 || errs[0].Error() != `groups "a" and "b" both set sysctl 90-x, differently; set it in the template to choose` {
 		t.Errorf("merged %+v, errors %v", got, errors.Join(errs...))

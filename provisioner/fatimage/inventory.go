@@ -59,15 +59,8 @@ func (c *Config) inventoryBuiltins(paths []string) (builtins, hostGroups []strin
 		}
 	}
 	hostGroups = inv.HostGroups(buildHost, direct...)
+	builtins = builtinsOf(hostGroups)
 	sets := builtinSetNames()
-	for _, g := range hostGroups {
-		if a, ok := inventoryAliases[g]; ok {
-			g = a
-		}
-		if slices.Contains(sets, g) && !slices.Contains(builtins, g) {
-			builtins = append(builtins, g)
-		}
-	}
 	// A typo is looked for where one goes unnoticed by Ansible: a name
 	// given for the build, or a child named in a groups file that no
 	// file gives a section of its own.
@@ -90,6 +83,22 @@ func (c *Config) inventoryBuiltins(paths []string) (builtins, hostGroups []strin
 		}
 	}
 	return builtins, hostGroups, errs
+}
+
+// builtinsOf are the built-in sets among a host's groups, each once, in
+// the order of the host's groups (aliases taken).
+func builtinsOf(hostGroups []string) []string {
+	var builtins []string
+	sets := builtinSetNames()
+	for _, g := range hostGroups {
+		if a, ok := inventoryAliases[g]; ok {
+			g = a
+		}
+		if slices.Contains(sets, g) && !slices.Contains(builtins, g) {
+			builtins = append(builtins, g)
+		}
+	}
+	return builtins
 }
 
 // builtinSetNames are the built-in groups with a set of their own.

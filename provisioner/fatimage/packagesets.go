@@ -1,6 +1,11 @@
 package fatimage
 
-import "github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
+import (
+	"errors"
+	"slices"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
+)
 
 // resolved is the union of the built-in sets of the groups asked for,
 // with their users and binaries in the configuration's types.
@@ -11,23 +16,57 @@ type resolved struct {
 	// groups are the built-in groups, in order, for their content and
 	// needed repositories.
 	groups []packagesets.Group
+	// applied are the groups' values from the site's appliance, each
+	// with its variable (none with the built-in values).
+	applied []packagesets.Applied
 }
 
-// resolveGroups merges the sets of the groups names stand for.
-// A group's with_option set joins it when that option is true, its
-// with_group set when that group is among the groups too.
-func resolveGroups(names []string, options map[string]bool) (*resolved, error) {
+// resolveGroups merges the sets of the groups names stand for, with
+// their values from the site's appliance when av is given. A group's
+// with_option set joins it when that option is true, its with_group set
+// when that group is among the groups too.
+func resolveGroups(names []string, options map[string]bool, av *applianceValues) (*resolved, error) {
 	all, err := packagesets.Resolve(names, options)
 	if err != nil {
 		return nil, err
 	}
-	r := &resolved{Set: packagesets.Merged(all), groups: all}
+	var applied []packagesets.Applied
+	if av != nil {
+		var errs []error
+		all, applied, errs = av.apply(all)
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+	}
+	r := &resolved{Set: packagesets.Merged(all), groups: all, applied: applied}
+	local := packagesets.ApplianceLocalUsers()
 	for _, name := range r.Users {
+		if av != nil && slices.Contains(local.Users, name) {
+			continue // the appliance's local users say whether and how
+		}
 		u, _ := packagesets.LookupUser(name)
 		r.users = append(r.users, User(u))
 	}
+	if av != nil {
+		users, err := av.localUsers()
+		if err != nil {
+			return nil, err
+		}
+		r.users = mergeUsers(r.users, users)
+	}
 	for _, name := range r.Binaries {
-		r.binaries = append(r.binaries, builtinBinary(name))
+		if av == nil {
+			r.binaries = append(r.binaries, builtinBinary(name))
+			continue
+		}
+		b, a, err := av.binary(name)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			r.applied = append(r.applied, *a)
+		}
+		r.binaries = append(r.binaries, b)
 	}
 	return r, nil
 }

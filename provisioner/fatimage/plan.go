@@ -19,15 +19,20 @@ import (
 // the Config after Prepare, so two runs of one provisioner do the same.
 
 // origin is where a plan item comes from: the template, or a built-in
-// group. (The site's appliance, a variable of its inventory, is the
-// next origin: issue #25.)
+// group, its value from the site's appliance or built in.
 type origin struct {
 	// group is the built-in group; "" means the template.
 	group string
+	// variable is the appliance variable the group's item came from, as
+	// the site's Ansible resolved it ("" built in, or not from one).
+	variable string
 }
 
 func (o origin) String() string {
-	if o.group != "" {
+	switch {
+	case o.variable != "":
+		return fmt.Sprintf("group %q (the appliance's %s)", o.group, o.variable)
+	case o.group != "":
 		return fmt.Sprintf("group %q", o.group)
 	}
 	return "the template"
@@ -38,7 +43,9 @@ type plan struct {
 	// cfg is the input the plan was made from (its options, defaulted).
 	cfg *Config
 
-	repos []Repo // `repos` decoded, enabled defaulted
+	repos []Repo // `repos` decoded, enabled defaulted; the site's dnf_repos_extra
+	// extraRepos name the sections of repos from the appliance's dnf_repos_extra.
+	extraRepos []string
 	// The repository credentials: repo_username/repo_password, else the
 	// environment's; none when every repository says it needs none.
 	repoUsername, repoPassword string
@@ -51,10 +58,14 @@ type plan struct {
 	setNames   []string
 	// site is the site's appliance checkout and environment
 	// (appliance_dir, appliance_environment); nil without them.
-	site     *appliance.Site
-	sets     *resolved // what the groups resolved to; never nil
-	users    []User    // the groups' users replaced or joined by `users`
-	binaries []Binary  // the groups' binaries, then `binaries`
+	site *appliance.Site
+	// appliance is what the site's Ansible resolved on the build VM (the
+	// step `appliance`); nil: the built-in values (appliance commit
+	// f49fc24), as in the plan Prepare makes.
+	appliance *applianceValues
+	sets      *resolved // what the groups resolved to; never nil
+	users     []User    // the groups' users replaced or joined by `users`
+	binaries  []Binary  // the groups' binaries, then `binaries`
 
 	// ContentOptions are the groups' content merged with the template's
 	// (groupcontent.go); origins, by option name, say where each item of
@@ -63,11 +74,23 @@ type plan struct {
 	origins map[string][]origin
 }
 
-// newPlan resolves c (decoded and defaulted) into a plan; the errors are
-// those of decoding `repos` and resolving the groups and the inventory.
-func newPlan(c *Config) (*plan, []error) {
-	p := &plan{cfg: c, site: c.applianceSite(), sets: &resolved{}, origins: map[string][]origin{}}
+// newPlan resolves c (decoded and defaulted) into a plan, with the
+// groups' values from av (the site's appliance; nil: the built-in ones);
+// the errors are those of decoding `repos` and resolving the groups and
+// the inventory.
+func newPlan(c *Config, av *applianceValues) (*plan, []error) {
+	p := &plan{cfg: c, site: c.applianceSite(), appliance: av, sets: &resolved{}, origins: map[string][]origin{}}
 	errs := p.decodeRepos()
+	if av != nil {
+		extra, err := av.extraRepos()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, r := range extra {
+			p.extraRepos = append(p.extraRepos, r.RepoName)
+		}
+		p.repos = withExtraRepos(p.repos, extra)
+	}
 	p.resolveCredentials()
 	p.setNames = slices.Clone(c.Groups)
 	typos := suggestGroup(c.Groups)
@@ -76,7 +99,11 @@ func newPlan(c *Config) (*plan, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if len(invPaths) > 0 || c.InventoryGroups != "" {
+	if av != nil {
+		// the site's Ansible put the build host in these groups
+		p.hostGroups = av.groups
+		p.setNames = appendUnique(p.setNames, builtinsOf(av.groups)...)
+	} else if len(invPaths) > 0 || c.InventoryGroups != "" {
 		builtins, hostGroups, invErrs := c.inventoryBuiltins(invPaths)
 		errs = append(errs, invErrs...)
 		p.hostGroups = hostGroups
@@ -85,12 +112,12 @@ func newPlan(c *Config) (*plan, []error) {
 	switch {
 	case c.Update != nil:
 		p.update = *c.Update
-	case len(invPaths) > 0: // an extra build's host is not in `update`
+	case len(invPaths) > 0 || av != nil: // an extra build's host is not in `update`
 		p.update = slices.Contains(p.hostGroups, "update")
 	default:
 		p.update = true
 	}
-	sets, setsErr := resolveGroups(p.setNames, c.groupOptions())
+	sets, setsErr := resolveGroups(p.setNames, c.groupOptions(), av)
 	if setsErr != nil {
 		if len(typos) == 0 { // else the "did you mean" already names the cause
 			errs = append(errs, setsErr)

@@ -9,6 +9,7 @@ package fatimage
 
 import (
 	"context"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"time"
 
 	"github.com/hashicorp/hcl/v2/hcldec"
@@ -50,15 +51,18 @@ func (p *Provisioner) Prepare(raws ...any) error {
 // Provision implements packersdk.Provisioner. What it shows and the error
 // it returns are redacted.
 func (p *Provisioner) Provision(ctx context.Context, ui packersdk.Ui, comm packersdk.Communicator, generated map[string]any) error {
-	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, ui: redact.UI(ui), comm: comm, started: time.Now().UTC(), generated: generated}))
+	return redact.Error(runSteps(ctx, steps, &state{cfg: &p.config, plan: p.plan, replan: p.config.plan, ui: redact.UI(ui), comm: comm, started: time.Now().UTC(), generated: generated}))
 }
 
 // state is one Provision run: what its steps share and count.
 type state struct {
 	cfg  *Config // the options as written (defaulted)
 	plan *plan   // what Prepare resolved: repos, groups, users, content
-	ui   packersdk.Ui
-	comm packersdk.Communicator
+	// replan makes the plan anew with the groups' values from the site's
+	// appliance (Config.plan); only the step appliance, first, calls it.
+	replan func(*applianceValues) (*plan, error)
+	ui     packersdk.Ui
+	comm   packersdk.Communicator
 
 	started   time.Time
 	step      string // the running step: names its scripts and errors
@@ -79,6 +83,9 @@ type state struct {
 	// appliance is what the site's fatimage.yml runs for the build host
 	// (step_appliance.go); nil without appliance_environment.
 	appliance *applianceRun
+	// applianceRes is the appliance step's one resolution of the site's
+	// variables and of what fatimage.yml runs for the build host.
+	applianceRes *appliance.Result
 	// generated is the builder's data (SourceImageName, ImageName) and
 	// manifest what image-json recorded: the SBOM's sources.
 	generated map[string]any

@@ -41,12 +41,11 @@ type imageInfo struct {
 	Binaries        map[string]imageBinary `json:"binaries,omitempty"`
 	// Content is what the content kinds put in the image (content.go).
 	Content *imageContent `json:"content,omitempty"`
-	// Appliance is what of the site's fatimage.yml ran natively and what
-	// through Ansible, with appliance_environment.
-	Appliance     *applianceRecord `json:"appliance,omitempty"`
-	BuildStarted  string           `json:"build_started"`
-	BuildFinished string           `json:"build_finished"`
-	Builder       string           `json:"builder"`
+	// Appliance says where the built-in groups' values came from.
+	Appliance     *imageAppliance `json:"appliance,omitempty"`
+	BuildStarted  string          `json:"build_started"`
+	BuildFinished string          `json:"build_finished"`
+	Builder       string          `json:"builder"`
 }
 
 type imageBinary struct {
@@ -100,8 +99,9 @@ func stepImageJSON(ctx context.Context, s *state) error {
 		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
 		Groups: s.plan.setNames, InventoryGroups: s.plan.hostGroups, BuildStarted: s.started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
-		Content: s.imageContentRecord(), Appliance: s.applianceRecord(),
+		Content: s.imageContentRecord(), Appliance: s.plan.applianceRecord(),
 	}
+	s.applianceStepsRecord(info.Appliance)
 	applianceKeys(&info, f, hostGitDir(s.cfg))
 	for _, b := range s.plan.binaries {
 		if info.Binaries == nil {

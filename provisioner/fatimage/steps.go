@@ -38,11 +38,14 @@ type step struct {
 
 // steps is a run, in order.
 var steps = []step{
+	// First: the plan every later step reads is made from the site's
+	// appliance here (or the built-in values are said to be used).
+	{name: "appliance", when: func(s *state) bool { return s.plan.site != nil || len(s.plan.sets.groups) > 0 }, run: stepAppliance},
 	{name: "connect", run: stepConnect},
 	// With the site's appliance: what its fatimage.yml runs for the build
 	// host, and what of it is not native runs through Ansible at the
 	// three points below (appliance_native.go).
-	{name: "appliance", when: func(s *state) bool { return s.plan.site != nil }, run: stepAppliance},
+	{name: "appliance-steps", when: func(s *state) bool { return s.plan.site != nil }, run: stepApplianceSteps},
 	{name: "ansible-pre", when: ansibleAt(phasePre), run: ansiblePhase(phasePre)},
 	{name: "repos", run: stepRepos},
 	// Binaries are fetched and verified before any package work, so a

@@ -34,7 +34,7 @@ func TestApplianceRolesBuild(t *testing.T) {
 
 	p := packertest.Setup(t)
 	dir := t.TempDir()
-	buildtest.Layout(t, dir, "testdata", buildtest.FatCommonName, "fat-appliance.pkr.hcl")
+	buildtest.Layout(t, dir, "testdata", buildtest.FatCommonName, "fat-appliance-roles.pkr.hcl")
 	v := p.Run(t, dir, theLab.Environ(), append(append([]string{"validate"}, vars...), "-var", "appliance_strict=true", ".")...)
 	hook := filepath.Join(site.Environment, "hooks", "post.yml")
 	for _, want := range []string{"appliance_strict: role site_marker in ansible/fatimage.yml would run through Ansible",

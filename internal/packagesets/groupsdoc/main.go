@@ -19,13 +19,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: groupsdoc <page.md>")
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: groupsdoc <groups page.md> <appliance-contract.md>")
 		os.Exit(2)
 	}
 	page, err := render(packagesets.Source())
 	if err == nil {
 		err = os.WriteFile(os.Args[1], page, 0o644) //nolint:gosec // a documentation page, world-readable like the tree
+	}
+	var d *data
+	if err == nil {
+		d, err = decode(packagesets.Source())
+	}
+	if err == nil {
+		err = writeContract(os.Args[2], d)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "groupsdoc:", err)
@@ -36,12 +43,15 @@ func main() {
 // data is package_sets.yaml decoded with the package's own types, plus
 // what only the YAML text holds: key order and comments.
 type data struct {
-	Expands  map[string][]string            `yaml:"expands"`
-	Groups   map[string]packagesets.Set     `yaml:"groups"`
-	Users    map[string]packagesets.User    `yaml:"users"`
-	Binaries map[string]packagesets.Binary  `yaml:"binaries"`
-	order    map[string][]string            // keys of each top-level mapping, in file order
-	notes    map[string]map[string][]string // comments by top-level key, then entry ("": the section's own)
+	Expands  map[string][]string           `yaml:"expands"`
+	Groups   map[string]packagesets.Set    `yaml:"groups"`
+	Users    map[string]packagesets.User   `yaml:"users"`
+	Binaries map[string]packagesets.Binary `yaml:"binaries"`
+	// LocalUsers: the appliance variable of the users bootstrap.yml makes.
+	LocalUsers packagesets.LocalUsers         `yaml:"local_users"`
+	ExtraRepos packagesets.ExtraRepos         `yaml:"extra_repos"`
+	order      map[string][]string            // keys of each top-level mapping, in file order
+	notes      map[string]map[string][]string // comments by top-level key, then entry ("": the section's own)
 }
 
 func decode(src []byte) (*data, error) {

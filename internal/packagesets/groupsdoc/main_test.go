@@ -165,3 +165,39 @@ func leaves(s packagesets.Set) []string {
 }
 
 func itoa(n int) string { return number(n) }
+
+var contract = filepath.Join("..", "..", "..", "docs", "appliance-contract.md")
+
+// The contract page's section of values from the appliance is what the
+// generator makes of the data, and names every source's variable.
+func TestContractIsGenerated(t *testing.T) {
+	d, err := decode(packagesets.Source())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(contract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := spliceContract(got, contractTable(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s: the appliance variables' section is not what groupsdoc makes of package_sets.yaml: run `make generate`", contract)
+	}
+	for g, srcs := range packagesets.ApplianceVars() {
+		for _, s := range srcs {
+			name := s.Var
+			if s.Key != "" {
+				name += "." + s.Key
+			}
+			if s.Var != "" && (!strings.Contains(string(got), "| [`"+g+"`]") || !strings.Contains(string(got), "`"+name+"`")) {
+				t.Errorf("group %s's %s has no row", g, s.Var)
+			}
+		}
+	}
+	if _, err := spliceContract([]byte("no markers"), "x"); err == nil {
+		t.Error("a page without the markers was taken")
+	}
+}

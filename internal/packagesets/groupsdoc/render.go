@@ -73,6 +73,12 @@ How to read a group:
   else that registry. An ` + "`embedded`" + ` file is the plugin's own.
 - **Also, when ...**: a set added when a boolean option is true
   (` + "`appliance_dir`" + `: when set) or when another group is built too.
+- **From the site's appliance**: with ` + "`appliance_environment`" + `, the items
+  named (or the whole list) are replaced by the appliance variable's value
+  as the site's Ansible resolves it on the build VM, in the scope of the
+  role named and only when the condition holds; without it, the values
+  above (appliance commit f49fc24) are used
+  ([appliance-variables.md](../appliance-variables.md)).
 - **Reads**: the provisioner options the group's values come from.
 `
 
@@ -171,6 +177,7 @@ func writeSet(w *strings.Builder, d *data, s packagesets.Set) {
 	item("Grafana plugins", codes(s.GrafanaPlugins))
 	item("Users", d.userIDs(s.Users))
 	item("Services left disabled", codes(s.Services))
+	item("From the site's appliance", sources(s.Appliance))
 	if c := content(s.Content); c != "" {
 		b = append(b, "- **Content**:\n"+c)
 	}
@@ -191,6 +198,8 @@ func writeUsers(w *strings.Builder, d *data) {
 			orDash(number(u.GID)), orDash(code(u.Home)), orDash(code(u.Shell)), yes(u.System), yes(u.CreateHome), links(d.usersOf(name)))
 	}
 	w.WriteString("\nA dash: `useradd`'s default. A template's `users` entry of the same name replaces the built-in.\n")
+	fmt.Fprintf(w, "With `appliance_environment`, the users %s come from the appliance's `%s` instead: its enabled entries, the login user's aside (`move_login_home`), a built-in user of the same name and uid keeping the definition above.\n",
+		codes(d.LocalUsers.Users), d.LocalUsers.Var)
 	for _, name := range d.order["users"] {
 		for _, n := range d.notes["users"][name] {
 			fmt.Fprintf(w, "\n- `%s`: %s\n", name, n)

@@ -1,7 +1,7 @@
-# A site's appliance read by the build (with fat-common.pkr.hcl): a copy
-# of the appliance checkout whose fatimage.yml gains a role the plugin
-# does not know, and a site environment with a post hook; both run
-# through the site's Ansible against the build VM.
+# The site's appliance end to end (with fat-common.pkr.hcl): the build's
+# groups and their values come from the site's appliance checkout and
+# environment, read by the site's Ansible on the build VM; the lab's
+# snapshots of every repository the groups install from.
 variable "appliance_dir" {
   type = string
 }
@@ -18,42 +18,41 @@ variable "appliance_collections_path" {
   type = list(string)
 }
 
-variable "git_url" {
+variable "lab_repos" {
+  type = list(map(string))
+}
+
+variable "git_base_url" {
   type    = string
   default = env("LAB_GIT_URL")
 }
 
-variable "pypi_url" {
+variable "python_index_url" {
   type    = string
   default = env("LAB_PYPI_URL")
-}
-
-variable "appliance_strict" {
-  type    = bool
-  default = false
 }
 
 build {
   sources = ["source.fatimage-openstack.lab"]
 
   provisioner "fatimage" {
-    repos                      = data.fatimage-ark.rocky.repos
-    update                     = false
-    selinux                    = "unchanged"
+    repos                      = var.lab_repos
     appliance_dir              = var.appliance_dir
     appliance_environment      = var.appliance_environment
     appliance_roles_path       = var.appliance_roles_path
     appliance_collections_path = var.appliance_collections_path
-    appliance_strict           = var.appliance_strict
-    # the built-in groups of the build host's groups in this environment
-    # (builder, dnf_repos, kernel_modules; rebuild's role runs on every
-    # build host)
-    groups                = ["always", "kernel_modules", "rebuild"]
-    git_base_url          = var.git_url
-    python_index_url      = var.pypi_url
-    python_index_insecure = true
-    gpg_keys {
-      path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
+    inventory_groups           = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
+    release_base_url           = var.release_base_url
+    grafana_dashboards_url     = var.grafana_dashboards_url
+    git_base_url               = var.git_base_url
+    python_index_url           = var.python_index_url
+    python_index_insecure      = true
+    dynamic "binaries" {
+      for_each = var.binary_sha256
+      content {
+        name   = binaries.key
+        sha256 = binaries.value
+      }
     }
     manifest_output = var.manifest_output
   }

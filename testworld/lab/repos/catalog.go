@@ -45,6 +45,9 @@ var repoDefs = []repoDef{
 	// the extra builds' vendor repositories, at their upstream paths
 	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true},
 	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true},
+	// a site's own repository, which a site adds with the appliance's
+	// dnf_repos_extra (testworld/appliancesite/overrides)
+	{Key: "siteextra", VersionOS: "9", PulpPath: "site/extra/el9/x86_64", RepoFile: "site-extra", Vendor: true},
 }
 
 // GPGKeyFileNames are the names under /etc/pki/rpm-gpg that the appliance
@@ -170,6 +173,9 @@ var catalog = []pkgDef{
 	{Repo: "appstream", Name: "mysql-server", EVR: "8.0.42-1.el9_6", Requires: []string{"mysql = {evr}"}, Units: []string{"mysqld.service"}},
 	{Repo: "appstream", Name: "lua-posix", EVR: "35.0-8.el9"},
 	{Repo: "appstream", Name: "mod_authnz_pam", EVR: "1.2.3-1.el9"},
+	// what osc.ood installs for openondemand_auth oidc or dex (the
+	// appliance's .stackhpc builder too)
+	{Repo: "appstream", Name: "mod_auth_openidc", EVR: "2.4.10-1.el9"},
 	{Repo: "appstream", Name: "nmap-ncat", EVR: "3:7.92-3.el9", Provides: []string{"nc"}},
 	{Repo: "appstream", Name: "dbus-x11", EVR: "1:1.12.20-8.el9"},
 	{Repo: "appstream", Name: "nodejs", EVR: "1:16.20.2-8.el9_4"},
@@ -189,6 +195,9 @@ var catalog = []pkgDef{
 	{Repo: "epel", Name: "podman-compose", EVR: "1.4.0-1.el9", Requires: []string{"podman", "python3"},
 		Bins: []string{"/usr/bin/podman-compose"}},
 	{Repo: "epel", Name: "htop", EVR: "3.3.0-5.el9", Update: "3.3.0-6.el9"},
+	// a site's appliances_extra_packages_other (testworld/appliancesite/overrides),
+	// from the site's own repository
+	{Repo: "siteextra", Name: "fatimage-site-extra", EVR: "1.0-1.el9", Files: map[string]string{"/usr/share/fatimage-site-extra/README": "a site's extra package\n"}},
 	{Repo: "epel", Name: "screen", EVR: "4.8.0-6.el9"},
 	{Repo: "epel", Name: "xfce4-panel", EVR: "4.18.6-1.el9", Comps: "Xfce"},
 	{Repo: "epel", Name: "xfwm4", EVR: "4.18.0-1.el9", Comps: "Xfce"},
@@ -241,6 +250,9 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC-updates", Name: "slurm-example-configs-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2"},
 	{Repo: "OpenHPC-updates", Name: "slurm-libpmi-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}},
+	// a site's openhpc_packages_extra (testworld/appliancesite/overrides)
+	{Repo: "OpenHPC-updates", Name: "slurm-sview-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+		Requires: []string{"slurm-ohpc = {evr}"}},
 	{Repo: "OpenHPC-updates", Name: "ohpc-slurm-server", EVR: "3.2-320.ohpc.1.1",
 		Requires: []string{"slurm-slurmctld-ohpc", "slurm-ohpc", "munge", "ohpc-filesystem"}},
 
@@ -263,6 +275,7 @@ var catalog = []pkgDef{
 	{Repo: "ondemand-web", Name: "ondemand", EVR: "4.1.4-1.el9", Update: "4.1.5-1.el9",
 		Requires: []string{"nodejs", "ruby", "lua-posix", "mod_authnz_pam"}},
 	{Repo: "ondemand-web", Name: "ondemand_exporter", EVR: "0.11.2-1.el9"},
+	{Repo: "ondemand-web", Name: "ondemand-dex", EVR: "2.36.0-1.el9", Units: []string{"ondemand-dex.service"}},
 	{Repo: "TurboVNC", Name: "turbovnc", EVR: "3.1.4-20250702", Bins: []string{"/opt/TurboVNC/bin/vncserver"},
 		Units: []string{"tvncserver.service"}, EnableOnInstall: true},
 	// the appliance's pin (older than the repository's newest)

@@ -7,24 +7,6 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 )
 
-func TestApplianceTarget(t *testing.T) {
-	for _, port := range []any{2222, int64(2222), float64(2222), "2222"} {
-		tg, err := applianceTarget(map[string]any{"Host": "10.0.0.5", "Port": port, "User": "rocky", "SSHPrivateKey": "KEY", "ConnType": "ssh"})
-		if err != nil || tg.Host != "10.0.0.5" || tg.Port != 2222 || tg.User != "rocky" || string(tg.PrivateKey) != "KEY" {
-			t.Errorf("port %T: %+v, %v", port, tg, err)
-		}
-	}
-	if _, err := applianceTarget(map[string]any{"Host": "h", "Port": 22, "User": "u"}); err == nil || !strings.Contains(err.Error(), "no SSH host, user and private key") {
-		t.Errorf("no key: %v", err)
-	}
-	if _, err := applianceTarget(map[string]any{"ConnType": "winrm"}); err == nil || !strings.Contains(err.Error(), "winrm") {
-		t.Errorf("winrm: %v", err)
-	}
-	if _, err := applianceTarget(nil); err == nil {
-		t.Error("no generated data: no error")
-	}
-}
-
 // TestRunningSteps: a hook runs when a step of it runs for the build
 // host; steps that do not run are dropped.
 func TestRunningSteps(t *testing.T) {

@@ -1,0 +1,331 @@
+package packagesets
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ApplianceVar names the appliance variable a part of a group's set comes from
+// (issue #25): with a site's appliance, its value as the site's Ansible
+// resolves it on the build VM replaces the items transcribed from
+// appliance commit f49fc24, which stay the fallback without one.
+type ApplianceVar struct {
+	// Into is the list the values go into: "packages", or a path into the
+	// group's content ("content/modprobe_blacklist/0/modules").
+	Into string `yaml:"into"`
+	// Var is the appliance variable; empty with When alone (then Items
+	// are the values when the condition holds).
+	Var string `yaml:"var"`
+	// Key is a dotted path into the variable's value (a mapping), when
+	// the value is part of it (rstudio.version).
+	Key string `yaml:"key"`
+	// Role is the role whose defaults are in scope ("" none): the role
+	// that reads the variable in the appliance's build.
+	Role string `yaml:"role"`
+	// When is the condition the appliance puts on the items (a task's
+	// `when`), evaluated in Role's scope: no items when it does not hold.
+	When string `yaml:"when"`
+	// Items are the items of Into the source gave at f49fc24 (empty: the
+	// whole list, or with When none). With the appliance they are
+	// replaced by its values, at the place of the first (at the end when
+	// none is there).
+	Items []string `yaml:"items"`
+	// Format makes an item of each value: "{}" is the value
+	// (grafana_version 10.4.18 with "grafana-{}" is grafana-10.4.18).
+	Format string `yaml:"format"`
+}
+
+// LocalUsers is the appliance variable of the users bootstrap.yml
+// creates, and the built-in users it stands for.
+type LocalUsers struct {
+	Var   string   `yaml:"var"`
+	Users []string `yaml:"users"`
+}
+
+// ExtraRepos are the appliance variables of a site's own repositories:
+// dnf_repos_extra (the dnf_repos role's format: per repository, per OS
+// version or major, pulp_path, pulp_timestamp, repo_file and optionally
+// repo_name, pulp_content_url, gpgcheck) and the content URL its entries
+// default to.
+type ExtraRepos struct {
+	Var        string `yaml:"var"`
+	ContentURL string `yaml:"content_url"`
+}
+
+// ApplianceBinaryVars are the appliance variables pinning the built-in
+// binaries' versions, by binary.
+func ApplianceBinaryVars() map[string]string {
+	out := map[string]string{}
+	for name, b := range builtin.Binaries {
+		if b.VersionVar != "" {
+			out[name] = b.VersionVar
+		}
+	}
+	return out
+}
+
+// ApplianceExtraRepos is the extra repositories' source.
+func ApplianceExtraRepos() ExtraRepos { return builtin.ExtraRepos }
+
+// Lookup answers what the site's Ansible resolved: a variable's value in
+// a role's scope (defined false when no such variable exists) and whether
+// a condition holds there.
+type Lookup interface {
+	Value(role, name string) (v any, defined bool, err error)
+	Holds(role, cond string) (bool, error)
+}
+
+// Applied is one source as applied: the values it gave.
+type Applied struct {
+	Group string
+	ApplianceVar
+	Values []string
+}
+
+// ApplianceLocalUsers is the local users' source.
+func ApplianceLocalUsers() LocalUsers { return builtin.LocalUsers }
+
+// Sources are every group's sources, by group name, sorted by group.
+func ApplianceVars() map[string][]ApplianceVar {
+	out := map[string][]ApplianceVar{}
+	for name, g := range builtin.Groups {
+		if len(g.Appliance) > 0 {
+			out[name] = g.Appliance
+		}
+	}
+	return out
+}
+
+// WithAppliance is g with its sources' values taken from the appliance;
+// the errors name the group and the variable.
+func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
+	var errs []error
+	var applied []Applied
+	out := g
+	out.Packages = slices.Clone(g.Packages)
+	if g.Content != nil {
+		out.Content = deepCopy(g.Content).(map[string]any)
+	}
+	for _, s := range g.Appliance {
+		vals, err := s.values(look)
+		if err == nil {
+			err = out.put(s, vals)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("group %q: %s: %w", g.Name, s.label(), err))
+			continue
+		}
+		applied = append(applied, Applied{Group: g.Name, ApplianceVar: s, Values: vals})
+	}
+	return out, applied, errors.Join(errs...)
+}
+
+func (s ApplianceVar) label() string {
+	l := s.Var
+	if s.Key != "" {
+		l += "." + s.Key
+	}
+	if l == "" {
+		l = "when " + s.When
+	}
+	if s.Role != "" {
+		l += " (role " + s.Role + ")"
+	}
+	return l
+}
+
+// values are the source's items from the appliance.
+func (s ApplianceVar) values(look Lookup) ([]string, error) {
+	if s.When != "" {
+		holds, err := look.Holds(s.Role, s.When)
+		if err != nil || !holds {
+			return nil, err
+		}
+	}
+	if s.Var == "" {
+		return slices.Clone(s.Items), nil
+	}
+	v, defined, err := look.Value(s.Role, s.Var)
+	if err != nil {
+		return nil, err
+	}
+	if !defined {
+		return nil, errors.New("not defined in the appliance (a role or group_vars the plugin expects is missing)")
+	}
+	for _, k := range strings.Split(s.Key, ".") {
+		if k == "" {
+			continue
+		}
+		m, _ := v.(map[string]any)
+		if v, defined = m[k]; !defined {
+			return nil, fmt.Errorf("no %s in its value", s.Key)
+		}
+	}
+	items, err := Strings(v)
+	if err != nil {
+		return nil, err
+	}
+	if s.Format != "" {
+		for i, it := range items {
+			items[i] = strings.ReplaceAll(s.Format, "{}", it)
+		}
+	}
+	return items, nil
+}
+
+// Strings is a resolved value as a list of strings: a string is one
+// item, a list's empty items are dropped (Ansible's `select`).
+func Strings(v any) ([]string, error) {
+	scalar := func(x any) (string, error) {
+		switch y := x.(type) {
+		case string:
+			return y, nil
+		case float64:
+			return strconv.FormatFloat(y, 'f', -1, 64), nil
+		case nil:
+			return "", nil
+		}
+		return "", fmt.Errorf("%v is not a string", x)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		list = []any{v}
+	}
+	var out []string
+	for _, x := range list {
+		s, err := scalar(x)
+		if err != nil {
+			return nil, err
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// put replaces the source's items of its list with vals.
+func (g *Group) put(s ApplianceVar, vals []string) error {
+	items := s.Items
+	if len(items) == 0 && s.When != "" {
+		items = []string{} // adds to the list, replacing nothing
+	}
+	if s.Into == "packages" {
+		g.Packages = splice(g.Packages, items, vals)
+		return nil
+	}
+	path, ok := strings.CutPrefix(s.Into, "content/")
+	if !ok {
+		return fmt.Errorf("into %q: not packages nor a content path", s.Into)
+	}
+	parent, key, err := walk(g.Content, strings.Split(path, "/"))
+	if err != nil {
+		return err
+	}
+	if _, scalar := parent[key].(string); scalar {
+		if len(vals) != 1 {
+			return fmt.Errorf("%d values for the one value of %s", len(vals), s.Into)
+		}
+		parent[key] = vals[0]
+		return nil
+	}
+	cur, _ := Strings(parent[key])
+	var list []any
+	for _, v := range splice(cur, items, vals) {
+		list = append(list, v)
+	}
+	parent[key] = list
+	return nil
+}
+
+// splice removes items from list and puts vals where the first was (at
+// the end when none was there); nil items: vals replace the whole list.
+func splice(list, items, vals []string) []string {
+	if items == nil {
+		return slices.Clone(vals)
+	}
+	at := len(list)
+	var out []string
+	for i, it := range list {
+		if slices.Contains(items, it) {
+			at = min(at, i)
+			continue
+		}
+		out = append(out, it)
+	}
+	at = min(at, len(out))
+	return slices.Concat(out[:at], vals, out[at:])
+}
+
+// walk follows path through decoded YAML to the map holding its last key.
+func walk(v any, path []string) (map[string]any, string, error) {
+	for i, p := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			if i == len(path)-1 {
+				return x, p, nil
+			}
+			v = x[p]
+		case []any:
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= len(x) {
+				return nil, "", fmt.Errorf("content path: %q is not an index of a %d-item list", p, len(x))
+			}
+			v = x[n]
+		default:
+			return nil, "", fmt.Errorf("content path: nothing at %q", strings.Join(path[:i+1], "/"))
+		}
+	}
+	return nil, "", errors.New("content path: empty")
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}
+
+// check is what mustLoad holds a group's sources to: a list to go into,
+// and every item named there.
+func (g Group) checkSources() error {
+	for _, s := range g.Appliance {
+		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
+			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
+		}
+		var cur []string
+		if s.Into == "packages" {
+			cur = g.Packages
+		} else {
+			path, ok := strings.CutPrefix(s.Into, "content/")
+			if !ok {
+				return fmt.Errorf("appliance source %s: into %q: not packages nor a content path", s.Var, s.Into)
+			}
+			parent, key, err := walk(g.Content, strings.Split(path, "/"))
+			if err != nil {
+				return fmt.Errorf("appliance source %s: %w", s.Var, err)
+			}
+			cur, _ = Strings(parent[key])
+		}
+		for _, it := range s.Items {
+			if s.Var != "" && !slices.Contains(cur, it) {
+				return fmt.Errorf("appliance source %s: item %q is not in %s", s.Var, it, s.Into)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package packagesets
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type fakeLookup struct {
+	vals  map[string]any
+	holds map[string]bool
+}
+
+func (f fakeLookup) Value(role, name string) (any, bool, error) {
+	v, ok := f.vals[role+"/"+name]
+	if s, isErr := v.(error); isErr {
+		return nil, true, s
+	}
+	return v, ok, nil
+}
+
+func (f fakeLookup) Holds(role, cond string) (bool, error) { return f.holds[role+"/"+cond], nil }
+
+func TestSplice(t *testing.T) {
+	for _, tc := range []struct {
+		list, items, vals, want []string
+	}{
+		{[]string{"a", "b", "c"}, []string{"b"}, []string{"x", "y"}, []string{"a", "x", "y", "c"}},
+		{[]string{"a", "b", "c"}, nil, []string{"x"}, []string{"x"}},
+		{[]string{"a", "b", "c"}, []string{}, []string{"x"}, []string{"a", "b", "c", "x"}},
+		{[]string{"a", "b", "c"}, []string{"c", "a"}, nil, []string{"b"}},
+		{[]string{"a"}, []string{"z"}, []string{"x"}, []string{"a", "x"}},
+	} {
+		if got := splice(tc.list, tc.items, tc.vals); !slices.Equal(got, tc.want) {
+			t.Errorf("splice(%v, %v, %v) = %v, want %v", tc.list, tc.items, tc.vals, got, tc.want)
+		}
+	}
+}
+
+// TestWithAppliance: every built-in group with sources takes the
+// appliance's values into the named list, leaves the table untouched,
+// and formats and drops empty items as Ansible's select does.
+func TestWithAppliance(t *testing.T) {
+	look := fakeLookup{vals: map[string]any{
+		"/kernel_modules_denylist":             []any{"sctp", "dccp"},
+		"/grafana_version":                     "10.4.19",
+		"/ondemand_package":                    "ondemand-4.1.5",
+		"/openhpc_packages":                    []any{"podman", "", "slurm-sview-ohpc"},
+		"osc.ood/ondemand_dex_package":         "ondemand-dex",
+		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"repo": "x", "version": "2026.01.1"}},
+		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
+	}, holds: map[string]bool{"osc.ood/install_ondemand_dex | bool": true}}
+	groups, err := Expand("kernel_modules", "grafana", "openondemand", "openhpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Group
+	for _, g := range groups {
+		ng, applied, err := WithAppliance(g, look)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(applied) == 0 {
+			t.Errorf("group %s: nothing applied", g.Name)
+		}
+		got = append(got, ng)
+	}
+	mods := got[0].Content["modprobe_blacklist"].([]any)[0].(map[string]any)["modules"]
+	if !slices.Equal(mods.([]any), []any{"sctp", "dccp"}) {
+		t.Errorf("modules %v", mods)
+	}
+	orig := builtin.Groups["kernel_modules"].Content["modprobe_blacklist"].([]any)[0].(map[string]any)["modules"].([]any)
+	if len(orig) != 6 {
+		t.Errorf("the table changed: %v", orig)
+	}
+	if !slices.Contains(got[1].Packages, "grafana-10.4.19") || slices.Contains(got[1].Packages, "grafana-10.4.18") {
+		t.Errorf("grafana %v", got[1].Packages)
+	}
+	ood := got[2].Packages
+	if !slices.Contains(ood, "ondemand-4.1.5") || !slices.Contains(ood, "ondemand-dex") || slices.Contains(ood, "mod_auth_openidc") ||
+		slices.Contains(ood, "certbot") || !slices.Contains(ood, "lua-posix") {
+		t.Errorf("openondemand %v", ood)
+	}
+	apps := got[2].Content["git_checkouts"].([]any)
+	if apps[1].(map[string]any)["tag"] != "2026.01.1" || apps[2].(map[string]any)["tag"] != "2025.09.1" || apps[0].(map[string]any)["branch"] != "master" {
+		t.Errorf("the apps' tags from openondemand_install_app_*: %v", apps)
+	}
+	if builtin.Groups["openondemand"].Content["git_checkouts"].([]any)[1].(map[string]any)["tag"] != "2025.08.1" {
+		t.Error("the table changed")
+	}
+	if !slices.Equal(got[3].Packages, []string{"podman", "slurm-sview-ohpc", "mysql"}) {
+		t.Errorf("openhpc %v", got[3].Packages)
+	}
+}
+
+func TestWithApplianceErrors(t *testing.T) {
+	g, _ := Expand("grafana")
+	_, _, err := WithAppliance(g[0], fakeLookup{})
+	if err == nil || !strings.Contains(err.Error(), `group "grafana": grafana_version: not defined`) {
+		t.Errorf("undefined: %v", err)
+	}
+	_, _, err = WithAppliance(g[0], fakeLookup{vals: map[string]any{"/grafana_version": errors.New("vault_x is undefined")}})
+	if err == nil || !strings.Contains(err.Error(), "vault_x is undefined") {
+		t.Errorf("template error: %v", err)
+	}
+	_, _, err = WithAppliance(g[0], fakeLookup{vals: map[string]any{"/grafana_version": map[string]any{}}})
+	if err == nil || !strings.Contains(err.Error(), "is not a string") {
+		t.Errorf("a mapping: %v", err)
+	}
+	ood, _ := Expand("openondemand")
+	_, _, err = WithAppliance(ood[0], fakeLookup{vals: map[string]any{"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "x",
+		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"version": []any{"a", "b"}}},
+		"/openondemand_install_app_codeserver": map[string]any{"other": map[string]any{}}}})
+	for _, want := range []string{"openondemand_install_app_codeserver.codeserver.version: no codeserver.version in its value",
+		"openondemand_install_app_rstudio.rstudio.version: 2 values for the one value of content/git_checkouts/1/tag"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
+
+// TestCheckSources: the table's sources are held to a list that exists
+// and items that are in it.
+func TestCheckSources(t *testing.T) {
+	g := Group{Name: "x", Set: Set{Packages: []string{"a"}, Content: map[string]any{"files": []any{}}}}
+	for _, tc := range []struct {
+		src  ApplianceVar
+		want string
+	}{
+		{ApplianceVar{Into: "packages", Var: "v", Items: []string{"b"}}, `item "b" is not in packages`},
+		{ApplianceVar{Into: "remove", Var: "v"}, "not packages nor a content path"},
+		{ApplianceVar{Into: "content/files/3/x", Var: "v"}, "not an index"},
+		{ApplianceVar{Into: "packages"}, "neither a variable nor a condition"},
+	} {
+		g.Appliance = []ApplianceVar{tc.src}
+		if err := g.checkSources(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package fatimage
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
+)
+
+// The built-in groups' values from the site's appliance (issue #25):
+// package_sets.yaml names the appliance variable each value comes from;
+// the step `appliance` resolves them all once on the build VM with the
+// site's Ansible, and the run's plan is made from what they resolved to.
+// Without a site, the values transcribed from appliance commit f49fc24
+// are the plan's.
+
+// fallbackCommit is the appliance commit the built-in values come from.
+const fallbackCommit = "f49fc24"
+
+// fallbackWarning is said when a build uses the built-in values.
+const fallbackWarning = "no appliance_environment: the built-in groups use the values of appliance commit " +
+	fallbackCommit + ", not the site's (set appliance_dir and appliance_environment to read them from the site's appliance)"
+
+// applianceValues is what one resolution on the build VM gave.
+type applianceValues struct {
+	commit, environment string
+	took                time.Duration
+	// groups are the build host's groups (group_names).
+	groups []string
+	look   packagesets.Lookup
+}
+
+// applianceRequest asks for every variable and condition the built-in
+// groups name, by role scope, and for the local users.
+func applianceRequest() appliance.Request {
+	type scope struct{ vars, conds []string }
+	repos := packagesets.ApplianceExtraRepos()
+	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor}}}
+	for _, v := range packagesets.ApplianceBinaryVars() {
+		byRole[""].vars = append(byRole[""].vars, v)
+	}
+	for _, srcs := range packagesets.ApplianceVars() {
+		for _, s := range srcs {
+			sc := byRole[s.Role]
+			if sc == nil {
+				sc = &scope{}
+				byRole[s.Role] = sc
+			}
+			if s.Var != "" && !slices.Contains(sc.vars, s.Var) {
+				sc.vars = append(sc.vars, s.Var)
+			}
+			if s.When != "" && !slices.Contains(sc.conds, s.When) {
+				sc.conds = append(sc.conds, s.When)
+			}
+		}
+	}
+	var req appliance.Request
+	for _, role := range slices.Sorted(maps.Keys(byRole)) {
+		sc := byRole[role]
+		slices.Sort(sc.vars)
+		slices.Sort(sc.conds)
+		req.Queries = append(req.Queries, appliance.Query{Role: role, Vars: sc.vars, Conditions: sc.conds})
+	}
+	return req
+}
+
+// resultLookup answers the groups' questions from a resolution.
+type resultLookup struct{ res *appliance.Result }
+
+func (l resultLookup) Value(role, name string) (any, bool, error) {
+	v, ok := l.res.Values[role][name]
+	if !ok {
+		return nil, false, fmt.Errorf("%s was not asked for", name)
+	}
+	if v.Error != "" {
+		return nil, true, fmt.Errorf("the site's Ansible could not template it: %s", v.Error)
+	}
+	return v.Value, v.Defined, nil
+}
+
+func (l resultLookup) Holds(role, cond string) (bool, error) {
+	t, ok := l.res.RoleConditions[role][cond]
+	if !ok {
+		return false, fmt.Errorf("condition %q was not asked for", cond)
+	}
+	if t.Error != "" {
+		return false, fmt.Errorf("the site's Ansible could not evaluate %q: %s", cond, t.Error)
+	}
+	return t.Holds, nil
+}
+
+// newApplianceValues keeps what the plan needs of a resolution.
+func newApplianceValues(res *appliance.Result) *applianceValues {
+	return &applianceValues{commit: res.Commit, environment: res.Environment, took: res.Duration,
+		groups: res.Groups, look: resultLookup{res}}
+}
+
+// applyAppliance gives the groups their values from the appliance,
+// recording each value's origin in applied.
+func (av *applianceValues) apply(groups []packagesets.Group) ([]packagesets.Group, []packagesets.Applied, []error) {
+	var out []packagesets.Group
+	var applied []packagesets.Applied
+	var errs []error
+	for _, g := range groups {
+		ng, a, err := packagesets.WithAppliance(g, av.look)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the site's appliance: %w", err))
+		}
+		out = append(out, ng)
+		applied = append(applied, a...)
+	}
+	return out, applied, errs
+}
+
+// binary is the built-in binary name at the version the site's appliance
+// pins: another version than the built-in one has no sha256 (the
+// template's `binaries` entry must give it, or validation says so).
+func (av *applianceValues) binary(name string) (Binary, *packagesets.Applied, error) {
+	b := builtinBinary(name)
+	v := packagesets.ApplianceBinaryVars()[name]
+	if v == "" {
+		return b, nil, nil
+	}
+	val, defined, err := av.look.Value("", v)
+	if err != nil || !defined {
+		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: %v", name, v, orUndefined(err))
+	}
+	vs, err := packagesets.Strings(val)
+	if err != nil || len(vs) != 1 {
+		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: not a version (%v)", name, v, val)
+	}
+	if vs[0] != b.Version {
+		b.Version, b.SHA256 = vs[0], ""
+	}
+	return b, &packagesets.Applied{Group: "binaries", ApplianceVar: packagesets.ApplianceVar{Into: "binaries/" + name, Var: v}, Values: vs}, nil
+}
+
+// localUsers are the users of the appliance's appliances_local_users the
+// build creates: the enabled entries but the login user's (its home is
+// move_login_home's), each as a User. A built-in user of the same name
+// and uid keeps its built-in definition (its home creation decided as
+// the appliance's user module does it).
+func (av *applianceValues) localUsers() ([]User, error) {
+	lu := packagesets.ApplianceLocalUsers()
+	v, defined, err := av.look.Value("", lu.Var)
+	if err != nil || !defined {
+		return nil, fmt.Errorf("the site's appliance: %s: %v", lu.Var, orUndefined(err))
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("the site's appliance: %s: not a list", lu.Var)
+	}
+	var out []User
+	for i, e := range list {
+		u, skip, err := localUser(e)
+		if err != nil {
+			return nil, fmt.Errorf("the site's appliance: %s[%d]: %v", lu.Var, i, err)
+		}
+		if skip {
+			continue
+		}
+		if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
+			u = User(b)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func orUndefined(err error) error {
+	if err == nil {
+		return fmt.Errorf("not defined")
+	}
+	return err
+}
+
+// imageAppliance is image.json's record of where the groups' values came
+// from: the site's appliance (its commit and environment, what each
+// variable gave) or the built-in values of appliance commit f49fc24.
+type imageAppliance struct {
+	// Values is "site" or "built-in".
+	Values          string                `json:"values"`
+	Commit          string                `json:"commit"`
+	Environment     string                `json:"environment,omitempty"`
+	ResolvedSeconds float64               `json:"resolved_seconds,omitempty"`
+	FromAppliance   []imageApplianceValue `json:"from_appliance,omitempty"`
+	// Native and Ansible are the steps of the site's fatimage.yml the
+	// build host ran: done by the plugin, or run through Ansible.
+	Native  []applianceEntry `json:"native,omitempty"`
+	Ansible []applianceEntry `json:"ansible,omitempty"`
+}
+
+// imageApplianceValue is one value from the appliance: the group, where
+// it went, the variable (or condition) and what it gave.
+type imageApplianceValue struct {
+	Group    string   `json:"group"`
+	Into     string   `json:"into"`
+	Variable string   `json:"variable,omitempty"`
+	Role     string   `json:"role,omitempty"`
+	When     string   `json:"when,omitempty"`
+	Values   []string `json:"values"`
+}
+
+// applianceRecord is the plan's imageAppliance; nil without groups.
+func (p *plan) applianceRecord() *imageAppliance {
+	if p.appliance == nil {
+		if len(p.sets.groups) == 0 {
+			return nil
+		}
+		return &imageAppliance{Values: "built-in", Commit: fallbackCommit}
+	}
+	r := &imageAppliance{Values: "site", Commit: p.appliance.commit, Environment: p.appliance.environment,
+		ResolvedSeconds: p.appliance.took.Round(100 * time.Millisecond).Seconds()}
+	if len(p.extraRepos) > 0 {
+		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: "dnf_repos", Into: "repos",
+			Variable: packagesets.ApplianceExtraRepos().Var, Values: p.extraRepos})
+	}
+	for _, a := range p.sets.applied {
+		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: a.Group, Into: a.Into, Variable: a.Var,
+			Role: a.Role, When: a.When, Values: append([]string{}, a.Values...)})
+	}
+	return r
+}
