@@ -163,8 +163,9 @@ variable "ark_content_url" {
 }
 
 variable "ark_mode" {
-  type    = string
-  default = "latest"
+  type        = string
+  default     = null
+  description = "How the data source chooses snapshots; unset: the timestamps file's pins, as the appliance builds; \"latest\" or \"not_after\" otherwise."
 }
 
 variable "timestamps_file" {
