@@ -136,10 +136,14 @@ type Config struct {
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
 	// disabled, permissive or unchanged. Default disabled.
 	SELinux string `mapstructure:"selinux"`
-	// Inventory groups (fatimage, control, login, compute or feature
-	// groups) resolved through the built-in package sets: packages,
-	// module streams, binaries, fixed-ID users, services to leave
-	// disabled. See the package sets table below.
+	// Inventory groups (fatimage or feature groups) resolved through the
+	// built-in package sets: packages, module streams, binaries, fixed-ID
+	// users, services to leave disabled. See the package sets table below.
+	// A node role (control, login, compute) without `inventory` is
+	// resolved from `appliance_dir`'s common and site inventories as
+	// Ansible does (the host in `builder` and `groups`), and refused
+	// without a checkout: the appliance's inventories, not a list of ours,
+	// decide what a role's image holds.
 	Groups []string `mapstructure:"groups"`
 	// Paths of an appliance environment's inventory: `groups` files or
 	// inventory directories (their INI files), in the appliance's order

@@ -27,7 +27,7 @@ func TestReposFromArkDatasourceOutput(t *testing.T) {
 	ectx := &hcl.EvalContext{Variables: map[string]cty.Value{
 		"data": cty.ObjectVal(map[string]cty.Value{"fatimage-ark": cty.ObjectVal(map[string]cty.Value{"x": val})}),
 	}}
-	f, diags := hclparse.NewParser().ParseHCL([]byte("repos = data.fatimage-ark.x.repos\ngroups = [\"compute\"]\n"), "t.pkr.hcl")
+	f, diags := hclparse.NewParser().ParseHCL([]byte("repos = data.fatimage-ark.x.repos\ngroups = [\"openhpc\"]\n"), "t.pkr.hcl")
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -77,6 +77,11 @@ func newPlan(c *Config) (*plan, []error) {
 		errs = append(errs, invErrs...)
 		p.hostGroups = hostGroups
 		p.setNames = appendUnique(p.setNames, builtins...)
+	} else if roles := roleGroups(c.Groups); len(roles) > 0 {
+		builtins, hostGroups, roleErrs := c.roleBuiltins(roles)
+		errs = append(errs, roleErrs...)
+		p.hostGroups = hostGroups
+		p.setNames = appendUnique(slices.DeleteFunc(p.setNames, func(g string) bool { return slices.Contains(roles, g) }), builtins...)
 	}
 	switch {
 	case c.Update != nil:

@@ -159,7 +159,9 @@ func TestProvisionLab(t *testing.T) {
 				"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
 			}},
 			// firewalld: its package enables the unit, the build must not
-			"groups": []string{"control", "firewalld"},
+			// (a control node's built-in sets: without an inventory or a
+			// checkout "control" itself is refused)
+			"groups": []string{"kernel_modules", "dnf_repos", "journald", "cluster", "openhpc", "always", "node_exporter", "prometheus", "alertmanager", "grafana", "firewalld"},
 			// keep SSH working for the checks and the second run
 			"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
 			"manifest_output":    manifest,
