@@ -51,9 +51,13 @@ type Config struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// How many repositories are resolved at once, 1 to 64. Defaults to 16.
 	Concurrency int `mapstructure:"concurrency"`
-	// Rocky Linux version the repositories are wanted for, for example
-	// `"9.6"`. Each repository's entry is looked up by this exact version
-	// first, then by its major version (`"9"`).
+	// Rocky Linux version the repositories are wanted for: the source
+	// image's, for example `"9.8"` (what the appliance's RL9 builds use
+	// today). Each repository's entry is looked up by this exact version
+	// first, then by its major version (`"9"`), as the appliance does with
+	// the build VM's version. Each repository of the `repos` output
+	// carries it, and the `fatimage` provisioner checks the build VM's
+	// `/etc/os-release` against it.
 	OSVersion string `mapstructure:"os_version" required:"true"`
 	// Path to an appliance `dnf_repo_timestamps.yml` (the
 	// `dnf_repos_default` mapping). Its entries are the repositories to

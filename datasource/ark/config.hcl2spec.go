@@ -102,6 +102,7 @@ type FlatRepo struct {
 	BaseURL     *string `mapstructure:"baseurl" cty:"baseurl" hcl:"baseurl"`
 	Path        *string `mapstructure:"path" cty:"path" hcl:"path"`
 	Timestamp   *string `mapstructure:"timestamp" cty:"timestamp" hcl:"timestamp"`
+	OSVersion   *string `mapstructure:"os_version" cty:"os_version" hcl:"os_version"`
 	GPGCheck    *bool   `mapstructure:"gpgcheck" cty:"gpgcheck" hcl:"gpgcheck"`
 	Warning     *string `mapstructure:"warning" cty:"warning" hcl:"warning"`
 	SitePulp    *string `mapstructure:"site_pulp" cty:"site_pulp" hcl:"site_pulp"`
@@ -126,6 +127,7 @@ func (*FlatRepo) HCL2Spec() map[string]hcldec.Spec {
 		"baseurl":     &hcldec.AttrSpec{Name: "baseurl", Type: cty.String, Required: false},
 		"path":        &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"timestamp":   &hcldec.AttrSpec{Name: "timestamp", Type: cty.String, Required: false},
+		"os_version":  &hcldec.AttrSpec{Name: "os_version", Type: cty.String, Required: false},
 		"gpgcheck":    &hcldec.AttrSpec{Name: "gpgcheck", Type: cty.Bool, Required: false},
 		"warning":     &hcldec.AttrSpec{Name: "warning", Type: cty.String, Required: false},
 		"site_pulp":   &hcldec.AttrSpec{Name: "site_pulp", Type: cty.String, Required: false},

@@ -58,9 +58,9 @@ func TestResolveTimestampsFileLatest(t *testing.T) {
 	}
 	want := []Repo{
 		{Name: "baseos", RepoFile: "rocky", RepoName: "baseos", BaseURL: s.ContentURL() + "/rocky/9.6/BaseOS/x86_64/os/20251106T211545",
-			Path: "rocky/9.6/BaseOS/x86_64/os", Timestamp: "20251106T211545", GPGCheck: true},
+			Path: "rocky/9.6/BaseOS/x86_64/os", Timestamp: "20251106T211545", OSVersion: "9.6", GPGCheck: true},
 		{Name: "epel", RepoFile: "epel", RepoName: "epel", BaseURL: s.ContentURL() + "/epel/9/Everything/x86_64/20251106T211545",
-			Path: "epel/9/Everything/x86_64", Timestamp: "20251106T211545", GPGCheck: false},
+			Path: "epel/9/Everything/x86_64", Timestamp: "20251106T211545", OSVersion: "9.6", GPGCheck: false},
 	}
 	if fmt.Sprint(out.Repos) != fmt.Sprint(want) {
 		t.Fatalf("repos\n got %+v\nwant %+v", out.Repos, want)
@@ -224,7 +224,7 @@ func TestExecuteGivesTemplatesAListOfObjects(t *testing.T) {
 		t.Fatalf("repos is %s", repos.Type().FriendlyName())
 	}
 	first := repos.Index(cty.NumberIntVal(0))
-	if first.GetAttr("name").AsString() != "baseos" || first.GetAttr("gpgcheck").True() != true {
+	if first.GetAttr("name").AsString() != "baseos" || first.GetAttr("gpgcheck").True() != true || first.GetAttr("os_version").AsString() != "9.6" {
 		t.Fatalf("first repo %#v", first)
 	}
 	if v.GetAttr("timestamps").Index(cty.StringVal("epel")).AsString() != "20251106T211545" {

@@ -28,6 +28,11 @@ type Repo struct {
 	Path string `mapstructure:"path"`
 	// Snapshot timestamp (recorded in image.json).
 	Timestamp string `mapstructure:"timestamp"`
+	// The Rocky version the repository is for (the `fatimage-ark` data
+	// source's `os_version`, which it gives every repository). The build
+	// fails when the build VM's major version (VERSION_ID in its
+	// /etc/os-release) differs, and warns when its minor does.
+	OSVersion string `mapstructure:"os_version"`
 	// Whether dnf checks package signatures.
 	GPGCheck bool `mapstructure:"gpgcheck"`
 	// Whether the section is enabled during the build. Defaults to true.
