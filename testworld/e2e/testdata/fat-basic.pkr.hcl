@@ -6,7 +6,7 @@ build {
   sources = ["source.fatimage-openstack.lab"]
 
   provisioner "fatimage" {
-    repos  = data.fatimage-ark.rocky.repos
+    repos = data.fatimage-ark.rocky.repos
     # the built-in sets of a control node (without the appliance's
     # inventories, which decide more: see docs/migration.md)
     groups = ["kernel_modules", "dnf_repos", "journald", "cluster", "openhpc", "always", "node_exporter", "prometheus", "alertmanager", "grafana", "firewalld"]
