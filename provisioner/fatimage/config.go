@@ -123,9 +123,10 @@ type Config struct {
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
 	EnableRepos []string `mapstructure:"enable_repos"`
-	// Run `dnf update`. Default true; with `inventory`, whether the
-	// build host is in the appliance's `update` group (an extra build's
-	// is not).
+	// Run `dnf update`. Default true; with `inventory` (or a node role in
+	// `groups` resolved from `appliance_dir`), whether the build host is
+	// in the appliance's `update` group (a fatimage build's is, an extra
+	// build's or a role's alone is not).
 	Update *bool `mapstructure:"update"`
 	// Installed packages kept at their version by the update (excluded
 	// from the transaction); one not installed yet is installed as the

@@ -89,6 +89,11 @@ func TestRoleGroupsResolveAsAnsibleDoes(t *testing.T) {
 			if !slices.Equal(a, b) || slices.Contains(a, groups[0]) {
 				t.Errorf("built-in sets\n groups    %v\n inventory %v", a, b)
 			}
+			// the appliance updates only hosts in its update group (a
+			// fatimage build's), not one in a role alone
+			if p.plan.update != inv.plan.update || p.plan.update != slices.Contains(want, "update") {
+				t.Errorf("update %v, inventory mode %v, ansible's groups %v", p.plan.update, inv.plan.update, want)
+			}
 		})
 	}
 }

@@ -86,7 +86,7 @@ func newPlan(c *Config) (*plan, []error) {
 	switch {
 	case c.Update != nil:
 		p.update = *c.Update
-	case len(c.Inventory) > 0: // an extra build's host is not in `update`
+	case len(c.Inventory) > 0 || c.ApplianceDir != "" && len(roleGroups(c.Groups)) > 0: // an extra build's host is not in `update`
 		p.update = slices.Contains(p.hostGroups, "update")
 	default:
 		p.update = true
