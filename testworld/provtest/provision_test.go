@@ -251,6 +251,12 @@ func TestProvisionLab(t *testing.T) {
 	if got := run(t, comm, "sudo -n stat -c '%U %a' /usr/local/bin/node_exporter /usr/local/bin/prometheus /usr/local/bin/promtool /usr/local/bin/alertmanager /usr/local/bin/amtool | sort -u"); got != "root 755" {
 		t.Errorf("binaries: %q", got)
 	}
+	// node_exporter as the appliance's role leaves it: its directories the
+	// user's, the systemd and textfile collectors on, the unit enabled
+	if got := run(t, comm, "sudo -n stat -c '%n %U:%G %a' /etc/node_exporter /var/lib/node_exporter; systemctl is-enabled node_exporter.service; "+
+		"grep -c -- '^ExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.textfile --collector.textfile.directory=/var/lib/node_exporter ' /etc/systemd/system/node_exporter.service"); got != "/etc/node_exporter node-exp:node-exp 775\n/var/lib/node_exporter node-exp:node-exp 775\nenabled\n1" {
+		t.Errorf("node_exporter: %q", got)
+	}
 	img := run(t, comm, "cat /var/lib/image/image.json")
 	var info imageJSON
 	if err := json.Unmarshal([]byte(img), &info); err != nil || info.PackageCount == 0 || info.Snapshots["baseos"] != repos.NewerTimestamp ||
