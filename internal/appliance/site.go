@@ -133,34 +133,25 @@ func (s *Site) env() ([]string, error) {
 // [defaults], relative entries resolved against the file's directory as
 // Ansible resolves them; a missing key gets Ansible's default.
 func readPaths(cfgFile string) (map[string][]string, error) {
-	f, err := os.Open(cfgFile)
+	defaults, err := readDefaults(cfgFile)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	home, _ := os.UserHomeDir()
 	out := map[string][]string{
 		"roles_path":       {filepath.Join(home, ".ansible/roles"), "/usr/share/ansible/roles", "/etc/ansible/roles"},
 		"collections_path": {filepath.Join(home, ".ansible/collections"), "/usr/share/ansible/collections"},
 	}
-	section := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			section = strings.Trim(line, "[]")
-			continue
-		}
-		key, val, ok := strings.Cut(line, "=")
-		key = strings.TrimSpace(key)
-		if key == "collections_paths" {
-			key = "collections_path"
-		}
-		if !ok || section != "defaults" || (key != "roles_path" && key != "collections_path") {
+	if v, ok := defaults["collections_paths"]; ok {
+		defaults["collections_path"] = v
+	}
+	for _, key := range []string{"roles_path", "collections_path"} {
+		val, ok := defaults[key]
+		if !ok {
 			continue
 		}
 		var paths []string
-		for _, p := range strings.Split(strings.TrimSpace(val), ":") {
+		for _, p := range strings.Split(val, ":") {
 			if strings.HasPrefix(p, "~/") {
 				p = filepath.Join(home, p[2:])
 			}
@@ -173,5 +164,45 @@ func readPaths(cfgFile string) (map[string][]string, error) {
 		}
 		out[key] = paths
 	}
+	return out, nil
+}
+
+// readDefaults reads the keys of an ansible.cfg's [defaults] section.
+func readDefaults(cfgFile string) (map[string]string, error) {
+	f, err := os.Open(cfgFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	section := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			section = strings.Trim(line, "[]")
+			continue
+		}
+		if key, val, ok := strings.Cut(line, "="); ok && section == "defaults" {
+			out[strings.TrimSpace(key)] = strings.TrimSpace(val)
+		}
+	}
 	return out, sc.Err()
+}
+
+// FindRole is the directory Ansible would load role name from for this
+// site: the first of the environment's roles_path and then RolesPath that
+// has it; "" when none has.
+func (s *Site) FindRole(name string) (string, error) {
+	cfg, err := readPaths(s.config())
+	if err != nil {
+		return "", err
+	}
+	for _, d := range append(cfg["roles_path"], s.RolesPath...) {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", nil
 }

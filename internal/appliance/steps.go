@@ -28,6 +28,11 @@ type Step struct {
 	// Name is the role, the task file or the module; TasksFrom the role's
 	// task file when not main.
 	Name, TasksFrom string
+	// TaskName is the task's `name:` ("" for a play's `roles:` entry).
+	TaskName string
+	// Task is the task as written (kinds "tasks" and "module"), to run it
+	// alone through Ansible.
+	Task map[string]any
 	// Absent is set on a hook the environment does not have.
 	Absent bool
 	// When holds the conditions gating the step (blocks' and the task's).
@@ -164,6 +169,7 @@ func (l *lister) task(base Step, t map[string]any, when []string) {
 	st := base
 	st.When, st.Tags = when, append(append([]string{}, base.Tags...), strs(t["tags"])...)
 	st.Vars, _ = t["vars"].(map[string]any)
+	st.TaskName, st.Task = str(t["name"]), t
 	if arg, ok := firstOf(t, "import_role", "include_role"); ok {
 		m, _ := arg.(map[string]any)
 		st.Kind, st.Name, st.TasksFrom = "role", str(m["name"]), str(m["tasks_from"])

@@ -1,8 +1,6 @@
 package appliance_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -65,30 +63,7 @@ func TestStepsOfTheCheckout(t *testing.T) {
 // added.
 func TestStepsNewRole(t *testing.T) {
 	s := appliancesite.New(t, appliancesite.Overrides)
-	src, err := os.Readlink(filepath.Join(s.Repo, "ansible"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(s.Repo, "ansible")
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.Remove(dst))
-	must(os.Mkdir(dst, 0o755))
-	entries, err := os.ReadDir(src)
-	must(err)
-	for _, e := range entries {
-		if e.Name() != "fatimage.yml" {
-			must(os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())))
-		}
-	}
-	orig, err := os.ReadFile(filepath.Join(src, "fatimage.yml"))
-	must(err)
-	added := "\n- hosts: builder\n  become: true\n  tasks:\n    - ansible.builtin.include_role:\n        name: site_newthing\n      when: \"'login' in group_names\"\n"
-	must(os.WriteFile(filepath.Join(dst, "fatimage.yml"), append(orig, added...), 0o644))
+	appliancesite.AddToFatimage(t, s, "- hosts: builder\n  become: true\n  tasks:\n    - ansible.builtin.include_role:\n        name: site_newthing\n      when: \"'login' in group_names\"\n")
 	st := steps(t, s)
 	last := st[len(st)-1]
 	if last.Name != "site_newthing" || last.Kind != "role" || last.Hosts != "builder" || last.When[0] != "'login' in group_names" {

@@ -429,6 +429,7 @@ var validators = []func(*Config, *plan) []error{
 	validateSBOM,
 	validateURLs,
 	validateAppliance,
+	validateApplianceStrict,
 }
 
 func (c *Config) validate(p *plan) []error {

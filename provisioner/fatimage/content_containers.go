@@ -45,7 +45,11 @@ type ContainerRegistry struct {
 	// site's internal mirror without a trusted certificate. Only for the
 	// build's pulls: nothing is written to the image's registries.conf.
 	Insecure bool `mapstructure:"insecure"`
-	// Username for the registry; with password.
+	// Username for the registry; with password. Without them, the
+	// plugin's own fetches (content_source = "host") use what the build
+	// host's docker or podman configuration holds for the registry
+	// (config.json and its credential helpers, or auth.json); the VM's
+	// pulls use only these.
 	Username string `mapstructure:"username"`
 	// Password or token for the registry. Sensitive: it reaches the VM
 	// only in a private, temporary auth file removed after the pull, and

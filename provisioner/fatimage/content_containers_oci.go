@@ -10,212 +10,145 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/httpretry"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
-// Host-side fetching of container images (content_source = "host"): a
-// small client of the registry API (the distribution spec: manifests and
-// blobs, Basic or Bearer auth) fetching the image into the host cache as
-// an OCI archive, the manifest bytes kept as served so `podman load` on
-// the VM records the same digest as a pull would. Every request goes
-// through internal/fetch (retries, credentials kept to the registry's
-// origin); the blobs are fetched into its content-addressed cache, each
-// checked against its digest, and copied into the archive from there.
-
-// Manifest media types the client asks for.
-const (
-	mediaOCIManifest    = "application/vnd.oci.image.manifest.v1+json"
-	mediaOCIIndex       = "application/vnd.oci.image.index.v1+json"
-	mediaDockerManifest = "application/vnd.docker.distribution.manifest.v2+json"
-	mediaDockerList     = "application/vnd.docker.distribution.manifest.list.v2+json"
-)
+// Host-side fetching of container images (content_source = "host"):
+// go-containerregistry speaks the registry API (the ping, Basic or Bearer
+// auth and the token exchange, manifests checked against the digest they
+// were asked by); the image goes into the host cache as an OCI archive,
+// the manifest bytes kept as served so `podman load` on the VM records
+// the same digest as a pull would. Requests are retried as every host
+// fetch is (internal/fetch's transport), the blobs are fetched through
+// internal/fetch into its content-addressed cache, each checked against
+// its digest, and copied into the archive from there. registryGuard keeps
+// the credentials to the registry's origin.
 
 // ociClient talks to one registry for one repository.
 type ociClient struct {
-	base     string // https://host or http://host
-	repo     string
-	reg      ContainerRegistry
-	fetcher  *fetch.Fetcher
-	token    string // Bearer token once a challenge was answered
-	insecure bool
+	host  string // as image references name it
+	repo  name.Repository
+	rt    http.RoundTripper // go-containerregistry's: authenticated
+	blobs *fetch.Fetcher
 }
 
-func newOCIClient(reg ContainerRegistry, repo string, f *fetch.Fetcher) *ociClient {
+// newOCIClient pings the registry and answers its auth challenge with
+// the registry's credentials: container_registries', else what the
+// standard credential files and helpers hold for it.
+func newOCIClient(ctx context.Context, reg ContainerRegistry, repo string, progress func(string)) (*ociClient, error) {
+	var opts []name.Option
+	if reg.Insecure {
+		opts = append(opts, name.Insecure)
+	}
 	host := reg.Host
-	if host == "docker.io" {
-		host = "registry-1.docker.io"
-	}
-	return &ociClient{base: "https://" + host, repo: repo, reg: reg, insecure: reg.Insecure, fetcher: f}
-}
-
-// auth is the header answering the registry: its token once a challenge
-// was answered, else the configured Basic credentials, else none.
-func (o *ociClient) auth() http.Header {
-	req := &http.Request{Header: http.Header{}}
-	switch {
-	case o.token != "":
-		req.Header.Set("Authorization", "Bearer "+o.token)
-	case o.reg.Username != "":
-		req.SetBasicAuth(o.reg.Username, o.reg.Password)
-	}
-	return req.Header
-}
-
-// get does a GET of the repository's path, answering an auth challenge
-// once; an insecure registry that does not speak TLS is retried over
-// plain HTTP, as podman does.
-func (o *ociClient) get(ctx context.Context, p string, accept string) (*http.Response, error) {
-	do := func() (*http.Response, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.base+"/v2/"+o.repo+"/"+p, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header = o.auth()
-		if accept != "" {
-			req.Header.Set("Accept", accept)
-		}
-		return o.fetcher.Client().Do(req)
-	}
-	resp, err := do()
-	if err != nil && o.insecure && strings.HasPrefix(o.base, "https://") {
-		o.base = "http://" + strings.TrimPrefix(o.base, "https://")
-		resp, err = do()
-	}
+	r, err := name.NewRepository(host+"/"+repo, opts...)
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode == http.StatusUnauthorized && o.token == "" {
-		ch := resp.Header.Get("WWW-Authenticate")
-		if strings.HasPrefix(strings.ToLower(ch), "bearer ") {
-			_ = resp.Body.Close() // the challenge body is not read; the retry opens its own
-			if err := o.answer(ctx, ch); err != nil {
-				return nil, err
-			}
-			return do()
-		}
+	auth, hasCreds, err := registryAuth(ctx, reg, r)
+	if err != nil {
+		return nil, err
 	}
-	return resp, nil
+	base := fetch.New(fetch.Options{InsecureSkipVerify: reg.Insecure}).Client().Transport // retried
+	g := &registryGuard{next: base, host: r.RegistryStr(), insecure: reg.Insecure, hasCreds: hasCreds}
+	rt, err := transport.NewWithContext(ctx, r.Registry, auth, g, []string{r.Scope(transport.PullScope)})
+	if err != nil {
+		return nil, explainRegistryErr(host, repo, "", err)
+	}
+	// the transport below already retries: one attempt at this level
+	blobs := fetch.New(fetch.Options{Base: rt, Retry: httpretry.Transport{Attempts: 1}, Progress: progress})
+	return &ociClient{host: host, repo: r, rt: rt, blobs: blobs}, nil
 }
 
-var reChallengeParam = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
-// answer gets a pull token from a Bearer challenge's realm. The realm is
-// the registry's word, so the credentials go there only over https or to
-// the registry's own origin (see fetch.MaySendCredentials).
-func (o *ociClient) answer(ctx context.Context, challenge string) error {
-	params := map[string]string{}
-	for _, m := range reChallengeParam.FindAllStringSubmatch(challenge, -1) {
-		params[strings.ToLower(m[1])] = m[2]
+// registryAuth is the registry's credentials and whether there are any:
+// container_registries' username and password, else those the standard
+// files and helpers (docker's config.json and credential helpers,
+// podman's auth.json) give for the registry, registered as secrets.
+func registryAuth(ctx context.Context, reg ContainerRegistry, r name.Repository) (authn.Authenticator, bool, error) {
+	if reg.Username != "" {
+		return authn.FromConfig(authn.AuthConfig{Username: reg.Username, Password: reg.Password}), true, nil
 	}
-	realm, err := url.Parse(params["realm"])
-	if err != nil || realm.Host == "" {
-		return fmt.Errorf("the registry's auth challenge has no usable realm: %q", challenge)
-	}
-	q := realm.Query()
-	q.Set("scope", "repository:"+o.repo+":pull")
-	if params["service"] != "" {
-		q.Set("service", params["service"])
-	}
-	realm.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, realm.String(), nil)
+	a, err := authn.Resolve(ctx, authn.DefaultKeychain, r)
 	if err != nil {
-		return err
+		return nil, false, fmt.Errorf("reading the credentials for %s from the docker or podman configuration: %w", reg.Host, err)
 	}
-	if o.reg.Username != "" {
-		if base, _ := url.Parse(o.base); !fetch.MaySendCredentials(realm, base) {
-			return fmt.Errorf("the registry's token service %s is plain http on another origin than %s: its credentials were not sent", realm.Host, o.base)
-		}
-		req.SetBasicAuth(o.reg.Username, o.reg.Password)
-	}
-	resp, err := o.fetcher.Client().Do(req)
+	cfg, err := authn.Authorization(ctx, a)
 	if err != nil {
-		return err
+		return nil, false, fmt.Errorf("reading the credentials for %s from the docker or podman configuration: %w", reg.Host, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("token from %s: %s", realm.Host, resp.Status)
-	}
-	var tok struct {
-		Token       string `json:"token"`
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil {
-		return fmt.Errorf("token from %s: %w", realm.Host, err)
-	}
-	o.token = tok.Token
-	if o.token == "" {
-		o.token = tok.AccessToken
-	}
-	return nil
+	redact.AddBasic(cfg.Username, cfg.Password)
+	redact.Add(cfg.Auth, cfg.IdentityToken, cfg.RegistryToken)
+	has := *cfg != authn.AuthConfig{}
+	return authn.FromConfig(*cfg), has, nil
 }
 
-// manifest fetches the manifest at ref: its bytes, media type and digest
-// (the sha256 of the bytes).
+// explainRegistryErr says what the registry's answer means; ref is the
+// manifest asked for, "" while connecting.
+func explainRegistryErr(host, repo, ref string, err error) error {
+	var re *realmError
+	if errors.As(err, &re) {
+		return re
+	}
+	var te *transport.Error
+	if !errors.As(err, &te) {
+		return err
+	}
+	status := fmt.Sprintf("%d %s", te.StatusCode, http.StatusText(te.StatusCode))
+	switch {
+	case te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%s refused access to %s (%s): check container_registries' username and password, or the registry's entry in the docker or podman credentials", host, repo, status)
+	case ref != "":
+		return fmt.Errorf("%s has no manifest %s:%s (%s)", host, repo, ref, status)
+	}
+	return err
+}
+
+// manifest fetches the manifest at ref (a tag or a digest): its bytes,
+// media type and digest (the sha256 of the bytes).
 func (o *ociClient) manifest(ctx context.Context, ref string) ([]byte, string, string, error) {
-	resp, err := o.get(ctx, "manifests/"+ref, strings.Join([]string{mediaOCIManifest, mediaOCIIndex, mediaDockerManifest, mediaDockerList}, ", "))
+	var nr name.Reference
+	var err error
+	if strings.HasPrefix(ref, "sha256:") {
+		nr, err = name.NewDigest(o.repo.Name()+"@"+ref, name.WeakValidation)
+	} else {
+		nr, err = name.NewTag(o.repo.Name()+":"+ref, name.WeakValidation)
+	}
 	if err != nil {
 		return nil, "", "", err
 	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, "", "", fmt.Errorf("%s refused access to %s (%s): check container_registries' username and password", o.reg.Host, o.repo, resp.Status)
-	default:
-		return nil, "", "", fmt.Errorf("%s has no manifest %s:%s (%s)", o.reg.Host, o.repo, ref, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	d, err := remote.Get(nr, remote.WithTransport(o.rt), remote.WithContext(ctx))
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", explainRegistryErr(o.host, o.repo.RepositoryStr(), ref, err)
 	}
-	h := sha256.Sum256(b)
-	mt := strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0])
+	mt := string(d.MediaType)
 	var probe struct {
 		MediaType string `json:"mediaType"`
 	}
-	if json.Unmarshal(b, &probe) == nil && probe.MediaType != "" {
+	if json.Unmarshal(d.Manifest, &probe) == nil && probe.MediaType != "" {
 		mt = probe.MediaType
 	}
-	return b, mt, "sha256:" + hex.EncodeToString(h[:]), nil
-}
-
-// ociDescriptor is a content descriptor of the OCI image spec.
-type ociDescriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int64             `json:"size"`
-	Platform    *ociPlatform      `json:"platform,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-type ociPlatform struct {
-	Architecture string `json:"architecture"`
-	OS           string `json:"os"`
+	return d.Manifest, mt, d.Digest.String(), nil
 }
 
 // blob copies the blob b to w from the cache, fetching it there first
-// (its size and digest checked), answering an auth challenge once.
-func (o *ociClient) blob(ctx context.Context, b ociDescriptor, w io.Writer) error {
-	get := func() (fetch.Result, error) {
-		return o.fetcher.Get(ctx, fetch.Item{What: "blob " + b.Digest, URL: o.base + "/v2/" + o.repo + "/blobs/" + b.Digest,
-			SHA256: strings.TrimPrefix(b.Digest, "sha256:"), Size: b.Size, Header: o.auth()})
-	}
-	r, err := get()
-	var se *fetch.StatusError
-	if errors.As(err, &se) && se.Response.StatusCode == http.StatusUnauthorized && o.token == "" {
-		if ch := se.Response.Header.Get("WWW-Authenticate"); strings.HasPrefix(strings.ToLower(ch), "bearer ") {
-			if err := o.answer(ctx, ch); err != nil {
-				return err
-			}
-			r, err = get()
-		}
-	}
+// (its size and digest checked).
+func (o *ociClient) blob(ctx context.Context, b v1.Descriptor, w io.Writer) error {
+	r, err := o.blobs.Get(ctx, fetch.Item{What: "blob " + b.Digest.String(),
+		URL:    o.repo.Scheme() + "://" + o.repo.RegistryStr() + "/v2/" + o.repo.RepositoryStr() + "/blobs/" + b.Digest.String(),
+		SHA256: b.Digest.Hex, Size: b.Size})
 	if err != nil {
 		return err
 	}
@@ -233,12 +166,15 @@ func (o *ociClient) blob(ctx context.Context, b ociDescriptor, w io.Writer) erro
 // image name) and uploads it to dst; it returns the digest.
 func (s *state) uploadContainer(ctx context.Context, what string, ct Container, dst string) (string, error) {
 	r := ct.ref()
-	cl := newOCIClient(s.cfg.registry(r.Registry), r.Repo, s.fetcher(s.cfg.registry(r.Registry).Insecure))
 	ref := r.Tag
 	if ref == "" {
 		ref = r.Digest
 	}
 	s.ui.Say(fmt.Sprintf("fatimage: %s: resolving %s on the host", what, ct.Image))
+	cl, err := newOCIClient(ctx, s.cfg.registry(r.Registry), r.Repo, func(l string) { s.ui.Say("fatimage: " + l) })
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
 	body, mt, digest, err := cl.manifest(ctx, ref)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
@@ -246,7 +182,7 @@ func (s *state) uploadContainer(ctx context.Context, what string, ct Container, 
 	if r.Digest != "" && digest != r.Digest {
 		return "", fmt.Errorf("%s: %s/%s:%s has digest %s, want %s; nothing installed", what, r.Registry, r.Repo, ref, digest, r.Digest)
 	}
-	if mt == mediaOCIIndex || mt == mediaDockerList {
+	if types.MediaType(mt).IsIndex() {
 		// podman keeps the digest of the platform's manifest for an
 		// archive; the pin above was the list's
 		if body, mt, err = cl.platformManifest(ctx, body); err != nil {
@@ -275,20 +211,16 @@ func (s *state) uploadContainer(ctx context.Context, what string, ct Container, 
 	return digest, s.uploadFile(what, cached, name, dst)
 }
 
-// platformManifest picks linux/amd64 from an index.
+// platformManifest picks linux/amd64 from an index; go-containerregistry
+// checks it has the digest the index names.
 func (o *ociClient) platformManifest(ctx context.Context, index []byte) ([]byte, string, error) {
-	var idx struct {
-		Manifests []ociDescriptor `json:"manifests"`
-	}
-	if err := json.Unmarshal(index, &idx); err != nil {
+	idx, err := v1.ParseIndexManifest(strings.NewReader(string(index)))
+	if err != nil {
 		return nil, "", err
 	}
 	for _, m := range idx.Manifests {
 		if m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == "amd64" {
-			b, mt, d, err := o.manifest(ctx, m.Digest)
-			if err == nil && d != m.Digest {
-				err = fmt.Errorf("manifest %s arrived with digest %s", m.Digest, d)
-			}
+			b, mt, _, err := o.manifest(ctx, m.Digest.String())
 			return b, mt, err
 		}
 	}
@@ -299,11 +231,8 @@ func (o *ociClient) platformManifest(ctx context.Context, index []byte) ([]byte,
 // image, the blobs) to a temporary file in dir, every blob checked, then
 // renames it to cached.
 func (o *ociClient) writeArchive(ctx context.Context, man []byte, mt, name string, tagged bool, dir, cached string) error {
-	var m struct {
-		Config ociDescriptor   `json:"config"`
-		Layers []ociDescriptor `json:"layers"`
-	}
-	if err := json.Unmarshal(man, &m); err != nil || m.Config.Digest == "" {
+	m, err := v1.ParseManifest(strings.NewReader(string(man)))
+	if err != nil || m.Config.Digest.Hex == "" {
 		return fmt.Errorf("the manifest (%s) is not an image manifest", mt)
 	}
 	tmp, err := os.CreateTemp(dir, ".image-*")
@@ -321,31 +250,31 @@ func (o *ociClient) writeArchive(ctx context.Context, man []byte, mt, name strin
 		return err
 	}
 	h := sha256.Sum256(man)
-	desc := ociDescriptor{MediaType: mt, Digest: "sha256:" + hex.EncodeToString(h[:]), Size: int64(len(man))}
+	desc := v1.Descriptor{MediaType: types.MediaType(mt), Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h[:])}, Size: int64(len(man))}
 	if tagged {
 		// podman load names the image by these
 		desc.Annotations = map[string]string{"org.opencontainers.image.ref.name": name, "io.containerd.image.name": name}
 	}
-	index, _ := json.Marshal(map[string]any{"schemaVersion": 2, "manifests": []ociDescriptor{desc}})
+	index, _ := json.Marshal(v1.IndexManifest{SchemaVersion: 2, Manifests: []v1.Descriptor{desc}})
 	if err := file("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
 		return err
 	}
 	if err := file("index.json", index); err != nil {
 		return err
 	}
-	if err := file("blobs/sha256/"+strings.TrimPrefix(desc.Digest, "sha256:"), man); err != nil {
+	if err := file("blobs/sha256/"+desc.Digest.Hex, man); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
-	for _, b := range append([]ociDescriptor{m.Config}, m.Layers...) {
+	seen := map[v1.Hash]bool{}
+	for _, b := range append([]v1.Descriptor{m.Config}, m.Layers...) {
 		if seen[b.Digest] {
 			continue
 		}
 		seen[b.Digest] = true
-		if !reDigest.MatchString(b.Digest) || b.Size < 0 {
+		if !reDigest.MatchString(b.Digest.String()) || b.Size < 0 {
 			return fmt.Errorf("the manifest names blob %q", b.Digest)
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: "blobs/sha256/" + strings.TrimPrefix(b.Digest, "sha256:"), Mode: 0o644, Size: b.Size, Typeflag: tar.TypeReg}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: "blobs/sha256/" + b.Digest.Hex, Mode: 0o644, Size: b.Size, Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
 		if err := o.blob(ctx, b, tw); err != nil {

@@ -16,11 +16,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/registry"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
@@ -157,10 +160,8 @@ func TestHostFetchOCIArchive(t *testing.T) {
 			t.Fatalf("%s: %s %v, want %s", host, got, err, want)
 		}
 		files := untar(t, comm.uploads["/w/"+host+".tar"])
-		var idx struct {
-			Manifests []ociDescriptor `json:"manifests"`
-		}
-		if err := json.Unmarshal(files["index.json"], &idx); err != nil || len(idx.Manifests) != 1 || idx.Manifests[0].Digest != want ||
+		var idx v1.IndexManifest
+		if err := json.Unmarshal(files["index.json"], &idx); err != nil || len(idx.Manifests) != 1 || idx.Manifests[0].Digest.String() != want ||
 			idx.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != host+"/library/mysql:8.0.30" {
 			t.Fatalf("%s: index.json %s (%v)", host, files["index.json"], err)
 		}
@@ -319,12 +320,18 @@ func TestBearerTokenOffArgv(t *testing.T) {
 // TestTokenRealmCredentials: the registry's Bearer challenge names the
 // token service; the configured credentials go there over https or to
 // the registry's own origin, never to another plain-http origin nor down
-// from an https registry to http.
+// from an https registry to http. go-containerregistry also refuses a
+// token service at a private or loopback address other than the
+// registry's (its guard against requests into the build host's network),
+// so the https one is named by host name.
 func TestTokenRealmCredentials(t *testing.T) {
 	const user, pw = "puller", "S3cret-realm"
+	var mu sync.Mutex
 	var got []string // Authorization headers the token services saw
 	tokens := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
 		json.NewEncoder(w).Encode(map[string]string{"token": "t0k"})
 	}
 	plainTokens := httptest.NewServer(http.HandlerFunc(tokens))
@@ -342,6 +349,7 @@ func TestTokenRealmCredentials(t *testing.T) {
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
+			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 			w.Write([]byte(`{"schemaVersion":2}`))
 		}
 	}
@@ -354,25 +362,35 @@ func TestTokenRealmCredentials(t *testing.T) {
 	for _, tc := range []struct {
 		name, registry, realm string
 		sent                  bool
+		refusal               string // the error when not sent
 	}{
-		{"http registry, its own origin", plainReg.URL, plainReg.URL, true},
-		{"http registry, https realm", plainReg.URL, tlsTokens.URL, true},
-		{"http registry, another http origin", plainReg.URL, plainTokens.URL, false},
-		{"https registry, http realm", tlsReg.URL, plainTokens.URL, false},
+		{"http registry, its own origin", plainReg.URL, plainReg.URL, true, ""},
+		{"http registry, https realm", plainReg.URL, strings.Replace(tlsTokens.URL, "127.0.0.1", "localhost", 1), true, ""},
+		{"http registry, another http origin", plainReg.URL, plainTokens.URL, false,
+			"the registry's token service " + strings.TrimPrefix(plainTokens.URL, "http://") + " is plain http on another origin than " + plainReg.URL + ": its credentials were not sent"},
+		{"https registry, http realm", tlsReg.URL, plainTokens.URL, false,
+			"the registry's token service " + strings.TrimPrefix(plainTokens.URL, "http://") + " is plain http on another origin than " + tlsReg.URL + ": its credentials were not sent"},
+		{"http registry, https realm at another loopback address", plainReg.URL, tlsTokens.URL, false,
+			"realm host \"127.0.0.1\" is a private or link-local address"},
 	} {
 		got, realm = nil, tc.realm
-		cl := &ociClient{base: tc.registry, repo: "library/x", reg: ContainerRegistry{Username: user, Password: pw},
-			fetcher: fetch.New(fetch.Options{InsecureSkipVerify: true, Attempts: 1})}
-		_, _, _, err := cl.manifest(context.Background(), "1")
+		host := strings.TrimPrefix(strings.TrimPrefix(tc.registry, "http://"), "https://")
+		reg := ContainerRegistry{Host: host, Insecure: true, Username: user, Password: pw}
+		cl, err := newOCIClient(context.Background(), reg, "library/x", nil)
+		if err == nil {
+			_, _, _, err = cl.manifest(context.Background(), "1")
+		}
+		mu.Lock()
+		saw := got
+		mu.Unlock()
 		if tc.sent {
-			if err != nil || len(got) != 1 || got[0] != basic {
-				t.Errorf("%s: %v, the token service saw %q", tc.name, err, got)
+			if err != nil || len(saw) != 1 || saw[0] != basic {
+				t.Errorf("%s: %v, the token service saw %q", tc.name, err, saw)
 			}
 			continue
 		}
-		want := "the registry's token service " + strings.TrimPrefix(tc.realm, "http://") + " is plain http on another origin than " + tc.registry + ": its credentials were not sent"
-		if err == nil || err.Error() != want || len(got) != 0 {
-			t.Errorf("%s: %v, the token service saw %q", tc.name, err, got)
+		if err == nil || !strings.Contains(err.Error(), tc.refusal) || len(saw) != 0 {
+			t.Errorf("%s: %v, want %q; the token service saw %q", tc.name, err, tc.refusal, saw)
 		}
 	}
 }
@@ -398,5 +416,92 @@ func TestTagOnlyContainersSaidNotVerified(t *testing.T) {
 	}
 	if rec := s.imageContainersRecord(); len(rec) != 2 || rec[0].Digest != want {
 		t.Errorf("image.json records %+v, want mysql at %s", rec, want)
+	}
+}
+
+// TestHostFetchDockerCredentials: a registry without credentials in
+// container_registries is answered with those the standard files hold
+// for it (docker's config.json in DOCKER_CONFIG, as `docker login`
+// writes it), and their password joins the secrets the plugin redacts.
+func TestHostFetchDockerCredentials(t *testing.T) {
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+	const user, pw = "puller", "d0cker-config-secret"
+	reg, _ := startRegistries(t, user, pw)
+	want := reg.Digest("library/mysql:8.0.30")
+	home, conf := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("DOCKER_CONFIG", conf)
+	t.Setenv("REGISTRY_AUTH_FILE", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	s := stateOf(&Config{ContainerRegistries: []ContainerRegistry{{Host: reg.Host(), Insecure: true}}})
+	s.ui, s.comm = packersdk.TestUi(t), &recordingComm{uploads: map[string][]byte{}}
+	ct := Container{Image: reg.Host() + "/library/mysql:8.0.30", Digest: want}
+	// without the file the registry refuses, naming where credentials come from
+	if _, err := s.uploadContainer(context.Background(), "containers[0]", ct, "/w/a.tar"); err == nil || !strings.Contains(err.Error(), "refused access to library/mysql (401 Unauthorized)") {
+		t.Fatalf("without credentials: %v", err)
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pw))
+	cfg := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, reg.Host(), auth)
+	if err := os.WriteFile(filepath.Join(conf, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.uploadContainer(context.Background(), "containers[0]", ct, "/w/a.tar"); err != nil || got != want {
+		t.Fatalf("with docker's config.json: %s %v, want %s", got, err, want)
+	}
+	if out := redact.String("pw " + pw + " auth " + auth); strings.Contains(out, pw) || strings.Contains(out, auth) {
+		t.Errorf("the docker config's credentials are not redacted: %s", out)
+	}
+}
+
+// TestRegistryGuard: go-containerregistry would try plain http on a
+// loopback or private registry the template did not mark insecure, and
+// would carry nothing but its own auth past a redirect; the guard refuses
+// the first and strips any credential on a redirect to another origin (a
+// blob in object storage), as fetch.SameOriginCredentials does.
+func TestRegistryGuard(t *testing.T) {
+	t.Setenv("PACKER_CACHE_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	const user, pw = "puller", "gu4rd-secret"
+	_, open := startRegistries(t, user, pw)
+	var mu sync.Mutex
+	var storageSaw []string
+	u, _ := url.Parse(open.URL())
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		storageSaw = append(storageSaw, r.Header.Get("Authorization"))
+		mu.Unlock()
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer storage.Close()
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gu, gp, ok := r.BasicAuth(); !ok || gu != user || gp != pw {
+			w.Header().Set("WWW-Authenticate", `Basic realm="lab"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if strings.Contains(r.URL.Path, "/blobs/") {
+			http.Redirect(w, r, storage.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
+		r.Header.Del("Authorization")
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	host := strings.TrimPrefix(front.URL, "http://")
+	ct := Container{Image: host + "/library/mysql:8.0.30"}
+	s := stateOf(&Config{ContainerRegistries: []ContainerRegistry{{Host: host, Username: user, Password: pw}}})
+	s.ui, s.comm = packersdk.TestUi(t), &recordingComm{uploads: map[string][]byte{}}
+	if _, err := s.uploadContainer(context.Background(), "containers[0]", ct, "/w/a.tar"); err == nil || !strings.Contains(err.Error(), "plain http to "+host+" refused: container_registries does not mark it insecure") {
+		t.Fatalf("not insecure: %v", err)
+	}
+	s.cfg.ContainerRegistries[0].Insecure = true
+	if got, err := s.uploadContainer(context.Background(), "containers[0]", ct, "/w/a.tar"); err != nil || got != open.Digest("library/mysql:8.0.30") {
+		t.Fatalf("insecure: %s %v", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(storageSaw) != 2 || storageSaw[0] != "" || storageSaw[1] != "" {
+		t.Errorf("the storage saw %q, want two blob requests without credentials", storageSaw)
 	}
 }

@@ -3,6 +3,7 @@ package fatimage
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -58,11 +59,42 @@ func (c *Config) placeholders() map[string]string {
 // {{container_registry|<the image's own registry>}}.
 var reRegistryPlaceholder = regexp.MustCompile(`\{\{container_registry\|([A-Za-z0-9.:-]+)\}\}`)
 
+// reRolePlaceholder is a Galaxy role's directory as the site's Ansible
+// finds it: {{appliance_role:<name>}}; without a site environment, the
+// checkout's ansible/roles/<name>, where `ansible-galaxy install` puts it.
+var reRolePlaceholder = regexp.MustCompile(`\{\{appliance_role:([A-Za-z0-9_.-]+)\}\}`)
+
+// rolePlaceholders replaces the role placeholders of x.
+func (c *Config) rolePlaceholders(x string, used map[string]bool) (string, error) {
+	var err error
+	site := c.applianceSite()
+	x = reRolePlaceholder.ReplaceAllStringFunc(x, func(m string) string {
+		name := reRolePlaceholder.FindStringSubmatch(m)[1]
+		used["{{appliance_dir}}"] = true
+		if site == nil {
+			return filepath.Join(strings.TrimSuffix(c.ApplianceDir, "/"), "ansible", "roles", name)
+		}
+		dir, ferr := site.FindRole(name)
+		if ferr == nil && dir == "" {
+			ferr = fmt.Errorf("role %s: not in the environment's roles_path nor appliance_roles_path", name)
+		}
+		if ferr != nil && err == nil {
+			err = ferr
+		}
+		return dir
+	})
+	return x, err
+}
+
 // render replaces the placeholders in every string of v (a decoded YAML
 // value) and turns a file's `embedded: <name>` into its content; used
 // collects the placeholders met.
-func render(v any, repl map[string]string, used map[string]bool) (any, error) {
+func render(v any, repl map[string]string, used map[string]bool, roles func(string, map[string]bool) (string, error)) (any, error) {
 	return packagesets.RenderContent(v, func(x string) (string, error) {
+		x, err := roles(x, used)
+		if err != nil {
+			return "", err
+		}
 		x = reRegistryPlaceholder.ReplaceAllStringFunc(x, func(m string) string {
 			if r := repl["{{container_registry}}"]; r != "" {
 				return r
@@ -87,7 +119,7 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []err
 		return &gc, nil
 	}
 	used := map[string]bool{}
-	raw, err := render(map[string]any(g.Content), c.placeholders(), used)
+	raw, err := render(map[string]any(g.Content), c.placeholders(), used, c.rolePlaceholders)
 	if err != nil {
 		return nil, []error{fmt.Errorf("group %q: %v", g.Name, err)}
 	}

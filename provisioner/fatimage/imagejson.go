@@ -68,6 +68,9 @@ func ansibleDistribution(id, pretty string) string {
 // lives in the appliance's environments/), else Packer's working
 // directory, the appliance's own rule (its controller runs in the checkout).
 func hostGitDir(c *Config) string {
+	if c.ApplianceDir != "" {
+		return c.ApplianceDir
+	}
 	if len(c.Inventory) > 0 {
 		return filepath.Dir(c.Inventory[0])
 	}

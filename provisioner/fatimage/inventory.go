@@ -43,11 +43,11 @@ var inventoryAliases = map[string]string{
 // host's groups. Group names standing for several sets (fatimage,
 // control, ...) are not expanded: with an inventory, the inventory says
 // which feature groups the host is in.
-func (c *Config) inventoryBuiltins() (builtins, hostGroups []string, errs []error) {
+func (c *Config) inventoryBuiltins(paths []string) (builtins, hostGroups []string, errs []error) {
 	inv := inventory.New()
-	for i, p := range c.Inventory {
+	for i, p := range paths {
 		if err := inv.Load(p); err != nil {
-			errs = append(errs, fmt.Errorf("inventory[%d]: %v", i, err))
+			errs = append(errs, fmt.Errorf("%s: %v", inventoryField(c, i), err))
 		}
 	}
 	if len(errs) > 0 {
@@ -78,7 +78,7 @@ func (c *Config) inventoryBuiltins() (builtins, hostGroups []string, errs []erro
 		if s := inventory.Suggest(g, packagesets.Known()); s != "" {
 			field := "inventory_groups"
 			if !slices.Contains(direct, g) {
-				field = "inventory"
+				field = inventoryField(c, -1)
 			}
 			errs = append(errs, fmt.Errorf("%s: unknown group %q: did you mean %q?", field, g, s))
 		}
@@ -169,4 +169,34 @@ func suggestGroup(names []string) []error {
 		}
 	}
 	return errs
+}
+
+// inventoryPaths are the build's inventories: `inventory`, or those the
+// site's environment names in its ansible.cfg (what
+// packer/ansible-inventory.sh composes), read as files so `packer
+// validate` knows the build host's groups without running Ansible.
+func (c *Config) inventoryPaths(site siteInventory) ([]string, error) {
+	if site == nil {
+		return c.Inventory, nil
+	}
+	paths, err := site.InventorySources()
+	if err != nil {
+		return nil, fmt.Errorf("appliance_environment: %w", err)
+	}
+	return paths, nil
+}
+
+// siteInventory is what the plan needs of an appliance site.
+type siteInventory interface{ InventorySources() ([]string, error) }
+
+// inventoryField names the option an inventory error is about: entry i
+// of `inventory`, or the site's environment (i < 0: no entry).
+func inventoryField(c *Config, i int) string {
+	switch {
+	case c.ApplianceEnvironment != "":
+		return "appliance_environment"
+	case i < 0:
+		return "inventory"
+	}
+	return fmt.Sprintf("inventory[%d]", i)
 }

@@ -72,8 +72,12 @@ func newPlan(c *Config) (*plan, []error) {
 	p.setNames = slices.Clone(c.Groups)
 	typos := suggestGroup(c.Groups)
 	errs = append(errs, typos...)
-	if len(c.Inventory) > 0 || c.InventoryGroups != "" {
-		builtins, hostGroups, invErrs := c.inventoryBuiltins()
+	invPaths, err := c.inventoryPaths(p.siteInventory())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(invPaths) > 0 || c.InventoryGroups != "" {
+		builtins, hostGroups, invErrs := c.inventoryBuiltins(invPaths)
 		errs = append(errs, invErrs...)
 		p.hostGroups = hostGroups
 		p.setNames = appendUnique(p.setNames, builtins...)
@@ -86,7 +90,7 @@ func newPlan(c *Config) (*plan, []error) {
 	switch {
 	case c.Update != nil:
 		p.update = *c.Update
-	case len(c.Inventory) > 0 || c.ApplianceDir != "" && len(roleGroups(c.Groups)) > 0: // an extra build's host is not in `update`
+	case len(invPaths) > 0 || c.ApplianceDir != "" && len(roleGroups(c.Groups)) > 0: // an extra build's host is not in `update`
 		p.update = slices.Contains(p.hostGroups, "update")
 	default:
 		p.update = true
@@ -106,6 +110,15 @@ func newPlan(c *Config) (*plan, []error) {
 	}
 	p.binaries = mergeBinaries(builtin, c.Binaries)
 	return p, errs
+}
+
+// siteInventory is the site as inventoryPaths takes it: a nil interface,
+// not a typed nil, without one.
+func (p *plan) siteInventory() siteInventory {
+	if p.site == nil {
+		return nil
+	}
+	return p.site
 }
 
 // decodeRepos decodes `repos` (maps of strings, as Packer hands them

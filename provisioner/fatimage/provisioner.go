@@ -76,6 +76,9 @@ type state struct {
 	took     []string // "<step> <duration>" of each step done, for the summary
 
 	content contentState // what the content fetch learnt (git commits)
+	// appliance is what the site's fatimage.yml runs for the build host
+	// (step_appliance.go); nil without appliance_environment.
+	appliance *applianceRun
 	// generated is the builder's data (SourceImageName, ImageName) and
 	// manifest what image-json recorded: the SBOM's sources.
 	generated map[string]any

@@ -40,10 +40,13 @@ type imageInfo struct {
 	InventoryGroups []string               `json:"inventory_groups,omitempty"`
 	Binaries        map[string]imageBinary `json:"binaries,omitempty"`
 	// Content is what the content kinds put in the image (content.go).
-	Content       *imageContent `json:"content,omitempty"`
-	BuildStarted  string        `json:"build_started"`
-	BuildFinished string        `json:"build_finished"`
-	Builder       string        `json:"builder"`
+	Content *imageContent `json:"content,omitempty"`
+	// Appliance is what of the site's fatimage.yml ran natively and what
+	// through Ansible, with appliance_environment.
+	Appliance     *applianceRecord `json:"appliance,omitempty"`
+	BuildStarted  string           `json:"build_started"`
+	BuildFinished string           `json:"build_finished"`
+	Builder       string           `json:"builder"`
 }
 
 type imageBinary struct {
@@ -97,7 +100,7 @@ func stepImageJSON(ctx context.Context, s *state) error {
 		Snapshots: map[string]string{}, PackageCount: n, PackageDigest: f["package_digest"],
 		Groups: s.plan.setNames, InventoryGroups: s.plan.hostGroups, BuildStarted: s.started.Format(time.RFC3339),
 		BuildFinished: time.Now().UTC().Format(time.RFC3339), Builder: "packer-plugin-fatimage",
-		Content: s.imageContentRecord(),
+		Content: s.imageContentRecord(), Appliance: s.applianceRecord(),
 	}
 	applianceKeys(&info, f, hostGitDir(s.cfg))
 	for _, b := range s.plan.binaries {

@@ -39,6 +39,11 @@ type step struct {
 // steps is a run, in order.
 var steps = []step{
 	{name: "connect", run: stepConnect},
+	// With the site's appliance: what its fatimage.yml runs for the build
+	// host, and what of it is not native runs through Ansible at the
+	// three points below (appliance_native.go).
+	{name: "appliance", when: func(s *state) bool { return s.plan.site != nil }, run: stepAppliance},
+	{name: "ansible-pre", when: ansibleAt(phasePre), run: ansiblePhase(phasePre)},
 	{name: "repos", run: stepRepos},
 	// Binaries are fetched and verified before any package work, so a
 	// bad checksum fails the build in seconds, not after the update.
@@ -66,6 +71,7 @@ var steps = []step{
 	// doca-kernel-support builds for the running kernel, after the
 	// packages that brought doca-extra and its kernel-devel.
 	{name: "doca", when: func(s *state) bool { return s.plan.hasBuiltin("doca") }, needsKernel: true, run: stepDOCA},
+	{name: "ansible-bootstrap", when: ansibleAt(phaseBootstrap), run: ansiblePhase(phaseBootstrap)},
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.plan.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.plan.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
@@ -82,6 +88,7 @@ var steps = []step{
 	kindStep("files", newKind(files.Kind{}, func(o *ContentOptions) *[]files.File { return &o.Files })),
 	// After packages and files: the lines edited are in their files.
 	kindStep("line-edits", newKind(lines.Kind{}, func(o *ContentOptions) *[]lines.LineEdit { return &o.LineEdits })),
+	{name: "ansible-install", when: ansibleAt(phaseInstall), run: ansiblePhase(phaseInstall)},
 	{name: "cleanup", when: func(s *state) bool { return *s.cfg.Cleanup }, run: stepCleanup},
 	{name: "disable-repos", run: stepDisableRepos},
 	{name: "image-json", run: stepImageJSON},

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # the variables are for the scripts that source this
 # Shared by up.sh, down.sh and status.sh: where the tier lives and its
-# fixed loopback ports (chosen high, away from the lab's own, which it
-# picks at random; see docs/lab.md).
+# fixed loopback ports, below the kernel's ephemeral range (32768 and up)
+# where the lab's ports and every outgoing connection take theirs: a
+# client's source port there once made MariaDB's bind fail (see docs/lab.md).
 
 set -euo pipefail
 
@@ -18,17 +19,17 @@ LOG=$STATE/log
 ETC=$STATE/etc
 
 HOST=127.0.0.1
-PORT_KEYSTONE=47500
-PORT_GLANCE=47501
-PORT_NOVA=47502
-PORT_PLACEMENT=47503
-PORT_NEUTRON=47504
-PORT_CINDER=47505
-PORT_MYSQL=47506
-PORT_AMQP=47507
-PORT_EPMD=47508
-PORT_RABBIT_DIST=47509
-PORT_MEMCACHED=47510
+PORT_KEYSTONE=29500
+PORT_GLANCE=29501
+PORT_NOVA=29502
+PORT_PLACEMENT=29503
+PORT_NEUTRON=29504
+PORT_CINDER=29505
+PORT_MYSQL=29506
+PORT_AMQP=29507
+PORT_EPMD=29508
+PORT_RABBIT_DIST=29509
+PORT_MEMCACHED=29510
 
 # Every daemon the tier runs, in start order.
 DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)

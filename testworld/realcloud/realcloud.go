@@ -32,7 +32,7 @@ type Ports struct {
 
 // DefaultPorts are the tier's ports: high and fixed, away from the lab's,
 // which it picks at random.
-var DefaultPorts = Ports{Keystone: 47500, Glance: 47501, Nova: 47502, Placement: 47503, Neutron: 47504, Cinder: 47505, Memcached: 47510}
+var DefaultPorts = Ports{Keystone: 29500, Glance: 29501, Nova: 29502, Placement: 29503, Neutron: 29504, Cinder: 29505, Memcached: 29510}
 
 // Names of what the tier creates.
 const (

@@ -11,7 +11,7 @@ import (
 // and ports, and the files are private (they hold passwords).
 func TestWriteConfigs(t *testing.T) {
 	etc := t.TempDir()
-	v := Values{Host: Host, State: "/state", DB: "mysql+pymysql://u:dbpw@127.0.0.1:47506", RPC: "rabbit://guest:guest@127.0.0.1:47507/",
+	v := Values{Host: Host, State: "/state", DB: "mysql+pymysql://u:dbpw@127.0.0.1:29506", RPC: "rabbit://guest:guest@127.0.0.1:29507/",
 		ServiceUser: ServiceUser, ServicePassword: "svc-pw-7f3a", Ports: DefaultPorts}
 	if err := WriteConfigs(etc, v); err != nil {
 		t.Fatal(err)
@@ -31,9 +31,9 @@ func TestWriteConfigs(t *testing.T) {
 		}
 	}
 	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
-	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:47506/nova_api", "osapi_compute_listen_port = 47502",
+	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:29506/nova_api", "osapi_compute_listen_port = 29502",
 		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1", "token_cache_time = 10",
-		"memcached_servers = 127.0.0.1:47510"} {
+		"memcached_servers = 127.0.0.1:29510"} {
 		if !strings.Contains(string(nova), want) {
 			t.Errorf("nova.conf lacks %q", want)
 		}
@@ -41,7 +41,7 @@ func TestWriteConfigs(t *testing.T) {
 	// Keystone's cache is shared by its processes: a per-process one would
 	// keep a revoked token valid in the others.
 	keystone, _ := os.ReadFile(filepath.Join(etc, "keystone.conf"))
-	for _, want := range []string{"[cache]\nenabled = true\nbackend = dogpile.cache.pymemcache\nmemcache_servers = 127.0.0.1:47510"} {
+	for _, want := range []string{"[cache]\nenabled = true\nbackend = dogpile.cache.pymemcache\nmemcache_servers = 127.0.0.1:29510"} {
 		if !strings.Contains(string(keystone), want) {
 			t.Errorf("keystone.conf lacks %q:\n%s", want, keystone)
 		}

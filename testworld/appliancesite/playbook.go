@@ -1,0 +1,47 @@
+package appliancesite
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+)
+
+// Roles is this package's roles directory (roles/): site_marker, a role
+// the plugin does not know, which writes /etc/fatimage-site-role.
+func Roles() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "roles")
+}
+
+// AddToFatimage appends plays (YAML, a list) to the site's
+// ansible/fatimage.yml: the private tree's ansible directory becomes a
+// directory of links to the checkout's entries but fatimage.yml, which
+// becomes a copy with the plays added. The site's roles path gains Roles.
+func AddToFatimage(tb testing.TB, s *appliance.Site, plays string) {
+	tb.Helper()
+	dst := filepath.Join(s.Repo, "ansible")
+	src, err := os.Readlink(dst)
+	must(tb, err)
+	must(tb, os.Remove(dst))
+	must(tb, os.Mkdir(dst, 0o755))
+	link(tb, src, dst, "fatimage.yml")
+	orig, err := os.ReadFile(filepath.Join(src, "fatimage.yml"))
+	must(tb, err)
+	must(tb, os.WriteFile(filepath.Join(dst, "fatimage.yml"), append(orig, "\n"+plays...), 0o644))
+	s.RolesPath = append(s.RolesPath, Roles())
+}
+
+// SiteRolePlay is a play running site_marker on the build host, as a
+// site adds a role of its own to fatimage.yml.
+const SiteRolePlay = `- name: A site's own role
+  hosts: builder
+  become: true
+  gather_facts: true
+  tasks:
+    - name: Site marker
+      ansible.builtin.include_role:
+        name: site_marker
+`

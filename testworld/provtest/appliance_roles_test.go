@@ -1,0 +1,191 @@
+package provtest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
+)
+
+// applianceEntry is an entry of image.json's "appliance" record.
+type applianceEntry struct {
+	Kind, Name, File, By, Phase string
+	TasksFrom                   string  `json:"tasks_from"`
+	Seconds                     float64 `json:"seconds"`
+}
+
+type applianceManifest struct {
+	Image struct {
+		Appliance struct {
+			Commit, Environment string
+			Native, Ansible     []applianceEntry
+		} `json:"appliance"`
+	} `json:"image"`
+}
+
+func findEntry(l []applianceEntry, kind, name string) *applianceEntry {
+	for i := range l {
+		if l[i].Kind == kind && l[i].Name == name {
+			return &l[i]
+		}
+	}
+	return nil
+}
+
+// gitHook is an environment hook recording whether git (which the
+// build's native packages step installs) is installed when it runs.
+func gitHook(t *testing.T, env, name string) {
+	t.Helper()
+	hook := `- name: Site hook ` + name + `
+  hosts: builder
+  become: true
+  gather_facts: false
+  tasks:
+    - name: Is git installed yet
+      ansible.builtin.command: rpm -q git
+      register: fatimage_git
+      failed_when: false
+      changed_when: false
+    - name: Record it
+      ansible.builtin.copy:
+        dest: /etc/fatimage-site-` + name + `
+        content: "git {{ 'installed' if fatimage_git.rc == 0 else 'absent' }}\n"
+        mode: "0644"
+`
+	if err := os.WriteFile(filepath.Join(env, "hooks", name+".yml"), []byte(hook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplianceRolesLab provisions a lab VM from a site whose
+// fatimage.yml gains a role the plugin does not know (site_marker) and
+// whose environment has a post hook: the built-in groups do what the
+// plugin does natively, the role and the hook run through the site's
+// Ansible at their place (after the native installs, the hook before the
+// role as fatimage.yml orders them, both before cleanup), their files
+// are on the VM, and image.json lists both sides. Pre and post-bootstrap
+// hooks of the environment (in the test's private copy) run before the
+// repositories and after the native packages: each sees git absent, then
+// installed. The same template
+// with appliance_strict fails Prepare naming the role and the hook.
+func TestApplianceRolesLab(t *testing.T) {
+	ctx, srv, comm := labVM(t, "appliance-roles", 20*time.Minute)
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	site := appliancesite.New(t, appliancesite.Overrides)
+	appliancesite.AddToFatimage(t, site, appliancesite.SiteRolePlay)
+	gitHook(t, site.Environment, "pre")
+	gitHook(t, site.Environment, "post-bootstrap")
+	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	raw := map[string]any{
+		"repos": labRepos(t),
+		"gpg_keys": []any{map[string]any{
+			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
+		}},
+		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
+		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
+		// the built-in groups of the build host's inventory groups
+		// (builder, dnf_repos, kernel_modules): rebuild's role runs for
+		// every build host
+		"groups":           []string{"always", "kernel_modules", "rebuild"},
+		"git_base_url":     theLab.Env["LAB_GIT_URL"],
+		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
+		"update":             false,
+		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
+		"manifest_output":    manifest,
+	}
+	var p fatimage.Provisioner
+	if err := p.Prepare(raw); err != nil {
+		t.Fatal(err)
+	}
+	var uiOut logtail.Buffer
+	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
+	generated := map[string]any{"Host": srv.IP, "Port": 22, "User": lab.SSHUser, "SSHPrivateKey": string(srv.PrivateKey), "ConnType": "ssh"}
+	if err := p.Provision(ctx, ui, comm, generated); err != nil {
+		t.Fatalf("%v\n%s", err, uiOut.String())
+	}
+	out := uiOut.String()
+	if got := run(t, comm, "cat /etc/fatimage-site-role"); got != "site_marker Rocky" {
+		t.Errorf("the site's role wrote %q", got)
+	}
+	if got := run(t, comm, "cat /etc/fatimage-site-hook"); got != appliancesite.Overrides {
+		t.Errorf("the site's hook wrote %q", got)
+	}
+	for hook, want := range map[string]string{"pre": "git absent", "post-bootstrap": "git installed"} {
+		if got := run(t, comm, "cat /etc/fatimage-site-"+hook); got != want {
+			t.Errorf("the %s hook saw %q, want %q", hook, got, want)
+		}
+	}
+	if !strings.Contains(out, "through Ansible (install phase): role site_marker in ansible/fatimage.yml: the plugin does not implement it") {
+		t.Errorf("the build output does not say the role runs through Ansible:\n%s", out)
+	}
+	// fatimage.yml's order: the post hook, then the play added at its end;
+	// both after the native installs and before cleanup
+	order := []string{"fatimage: ansible: hook pre", "fatimage: repositories", "fatimage: packages",
+		"fatimage: ansible: hook post-bootstrap", "fatimage: content (git", "fatimage: ansible: hook post (",
+		"fatimage: ansible: role site_marker", "fatimage: cleanup"}
+	last := -1
+	for _, o := range order {
+		i := strings.Index(out, o)
+		if i <= last {
+			t.Errorf("%q out of order (%v) in the build output:\n%s", o, order, out)
+		}
+		last = i
+	}
+	if strings.Contains(out, string(srv.PrivateKey)) {
+		t.Error("the SSH key is in the build output")
+	}
+
+	var m applianceManifest
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	a := m.Image.Appliance
+	if a.Environment != appliancesite.Overrides || a.Commit != "-" {
+		t.Errorf("appliance record: environment %q, commit %q", a.Environment, a.Commit)
+	}
+	role := findEntry(a.Ansible, "role", "site_marker")
+	if role == nil || role.File != "ansible/fatimage.yml" || role.Phase != "install" || role.Seconds <= 0 {
+		t.Errorf("site_marker's record: %+v", role)
+	}
+	hook := findEntry(a.Ansible, "hook", "post")
+	if hook == nil || hook.File != "environments/"+appliancesite.Overrides+"/hooks/post.yml" || hook.Seconds <= 0 {
+		t.Errorf("the post hook's record: %+v", hook)
+	}
+	if len(a.Ansible) != 4 {
+		t.Errorf("through Ansible: %+v, want the role and the three hooks only", a.Ansible)
+	}
+	for hook, phase := range map[string]string{"pre": "pre", "post-bootstrap": "bootstrap"} {
+		if e := findEntry(a.Ansible, "hook", hook); e == nil || e.Phase != phase {
+			t.Errorf("the %s hook's record: %+v, want phase %s", hook, e, phase)
+		}
+	}
+	for name, by := range map[string]string{"dnf_repos": "step repos", "rebuild": "group rebuild"} {
+		if e := findEntry(a.Native, "role", name); e == nil || e.By != by {
+			t.Errorf("native record of %s: %+v, want by %q", name, e, by)
+		}
+	}
+
+	raw["appliance_strict"] = true
+	var strict fatimage.Provisioner
+	err = strict.Prepare(raw)
+	for _, want := range []string{"appliance_strict: role site_marker in ansible/fatimage.yml would run through Ansible",
+		"appliance_strict: task Leave a mark in the image (ansible.builtin.copy) in " + filepath.Join(site.Environment, "hooks", "post.yml")} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("strict Prepare: %v\nwant %q", err, want)
+		}
+	}
+}
