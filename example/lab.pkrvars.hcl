@@ -5,7 +5,10 @@
 #   packer build -var-file=example/lab.pkrvars.hcl -var release_base_url=$LAB_RELEASES_URL \
 #     -var git_base_url=$LAB_GIT_URL -var python_index_url=$LAB_PYPI_URL -var github_releases_url=${LAB_RELEASES_URL%/prometheus} -var rstudio_download_url=${LAB_RELEASES_URL%/prometheus} -var container_registry=$LAB_REGISTRY \
 #     -var grafana_dashboards_url=${LAB_RELEASES_URL%/prometheus} -var netlib_url=${LAB_RELEASES_URL%/prometheus}/benchmark/hpl example
-source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
+source_image_name = "Rocky-9-GenericCloud-Base-9.6"
+# The lab's stand-ins are Rocky 9.6 (its images, repositories and the
+# pins in example/dnf_repo_timestamps.yml), where the appliance builds 9.8.
+os_version          = "9.6"
 flavor              = "m1.small"
 floating_ip_network = "public"
 volume_size         = 20

@@ -23,8 +23,8 @@ locals {
   groups     = [for g in split(",", var.inventory_groups) : trimspace(g) if trimspace(g) != ""]
 }
 
-# The newest snapshot of every repository in the timestamps file (or the
-# file's pins with ark_mode = "pinned"). Credentials: ARK_USERNAME and
+# The timestamps file's pinned snapshots, as the appliance builds (or the
+# newest with ark_mode = "latest"). Credentials: ARK_USERNAME and
 # ARK_PASSWORD.
 data "fatimage-ark" "rocky" {
   content_url     = var.ark_content_url

@@ -146,8 +146,9 @@ variable "vendor_repos" {
 }
 
 variable "os_version" {
-  type    = string
-  default = "9.6"
+  type        = string
+  default     = "9.8"
+  description = "Rocky version of the source image, which the repositories are resolved for (the appliance builds RL9 from 9.8 today); the provisioner fails when the build VM's major differs and warns when its minor does."
 }
 
 variable "os_label" {
@@ -163,8 +164,9 @@ variable "ark_content_url" {
 }
 
 variable "ark_mode" {
-  type    = string
-  default = "latest"
+  type        = string
+  default     = null
+  description = "How the data source chooses snapshots; unset: the timestamps file's pins, as the appliance builds; \"latest\" or \"not_after\" otherwise."
 }
 
 variable "timestamps_file" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -50,14 +51,24 @@ type Config struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// How many repositories are resolved at once, 1 to 64. Defaults to 16.
 	Concurrency int `mapstructure:"concurrency"`
-	// Rocky Linux version the repositories are wanted for, for example
-	// `"9.6"`. Each repository's entry is looked up by this exact version
-	// first, then by its major version (`"9"`).
+	// Rocky Linux version the repositories are wanted for: the source
+	// image's, for example `"9.8"` (what the appliance's RL9 builds use
+	// today). Each repository's entry is looked up by this exact version
+	// first, then by its major version (`"9"`), as the appliance does with
+	// the build VM's version. Each repository of the `repos` output
+	// carries it, and the `fatimage` provisioner checks the build VM's
+	// `/etc/os-release` against it.
 	OSVersion string `mapstructure:"os_version" required:"true"`
 	// Path to an appliance `dnf_repo_timestamps.yml` (the
 	// `dnf_repos_default` mapping). Its entries are the repositories to
-	// resolve; `repo` blocks add to or override them.
+	// resolve; `repo` blocks add to or override them. Not with
+	// `appliance_dir`, which names the checkout's own.
 	TimestampsFile string `mapstructure:"timestamps_file"`
+	// The site's checkout of the Slurm appliance (the directory holding
+	// `ansible/` and `environments/`): its pins,
+	// `environments/common/inventory/group_vars/all/dnf_repo_timestamps.yml`,
+	// are the timestamps file, as the appliance's own build reads them.
+	ApplianceDir string `mapstructure:"appliance_dir"`
 	// Repositories given in the template. A block overrides the timestamps
 	// file's entry of the same name, field by field.
 	Repos []RepoConfig `mapstructure:"repo"`
@@ -65,9 +76,12 @@ type Config struct {
 	Only []string `mapstructure:"only"`
 	// Leave these repositories out (by name).
 	Skip []string `mapstructure:"skip"`
-	// How snapshots are chosen: `latest` (the default), `pinned` (the given
-	// timestamps, each checked to exist) or `not_after` (the newest snapshot
-	// at or before `not_after`).
+	// How snapshots are chosen: `pinned` (the given timestamps, each
+	// checked to exist: the appliance's snapshots), `latest` (the newest
+	// snapshot of each repository) or `not_after` (the newest snapshot at
+	// or before `not_after`). Defaults to `pinned` with `timestamps_file`
+	// or `appliance_dir`, as the appliance builds from its pins; to
+	// `latest` with `repo` blocks only.
 	Mode string `mapstructure:"mode"`
 	// Cut-off for `mode = "not_after"`: a timestamp such as
 	// `20250101T000000` or an RFC 3339 time such as `2025-01-01T00:00:00Z`.
@@ -214,6 +228,7 @@ func (c *Config) Prepare() error {
 
 	c.setDefaults()
 	c.checkSource(add)
+	c.findTimestamps(add)
 	c.prepareMode(add)
 	if c.SitePulp != nil {
 		c.SitePulp.prepare(add)
@@ -276,11 +291,38 @@ func (c *Config) checkSource(add func(string, ...any)) {
 	}
 }
 
+// ApplianceTimestamps is where an appliance checkout keeps its pins: the
+// common inventory's group_vars, which every environment's inventory
+// starts from.
+const ApplianceTimestamps = "environments/common/inventory/group_vars/all/dnf_repo_timestamps.yml"
+
+// findTimestamps makes appliance_dir's pins the timestamps file.
+func (c *Config) findTimestamps(add func(string, ...any)) {
+	if c.ApplianceDir == "" {
+		return
+	}
+	if c.TimestampsFile != "" {
+		add("timestamps_file: not with appliance_dir, whose %s is the timestamps file; give one of them", ApplianceTimestamps)
+		return
+	}
+	f := filepath.Join(c.ApplianceDir, filepath.FromSlash(ApplianceTimestamps))
+	if _, err := os.Stat(f); err != nil {
+		add("appliance_dir: %s has no %s: give the appliance checkout, the directory holding ansible/ and environments/ (%v)", c.ApplianceDir, ApplianceTimestamps, err)
+		return
+	}
+	c.TimestampsFile = f
+}
+
 // prepareMode sets the snapshot selection mode and, for not_after, parses
-// the cut-off once here so resolving never meets a bad one.
+// the cut-off once here so resolving never meets a bad one. A timestamps
+// file's pins are what the appliance builds from, so they are the default.
 func (c *Config) prepareMode(add func(string, ...any)) {
 	c.mode = pulp.Mode(c.Mode)
-	if c.Mode == "" {
+	switch {
+	case c.Mode != "":
+	case c.TimestampsFile != "":
+		c.mode = pulp.ModePinned
+	default:
 		c.mode = pulp.ModeLatest
 	}
 	switch c.mode {

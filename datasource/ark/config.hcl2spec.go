@@ -19,6 +19,7 @@ type FlatConfig struct {
 	Concurrency        *int                `mapstructure:"concurrency" cty:"concurrency" hcl:"concurrency"`
 	OSVersion          *string             `mapstructure:"os_version" required:"true" cty:"os_version" hcl:"os_version"`
 	TimestampsFile     *string             `mapstructure:"timestamps_file" cty:"timestamps_file" hcl:"timestamps_file"`
+	ApplianceDir       *string             `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
 	Repos              []FlatRepoConfig    `mapstructure:"repo" cty:"repo" hcl:"repo"`
 	Only               []string            `mapstructure:"only" cty:"only" hcl:"only"`
 	Skip               []string            `mapstructure:"skip" cty:"skip" hcl:"skip"`
@@ -49,6 +50,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"concurrency":          &hcldec.AttrSpec{Name: "concurrency", Type: cty.Number, Required: false},
 		"os_version":           &hcldec.AttrSpec{Name: "os_version", Type: cty.String, Required: false},
 		"timestamps_file":      &hcldec.AttrSpec{Name: "timestamps_file", Type: cty.String, Required: false},
+		"appliance_dir":        &hcldec.AttrSpec{Name: "appliance_dir", Type: cty.String, Required: false},
 		"repo":                 &hcldec.BlockListSpec{TypeName: "repo", Nested: hcldec.ObjectSpec((*FlatRepoConfig)(nil).HCL2Spec())},
 		"only":                 &hcldec.AttrSpec{Name: "only", Type: cty.List(cty.String), Required: false},
 		"skip":                 &hcldec.AttrSpec{Name: "skip", Type: cty.List(cty.String), Required: false},
@@ -100,6 +102,7 @@ type FlatRepo struct {
 	BaseURL     *string `mapstructure:"baseurl" cty:"baseurl" hcl:"baseurl"`
 	Path        *string `mapstructure:"path" cty:"path" hcl:"path"`
 	Timestamp   *string `mapstructure:"timestamp" cty:"timestamp" hcl:"timestamp"`
+	OSVersion   *string `mapstructure:"os_version" cty:"os_version" hcl:"os_version"`
 	GPGCheck    *bool   `mapstructure:"gpgcheck" cty:"gpgcheck" hcl:"gpgcheck"`
 	Warning     *string `mapstructure:"warning" cty:"warning" hcl:"warning"`
 	SitePulp    *string `mapstructure:"site_pulp" cty:"site_pulp" hcl:"site_pulp"`
@@ -124,6 +127,7 @@ func (*FlatRepo) HCL2Spec() map[string]hcldec.Spec {
 		"baseurl":     &hcldec.AttrSpec{Name: "baseurl", Type: cty.String, Required: false},
 		"path":        &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"timestamp":   &hcldec.AttrSpec{Name: "timestamp", Type: cty.String, Required: false},
+		"os_version":  &hcldec.AttrSpec{Name: "os_version", Type: cty.String, Required: false},
 		"gpgcheck":    &hcldec.AttrSpec{Name: "gpgcheck", Type: cty.Bool, Required: false},
 		"warning":     &hcldec.AttrSpec{Name: "warning", Type: cty.String, Required: false},
 		"site_pulp":   &hcldec.AttrSpec{Name: "site_pulp", Type: cty.String, Required: false},

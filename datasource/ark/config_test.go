@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/timestamps"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 )
 
 const fixture = "testdata/dnf_repo_timestamps.yml"
@@ -67,11 +70,14 @@ func TestConfigureRejectsBadInput(t *testing.T) {
 	}{
 		{"no os_version", map[string]interface{}{"timestamps_file": fixture}, `os_version: required, for example "9.6"`},
 		{"odd os_version", with(file, "os_version", "rocky 9"), `os_version: "rocky 9" is not a version`},
-		{"no repositories", map[string]interface{}{"os_version": "9.6"}, "no repositories: set timestamps_file or add repo blocks"},
+		{"no repositories", map[string]interface{}{"os_version": "9.6"}, "no repositories: set timestamps_file or appliance_dir, or add repo blocks"},
+		{"appliance_dir and timestamps_file", with(file, "appliance_dir", dir), "timestamps_file: not with appliance_dir, whose environments/common/inventory/group_vars/all/dnf_repo_timestamps.yml is the timestamps file; give one of them"},
+		{"appliance_dir without pins", map[string]interface{}{"os_version": "9.6", "appliance_dir": dir}, "appliance_dir: " + dir + " has no environments/common/inventory/group_vars/all/dnf_repo_timestamps.yml: give the appliance checkout"},
+		{"pinned by default, a block without timestamp", with(file, "repo", block("name", "grafana", "path", "grafana/oss/rpm")), `repo "grafana" (9.6): mode is "pinned", the default with a timestamps file, but no timestamp is given: set timestamp in its repo block or pulp_timestamp in the timestamps file, or mode = "latest" for the newest snapshots`},
 		{"unknown mode", with(file, "mode", "newest"), `mode: "newest" is not one of "latest", "pinned", "not_after"`},
 		{"not_after without time", with(file, "mode", "not_after"), `not_after: required with mode = "not_after"`},
 		{"malformed not_after", with(file, "mode", "not_after", "not_after", "2025-13-01"), `not_after: "2025-13-01" is neither a timestamp like 20250101T000000 nor an RFC 3339 time`},
-		{"not_after with another mode", with(file, "not_after", "20250101T000000"), `not_after: only used with mode = "not_after", but mode is "latest"`},
+		{"not_after with another mode", with(file, "not_after", "20250101T000000"), `not_after: only used with mode = "not_after", but mode is "pinned"`},
 		{"missing timestamps file", with(file, "timestamps_file", filepath.Join(dir, "none.yml")), "timestamps_file: open " + filepath.Join(dir, "none.yml") + ": no such file or directory"},
 		{"malformed timestamps file", with(file, "timestamps_file", bad), "timestamps_file " + bad + ": not valid YAML"},
 		{"malformed timestamp in file", with(file, "timestamps_file", badTS), `repo "baseos" (9.6): pulp_timestamp: "2025-01-01" is not a snapshot timestamp`},
@@ -83,7 +89,7 @@ func TestConfigureRejectsBadInput(t *testing.T) {
 		{"only names an unknown repo", with(file, "only", []string{"baseos", "nope"}), `only: no repository named "nope" (known: baseos, crb, epel)`},
 		{"skip names an unknown repo", with(file, "skip", []string{"nope"}), `skip: no repository named "nope"`},
 		{"everything skipped", with(file, "skip", []string{"baseos", "crb", "epel"}), "only/skip: every repository is left out"},
-		{"pinned without timestamp", map[string]interface{}{"os_version": "9.6", "mode": "pinned", "repo": block("name", "x", "path", "x/y")}, `repo "x" (9.6): mode is "pinned" but no timestamp is given`},
+		{"pinned without timestamp", map[string]interface{}{"os_version": "9.6", "mode": "pinned", "repo": block("name", "x", "path", "x/y")}, `repo "x" (9.6): mode is "pinned", but no timestamp is given`},
 		{"credentials in content_url", with(file, "content_url", "https://u:p@ark.example/pulp/content"), `content_url: "https://u:xxxxx@ark.example/pulp/content" must not contain credentials; use username and password`},
 		{"relative content_url", with(file, "content_url", "ark/pulp"), `content_url: "ark/pulp" must be an absolute http:// or https:// URL`},
 		{"content_url with a query", with(file, "content_url", "https://ark/pulp?x=1"), `content_url: "https://ark/pulp?x=1" must not have a query or fragment`},
@@ -148,5 +154,62 @@ func TestCredentialsDefaultFromEnvironment(t *testing.T) {
 	d, _ = configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "username": "u", "password": "Ark-Pw-7q"})
 	if d.config.Username != "u" || d.config.Password != "Ark-Pw-7q" {
 		t.Fatalf("explicit credentials lost: %+v", d.config)
+	}
+}
+
+// The appliance builds from its pins: a timestamps file (or a checkout's)
+// means mode pinned unless the template says otherwise; repo blocks alone
+// still take the newest.
+func TestModeDefaultsToPinnedWithPins(t *testing.T) {
+	t.Setenv("ARK_USERNAME", "u")
+	t.Setenv("ARK_PASSWORD", "Ark-Pw-7q")
+	for _, tc := range []struct {
+		raw  map[string]interface{}
+		want string
+	}{
+		{map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture}, "pinned"},
+		{map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest"}, "latest"},
+		{map[string]interface{}{"os_version": "9.6", "repo": []map[string]interface{}{{"name": "x", "path": "x/y"}}}, "latest"},
+	} {
+		d, err := configure(tc.raw)
+		if err != nil || string(d.config.mode) != tc.want {
+			t.Errorf("%v: mode %q, %v; want %q", tc.raw, d.config.mode, err, tc.want)
+		}
+	}
+}
+
+// appliance_dir reads the real checkout's pins, where the appliance keeps
+// them, and pins every entry of os_version to them.
+func TestApplianceDirReadsTheCheckoutsPins(t *testing.T) {
+	checkout := appliancesite.Checkout(t)
+	t.Setenv("ARK_USERNAME", "u")
+	t.Setenv("ARK_PASSWORD", "Ark-Pw-7q")
+	d, err := configure(map[string]interface{}{"os_version": "9.8", "appliance_dir": checkout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(checkout, "environments", "common", "inventory", "group_vars", "all", "dnf_repo_timestamps.yml")
+	if d.config.TimestampsFile != want || d.config.mode != "pinned" {
+		t.Fatalf("timestamps file %q mode %q, want %q pinned", d.config.TimestampsFile, d.config.mode, want)
+	}
+	data, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := timestamps.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forOS := 0
+	for _, task := range d.config.plan {
+		if e, ok := f.Lookup(task.entry.Repo, "9.8"); task.forOS && (!ok || e.PulpTimestamp != task.entry.PulpTimestamp || task.entry.PulpTimestamp == "") {
+			t.Errorf("%s: planned pin %q, the checkout's %q", task.entry.Key(), task.entry.PulpTimestamp, e.PulpTimestamp)
+		}
+		if task.forOS {
+			forOS++
+		}
+	}
+	if forOS < 10 {
+		t.Fatalf("only %d repositories for 9.8 planned from the checkout", forOS)
 	}
 }

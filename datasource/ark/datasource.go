@@ -63,6 +63,9 @@ type Repo struct {
 	Path string `mapstructure:"path"`
 	// Chosen snapshot timestamp.
 	Timestamp string `mapstructure:"timestamp"`
+	// The `os_version` the repository was resolved for. The `fatimage`
+	// provisioner checks the build VM's Rocky version against it.
+	OSVersion string `mapstructure:"os_version"`
 	// Whether dnf checks package signatures.
 	GPGCheck bool `mapstructure:"gpgcheck"`
 	// Why newer snapshots were passed over (for example a 403 from a
@@ -207,6 +210,7 @@ func assemble(c *Config, results []pulp.Result, errs []error, site []*pulp.SiteR
 			continue
 		}
 		repo := repoOutput(t.contentURL, e, strings.Join(results[i].Warnings, "; "))
+		repo.OSVersion = c.OSVersion
 		if site != nil && site[i] != nil {
 			repo.BaseURL = site[i].BaseURL
 			repo.SitePulp = syncWord(site[i].Created)

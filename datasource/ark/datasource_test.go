@@ -52,15 +52,15 @@ func run(t *testing.T, s *pulpfake.Server, raw map[string]interface{}) (Datasour
 
 func TestResolveTimestampsFileLatest(t *testing.T) {
 	s := arkWorld(t)
-	out, warnings, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture})
+	out, warnings, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest"})
 	if err != nil || len(warnings) != 0 {
 		t.Fatal(err, warnings)
 	}
 	want := []Repo{
 		{Name: "baseos", RepoFile: "rocky", RepoName: "baseos", BaseURL: s.ContentURL() + "/rocky/9.6/BaseOS/x86_64/os/20251106T211545",
-			Path: "rocky/9.6/BaseOS/x86_64/os", Timestamp: "20251106T211545", GPGCheck: true},
+			Path: "rocky/9.6/BaseOS/x86_64/os", Timestamp: "20251106T211545", OSVersion: "9.6", GPGCheck: true},
 		{Name: "epel", RepoFile: "epel", RepoName: "epel", BaseURL: s.ContentURL() + "/epel/9/Everything/x86_64/20251106T211545",
-			Path: "epel/9/Everything/x86_64", Timestamp: "20251106T211545", GPGCheck: false},
+			Path: "epel/9/Everything/x86_64", Timestamp: "20251106T211545", OSVersion: "9.6", GPGCheck: false},
 	}
 	if fmt.Sprint(out.Repos) != fmt.Sprint(want) {
 		t.Fatalf("repos\n got %+v\nwant %+v", out.Repos, want)
@@ -144,7 +144,7 @@ func TestErrorsNameRepoVersionURLAndStatus(t *testing.T) {
 	s.RemoveDistribution("epel/9/Everything/x86_64/20250102T030405")
 	s.RemoveDistribution("epel/9/Everything/x86_64/20250601T120000")
 	s.RemoveDistribution("epel/9/Everything/x86_64/20251106T211545")
-	out, _, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture,
+	out, _, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest",
 		"repo": []map[string]interface{}{{"name": "baseos", "path": "rocky/9.7/BaseOS/x86_64/os"}}})
 	if err == nil {
 		t.Fatalf("want an error, got %+v", out)
@@ -164,7 +164,7 @@ func TestErrorsNameRepoVersionURLAndStatus(t *testing.T) {
 
 func TestWrongPasswordFailsClearly(t *testing.T) {
 	s := arkWorld(t)
-	_, _, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "only": []string{"baseos"}, "password": "not-the-password"})
+	_, _, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest", "only": []string{"baseos"}, "password": "not-the-password"})
 	if err == nil || !strings.Contains(err.Error(), `repo "baseos" (9.6): GET `+s.ContentURL()+`/rocky/9.6/BaseOS/x86_64/os/: no usable snapshot (20251106T211545 answered 403 Forbidden`) {
 		t.Fatalf("got %v", err)
 	}
@@ -176,7 +176,7 @@ func TestWrongPasswordFailsClearly(t *testing.T) {
 func TestWarningsNameThePassedOverSnapshot(t *testing.T) {
 	s := arkWorld(t)
 	s.AddDistribution(pulpfake.Distribution{BasePath: "rocky/9.6/BaseOS/x86_64/os/20260101T000000", Guard: &pulpfake.Guard{Users: map[string]string{"dev": "dev"}}})
-	out, warnings, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "only": []string{"baseos"}})
+	out, warnings, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest", "only": []string{"baseos"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestNotAfterAndSnapshotID(t *testing.T) {
 	if a.SnapshotID != b.SnapshotID {
 		t.Fatalf("snapshot_id not stable: %s %s", a.SnapshotID, b.SnapshotID)
 	}
-	latest, _, _ := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture})
+	latest, _, _ := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest"})
 	if latest.SnapshotID == a.SnapshotID {
 		t.Fatal("snapshot_id ignores the timestamps")
 	}
@@ -210,7 +210,7 @@ func TestNotAfterAndSnapshotID(t *testing.T) {
 
 func TestExecuteGivesTemplatesAListOfObjects(t *testing.T) {
 	s := arkWorld(t)
-	d, err := configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "content_url": s.ContentURL(),
+	d, err := configure(map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture, "mode": "latest", "content_url": s.ContentURL(),
 		"username": arkUser, "password": arkPassword})
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestExecuteGivesTemplatesAListOfObjects(t *testing.T) {
 		t.Fatalf("repos is %s", repos.Type().FriendlyName())
 	}
 	first := repos.Index(cty.NumberIntVal(0))
-	if first.GetAttr("name").AsString() != "baseos" || first.GetAttr("gpgcheck").True() != true {
+	if first.GetAttr("name").AsString() != "baseos" || first.GetAttr("gpgcheck").True() != true || first.GetAttr("os_version").AsString() != "9.6" {
 		t.Fatalf("first repo %#v", first)
 	}
 	if v.GetAttr("timestamps").Index(cty.StringVal("epel")).AsString() != "20251106T211545" {
@@ -250,5 +250,22 @@ func TestResolveErrorFirstLineNamesTheCause(t *testing.T) {
 	}
 	if one := errors.New("only"); resolveError([]error{one}, 8) != one {
 		t.Error("a single error should be returned as it is")
+	}
+}
+
+// With pins and no mode, the pins are what is resolved, though newer
+// snapshots exist: the appliance's snapshots, each checked to exist.
+func TestPinsAreTheDefault(t *testing.T) {
+	s := arkWorld(t)
+	for _, d := range []string{"rocky/9.6/BaseOS/x86_64/os/20260101T000000", "rocky/8.10/BaseOS/x86_64/os/20250614T013846",
+		"rocky/8.10/PowerTools/x86_64/os/20260816T213221", "epel/9/Everything/x86_64/20260816T212205"} {
+		s.AddDistribution(pulpfake.Distribution{BasePath: d})
+	}
+	out, _, err := run(t, s, map[string]interface{}{"os_version": "9.6", "timestamps_file": fixture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Timestamps["baseos"] != "20251106T211545" || out.Timestamps["epel"] != "20260816T212205" {
+		t.Fatalf("want the file's pins, got %v", out.Timestamps)
 	}
 }

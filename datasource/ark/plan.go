@@ -21,7 +21,7 @@ type task struct {
 // which entries to resolve.
 func (c *Config) planTasks(add func(string, ...any)) {
 	if c.TimestampsFile == "" && len(c.Repos) == 0 {
-		add("no repositories: set timestamps_file or add repo blocks")
+		add("no repositories: set timestamps_file or appliance_dir, or add repo blocks")
 		return
 	}
 	known := c.checkRepoBlocks(add)
@@ -147,14 +147,16 @@ func (c *Config) chooseForOS(known []string, add func(string, ...any)) (chosen m
 // check a repo block already made, so its error is not given twice.
 func (c *Config) planEntry(e timestamps.Entry, pathChecked bool, add func(string, ...any)) (t task, ok bool) {
 	where := fmt.Sprintf("repo %q (%s)", e.Repo, e.Version)
-	if c.mode == pulp.ModePinned {
-		if e.PulpTimestamp == "" {
-			add("%s: mode is \"pinned\" but no timestamp is given (set timestamp in its repo block or pulp_timestamp in timestamps_file)", where)
-			return task{}, false
-		}
-	}
 	if err := checkRepoPath(e.PulpPath); err != nil && !pathChecked {
 		add("%s: pulp_path: %v", where, err)
+		return task{}, false
+	}
+	if c.mode == pulp.ModePinned && e.PulpTimestamp == "" {
+		why := ""
+		if c.Mode == "" {
+			why = ", the default with a timestamps file"
+		}
+		add("%s: mode is \"pinned\"%s, but no timestamp is given: set timestamp in its repo block or pulp_timestamp in the timestamps file, or mode = \"latest\" for the newest snapshots", where, why)
 		return task{}, false
 	}
 	if e.PulpTimestamp != "" {

@@ -51,8 +51,8 @@ func TestBuiltinBinariesFollowGroups(t *testing.T) {
 		want   string
 	}{
 		{[]string{"fatimage"}, "node_exporter,prometheus,alertmanager"},
-		{[]string{"control"}, "node_exporter,prometheus,alertmanager"},
-		{[]string{"compute"}, "node_exporter"},
+		{[]string{"node_exporter", "prometheus", "alertmanager", "grafana"}, "node_exporter,prometheus,alertmanager"},
+		{[]string{"openhpc", "node_exporter"}, "node_exporter"},
 		{[]string{"nfs"}, ""},
 	}
 	for _, tc := range cases {
@@ -69,12 +69,12 @@ func TestBuiltinBinariesFollowGroups(t *testing.T) {
 		}
 	}
 	var p Provisioner
-	if err := p.Prepare(map[string]any{"groups": []string{"control"}, "default_binaries": false}); err != nil || len(p.plan.binaries) != 0 {
+	if err := p.Prepare(map[string]any{"groups": []string{"node_exporter", "prometheus"}, "default_binaries": false}); err != nil || len(p.plan.binaries) != 0 {
 		t.Errorf("default_binaries = false: %v %v", err, p.plan.binaries)
 	}
 	// the spec's versions and checksums
 	p = Provisioner{}
-	if err := p.Prepare(map[string]any{"groups": []string{"control"}}); err != nil {
+	if err := p.Prepare(map[string]any{"groups": []string{"node_exporter", "prometheus"}}); err != nil {
 		t.Fatal(err)
 	}
 	prom := p.plan.binaries[1]
@@ -93,7 +93,7 @@ func TestBinaryOverrides(t *testing.T) {
 	other := strings.Repeat("ab", 32)
 	var p Provisioner
 	err := p.Prepare(map[string]any{
-		"groups":           []string{"compute"},
+		"groups":           []string{"node_exporter"},
 		"release_base_url": "http://mirror.example/releases/",
 		"binaries": []any{
 			map[string]any{"name": "node_exporter", "sha256": other},

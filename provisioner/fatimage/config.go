@@ -29,6 +29,11 @@ type Repo struct {
 	Path string `mapstructure:"path"`
 	// Snapshot timestamp (recorded in image.json).
 	Timestamp string `mapstructure:"timestamp"`
+	// The Rocky version the repository is for (the `fatimage-ark` data
+	// source's `os_version`, which it gives every repository). The build
+	// fails when the build VM's major version (VERSION_ID in its
+	// /etc/os-release) differs, and warns when its minor does.
+	OSVersion string `mapstructure:"os_version"`
 	// Whether dnf checks package signatures.
 	GPGCheck bool `mapstructure:"gpgcheck"`
 	// Whether the section is enabled during the build. Defaults to true.
@@ -119,9 +124,10 @@ type Config struct {
 	ReplaceRepos *bool `mapstructure:"replace_repos"`
 	// Sections (repo_name) to enable for the build even if disabled.
 	EnableRepos []string `mapstructure:"enable_repos"`
-	// Run `dnf update`. Default true; with `inventory`, whether the
-	// build host is in the appliance's `update` group (an extra build's
-	// is not).
+	// Run `dnf update`. Default true; with `inventory` (or a node role in
+	// `groups` resolved from `appliance_dir`), whether the build host is
+	// in the appliance's `update` group (a fatimage build's is, an extra
+	// build's or a role's alone is not).
 	Update *bool `mapstructure:"update"`
 	// Installed packages kept at their version by the update (excluded
 	// from the transaction); one not installed yet is installed as the
@@ -137,10 +143,14 @@ type Config struct {
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
 	// disabled, permissive or unchanged. Default disabled.
 	SELinux string `mapstructure:"selinux"`
-	// Inventory groups (fatimage, control, login, compute or feature
-	// groups) resolved through the built-in package sets: packages,
-	// module streams, binaries, fixed-ID users, services to leave
-	// disabled. See the package sets table below.
+	// Inventory groups (fatimage or feature groups) resolved through the
+	// built-in package sets: packages, module streams, binaries, fixed-ID
+	// users, services to leave disabled. See the package sets table below.
+	// A node role (control, login, compute) without `inventory` is
+	// resolved from `appliance_dir`'s common and site inventories as
+	// Ansible does (the host in `builder` and `groups`), and refused
+	// without a checkout: the appliance's inventories, not a list of ours,
+	// decide what a role's image holds.
 	Groups []string `mapstructure:"groups"`
 	// Paths of an appliance environment's inventory: `groups` files or
 	// inventory directories (their INI files), in the appliance's order

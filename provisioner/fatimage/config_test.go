@@ -127,7 +127,7 @@ func TestPrepareValidation(t *testing.T) {
 		{"login_home relative", map[string]any{"login_home": "var/lib/rocky"}, `login_home: "var/lib/rocky" must be absolute`},
 		{"login_home root", map[string]any{"login_home": "/"}, `login_home: "/" is the root directory`},
 		{"Ark repo without credentials", map[string]any{"repos": repo("baseurl", "https://ark.stackhpc.com/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545")}, "repos[0]: https://ark.stackhpc.com/pulp/content/rocky/9.6/BaseOS/x86_64/os/20251106T211545 needs credentials; set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD)"},
-		{"built-in uid clash", map[string]any{"groups": []string{"compute"}, "users": user(map[string]any{"name": "munge", "uid": 202})}, `users[0]: uid 202 already used by "slurm"`},
+		{"built-in uid clash", map[string]any{"groups": []string{"openhpc"}, "users": user(map[string]any{"name": "munge", "uid": 202})}, `users[0]: uid 202 already used by "slurm"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ repos = [
 ]
 repo_username = "user"
 repo_password = "s3cret"
-groups = ["control"]
+groups = ["openhpc", "grafana"]
 packages = ["htop"]
 reboot = "never"
 reboot_timeout = "5m"

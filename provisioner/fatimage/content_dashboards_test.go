@@ -119,7 +119,7 @@ func TestServiceGroupUnits(t *testing.T) {
 		"opensearch.service": {"User=podman", "--volume /usr/share/opensearch/data:/usr/share/opensearch/data:U",
 			"/usr/share/opensearch/config/opensearch.yml:/usr/share/opensearch/config/opensearch.yml:U", " registry.lab:5000/opensearchproject/opensearch:2.9.0\n"},
 		"filebeat.service":      {"User=podman", "--volume /var/log/:/logs:ro", " registry.lab:5000/beats/filebeat-oss:7.12.1 "},
-		"node_exporter.service": {"User=node-exp", "ExecStart=/usr/local/bin/node_exporter "},
+		"node_exporter.service": {"User=node-exp", "ExecStart=/usr/local/bin/node_exporter --collector.systemd "},
 	} {
 		u, ok := units[name]
 		if !ok {
@@ -155,6 +155,45 @@ func TestServiceGroupUnits(t *testing.T) {
 	}
 	if nodeExp == nil || !nodeExp.System || nodeExp.Group != "node-exp" || nodeExp.Shell != "/usr/sbin/nologin" {
 		t.Errorf("node-exp user %+v", nodeExp)
+	}
+}
+
+// node_exporter's unit runs what prometheus.prometheus.node_exporter
+// (0.28.0, the collection the appliance pins, with the defaults the
+// appliance leaves alone) writes into its unit: the systemd and textfile
+// collectors, the textfile directory, the listen address and path, and
+// the role's sandboxing; the role's directories are the user's. Without
+// the systemd collector the appliance's node_systemd_unit_state alert
+// has nothing to read.
+func TestNodeExporterUnitHasTheRolesFlags(t *testing.T) {
+	c := mustGroups(t, []string{"node_exporter"}, nil)
+	var unit string
+	for _, u := range c.SystemdUnits {
+		if u.Name == "node_exporter.service" {
+			unit = u.Content
+		}
+	}
+	var flags []string
+	for _, line := range strings.Split(unit, "\n") {
+		if rest, ok := strings.CutPrefix(line, "ExecStart=/usr/local/bin/node_exporter "); ok {
+			flags = strings.Fields(rest)
+		}
+	}
+	want := []string{"--collector.systemd", "--collector.textfile", "--collector.textfile.directory=/var/lib/node_exporter",
+		"--web.listen-address=0.0.0.0:9100", "--web.telemetry-path=/metrics"}
+	if !slices.Equal(flags, want) {
+		t.Errorf("ExecStart flags %q, want the role's %q:\n%s", flags, want, unit)
+	}
+	for _, line := range []string{"User=node-exp", "Group=node-exp", "SyslogIdentifier=node_exporter", "Restart=always", "StartLimitInterval=0",
+		"ProtectHome=yes", "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectControlGroups=true", "ProtectKernelModules=true", "ProtectKernelTunables=yes"} {
+		if !slices.Contains(strings.Split(unit, "\n"), line) {
+			t.Errorf("unit lacks the role's %q:\n%s", line, unit)
+		}
+	}
+	for _, dir := range []string{"/etc/node_exporter", "/var/lib/node_exporter"} {
+		if f, ok := fileAt(c, dir); !ok || !f.Directory || f.Owner != "node-exp:node-exp" || f.EffectiveMode() != "0775" {
+			t.Errorf("%s: %+v, want a directory node-exp:node-exp 0775", dir, f)
+		}
 	}
 }
 

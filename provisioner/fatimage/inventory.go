@@ -2,6 +2,7 @@ package fatimage
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -99,6 +100,49 @@ func builtinsOf(hostGroups []string) []string {
 		}
 	}
 	return builtins
+}
+
+// checkoutInventories are the inventories of an appliance checkout every
+// environment's inventory starts from, in the appliance's order.
+var checkoutInventories = []string{"environments/common/inventory", "environments/site/inventory"}
+
+// roleGroups are the names in `groups` standing for a node role of the
+// appliance (control, login, compute): what the appliance installs for
+// one is decided by its inventories' [x:children], not by a list of ours.
+func roleGroups(names []string) []string {
+	var out []string
+	for _, g := range names {
+		if packagesets.IsExpansion(g) && g != "fatimage" && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// roleBuiltins resolves node roles named in `groups` without an
+// inventory: with appliance_dir, as Ansible resolves the checkout's common
+// and site inventories for a host in builder and `groups`; without one
+// they are refused, as the built-in lists would give a thinner image than
+// the appliance's.
+func (c *Config) roleBuiltins(roles []string) (builtins, hostGroups []string, errs []error) {
+	field := fmt.Sprintf("groups[%d]", slices.Index(c.Groups, roles[0]))
+	switch {
+	case c.ApplianceEnvironment != "":
+		return nil, nil, []error{fmt.Errorf("%s: %q: with appliance_environment, name the build's groups in inventory_groups, as the appliance's build does", field, roles[0])}
+	case c.ApplianceDir == "":
+		return nil, nil, []error{fmt.Errorf("%s: %q alone is not the appliance's %s image, which its inventories' [x:children] decide; "+
+			"set appliance_dir to resolve it from the checkout's common and site inventories, or use inventory mode "+
+			"(inventory = [<common>, <site>, <environment> inventory] with inventory_groups = %q), or groups = [\"fatimage\"] for the appliance's fat image",
+			field, roles[0], roles[0], strings.Join(roles, ","))}
+	}
+	inv := inventory.New()
+	for _, dir := range checkoutInventories {
+		if err := inv.Load(filepath.Join(c.ApplianceDir, filepath.FromSlash(dir))); err != nil {
+			return nil, nil, []error{fmt.Errorf("appliance_dir: resolving %s through the checkout's inventories: %v", field, err)}
+		}
+	}
+	hostGroups = inv.HostGroups(buildHost, append([]string{"builder"}, c.Groups...)...)
+	return builtinsOf(hostGroups), hostGroups, nil
 }
 
 // builtinSetNames are the built-in groups with a set of their own.

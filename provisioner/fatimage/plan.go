@@ -108,11 +108,16 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 		errs = append(errs, invErrs...)
 		p.hostGroups = hostGroups
 		p.setNames = appendUnique(p.setNames, builtins...)
+	} else if roles := roleGroups(c.Groups); len(roles) > 0 {
+		builtins, hostGroups, roleErrs := c.roleBuiltins(roles)
+		errs = append(errs, roleErrs...)
+		p.hostGroups = hostGroups
+		p.setNames = appendUnique(slices.DeleteFunc(p.setNames, func(g string) bool { return slices.Contains(roles, g) }), builtins...)
 	}
 	switch {
 	case c.Update != nil:
 		p.update = *c.Update
-	case len(invPaths) > 0 || av != nil: // an extra build's host is not in `update`
+	case len(invPaths) > 0 || av != nil || c.ApplianceDir != "" && len(roleGroups(c.Groups)) > 0: // an extra build's host is not in `update`
 		p.update = slices.Contains(p.hostGroups, "update")
 	default:
 		p.update = true

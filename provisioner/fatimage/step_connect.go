@@ -6,12 +6,28 @@ import (
 	"strings"
 )
 
-// stepConnect finds the login user and makes the run's work dir.
+// stepConnect finds the login user, checks the VM's OS version against
+// the repositories' and makes the run's work dir.
 func stepConnect(ctx context.Context, s *state) error {
 	out, err := s.runPlain(ctx, "id -un")
 	if err != nil {
 		return fmt.Errorf("finding the login user: %w", err)
 	}
 	s.loginUser = strings.TrimSpace(out)
+	if len(reposOSVersions(s.plan.repos)) > 0 {
+		osRelease, err := s.runPlain(ctx, osReleaseCommand)
+		if err != nil {
+			return fmt.Errorf("reading the VM's /etc/os-release: %w", err)
+		}
+		if vm := osReleaseVersion(osRelease); vm != "" {
+			warnings, err := checkOSVersion(vm, s.plan.repos)
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				s.say(w)
+			}
+		}
+	}
 	return s.makeWorkDir(ctx)
 }

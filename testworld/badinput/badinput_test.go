@@ -346,7 +346,12 @@ var cases = []tcase{
 	{name: "ds ca_file missing", component: dsC, hcl: ds("", "ca_file", `"@DIR@/ca.pem"`),
 		want: []string{"ca_file: stat @DIR@/ca.pem: no such file or directory"}},
 	{name: "ds no repositories", component: dsC, hcl: ds("\n"),
-		want: []string{"no repositories: set timestamps_file or add repo blocks"}},
+		want: []string{"no repositories: set timestamps_file or appliance_dir, or add repo blocks"}},
+	{name: "ds appliance_dir without pins", component: dsC, hcl: ds("\n", "appliance_dir", `"@DIR@"`),
+		want: []string{"appliance_dir: @DIR@ has no environments/common/inventory/group_vars/all/dnf_repo_timestamps.yml: give the appliance checkout"}},
+	{name: "ds pinned by default, an entry without its pin", component: dsC, hcl: ds("\n", "timestamps_file", `"@DIR@/ts.yml"`),
+		files: map[string]string{"ts.yml": "dnf_repos_default:\n  baseos:\n    '9.6':\n      pulp_path: rocky/9.6/BaseOS/x86_64/os\n      repo_file: rocky\n"},
+		want:  []string{`repo "baseos" (9.6): mode is "pinned", the default with a timestamps file, but no timestamp is given`}},
 	{name: "ds repo block without name", component: dsC, hcl: ds("\n  repo {\n    path = \"rocky/9.6/BaseOS/x86_64/os\"\n  }\n"),
 		want: []string{"repo[0].name: required"}},
 	{name: "ds repo given twice", component: dsC, hcl: ds(baseosRepo + baseosRepo),
@@ -356,7 +361,7 @@ var cases = []tcase{
 	{name: "ds repo timestamp malformed", component: dsC, hcl: ds("\n  repo {\n    name = \"baseos\"\n    path = \"rocky/9.6/BaseOS/x86_64/os\"\n    timestamp = \"2025-01-01\"\n  }\n"),
 		want: []string{`repo[0].timestamp: "2025-01-01" is not a snapshot timestamp of the form YYYYMMDDThhmmss`}},
 	{name: "ds pinned without timestamp", component: dsC, hcl: ds("", "mode", `"pinned"`),
-		want: []string{`repo "baseos" (9.6): mode is "pinned" but no timestamp is given`}},
+		want: []string{`repo "baseos" (9.6): mode is "pinned", but no timestamp is given`}},
 	{name: "ds repo content_url with query", component: dsC, hcl: ds("\n  repo {\n    name = \"baseos\"\n    path = \"rocky/9.6/BaseOS/x86_64/os\"\n    content_url = \"@REC@/pulp/content?x=1\"\n  }\n"),
 		want: []string{`repo[0].content_url: "@REC@/pulp/content?x=1" must not have a query or fragment`}},
 	{name: "ds site_pulp url missing", component: dsC, hcl: ds("\n  site_pulp {\n    username = \"u\"\n    password = \"Site-Pw-x\"\n  }\n"),
@@ -450,7 +455,7 @@ var cases = []tcase{
 		want: []string{`binary_source: "cloud" is not one of vm, host`}},
 	{name: "prov sha256 malformed", component: provC, hcl: provB(blk("binaries", "name", `"node_exporter"`, "version", `"1.11.1"`, "sha256", `"abc"`)),
 		want: []string{"binaries[0] (node_exporter): sha256 must be 64 hex digits"}},
-	{name: "prov built-in binary new version without sha256", component: provC, hcl: provB(blk("binaries", "name", `"prometheus"`, "version", `"3.6.0"`), "groups", `["control"]`),
+	{name: "prov built-in binary new version without sha256", component: provC, hcl: provB(blk("binaries", "name", `"prometheus"`, "version", `"3.6.0"`), "groups", `["prometheus"]`),
 		want: []string{"binaries[0] (prometheus): sha256 is required (version 3.6.0 is not a built-in one)"}},
 	{name: "prov grafana dashboard without revision", component: provC, hcl: provB(blk("grafana_dashboards", "id", `4323`)),
 		want: []string{"grafana_dashboards[0]: revision is required with id 4323"}},
@@ -472,7 +477,7 @@ var cases = []tcase{
 		want: []string{`grafana_plugin_sha256: "q-panel" is not a plugin of grafana_plugins or the groups' (p-panel)`}},
 	{name: "prov duplicate users", component: provC, hcl: provB(blk("users", "name", `"slurm"`, "uid", "202") + blk("users", "name", `"slurm"`, "uid", "203")),
 		want: []string{`users[1]: duplicate user "slurm"`}},
-	{name: "prov uid of a built-in group user", component: provC, hcl: provB(blk("users", "name", `"munge"`, "uid", "202"), "groups", `["compute"]`),
+	{name: "prov uid of a built-in group user", component: provC, hcl: provB(blk("users", "name", `"munge"`, "uid", "202"), "groups", `["openhpc"]`),
 		want: []string{`users[0]: uid 202 already used by "slurm"`}},
 	{name: "prov user without uid", component: provC, hcl: provB(blk("users", "name", `"app"`)),
 		want: []string{"users[0]: uid is required (a fixed id between 1 and 65533)"}},
@@ -500,10 +505,12 @@ var cases = []tcase{
 		want: []string{`group "compute_init": files[6]: source: stat @DIR@/ansible/roles/basic_users: no such file or directory`}},
 	{name: "prov files destination relative", component: provC, hcl: provB(blk("files", "source", `"@DIR@/t.pkr.hcl"`, "destination", `"etc/x"`)),
 		want: []string{`files[0]: destination "etc/x" must be absolute`}},
-	{name: "prov unknown group", component: provC, hcl: prov("groups", `["compute", "nosuch"]`),
+	{name: "prov unknown group", component: provC, hcl: prov("groups", `["nfs", "nosuch"]`),
 		want: []string{`groups: unknown group "nosuch" (known groups: `}},
-	{name: "prov groups typo", component: provC, hcl: prov("groups", `["compute", "grafanna"]`),
+	{name: "prov groups typo", component: provC, hcl: prov("groups", `["nfs", "grafanna"]`),
 		want: []string{`groups[1]: unknown group "grafanna": did you mean "grafana"?`}},
+	{name: "prov node role without an inventory", component: provC, hcl: prov("groups", `["nfs", "compute"]`),
+		want: []string{`groups[1]: "compute" alone is not the appliance's compute image, which its inventories' [x:children] decide; set appliance_dir to resolve it from the checkout's common and site inventories, or use inventory mode (inventory = [<common>, <site>, <environment> inventory] with inventory_groups = "compute"), or groups = ["fatimage"] for the appliance's fat image`}},
 	{name: "prov inventory_groups typo", component: provC, hcl: prov("inventory", `["`+applianceEnv+`/common/inventory"]`, "inventory_groups", `"fatimge"`),
 		want: []string{`inventory_groups: unknown group "fatimge": did you mean "fatimage"?`}},
 	{name: "prov inventory child typo", component: provC, hcl: prov("inventory", `["@DIR@/groups"]`),
@@ -701,7 +708,7 @@ var valid = []tcase{
 			blk("files", "source", `"@DIR@/t.pkr.hcl"`, "destination", `"/etc/t.pkr.hcl"`, "mode", `"0640"`)+
 			blk("gpg_keys", "path", `"/etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9"`)+
 			blk("binaries", "name", `"node_exporter"`, "version", `"1.11.1"`, "sha256", `"`+sha+`"`),
-			"groups", `["control"]`, "binary_source", `"host"`, "grafana_plugins", `["grafana-opensearch-datasource 2.8.1"]`,
+			"groups", `["openhpc", "prometheus", "grafana"]`, "binary_source", `"host"`, "grafana_plugins", `["grafana-opensearch-datasource 2.8.1"]`,
 			"module_streams", `["nodejs:22"]`, "login_home", `"/var/lib/rocky"`, "skip_cleanup_steps", `[]`)},
 	// What issue #26's checks must still let through: a group with a
 	// space, a system directory's owner and mode set as root, an archive's
@@ -747,7 +754,7 @@ build {
     repos            = data.fatimage-ark.rocky.repos
     repo_username    = "me"
     repo_password    = "s3cret"
-    groups           = ["compute"]
+    groups           = ["openhpc", "node_exporter"]
     release_base_url = "@REC@/releases"
   }
 }

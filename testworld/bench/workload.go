@@ -79,7 +79,13 @@ func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{Groups: groups, Username: l.Env["ARK_USERNAME"], Password: l.Env["ARK_PASSWORD"],
+	// the provisioner is given the built-in sets the groups expand to: a
+	// node role alone (control) is refused without an inventory
+	var names []string
+	for _, g := range sets {
+		names = append(names, g.Name)
+	}
+	w := &Workload{Groups: names, Username: l.Env["ARK_USERNAME"], Password: l.Env["ARK_PASSWORD"],
 		ReleaseBaseURL: l.Env["LAB_RELEASES_URL"], UpdateExclude: []string{"grafana", "apptainer"}}
 	seen := map[string]bool{}
 	add := func(kind string, l *[]string, items []string) {

@@ -38,9 +38,11 @@ func servicesContractRows(t *testing.T) []contractRow {
 		{"filebeat: filebeat.service, not enabled",
 			unit("filebeat.service") + "grep -c '/beats/filebeat-oss:7.12.1 ' /etc/systemd/system/filebeat.service",
 			"644\ndisabled\ninactive\n2\n1"},
-		{"node_exporter: node-exp, /usr/local/bin/node_exporter, unit enabled",
-			"getent passwd node-exp | cut -d: -f3,4,7; id -gn node-exp; stat -c '%U %a' /usr/local/bin/node_exporter; systemctl is-enabled node_exporter.service; grep -c '^User=node-exp$' /etc/systemd/system/node_exporter.service",
-			"975:975:/usr/sbin/nologin\nnode-exp\nroot 755\nenabled\n1"},
+		{"node_exporter: node-exp, /usr/local/bin/node_exporter, unit enabled with the role's collectors and directories",
+			"getent passwd node-exp | cut -d: -f3,4,7; id -gn node-exp; stat -c '%U %a' /usr/local/bin/node_exporter; systemctl is-enabled node_exporter.service; grep -c '^User=node-exp$' /etc/systemd/system/node_exporter.service; " +
+				"grep -c -- '^ExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.textfile --collector.textfile.directory=/var/lib/node_exporter ' /etc/systemd/system/node_exporter.service; " +
+				"stat -c '%U:%G %a' /etc/node_exporter /var/lib/node_exporter",
+			"975:975:/usr/sbin/nologin\nnode-exp\nroot 755\nenabled\n1\n1\nnode-exp:node-exp 775\nnode-exp:node-exp 775"},
 		{"grafana: grafana-10.4.18, chkconfig, no grafana-data, grafana-server disabled",
 			"rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' grafana chkconfig; rpm -q grafana-data >/dev/null || echo no grafana-data; systemctl is-enabled grafana-server.service || true",
 			"grafana-10.4.18-1\nchkconfig-1.24-2.el9\nno grafana-data\ndisabled"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // Failures provoked for real on one VM: each error's first line names
@@ -98,5 +99,40 @@ func TestProvisionLabErrorHeadlines(t *testing.T) {
 				t.Error("the error carries the password")
 			}
 		})
+	}
+}
+
+// The repositories' OS version is checked against the real VM's
+// /etc/os-release in the first step: repositories said to be for Rocky
+// 8.10 on the lab's 9.6 VM stop the build there, naming both, before any
+// repository or package is touched. (A minor difference, such as the
+// appliance's 9.8 against the lab's 9.6 stand-ins, is only a warning:
+// unit-tested, as the lab has no 9.8 to build.)
+func TestProvisionLabOSVersionMismatch(t *testing.T) {
+	ctx, _, comm := labVM(t, "fatimage-osversion", 10*time.Minute)
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	before := run(t, comm, "ls /etc/yum.repos.d")
+	var rs []any
+	for _, r := range labRepos(t) {
+		m := map[string]any{}
+		for k, v := range r.(map[string]any) {
+			m[k] = v
+		}
+		m["os_version"] = "8.10"
+		rs = append(rs, m)
+	}
+	var p fatimage.Provisioner
+	if err := p.Prepare(map[string]any{"repos": rs, "update": false, "selinux": "unchanged", "reboot": "never", "move_login_home": false, "default_binaries": false}); err != nil {
+		t.Fatal(err)
+	}
+	var out logtail.Buffer
+	err := p.Provision(ctx, &packersdk.BasicUi{Writer: &out, ErrorWriter: &out}, comm, nil)
+	want := "are for Rocky 8.10 (the fatimage-ark data source's os_version), but the build VM runs 9.6 (VERSION_ID in its /etc/os-release): use a Rocky 8 source image, or set os_version to the image's"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v\nwant an error with %q", err, want)
+	}
+	if strings.Contains(out.String(), "fatimage: repositories") || run(t, comm, "ls /etc/yum.repos.d") != before {
+		t.Errorf("the build went on past the check:\n%s", out.String())
 	}
 }

@@ -159,7 +159,9 @@ func TestProvisionLab(t *testing.T) {
 				"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
 			}},
 			// firewalld: its package enables the unit, the build must not
-			"groups": []string{"control", "firewalld"},
+			// (a control node's built-in sets: without an inventory or a
+			// checkout "control" itself is refused)
+			"groups": []string{"kernel_modules", "dnf_repos", "journald", "cluster", "openhpc", "always", "node_exporter", "prometheus", "alertmanager", "grafana", "firewalld"},
 			// keep SSH working for the checks and the second run
 			"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
 			"manifest_output":    manifest,
@@ -248,6 +250,12 @@ func TestProvisionLab(t *testing.T) {
 	}
 	if got := run(t, comm, "sudo -n stat -c '%U %a' /usr/local/bin/node_exporter /usr/local/bin/prometheus /usr/local/bin/promtool /usr/local/bin/alertmanager /usr/local/bin/amtool | sort -u"); got != "root 755" {
 		t.Errorf("binaries: %q", got)
+	}
+	// node_exporter as the appliance's role leaves it: its directories the
+	// user's, the systemd and textfile collectors on, the unit enabled
+	if got := run(t, comm, "sudo -n stat -c '%n %U:%G %a' /etc/node_exporter /var/lib/node_exporter; systemctl is-enabled node_exporter.service; "+
+		"grep -c -- '^ExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.textfile --collector.textfile.directory=/var/lib/node_exporter ' /etc/systemd/system/node_exporter.service"); got != "/etc/node_exporter node-exp:node-exp 775\n/var/lib/node_exporter node-exp:node-exp 775\nenabled\n1" {
+		t.Errorf("node_exporter: %q", got)
 	}
 	img := run(t, comm, "cat /var/lib/image/image.json")
 	var info imageJSON

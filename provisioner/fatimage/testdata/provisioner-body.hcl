@@ -12,7 +12,7 @@ gpg_keys {
   path = "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"
 }
 
-groups          = ["control", "login", "compute"]
+groups          = ["fatimage"]
 packages        = ["htop"]
 update_exclude  = ["grafana", "apptainer"]
 reboot          = "auto"
