@@ -81,6 +81,8 @@ func TestApplianceRolesLab(t *testing.T) {
 	ctx, srv, comm := labVM(t, "appliance-roles", 20*time.Minute)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
 	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	// the overrides environment's dnf_repos_extra reads it
+	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
 	site := appliancesite.New(t, appliancesite.Overrides)
 	appliancesite.AddToFatimage(t, site, appliancesite.SiteRolePlay)
 	gitHook(t, site.Environment, "pre")

@@ -88,6 +88,7 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		{"etc/systemd/system/ssh.service.d/50-fatlab.conf", 0o644, sshdDropIn},
 		{"usr/lib/systemd/system/ansible-init.service", 0o644, ansibleInitUnit},
 		{"usr/bin/ansible-init", 0o755, ansibleInitScript},
+		{"usr/bin/update-ca-trust", 0o755, updateCATrustScript},
 	}
 	for name, data := range opts.GPGKeys {
 		if strings.Contains(name, "/") || name == "" || name == "." || name == ".." {
@@ -113,6 +114,10 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		return "", err
 	}
 	if err := mkdirUpper(m.rootfs, upper, "var/log/journal"); err != nil {
+		return "", err
+	}
+	// Rocky's trust store anchors (update-ca-trust reads them)
+	if err := mkdirUpper(m.rootfs, upper, "etc/pki/ca-trust/source/anchors"); err != nil {
 		return "", err
 	}
 	// systemd's getty generator adds a getty on /dev/console in a container;

@@ -19,6 +19,12 @@ var setupScript string
 //go:embed guest/ansible-init.py
 var ansibleInitScript string
 
+// updateCATrustScript stands in for Rocky's update-ca-trust (roles such as
+// the appliance's cacerts run it).
+//
+//go:embed guest/update-ca-trust.sh
+var updateCATrustScript string
+
 // sshdConfig is the lab's sshd_config.d drop-in.
 //
 //go:embed guest/sshd_config
