@@ -119,8 +119,7 @@ func BenchmarkWholeBuild(b *testing.B) {
 	var rows [][]string
 	for b.Loop() {
 		for round := range rounds() {
-			for i := range Stacks {
-				s := Stacks[(i+round)%len(Stacks)]
+			for _, s := range roundStacks(Stacks, round) {
 				r := runStack(b, p, s, w, round)
 				runs[s.Name] = append(runs[s.Name], r)
 				row := []string{strconv.Itoa(round + 1), s.Name, secs(r.wall)}
@@ -157,19 +156,12 @@ func BenchmarkWholeBuild(b *testing.B) {
 	t := Table{
 		Title:  fmt.Sprintf("Whole packer build (profile %s): fatimage-openstack + fatimage vs official openstack + ansible", profile),
 		Header: header,
-		Rows:   rows,
-		Notes: []string{
-			fmt.Sprintf("median wall: fatimage %s s, official+expert %s s, official+appliance %s s", secs(ours.wall), secs(ex.wall), secs(ap.wall)),
-			fmt.Sprintf("GOAL whole build (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile, ratio(ours.wall, ex.wall), secs(ours.wall), secs(ex.wall), met(ratio(ours.wall, ex.wall) <= 0.5)),
-			fmt.Sprintf("GOAL whole build (%s): fatimage / official+appliance = %.3f (%s s / %s s; no goal)", profile, ratio(ours.wall, ap.wall), secs(ours.wall), secs(ap.wall)),
-			fmt.Sprintf("GOAL provisioning phase (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile,
-				ratio(ours.phases[2].Took, ex.phases[2].Took), secs(ours.phases[2].Took), secs(ex.phases[2].Took), met(ratio(ours.phases[2].Took, ex.phases[2].Took) <= 0.5)),
-			fmt.Sprintf("provisioning phase: official+appliance %s s (fatimage / it = %.3f)", secs(ap.phases[2].Took), ratio(ours.phases[2].Took, ap.phases[2].Took)),
+		Rows:   append(rows, medianRows(runs)...),
+		Notes: append(wholeBuildNotes(profile, runs),
 			fmt.Sprintf("GOAL dnf commands per fat build (fatimage) = %s (goal <= 2: %s)", ours.dnf, met(atoi(ours.dnf) <= 2 && ours.dnf != "")),
 			fmt.Sprintf("GOAL reboots of a fat build without kernel-dependent steps (fatimage) = %s (goal 0: %s); the expert playbook rebooted: %s",
 				ours.reboots, met(ours.reboots == "0"), ex.reboots),
-			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; ")),
-		},
+			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; "))),
 	}
 	t.Print(os.Stdout)
 	// Per phase of provisioning (median runs): the provisioner's steps and
