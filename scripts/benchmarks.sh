@@ -136,7 +136,7 @@ $(why_whole "$out/fast.txt")
 | Our stack | the plugin built from this commit | |
 | OpenStack | | the lab's API double (testworld/lab/cloud), speaking the real APIs; in the realistic profile its transitions take real clouds' times (server build ~20 s, guest boot ~45 s, stop ~15 s, snapshot ~10 s plus data at 100 MiB/s, volume create ~20 s, ±30% jitter, lists lagging 0.5-1 s); in the fast profile a fraction of a second |
 | Build VMs | systemd as PID 1, cloud-init, sshd, dnf and rpm of a Debian userland, in network namespaces | not a Rocky kernel: a reboot restarts the namespace's systemd (the profile adds the hypervisor's time) |
-| Repositories | signed createrepo_c repositories served over HTTP with Ark's credentials by the Pulp double | the packages are generated: the lab's stand-ins plus, in the whole-build table, the realistic workload below |
+| Repositories | signed createrepo_c repositories served over HTTP with Ark's credentials by the Pulp double | the packages are generated: the lab's stand-ins plus, in the whole-build table, the realistic workload below; the network: in the realistic profile the VMs reach the Pulp double through a link of 20 ms each way and 50 MB/s per VM played by its listener (docs/lab.md), in the fast profile at loopback speed |
 | Data source | the plugin's resolver and Python (requests + bs4; stdlib threads) against the Pulp double | 50 ms injected per request |
 
 **The realistic workload** (the realistic profile's whole-build table;

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 // The realistic profile draws every simulated cloud transition afresh for
@@ -109,4 +112,34 @@ func wholeBuildNotes(profile string, runs map[string][]*stackRun) []string {
 			ratio(ours.Phases[boot], ob), secs(ours.Phases[boot]), ours.Rounds, secs(ob), len(official), met(ratio(ours.Phases[boot], ob) <= 1.02)),
 		"guest boot until SSH: both builders wait in the Packer SDK's loop, which dials every 5 s; the lab draws each server's boot afresh, so one build's figure is its draw rounded up to the next 5 s step (median comparisons only)",
 	}
+}
+
+// dnfTotalLine is dnf's summary of a download: "Total  90 MB/s | 406 MB
+// 00:04" (dnf's k, M and G are powers of 1024).
+var dnfTotalLine = regexp.MustCompile(`Total\s+([\d.]+) ?([kMG]?)B/s \|\s+([\d.]+) ?([kMG]?)B\s`)
+
+// dnfDownload is the largest download dnf reported in out: its bytes and
+// its rate in bytes per second, both as dnf rounded them.
+func dnfDownload(out string) (bytes, rate float64, ok bool) {
+	unit := map[string]float64{"": 1, "k": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+	for _, m := range dnfTotalLine.FindAllStringSubmatch(out, -1) {
+		r, _ := strconv.ParseFloat(m[1], 64)
+		b, _ := strconv.ParseFloat(m[3], 64)
+		if b*unit[m[4]] > bytes {
+			bytes, rate, ok = b*unit[m[4]], r*unit[m[2]], true
+		}
+	}
+	return bytes, rate, ok
+}
+
+// downloadNote states the RPM download of ours over the profile's link
+// against the floor, bytes ÷ rate; "" without a link or a download.
+func downloadNote(profile string, link pulpfake.Link, out string) string {
+	bytes, rate, ok := dnfDownload(out)
+	if link.Rate <= 0 || !ok {
+		return ""
+	}
+	share := rate / float64(link.Rate)
+	return fmt.Sprintf("GOAL RPM download over the link (fatimage, %s): %.1f MB/s = %.0f%% of the link's %.0f MB/s (%.0f MB, dnf's rounded figures; floor bytes ÷ rate = %.2f s; goal >= 90%%: %s)",
+		profile, rate/1e6, 100*share, float64(link.Rate)/1e6, bytes/1e6, bytes/float64(link.Rate), met(share >= 0.9))
 }

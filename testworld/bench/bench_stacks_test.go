@@ -28,6 +28,7 @@ type stackRun struct {
 	leftover int
 	reboots  string
 	dnf      string
+	download string // ours: the RPM download against the link's floor (downloadNote)
 }
 
 // runStack runs one whole `packer build` of s and reads its image.
@@ -54,6 +55,7 @@ func runStack(b *testing.B, p *packertest.Packer, s Stack, w *Workload, round in
 		r.reboots = ansibleTaskOutcome(out, "Reboot")
 	} else {
 		r.steps = ProvisionerSteps(bd.Lines())
+		r.download = downloadNote(profileName(), theLab.Pulp.Link(), out)
 		if m := regexp.MustCompile(`fatimage: done: (\d+) dnf command\(s\), (\d+) reboot\(s\)`).FindStringSubmatch(out); m != nil {
 			r.dnf, r.reboots = m[1], m[2]
 		}
@@ -163,6 +165,9 @@ func BenchmarkWholeBuild(b *testing.B) {
 				ours.reboots, met(ours.reboots == "0"), ex.reboots),
 			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; "))),
 	}
+	if ours.download != "" {
+		t.Notes = append(t.Notes, ours.download)
+	}
 	t.Print(os.Stdout)
 	// Per phase of provisioning (median runs): the provisioner's steps and
 	// profile_tasks' per-task times grouped alike.
@@ -213,9 +218,14 @@ func benchWorkload(b *testing.B) *Workload {
 			b.Fatal(err)
 		}
 		r := w.Realistic
-		fmt.Printf("\n== Workload: the control group's sets plus a generated repository of %d packages, %.0f MiB of RPMs, %d top-level packages, %d layers of Requires (%s; %s)\n\n",
+		fmt.Printf("\n== Workload: the control group's sets plus a generated repository of %d packages, %.0f MiB of RPMs, %d top-level packages, %d layers of Requires (%s; %s)\n",
 			r.Spec.Packages, float64(r.Bytes)/(1<<20), len(r.Tops), r.Spec.Depth,
 			map[bool]string{true: "built in " + time.Since(start).Round(time.Second).String(), false: "from the cache"}[r.BuildTook > 0], r.Hash)
+		if l := theLab.Pulp.Link(); l.Rate > 0 {
+			fmt.Printf("   the VMs' link to the Pulp double (profile %s): %s each way, %.0f MB/s per VM; the RPMs' download floor is bytes ÷ rate = %d B ÷ %.0f MB/s = %.2f s\n",
+				profileName(), l.Delay, float64(l.Rate)/1e6, r.Bytes, float64(l.Rate)/1e6, float64(r.Bytes)/float64(l.Rate))
+		}
+		fmt.Println()
 	}
 	return w
 }

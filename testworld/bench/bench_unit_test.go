@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 func TestParseCounts(t *testing.T) {
@@ -295,5 +296,22 @@ func TestWholeBuildNotesUseMedians(t *testing.T) {
 	rows := medianRows(runs)
 	if len(rows) != 2 || strings.Join(rows[0][:7], " ") != "median of 3 fatimage 150.00 25.00 45.00 41.00 38.00" {
 		t.Errorf("median rows %q", rows)
+	}
+}
+
+func TestDownloadAgainstTheLinkFloor(t *testing.T) {
+	out := "==> lab: Total                                           3.7 MB/s |  89 kB     00:00\n" +
+		"==> lab: Total                                            45 MB/s | 406 MB     00:09\n"
+	b, r, ok := dnfDownload(out)
+	if !ok || b != 406<<20 || r != 45<<20 {
+		t.Fatalf("dnfDownload = %v, %v, %v; want the larger download, 406 MiB at 45 MiB/s", b, r, ok)
+	}
+	note := downloadNote("realistic", pulpfake.Link{Delay: 20 * time.Millisecond, Rate: 50_000_000}, out)
+	want := "GOAL RPM download over the link (fatimage, realistic): 47.2 MB/s = 94% of the link's 50 MB/s (426 MB, dnf's rounded figures; floor bytes ÷ rate = 8.51 s; goal >= 90%: met)"
+	if note != want {
+		t.Errorf("note\n%s\nwant\n%s", note, want)
+	}
+	if downloadNote("fast", pulpfake.Link{}, out) != "" || downloadNote("realistic", pulpfake.Link{Rate: 1}, "no download") != "" {
+		t.Error("a note without a link or a download")
 	}
 }
