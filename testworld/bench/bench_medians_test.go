@@ -143,3 +143,40 @@ func downloadNote(profile string, link pulpfake.Link, out string) string {
 	return fmt.Sprintf("GOAL RPM download over the link (fatimage, %s): %.1f MB/s = %.0f%% of the link's %.0f MB/s (%.0f MB, dnf's rounded figures; floor bytes ÷ rate = %.2f s; goal >= 90%%: %s)",
 		profile, rate/1e6, 100*share, float64(link.Rate)/1e6, bytes/1e6, bytes/float64(link.Rate), met(share >= 0.9))
 }
+
+// groupedMedians is each provisioning phase's median over runs: the
+// provisioner's steps and profile_tasks' per-task times grouped alike.
+func groupedMedians(runs []*stackRun) map[string]time.Duration {
+	by := map[string][]time.Duration{}
+	for _, r := range runs {
+		g := Grouped(r.steps)
+		for _, grp := range ProvisioningGroups {
+			by[grp] = append(by[grp], g[grp])
+		}
+	}
+	out := map[string]time.Duration{}
+	for grp, ds := range by {
+		out[grp] = MedianDuration(ds)
+	}
+	return out
+}
+
+// provisioningByPhase is the table of provisioning's phases, each the
+// median over the rounds, with the package phase's goal against the
+// expert playbook.
+func provisioningByPhase(profile string, runs map[string][]*stackRun) *Table {
+	g := []map[string]time.Duration{groupedMedians(runs["fatimage"]), groupedMedians(runs["official+expert"]), groupedMedians(runs["official+appliance"])}
+	var rows [][]string
+	for _, grp := range ProvisioningGroups {
+		rows = append(rows, []string{grp, secs(g[0][grp]), secs(g[1][grp]), fmt.Sprintf("%.2f", ratio(g[0][grp], g[1][grp])), secs(g[2][grp])})
+	}
+	pk := ProvisioningGroups[2]
+	r := ratio(g[0][pk], g[1][pk])
+	return &Table{
+		Title:  fmt.Sprintf("Provisioning by phase (medians of %d, %d and %d rounds; fatimage's step lines vs profile_tasks)", len(runs["fatimage"]), len(runs["official+expert"]), len(runs["official+appliance"])),
+		Header: []string{"phase", "fatimage s", "official+expert s", "ratio", "official+appliance s"},
+		Rows:   rows,
+		Notes: []string{fmt.Sprintf("GOAL package phase (%s): fatimage / official+expert = %.3f (%s s / %s s, medians; goal <= 1.0: %s)",
+			profile, r, secs(g[0][pk]), secs(g[1][pk]), met(r <= 1.0))},
+	}
+}

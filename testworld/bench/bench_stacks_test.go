@@ -169,19 +169,7 @@ func BenchmarkWholeBuild(b *testing.B) {
 		t.Notes = append(t.Notes, ours.download)
 	}
 	t.Print(os.Stdout)
-	// Per phase of provisioning (median runs): the provisioner's steps and
-	// profile_tasks' per-task times grouped alike.
-	g := []map[string]time.Duration{Grouped(ours.steps), Grouped(ex.steps), Grouped(ap.steps)}
-	var prow [][]string
-	for _, grp := range ProvisioningGroups {
-		prow = append(prow, []string{grp, secs(g[0][grp]), secs(g[1][grp]), fmt.Sprintf("%.2f", ratio(g[0][grp], g[1][grp])), secs(g[2][grp])})
-	}
-	pt := Table{
-		Title:  "Provisioning by phase (median runs; fatimage's step lines vs profile_tasks)",
-		Header: []string{"phase", "fatimage s", "official+expert s", "ratio", "official+appliance s"},
-		Rows:   prow,
-	}
-	pt.Print(os.Stdout)
+	provisioningByPhase(profile, runs).Print(os.Stdout)
 	for _, r := range []*stackRun{ours, ex, ap} {
 		var tr [][]string
 		for _, s := range r.steps {

@@ -315,3 +315,28 @@ func TestDownloadAgainstTheLinkFloor(t *testing.T) {
 		t.Error("a note without a link or a download")
 	}
 }
+
+func TestProvisioningByPhaseTakesMedians(t *testing.T) {
+	steps := func(pkg float64) []Phase {
+		return []Phase{{Name: "repositories", Took: time.Second}, {Name: "packages: update, 43 to install", Took: time.Duration(pkg * float64(time.Second))}}
+	}
+	tasks := func(pkg float64) []Phase {
+		return []Phase{{Name: "Install every package set in one transaction", Took: time.Duration(pkg * float64(time.Second))}}
+	}
+	runs := map[string][]*stackRun{
+		"fatimage":           {{steps: steps(33.5)}, {steps: steps(28)}, {steps: steps(29)}},
+		"official+expert":    {{steps: tasks(29.9)}, {steps: tasks(31)}, {steps: tasks(30)}},
+		"official+appliance": {{steps: tasks(36)}},
+	}
+	var b strings.Builder
+	provisioningByPhase("realistic", runs).Print(&b)
+	for _, want := range []string{
+		"medians of 3, 3 and 1 rounds",
+		"packages (update, install, remove)             29.00       30.00              0.97   36.00",
+		"GOAL package phase (realistic): fatimage / official+expert = 0.967 (29.00 s / 30.00 s, medians; goal <= 1.0: met)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
