@@ -204,9 +204,11 @@ $(grep -h '^Benchmark' "$out/fast.txt" | sed 's/^/fast       /')
   playbook, which no goal depends on, the first only; every goal is taken
   from the medians over the rounds, each figure (wall, every phase) its
   own median, the official builder's boot wait over both playbooks' builds.
-  The cloud double draws each transition afresh per build (±30%), and both
-  builders dial SSH in the Packer SDK's loop every 5 s, so one build's
-  "guest boot until SSH" is its boot draw rounded up to the next 5 s step.
+  The cloud double draws each transition's time with ±30% jitter, the
+  same draws for every stack of one round (\`Cloud.SeedJitter\`, so the
+  stacks meet the same cloud) and others in the next; both builders dial
+  SSH in the Packer SDK's loop every 5 s, so a build's "guest boot until
+  SSH" is its boot draw rounded up to the next 5 s step.
 - **Provisioning only** (\`BenchmarkProvisioning\`, fast profile: the
   realistic one only made the VMs' unmeasured boots longer): the provisioner
   in-process over the SDK's SSH communicator, ansible-playbook, and the

@@ -9,11 +9,11 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
-// The realistic profile draws every simulated cloud transition afresh for
-// each build (the guest's boot: 45 s ±30%, then the SDK dials SSH every
-// 5 s, so a build waits for that draw rounded up to the next 5 s step):
-// one round's figures differ by chance, so whole builds are compared by
-// medians over rounds, each figure on its own.
+// The realistic profile draws every simulated cloud transition with
+// jitter (the guest's boot: 45 s ±30%, then the SDK dials SSH every 5 s,
+// so a build waits for that draw rounded up to the next 5 s step). The
+// stacks of one round meet the same draws (Cloud.SeedJitter), and whole
+// builds are compared by medians over rounds, each figure on its own.
 
 // roundStacks are the stacks of round (0-based) in the order they run:
 // the ones marked Once only in the first round, and the start rotated
@@ -110,7 +110,7 @@ func wholeBuildNotes(profile string, runs map[string][]*stackRun) []string {
 		fmt.Sprintf("provisioning phase: official+appliance %s s (fatimage / it = %.3f)", secs(ap.Phases[prov]), ratio(ours.Phases[prov], ap.Phases[prov])),
 		fmt.Sprintf("GOAL guest boot until SSH (%s): fatimage / official = %.3f (medians: %s s of %d builds / %s s of %d builds; goal <= 1.02: %s)", profile,
 			ratio(ours.Phases[boot], ob), secs(ours.Phases[boot]), ours.Rounds, secs(ob), len(official), met(ratio(ours.Phases[boot], ob) <= 1.02)),
-		"guest boot until SSH: both builders wait in the Packer SDK's loop, which dials every 5 s; the lab draws each server's boot afresh, so one build's figure is its draw rounded up to the next 5 s step (median comparisons only)",
+		"guest boot until SSH: both builders wait in the Packer SDK's loop, which dials every 5 s, so a build's figure is the boot the cloud drew rounded up to the next 5 s step; the stacks of one round meet the same draws (the cloud's SeedJitter), other rounds others",
 	}
 }
 
