@@ -18,7 +18,13 @@ type Link struct {
 }
 
 // linkChunk bounds one paced write: pacing stays smooth at any rate.
-const linkChunk = 16 << 10
+const linkChunk = 64 << 10
+
+// linkBurst is the idle time a client's path may bank: a sender that
+// slept late (a loaded host oversleeps) catches up instead of losing the
+// time, so the link runs at its rate; a transfer can beat bytes ÷ rate
+// by at most this.
+const linkBurst = 5 * time.Millisecond
 
 // linkListener shapes every connection it accepts to the Link of the
 // moment (link).
@@ -56,9 +62,9 @@ func (l *linkListener) Accept() (net.Conn, error) {
 func (l *linkListener) reserve(host string, n int, rate int64) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	at := time.Now()
-	if at.Before(l.next[host]) {
-		at = l.next[host]
+	at := l.next[host]
+	if floor := time.Now().Add(-linkBurst); at.Before(floor) {
+		at = floor
 	}
 	if rate > 0 {
 		at = at.Add(time.Duration(float64(n) / float64(rate) * float64(time.Second)))
@@ -105,8 +111,10 @@ func (c *linkConn) Write(p []byte) (int, error) {
 		}
 		n := min(len(p), linkChunk)
 		left := c.l.reserve(c.host, n, c.link.Rate)
-		time.Sleep(time.Until(left)) // the sender waits for the bottleneck
-		if !c.send(timedChunk{b: append([]byte(nil), p[:n]...), at: left.Add(c.link.Delay)}) {
+		if wait := time.Until(left); wait > 0 {
+			time.Sleep(wait) // the sender waits for the bottleneck
+		}
+		if !c.send(timedChunk{b: append([]byte(nil), p[:n]...), at: time.Now().Add(c.link.Delay)}) {
 			return written, net.ErrClosed
 		}
 		written += n
