@@ -130,7 +130,7 @@ func TestPackagesScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, out)
 	}
-	opts := "dnf|-y|--setopt=max_parallel_downloads=10|--enablerepo=crb|--enablerepo=grafana|"
+	opts := "dnf|-y|--setopt=max_parallel_downloads=10|--setopt=max_downloads_per_mirror=10|--enablerepo=crb|--enablerepo=grafana|"
 	var dnfCalls []string
 	for _, c := range calls {
 		if strings.HasPrefix(c, "dnf|") {

@@ -28,6 +28,7 @@ type stackRun struct {
 	leftover int
 	reboots  string
 	dnf      string
+	download string // ours: the RPM download against the link's floor (downloadNote)
 }
 
 // runStack runs one whole `packer build` of s and reads its image.
@@ -54,6 +55,7 @@ func runStack(b *testing.B, p *packertest.Packer, s Stack, w *Workload, round in
 		r.reboots = ansibleTaskOutcome(out, "Reboot")
 	} else {
 		r.steps = ProvisionerSteps(bd.Lines())
+		r.download = downloadNote(profileName(), theLab.Pulp.Link(), out)
 		if m := regexp.MustCompile(`fatimage: done: (\d+) dnf command\(s\), (\d+) reboot\(s\)`).FindStringSubmatch(out); m != nil {
 			r.dnf, r.reboots = m[1], m[2]
 		}
@@ -119,8 +121,10 @@ func BenchmarkWholeBuild(b *testing.B) {
 	var rows [][]string
 	for b.Loop() {
 		for round := range rounds() {
-			for i := range Stacks {
-				s := Stacks[(i+round)%len(Stacks)]
+			for _, s := range roundStacks(Stacks, round) {
+				// every stack of a round meets the same cloud: the same
+				// draw for each transition (the guest's boot above all)
+				theLab.Cloud.SeedJitter(uint64(round + 1))
 				r := runStack(b, p, s, w, round)
 				runs[s.Name] = append(runs[s.Name], r)
 				row := []string{strconv.Itoa(round + 1), s.Name, secs(r.wall)}
@@ -157,34 +161,18 @@ func BenchmarkWholeBuild(b *testing.B) {
 	t := Table{
 		Title:  fmt.Sprintf("Whole packer build (profile %s): fatimage-openstack + fatimage vs official openstack + ansible", profile),
 		Header: header,
-		Rows:   rows,
-		Notes: []string{
-			fmt.Sprintf("median wall: fatimage %s s, official+expert %s s, official+appliance %s s", secs(ours.wall), secs(ex.wall), secs(ap.wall)),
-			fmt.Sprintf("GOAL whole build (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile, ratio(ours.wall, ex.wall), secs(ours.wall), secs(ex.wall), met(ratio(ours.wall, ex.wall) <= 0.5)),
-			fmt.Sprintf("GOAL whole build (%s): fatimage / official+appliance = %.3f (%s s / %s s; no goal)", profile, ratio(ours.wall, ap.wall), secs(ours.wall), secs(ap.wall)),
-			fmt.Sprintf("GOAL provisioning phase (%s): fatimage / official+expert = %.3f (%s s / %s s; goal <= 0.5: %s)", profile,
-				ratio(ours.phases[2].Took, ex.phases[2].Took), secs(ours.phases[2].Took), secs(ex.phases[2].Took), met(ratio(ours.phases[2].Took, ex.phases[2].Took) <= 0.5)),
-			fmt.Sprintf("provisioning phase: official+appliance %s s (fatimage / it = %.3f)", secs(ap.phases[2].Took), ratio(ours.phases[2].Took, ap.phases[2].Took)),
+		Rows:   append(rows, medianRows(runs)...),
+		Notes: append(wholeBuildNotes(profile, runs),
 			fmt.Sprintf("GOAL dnf commands per fat build (fatimage) = %s (goal <= 2: %s)", ours.dnf, met(atoi(ours.dnf) <= 2 && ours.dnf != "")),
 			fmt.Sprintf("GOAL reboots of a fat build without kernel-dependent steps (fatimage) = %s (goal 0: %s); the expert playbook rebooted: %s",
 				ours.reboots, met(ours.reboots == "0"), ex.reboots),
-			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; ")),
-		},
+			fmt.Sprintf("end states equal but for the allow-list (%d entries): %s", len(EndStateAllowList), strings.Join(eq, "; "))),
+	}
+	if ours.download != "" {
+		t.Notes = append(t.Notes, ours.download)
 	}
 	t.Print(os.Stdout)
-	// Per phase of provisioning (median runs): the provisioner's steps and
-	// profile_tasks' per-task times grouped alike.
-	g := []map[string]time.Duration{Grouped(ours.steps), Grouped(ex.steps), Grouped(ap.steps)}
-	var prow [][]string
-	for _, grp := range ProvisioningGroups {
-		prow = append(prow, []string{grp, secs(g[0][grp]), secs(g[1][grp]), fmt.Sprintf("%.2f", ratio(g[0][grp], g[1][grp])), secs(g[2][grp])})
-	}
-	pt := Table{
-		Title:  "Provisioning by phase (median runs; fatimage's step lines vs profile_tasks)",
-		Header: []string{"phase", "fatimage s", "official+expert s", "ratio", "official+appliance s"},
-		Rows:   prow,
-	}
-	pt.Print(os.Stdout)
+	provisioningByPhase(profile, runs).Print(os.Stdout)
 	for _, r := range []*stackRun{ours, ex, ap} {
 		var tr [][]string
 		for _, s := range r.steps {
@@ -221,9 +209,14 @@ func benchWorkload(b *testing.B) *Workload {
 			b.Fatal(err)
 		}
 		r := w.Realistic
-		fmt.Printf("\n== Workload: the control group's sets plus a generated repository of %d packages, %.0f MiB of RPMs, %d top-level packages, %d layers of Requires (%s; %s)\n\n",
+		fmt.Printf("\n== Workload: the control group's sets plus a generated repository of %d packages, %.0f MiB of RPMs, %d top-level packages, %d layers of Requires (%s; %s)\n",
 			r.Spec.Packages, float64(r.Bytes)/(1<<20), len(r.Tops), r.Spec.Depth,
 			map[bool]string{true: "built in " + time.Since(start).Round(time.Second).String(), false: "from the cache"}[r.BuildTook > 0], r.Hash)
+		if l := theLab.Pulp.Link(); l.Rate > 0 {
+			fmt.Printf("   the VMs' link to the Pulp double (profile %s): %s each way, %.0f MB/s per VM; the RPMs' download floor is bytes ÷ rate = %d B ÷ %.0f MB/s = %.2f s\n",
+				profileName(), l.Delay, float64(l.Rate)/1e6, r.Bytes, float64(l.Rate)/1e6, float64(r.Bytes)/float64(l.Rate))
+		}
+		fmt.Println()
 	}
 	return w
 }

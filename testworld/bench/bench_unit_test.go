@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
 
 func TestParseCounts(t *testing.T) {
@@ -231,5 +233,110 @@ func TestStepTimesAndLargestGap(t *testing.T) {
 	with[1].At = t0.Add(-5 * time.Second) // packages now 20 s, 2 s more
 	if n, g := largestGap(without, with); n != "packages" || g != 2*time.Second {
 		t.Errorf("gap %q %v, want packages 2s", n, g)
+	}
+}
+
+func TestRoundStacks(t *testing.T) {
+	names := func(ss []Stack) string {
+		var n []string
+		for _, s := range ss {
+			n = append(n, s.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	for round, want := range []string{
+		"fatimage,official+expert,official+appliance",
+		"official+expert,fatimage", // the appliance-style playbook runs once
+		"fatimage,official+expert",
+	} {
+		if got := names(roundStacks(Stacks, round)); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+}
+
+// benchRun is a whole build of wall seconds with the phases' seconds.
+func benchRun(wall float64, phases ...float64) *stackRun {
+	r := &stackRun{wall: time.Duration(wall * float64(time.Second))}
+	for i, p := range phases {
+		r.phases = append(r.phases, Phase{Name: phaseMarks[i].name, Took: time.Duration(p * float64(time.Second))})
+	}
+	return r
+}
+
+func TestMediansTakeEachFigureApart(t *testing.T) {
+	m := mediansOf([]*stackRun{benchRun(100, 20, 65, 10, 5), benchRun(90, 30, 45, 12, 3), benchRun(95, 25, 50, -1, 4)})
+	want := []time.Duration{25 * time.Second, 50 * time.Second, 10 * time.Second, 4 * time.Second}
+	if m.Rounds != 3 || m.Wall != 95*time.Second || !slices.Equal(m.Phases, want) {
+		t.Errorf("medians %+v, want wall 95s and phases %v", m, want)
+	}
+	if d := phaseMedian(2, []*stackRun{benchRun(1, 1, 1, -1)}); d != -1 {
+		t.Errorf("a phase no run reached: %v", d)
+	}
+}
+
+func TestWholeBuildNotesUseMedians(t *testing.T) {
+	runs := map[string][]*stackRun{
+		// ours: one unlucky boot draw (65 s) in three rounds
+		"fatimage":           {benchRun(168, 25, 65, 41, 37), benchRun(150, 25, 45, 42, 38), benchRun(149, 26, 45, 40, 38)},
+		"official+expert":    {benchRun(210, 28, 45, 98, 38), benchRun(215, 27, 50, 99, 39), benchRun(205, 28, 40, 97, 40)},
+		"official+appliance": {benchRun(277, 24, 45, 163, 44)},
+	}
+	notes := strings.Join(wholeBuildNotes("realistic", runs), "\n")
+	for _, want := range []string{
+		"median wall: fatimage 150.00 s (3 rounds), official+expert 210.00 s (3 rounds), official+appliance 277.00 s (1 rounds)",
+		"GOAL whole build (realistic): fatimage / official+expert = 0.714 (150.00 s / 210.00 s; goal <= 0.5: NOT met)",
+		"GOAL provisioning phase (realistic): fatimage / official+expert = 0.418 (41.00 s / 98.00 s; goal <= 0.5: met)",
+		"GOAL guest boot until SSH (realistic): fatimage / official = 1.000 (medians: 45.00 s of 3 builds / 45.00 s of 4 builds; goal <= 1.02: met)",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	rows := medianRows(runs)
+	if len(rows) != 2 || strings.Join(rows[0][:7], " ") != "median of 3 fatimage 150.00 25.00 45.00 41.00 38.00" {
+		t.Errorf("median rows %q", rows)
+	}
+}
+
+func TestDownloadAgainstTheLinkFloor(t *testing.T) {
+	out := "==> lab: Total                                           3.7 MB/s |  89 kB     00:00\n" +
+		"==> lab: Total                                            45 MB/s | 406 MB     00:09\n"
+	b, r, ok := dnfDownload(out)
+	if !ok || b != 406<<20 || r != 45<<20 {
+		t.Fatalf("dnfDownload = %v, %v, %v; want the larger download, 406 MiB at 45 MiB/s", b, r, ok)
+	}
+	note := downloadNote("realistic", pulpfake.Link{Delay: 20 * time.Millisecond, Rate: 50_000_000}, out)
+	want := "GOAL RPM download over the link (fatimage, realistic): 47.2 MB/s = 94% of the link's 50 MB/s (426 MB, dnf's rounded figures; floor bytes ÷ rate = 8.51 s; goal >= 90%: met)"
+	if note != want {
+		t.Errorf("note\n%s\nwant\n%s", note, want)
+	}
+	if downloadNote("fast", pulpfake.Link{}, out) != "" || downloadNote("realistic", pulpfake.Link{Rate: 1}, "no download") != "" {
+		t.Error("a note without a link or a download")
+	}
+}
+
+func TestProvisioningByPhaseTakesMedians(t *testing.T) {
+	steps := func(pkg float64) []Phase {
+		return []Phase{{Name: "repositories", Took: time.Second}, {Name: "packages: update, 43 to install", Took: time.Duration(pkg * float64(time.Second))}}
+	}
+	tasks := func(pkg float64) []Phase {
+		return []Phase{{Name: "Install every package set in one transaction", Took: time.Duration(pkg * float64(time.Second))}}
+	}
+	runs := map[string][]*stackRun{
+		"fatimage":           {{steps: steps(33.5)}, {steps: steps(28)}, {steps: steps(29)}},
+		"official+expert":    {{steps: tasks(29.9)}, {steps: tasks(31)}, {steps: tasks(30)}},
+		"official+appliance": {{steps: tasks(36)}},
+	}
+	var b strings.Builder
+	provisioningByPhase("realistic", runs).Print(&b)
+	for _, want := range []string{
+		"medians of 3, 3 and 1 rounds",
+		"packages (update, install, remove)             29.00       30.00              0.97   36.00",
+		"GOAL package phase (realistic): fatimage / official+expert = 0.967 (29.00 s / 30.00 s, medians; goal <= 1.0: met)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -46,6 +46,21 @@ const (
 	ShareProject = "lab-share"
 )
 
+// RealisticArkLink is the realistic profile's network between the VMs and
+// the Pulp double, a site's Ark across the internet: 20 ms each way (a
+// 40 ms round trip) and 50 MB/s (400 Mbit/s) per VM. The lab's host
+// (the data source, host-side fetches) is not behind it.
+var RealisticArkLink = pulpfake.Link{Delay: 20 * time.Millisecond, Rate: 50_000_000}
+
+// profileArkLink is the link the lab's Ark double plays: set, else the
+// profile's (none in the fast profile).
+func profileArkLink(set pulpfake.Link, profile string) pulpfake.Link {
+	if set == (pulpfake.Link{}) && profile == cloud.ProfileRealistic {
+		return RealisticArkLink
+	}
+	return set
+}
+
 // Options configures a lab.
 type Options struct {
 	// Dir holds all state: disks, the env file, clouds.yaml. Required.
@@ -67,6 +82,10 @@ type Options struct {
 	// Timing of cloud state transitions; zero takes the profile named by
 	// $LAB_PROFILE (fast, the default, or realistic).
 	Timing cloud.Timing
+	// ArkLink is the network between the VMs and the Pulp double; zero
+	// takes the profile's ($LAB_PROFILE: none when fast, RealisticArkLink
+	// when realistic).
+	ArkLink pulpfake.Link
 	// TokenTTL of Keystone tokens; zero keeps the default.
 	TokenTTL time.Duration
 	// Faults are injected into the cloud from the start; change them later
@@ -133,6 +152,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 			return nil, fmt.Errorf("lab: %w", err)
 		}
 	}
+	o.ArkLink = profileArkLink(o.ArkLink, os.Getenv("LAB_PROFILE"))
 	l = &Lab{Options: o}
 	defer func() {
 		if err != nil {
@@ -163,7 +183,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	gateway := o.Network.Gateway
 
-	l.Pulp = pulpfake.New(pulpfake.Options{Addr: net.JoinHostPort(gateway, "0")})
+	l.Pulp = pulpfake.New(pulpfake.Options{Addr: net.JoinHostPort(gateway, "0"), Link: o.ArkLink})
 	guard := &pulpfake.Guard{Users: map[string]string{ArkUser: o.ArkPassword}}
 	for _, d := range repos.Distributions(l.Repos, guard) {
 		l.Pulp.AddDistribution(d)

@@ -54,22 +54,22 @@ func TestProvisionLabErrorHeadlines(t *testing.T) {
 		// repository
 		{"signed without key", password, map[string]any{"repos": labRepos(t), "import_os_key": false, "packages": []string{"ohpc-filesystem"}},
 			`repository "OpenHPC": packages are signed (gpgcheck = 1) but no key for it is installed: add its key to gpg_keys`,
-			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=install_weak_deps=true shell "},
+			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=max_downloads_per_mirror=10 --setopt=install_weak_deps=true shell "},
 		{"checksum", password, map[string]any{"binaries": []any{map[string]any{"name": "node_exporter", "sha256": strings.Repeat("0", 64)}},
 			"release_base_url": theLab.Env["LAB_RELEASES_URL"]},
 			"binaries: node_exporter 1.11.1: sha256 mismatch: want " + strings.Repeat("0", 64) + ", got " + theLab.BinaryChecksums()["node_exporter"] + " (" + nodeExporterURL + "); nothing installed",
 			"fatimage binaries-fetch: sudo -n sh -eu /var/tmp/fatimage-"},
 		{"no match", password, map[string]any{"repos": labRepos(t), "gpg_keys": rockyKey, "packages": []string{"no-such-package-xyz", "htop-nope"}},
 			"packages: no match for no-such-package-xyz, htop-nope in the configured repositories (" + strings.Join(ids, ", ") + ")",
-			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=install_weak_deps=true shell "},
+			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=max_downloads_per_mirror=10 --setopt=install_weak_deps=true shell "},
 		// the transaction's first dnf command loads the metadata: it fails
 		// there, before any package changes
 		{"missing snapshot", password, map[string]any{"repos": []any{missing}, "update": true},
 			`repository "baseos": no repository at its baseurl (HTTP 404 for ` + missing["baseurl"].(string) + `/repodata/repomd.xml): check the baseurl and that the snapshot exists`,
-			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=install_weak_deps=true shell "},
+			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=max_downloads_per_mirror=10 --setopt=install_weak_deps=true shell "},
 		{"wrong password", "not-the-lab-password", map[string]any{"repos": []any{baseos}, "update": true},
 			`repository "baseos": the server refused access (HTTP 403 for ` + baseos["baseurl"].(string) + `/repodata/repomd.xml): check repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD) and that they may read this snapshot`,
-			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=install_weak_deps=true shell "},
+			"fatimage packages: dnf -y --setopt=max_parallel_downloads=10 --setopt=max_downloads_per_mirror=10 --setopt=install_weak_deps=true shell "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,6 +58,7 @@ type Options struct {
 	Addr    string        // listen address; default "127.0.0.1:0"
 	Format  Format        // listing format
 	Latency time.Duration // added to every content request before it is answered
+	Link    Link          // the network between the clients and the server
 }
 
 // Request is one entry of the request log. The password is never recorded.
@@ -75,6 +76,8 @@ type Server struct {
 	addr    string
 	format  atomic.Int32
 	latency atomic.Int64
+	linkMu  sync.Mutex
+	link    Link
 
 	mu       sync.Mutex
 	dists    map[string]*Distribution // by base path; values are never mutated
@@ -106,6 +109,7 @@ func New(opts Options) *Server {
 	}
 	s.format.Store(int32(opts.Format))
 	s.latency.Store(int64(opts.Latency))
+	s.link = opts.Link
 	s.control = s.newControlHandler()
 	s.faults = s.newFaults()
 	// Faults only concern the content app.
@@ -231,6 +235,7 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("pulpfake: listen: %w", err)
 	}
+	ln = newLinkListener(ln, s.Link)
 	s.listener = ln
 	s.srv = &http.Server{
 		Handler:           s,
@@ -338,4 +343,18 @@ func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType, 
 	if r.Method != http.MethodHead {
 		io.WriteString(w, body) //nolint:errcheck // client may have gone
 	}
+}
+
+// Link is the network the server plays between itself and its clients.
+func (s *Server) Link() Link {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	return s.link
+}
+
+// SetLink changes the link for connections accepted from now on.
+func (s *Server) SetLink(l Link) {
+	s.linkMu.Lock()
+	s.link = l
+	s.linkMu.Unlock()
 }

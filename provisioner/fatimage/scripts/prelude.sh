@@ -18,14 +18,16 @@ fatimage_cause() {
   printf '!fatimage: %s\n' "$*" >&2
 }
 
-# fatimage_dnf runs dnf -y with parallel downloads and the repositories
+# fatimage_dnf runs dnf -y with ten parallel downloads (also from one
+# repository: dnf counts a baseurl as one mirror and allows a mirror three
+# at once by default, too few over a long round trip) and the repositories
 # in DNF_ENABLE (one a line) enabled, followed by the arguments. The
 # build's repository definitions, which carry the credentials, are read
 # from the secret dir's repos/ (first: their sections win), never from
 # the disk.
 fatimage_dnf() {
   _n=$#
-  set -- "$@" -y --setopt=max_parallel_downloads=10
+  set -- "$@" -y --setopt=max_parallel_downloads=10 --setopt=max_downloads_per_mirror=10
   while IFS= read -r _r; do
     if [ -n "$_r" ]; then set -- "$@" "--enablerepo=$_r"; fi
   done <<FATIMAGE_EOF

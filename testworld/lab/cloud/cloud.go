@@ -155,6 +155,8 @@ type Cloud struct {
 	callMu sync.Mutex
 	calls  map[string]int
 
+	jitter jitterDraws
+
 	states stateLog // state changes and first observations, for benchmarks
 
 	inflight atomic.Int64 // API requests being served, see InFlight

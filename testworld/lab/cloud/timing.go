@@ -3,6 +3,7 @@ package cloud
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -61,7 +62,7 @@ func (c *Cloud) took(base time.Duration, bytes int64) time.Duration {
 		d += time.Duration(float64(bytes) / float64(t.TransferRate) * float64(time.Second))
 	}
 	if t.Jitter > 0 {
-		d = time.Duration(float64(d) * (1 + t.Jitter*(2*rand.Float64()-1)))
+		d = time.Duration(float64(d) * (1 + t.Jitter*(2*c.jitter.draw(base)-1)))
 	}
 	return d
 }
@@ -90,4 +91,40 @@ func (c *Cloud) diskBytes(d string) int64 {
 		return 0
 	}
 	return n
+}
+
+// jitterDraws are the jitter's random draws: independent until SeedJitter,
+// then one fixed sequence per transition kind (its base duration).
+type jitterDraws struct {
+	mu   sync.Mutex
+	seed uint64
+	by   map[time.Duration]*rand.Rand // nil: not seeded
+}
+
+// SeedJitter makes the jitter of every transition kind a fixed sequence
+// from now on: the n-th server build, guest boot, stop, snapshot, ...
+// after SeedJitter(s) takes the same time whenever the seed is s. A
+// benchmark seeds each round's builds alike, so contenders taking turns
+// meet the same cloud (common random numbers) and their figures differ
+// by what they do, not by chance.
+func (c *Cloud) SeedJitter(seed uint64) {
+	c.jitter.mu.Lock()
+	defer c.jitter.mu.Unlock()
+	c.jitter.seed = seed
+	c.jitter.by = map[time.Duration]*rand.Rand{}
+}
+
+// draw is the next draw in [0, 1) for a transition of base.
+func (j *jitterDraws) draw(base time.Duration) float64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.by == nil {
+		return rand.Float64()
+	}
+	r := j.by[base]
+	if r == nil {
+		r = rand.New(rand.NewPCG(j.seed, uint64(base)))
+		j.by[base] = r
+	}
+	return r.Float64()
 }

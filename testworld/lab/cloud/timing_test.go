@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,36 @@ func TestListLag(t *testing.T) {
 	waitServerGone(t, cl.compute, s.ID)
 	waitVolumeGone(t, cl.volume, v.ID)
 	l.assertClean()
+}
+
+// Two clouds seeded alike draw the same time for the n-th transition of
+// each kind, whatever the kinds' interleaving; another seed draws others,
+// and within a kind the draws still vary.
+func TestSeedJitterRepeatsEachKindsDraws(t *testing.T) {
+	timing := Timing{Jitter: 0.3}
+	draws := func(seed uint64, bootFirst bool) (boots, builds []time.Duration) {
+		c := &Cloud{o: Options{Timing: timing}}
+		c.SeedJitter(seed)
+		for range 3 {
+			if bootFirst {
+				boots = append(boots, c.took(45*time.Second, 0))
+				builds = append(builds, c.took(20*time.Second, 0))
+			} else {
+				builds = append(builds, c.took(20*time.Second, 0))
+				boots = append(boots, c.took(45*time.Second, 0))
+			}
+		}
+		return boots, builds
+	}
+	b1, s1 := draws(1, true)
+	b2, s2 := draws(1, false)
+	if !slices.Equal(b1, b2) || !slices.Equal(s1, s2) {
+		t.Errorf("seed 1: boots %v and %v, builds %v and %v", b1, b2, s1, s2)
+	}
+	if b1[0] == b1[1] && b1[1] == b1[2] {
+		t.Errorf("one kind's draws do not vary: %v", b1)
+	}
+	if b3, _ := draws(2, true); slices.Equal(b1, b3) {
+		t.Errorf("seeds 1 and 2 drew the same boots %v", b1)
+	}
 }
