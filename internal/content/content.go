@@ -52,12 +52,72 @@ type Script struct {
 	Calls [][]string
 }
 
-// Env is what an install knows of the run.
+// Env is what a kind's Fetch, Install and Record know of the run.
 type Env struct {
 	// WorkDir is the run's private directory on the VM, where Staged
 	// files land.
 	WorkDir string
+	// Source is who fetches URL content: "vm", or "host" (the plugin,
+	// through internal/fetch, uploading what it fetched).
+	Source string
+	// Fetched and Installed are what the kind's calls printed on the VM
+	// when fetching and installing (its reports: a sum, a commit), for
+	// Install and Record; empty before.
+	Fetched, Installed string
 }
+
+// The two optional interfaces below are asked of a kind by type
+// assertion rather than embedded as no-ops in Kind: most kinds (files,
+// line_edits, the system settings) place what the template holds,
+// fetch nothing and are recorded by the files they write, and a Kind
+// with methods that mean nothing for them would be harder to read.
+
+// Fetcher is a kind whose items are fetched and checked before any
+// package work, so a bad pin changes nothing.
+type Fetcher[T any] interface {
+	// Fetch is what fetching the items takes; it does no I/O itself:
+	// the provisioner checks the owners, fetches the URLs through its
+	// one fetch path and runs the script.
+	Fetch(env Env, items []T) (Fetch, error)
+}
+
+// Recorder is a kind whose items image.json records (and with it the
+// manifest and the SBOM made from it).
+type Recorder[T any] interface {
+	// Record is the kind's value under its option's name in image.json's
+	// `content`, nil for none; an error says the scripts did not report
+	// what the record needs (a bug, not a result).
+	Record(env Env, items []T) (any, error)
+}
+
+// Fetch is the fetch of a kind's items.
+type Fetch struct {
+	// Warnings are said before the fetch: items not pinned.
+	Warnings []string
+	// Owners the items will have, checked to exist on the VM first
+	// (unless the run creates them).
+	Owners []Owner
+	// URLs are files fetched into the work dir: by the VM, or (Env.Source
+	// "host") by the plugin through internal/fetch (cache, retries,
+	// progress, sha256, credentials kept to their origin) and uploaded.
+	// Each with a sha256 is then checked on the VM.
+	URLs []URL
+	// Script runs when every URL is in place and checked.
+	Script Script
+}
+
+// URL is one file fetched by URL.
+type URL struct {
+	What string // names it in messages, e.g. "downloads[0]"
+	URL  string
+	// SHA256 (hex) the file must have; "" (an explicit opt-out) is not
+	// checked.
+	SHA256 string
+	Dst    string // its path in the work dir
+}
+
+// Owner is an item's owner.
+type Owner struct{ What, User, Group string }
 
 // Staged is a file for the work dir.
 type Staged struct {

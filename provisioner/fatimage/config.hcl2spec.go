@@ -4,6 +4,7 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
@@ -59,7 +60,7 @@ type FlatConfig struct {
 	GPGKeys                  []FlatGPGKey                   `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	Files                    []files.FlatFile               `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts             []FlatGitCheckout              `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads                []FlatDownload                 `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	Downloads                []downloads.FlatDownload       `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs                  []FlatRPMURL                   `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs               []FlatPythonEnv                `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	Containers               []FlatContainer                `mapstructure:"containers" cty:"containers" hcl:"containers"`
@@ -152,7 +153,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
 		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
-		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
@@ -286,7 +287,7 @@ type FlatContentOptions struct {
 	GPGKeys            []FlatGPGKey                   `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	Files              []files.FlatFile               `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts       []FlatGitCheckout              `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads          []FlatDownload                 `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	Downloads          []downloads.FlatDownload       `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs            []FlatRPMURL                   `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs         []FlatPythonEnv                `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	Containers         []FlatContainer                `mapstructure:"containers" cty:"containers" hcl:"containers"`
@@ -315,7 +316,7 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
 		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
-		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
+		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
@@ -327,45 +328,6 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"limits":             &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":        &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
 		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
-	}
-	return s
-}
-
-// FlatDownload is an auto-generated flat version of Download.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatDownload struct {
-	URL                  *string  `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
-	SHA256               *string  `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
-	InsecureSkipChecksum *bool    `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
-	Destination          *string  `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Extract              *bool    `mapstructure:"extract" cty:"extract" hcl:"extract"`
-	StripComponents      *int     `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
-	Members              []string `mapstructure:"members" cty:"members" hcl:"members"`
-	Owner                *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode                 *string  `mapstructure:"mode" cty:"mode" hcl:"mode"`
-}
-
-// FlatMapstructure returns a new FlatDownload.
-// FlatDownload is an auto-generated flat version of Download.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*Download) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatDownload)
-}
-
-// HCL2Spec returns the hcl spec of a Download.
-// This spec is used by HCL to read the fields of Download.
-// The decoded values from this spec will then be applied to a FlatDownload.
-func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
-		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
-		"destination":            &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"extract":                &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
-		"strip_components":       &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
-		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
-		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
 	}
 	return s
 }

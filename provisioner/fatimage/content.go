@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 )
 
 // Content beyond RPMs (issue #14). Each kind has its config struct,
@@ -24,9 +25,11 @@ type contentState struct {
 	containerDigests []string
 	// dashboardSums are the sha256s grafana_dashboards had as fetched.
 	dashboardSums []string
-	// downloadSums are the sha256s unchecked downloads turned out to
-	// have, by downloads index.
-	downloadSums map[int]string
+	// fetched and installed are what the content kinds' fetch and
+	// install scripts printed, by option (content.Env); records their
+	// image.json records, by option.
+	fetched, installed map[string]string
+	records            map[string]any
 	// pythonGitCommits are the commits python_envs' git requirements
 	// were installed from, by "<env> <name>".
 	pythonGitCommits map[string]string
@@ -34,10 +37,10 @@ type contentState struct {
 
 // imageContent is the `content` record of image.json.
 type imageContent struct {
-	Git       map[string]imageGit      `json:"git,omitempty"`       // by destination
-	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
-	Python    map[string][]string      `json:"python,omitempty"`    // venv path or interpreter -> pins
-	RPMs      map[string]imageRPM      `json:"rpms,omitempty"`      // by package name
+	Git       map[string]imageGit         `json:"git,omitempty"`       // by destination
+	Downloads map[string]downloads.Record `json:"downloads,omitempty"` // by destination
+	Python    map[string][]string         `json:"python,omitempty"`    // venv path or interpreter -> pins
+	RPMs      map[string]imageRPM         `json:"rpms,omitempty"`      // by package name
 	// pinned Grafana plugins by id
 	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
 	System         *imageSystem             `json:"system,omitempty"`
@@ -66,7 +69,7 @@ func (c *ContentOptions) hasContent() bool {
 
 // contentWarnings are said at the start of a run.
 func (c *ContentOptions) contentWarnings() []string {
-	return append(append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...), pythonWarnings(c.PythonEnvs)...)
+	return append(append(gitWarnings(c.GitCheckouts), kindFetchPlan(kindDownloads, c).Warnings...), pythonWarnings(c.PythonEnvs)...)
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
@@ -77,8 +80,8 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	for _, w := range p.contentWarnings() {
 		s.say("WARNING: " + w)
 	}
-	s.content = contentState{}
-	sc := newScript("content", "git", "download")
+	s.content = contentState{fetched: map[string]string{}, installed: map[string]string{}}
+	sc := newScript("content", "git")
 	created := map[string]bool{}
 	for _, u := range p.users {
 		created[u.Name] = true
@@ -91,7 +94,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
 	}
-	if err := s.fetchDownloads(ctx, sc); err != nil {
+	if err := s.fetchKind(ctx, sc, kindDownloads); err != nil {
 		return err
 	}
 	if err := s.fetchGit(ctx, sc); err != nil {
@@ -108,7 +111,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.gitCommits = parseGitCommits(out, len(p.GitCheckouts))
-	s.content.downloadSums = parseDownloadSums(out)
+	s.content.fetched[kindDownloads.option()] = out
 	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
 }
 
@@ -116,13 +119,20 @@ func stepFetchContent(ctx context.Context, s *state) error {
 func stepInstallContent(ctx context.Context, s *state) error {
 	c, p := s.cfg, s.plan
 	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
-	sc := newScript("content").
-		add(scriptInstallDownloads(p.Downloads, s.workDir)).
+	dl, dlBody, err := kindDownloads.script(s)
+	if err != nil {
+		return err
+	}
+	sc := addCalls(newScript("content", dlBody), dl).
 		add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
 		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir)).
 		add(scriptInstallGrafanaDashboards(p.GrafanaDashboards, s.workDir))
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
+		return err
+	}
+	s.content.installed[kindDownloads.option()] = out
+	if err := s.recordKind(kindDownloads); err != nil {
 		return err
 	}
 	s.content.dashboardSums = parseDashboardSums(out, len(p.GrafanaDashboards))
@@ -195,16 +205,7 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.Python[e.label()] = lines
 	}
-	for i, d := range p.Downloads {
-		if r.Downloads == nil {
-			r.Downloads = map[string]imageDownload{}
-		}
-		sum := strings.ToLower(d.SHA256)
-		if d.InsecureSkipChecksum {
-			sum = s.content.downloadSums[i] // as found
-		}
-		r.Downloads[d.identity()] = imageDownload{URL: d.URL, SHA256: sum, Unchecked: d.InsecureSkipChecksum}
-	}
+	r.Downloads, _ = s.content.records[kindDownloads.option()].(map[string]downloads.Record)
 	return r
 }
 
@@ -215,9 +216,8 @@ func contentOwners(c *ContentOptions) [][3]string {
 		u, grp := splitOwner(g.Owner)
 		out = append(out, [3]string{fmt.Sprintf("git_checkouts[%d]", i), u, grp})
 	}
-	for i, d := range c.Downloads {
-		u, grp := splitOwner(d.Owner)
-		out = append(out, [3]string{fmt.Sprintf("downloads[%d]", i), u, grp})
+	for _, o := range kindFetchPlan(kindDownloads, c).Owners {
+		out = append(out, [3]string{o.What, o.User, o.Group})
 	}
 	for i, e := range c.PythonEnvs {
 		u, grp := splitOwner(e.Owner)
@@ -240,14 +240,9 @@ type imageGit struct {
 	Commit string `json:"commit"`
 }
 
-// imageDownload is a download in image.json.
-type imageDownload struct {
-	URL    string `json:"url"`
-	SHA256 string `json:"sha256"`
-	// Unchecked: insecure_skip_checksum, no sha256 was pinned; SHA256
-	// is then the one the file had.
-	Unchecked bool `json:"unchecked,omitempty"`
-}
+// imageDownload is a file fetched by URL in image.json, as the
+// downloads kind records its items.
+type imageDownload = downloads.Record
 
 // imageSystem is the system settings' record in image.json.
 type imageSystem struct {

@@ -142,7 +142,7 @@ func (s *state) fetchGrafanaDashboards(ctx context.Context, sc *vmScript) error 
 	for i, d := range p.GrafanaDashboards {
 		what := fmt.Sprintf("grafana_dashboards[%d]", i)
 		if d.Source == "" {
-			items = append(items, fetchItem{what: what, url: d.url(c.grafanaDashboardsURL()), sum: d.SHA256, dst: path.Join(s.workDir, d.staged(i))})
+			items = append(items, fetchItem{What: what, URL: d.url(c.grafanaDashboardsURL()), SHA256: d.SHA256, Dst: path.Join(s.workDir, d.staged(i))})
 			continue
 		}
 		data, err := os.ReadFile(d.Source)

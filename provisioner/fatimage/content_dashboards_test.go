@@ -169,7 +169,7 @@ func TestHPCTestsDownload(t *testing.T) {
 			extra["netlib_url"] = base
 		}
 		c := mustGroups(t, []string{"hpctests"}, extra)
-		if len(c.Downloads) != 1 || c.Downloads[0].URL != url || c.Downloads[0].Destination != "/opt/hpl/hpl-2.3.tar.gz" || c.Downloads[0].mode() != "0644" ||
+		if len(c.Downloads) != 1 || c.Downloads[0].URL != url || c.Downloads[0].Destination != "/opt/hpl/hpl-2.3.tar.gz" || c.Downloads[0].ModeOrDefault() != "0644" ||
 			c.Downloads[0].SHA256 != "32c5c17d22330e6f2337b681aded51637fb6008d3f0eb7c277b163fadd612830" {
 			t.Errorf("netlib_url %q: downloads %+v", base, c.Downloads)
 		}

@@ -3,6 +3,7 @@
 package fatimage
 
 import (
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
@@ -22,7 +23,7 @@ type ContentOptions struct {
 	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
 	// Files and tar archives fetched by URL and checked against their
 	// sha256 (see Downloads below).
-	Downloads []Download `mapstructure:"downloads"`
+	Downloads []downloads.Download `mapstructure:"downloads"`
 	// RPM packages fetched by URL, checked (sha256, signature) before any
 	// package work and installed in the same dnf transaction as the
 	// repositories' packages (see RPMs by URL below).

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
 
 // RPMURL is an RPM package fetched by URL (a release asset, a vendor's
@@ -50,7 +52,7 @@ func validateRPMURLs(rs []RPMURL) []error {
 			add("url %s is also rpm_urls[%d]'s", r.URL, j)
 		}
 		seen[r.URL] = i
-		if msg := checkPinnedSHA256(r.SHA256, r.InsecureSkipChecksum, "the file is checked before any package work"); msg != "" {
+		if msg := content.CheckPinnedSHA256(r.SHA256, r.InsecureSkipChecksum, "the file is checked before any package work"); msg != "" {
 			add("%s", msg)
 		}
 	}
@@ -92,7 +94,7 @@ func stepFetchRPMs(ctx context.Context, s *state) error {
 	sc := newScript("content", "rpm")
 	var items []fetchItem
 	for i, r := range p.RPMURLs {
-		items = append(items, fetchItem{what: fmt.Sprintf("rpm_urls[%d]", i), url: r.URL, sum: r.SHA256, dst: r.staged(s.workDir, i)})
+		items = append(items, fetchItem{What: fmt.Sprintf("rpm_urls[%d]", i), URL: r.URL, SHA256: r.SHA256, Dst: r.staged(s.workDir, i)})
 	}
 	if err := s.stageFetches(ctx, sc, c.contentSource(), items); err != nil {
 		return err

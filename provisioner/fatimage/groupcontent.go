@@ -10,6 +10,7 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -188,7 +189,6 @@ func (p *plan) mergeGroupContent() []error {
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
 	mergeKind(p, groups, "git_checkouts", "git_checkouts destination", func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }, func(g GitCheckout) string { return g.Destination }, &errs)
-	mergeKind(p, groups, "downloads", "downloads destination", func(ci *ContentOptions) *[]Download { return &ci.Downloads }, Download.identity, &errs)
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
 	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
@@ -232,7 +232,7 @@ func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
 	for _, g := range ofKind(all, func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }) {
 		put("git_checkouts", g.origin, g.v.Destination)
 	}
-	for _, d := range ofKind(all, func(ci *ContentOptions) *[]Download { return &ci.Downloads }) {
+	for _, d := range ofKind(all, func(ci *ContentOptions) *[]downloads.Download { return &ci.Downloads }) {
 		put("downloads", d.origin, d.v.Destination)
 	}
 	for _, e := range ofKind(all, func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 )
 
 // contentKind is a content kind (internal/content) as the provisioner
@@ -25,6 +26,12 @@ type contentKind interface {
 	script(s *state) (content.Script, string, error)
 	// register makes the kind's shell a body scriptBody finds.
 	register()
+	// fetch is the fetch of the items of o, with the kind's body name;
+	// ok is false for a kind that fetches nothing (no content.Fetcher).
+	fetch(env content.Env, o *ContentOptions) (f content.Fetch, body string, ok bool, err error)
+	// record is the kind's record in image.json (content.Recorder), nil
+	// for a kind without one.
+	record(env content.Env, p *plan) (any, error)
 }
 
 // kindOf adapts a content.Kind over T to contentKind.
@@ -52,8 +59,69 @@ func (k kindOf[T]) register() { kindShells[kindBody(k.kind)] = k.kind.Shell() }
 func (k kindOf[T]) has(p *plan) bool { return len(*k.items(&p.ContentOptions)) > 0 }
 
 func (k kindOf[T]) script(s *state) (content.Script, string, error) {
-	cs, err := k.kind.Install(content.Env{WorkDir: s.workDir}, *k.items(&s.plan.ContentOptions))
+	cs, err := k.kind.Install(s.kindEnv(k.option()), *k.items(&s.plan.ContentOptions))
 	return cs, kindBody(k.kind), err
+}
+
+func (k kindOf[T]) fetch(env content.Env, o *ContentOptions) (content.Fetch, string, bool, error) {
+	f, ok := k.kind.(content.Fetcher[T])
+	if !ok {
+		return content.Fetch{}, "", false, nil
+	}
+	cf, err := f.Fetch(env, *k.items(o))
+	return cf, kindBody(k.kind), true, err
+}
+
+func (k kindOf[T]) record(env content.Env, p *plan) (any, error) {
+	if r, ok := k.kind.(content.Recorder[T]); ok {
+		return r.Record(env, *k.items(&p.ContentOptions))
+	}
+	return nil, nil
+}
+
+// kindEnv is what the kind of option knows of this run.
+func (s *state) kindEnv(option string) content.Env {
+	return content.Env{WorkDir: s.workDir, Source: s.cfg.contentSource(),
+		Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
+}
+
+// fetchKind adds the fetch of k's items to sc: their owners checked
+// (except those the run creates), their URLs staged in the work dir and
+// checked, then the kind's calls.
+func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind) error {
+	f, body, ok, err := k.fetch(s.kindEnv(k.option()), &s.plan.ContentOptions)
+	if !ok || err != nil {
+		return err
+	}
+	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), f.URLs); err != nil {
+		return err
+	}
+	if len(f.Script.Calls) > 0 {
+		sc.use(body).use(f.Script.Bodies...)
+		addCalls(sc, f.Script)
+	}
+	return nil
+}
+
+// kindFetchPlan is the fetch of k's items in the plan, without the run
+// (its warnings and owners).
+func kindFetchPlan(k contentKind, o *ContentOptions) content.Fetch {
+	f, _, _, _ := k.fetch(content.Env{}, o)
+	return f
+}
+
+// recordKind keeps k's record for image.json, failing when the scripts
+// did not report what it needs.
+func (s *state) recordKind(k contentKind) error {
+	r, err := k.record(s.kindEnv(k.option()), s.plan)
+	if err != nil {
+		return err
+	}
+	if s.content.records == nil {
+		s.content.records = map[string]any{}
+	}
+	s.content.records[k.option()] = r
+	return nil
 }
 
 // installKinds runs the scripts of the kinds of ks holding items as one
@@ -125,14 +193,24 @@ func kindStep(name string, k contentKind) step {
 // belong together (the system settings), in the order given; say is its
 // headline.
 func kindsStep(name, say string, ks ...contentKind) step {
-	for _, k := range ks {
-		k.register()
-	}
+	registered(ks...)
 	has := func(s *state) bool { return slices.ContainsFunc(ks, func(k contentKind) bool { return k.has(s.plan) }) }
 	return step{name: name, kinds: ks, when: has, run: func(ctx context.Context, s *state) error {
 		return installKinds(ctx, s, say, ks)
 	}}
 }
+
+// registered is ks, their shells registered (the kinds of a step of
+// its own making, rather than kindStep's).
+func registered(ks ...contentKind) []contentKind {
+	for _, k := range ks {
+		k.register()
+	}
+	return ks
+}
+
+// kindDownloads is the downloads kind in the content steps.
+var kindDownloads = newKind(downloads.Kind{}, func(o *ContentOptions) *[]downloads.Download { return &o.Downloads })
 
 // kindBody is the body name of k's shell.
 func kindBody[T any](k content.Kind[T]) string { return "kind-" + k.Option() }

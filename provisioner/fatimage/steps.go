@@ -69,7 +69,9 @@ var steps = []step{
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.plan.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.plan.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
-	{name: "content", when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
+	// The content kinds fetched in content-fetch (in this order) and
+	// installed here, with the older kinds of content.go.
+	{name: "content", kinds: registered(kindDownloads), when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
 	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
 	kindsStep("system", "system settings",
