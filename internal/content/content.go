@@ -60,6 +60,10 @@ type Env struct {
 	// Source is who fetches URL content: "vm", or "host" (the plugin,
 	// through internal/fetch, uploading what it fetched).
 	Source string
+	// Options are the provisioner's options a kind reads besides its
+	// items (the mirror URLs, e.g. grafana_dashboards_url), by name,
+	// defaulted.
+	Options map[string]string
 	// Fetched and Installed are what the kind's calls printed on the VM
 	// when fetching and installing (its reports: a sum, a commit), for
 	// Install and Record; empty before.
@@ -102,7 +106,8 @@ type Fetch struct {
 	// progress, sha256, credentials kept to their origin) and uploaded.
 	// Each with a sha256 is then checked on the VM.
 	URLs []URL
-	// Script runs when every URL is in place and checked.
+	// Script runs when every URL is in place and checked; its Staged
+	// files (local sources, checked on the host) are uploaded first.
 	Script Script
 }
 

@@ -3,9 +3,9 @@ package fatimage
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 )
 
@@ -23,8 +23,6 @@ type contentState struct {
 	rpms       []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
-	// dashboardSums are the sha256s grafana_dashboards had as fetched.
-	dashboardSums []string
 	// fetched and installed are what the content kinds' fetch and
 	// install scripts printed, by option (content.Env); records their
 	// image.json records, by option.
@@ -47,7 +45,7 @@ type imageContent struct {
 	// Containers are the images, in the order configured.
 	Containers []imageContainer `json:"containers,omitempty"`
 	// GrafanaDashboards by file name in /var/lib/grafana/dashboards.
-	GrafanaDashboards map[string]imageDashboard `json:"grafana_dashboards,omitempty"`
+	GrafanaDashboards map[string]dashboards.Record `json:"grafana_dashboards,omitempty"`
 	// PythonGit are the git requirements by "<env> <name>": repository,
 	// ref and the commit installed
 	PythonGit map[string]imageGit `json:"python_git,omitempty"`
@@ -103,7 +101,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	if err := s.fetchPython(ctx, sc); err != nil {
 		return err
 	}
-	if err := s.fetchGrafanaDashboards(ctx, sc); err != nil {
+	if err := s.fetchKind(ctx, sc, kindDashboards); err != nil {
 		return err
 	}
 	out, err := s.runScript(ctx, sc)
@@ -111,7 +109,9 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		return err
 	}
 	s.content.gitCommits = parseGitCommits(out, len(p.GitCheckouts))
-	s.content.fetched[kindDownloads.option()] = out
+	for _, k := range contentStepKinds {
+		s.content.fetched[k.option()] = out
+	}
 	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
 }
 
@@ -119,56 +119,39 @@ func stepFetchContent(ctx context.Context, s *state) error {
 func stepInstallContent(ctx context.Context, s *state) error {
 	c, p := s.cfg, s.plan
 	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
-	dl, dlBody, err := kindDownloads.script(s)
-	if err != nil {
+	// in the order of the script before the kinds moved: downloads,
+	// git, python, dashboards
+	sc := newScript("content")
+	if err := installKind(s, sc, kindDownloads); err != nil {
 		return err
 	}
-	sc := addCalls(newScript("content", dlBody), dl).
-		add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
-		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir)).
-		add(scriptInstallGrafanaDashboards(p.GrafanaDashboards, s.workDir))
+	sc.add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
+		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir))
+	if err := installKind(s, sc, kindDashboards); err != nil {
+		return err
+	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.installed[kindDownloads.option()] = out
-	if err := s.recordKind(kindDownloads); err != nil {
-		return err
-	}
-	s.content.dashboardSums = parseDashboardSums(out, len(p.GrafanaDashboards))
-	if rerr := requireReports(s.content.dashboardSums, "grafana_dashboards", "the install did not report the dashboard's sha256"); rerr != nil {
-		return rerr
+	for _, k := range contentStepKinds {
+		s.content.installed[k.option()] = out
+		if err := s.recordKind(k); err != nil {
+			return err
+		}
 	}
 	s.content.pythonGitCommits, err = parsePythonGitCommits(out, p.PythonEnvs)
 	return err
 }
 
-// parseReports reads the "<marker> <field>[i] <value>" lines a content
-// script prints for n items; a value ok rejects is left "".
+// parseReports and requireReports are internal/content's Reports and
+// RequireReports, for the kinds not moved behind content.Kind yet.
 func parseReports(out, marker, field string, n int, ok func(string) bool) []string {
-	vals := make([]string, n)
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) != 3 || f[0] != marker || !ok(f[2]) {
-			continue
-		}
-		var i int
-		if _, err := fmt.Sscanf(f[1], field+"[%d]", &i); err == nil && i >= 0 && i < n {
-			vals[i] = f[2]
-		}
-	}
-	return vals
+	return content.Reports(out, marker, field, n, ok)
 }
 
-// requireReports fails naming the first item parseReports found no value
-// for: a script that exited 0 without reporting is a bug, not a result.
 func requireReports(vals []string, field, why string) error {
-	for i, v := range vals {
-		if v == "" {
-			return fmt.Errorf("%s[%d]: %s", field, i, why)
-		}
-	}
-	return nil
+	return content.RequireReports(vals, field, why)
 }
 
 // imageContentRecord is image.json's `content`, nil without content.
@@ -178,7 +161,7 @@ func (s *state) imageContentRecord() *imageContent {
 	if !p.hasContent() && !p.hasSystem() && !p.hasContainers() && len(p.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), GrafanaDashboards: s.imageDashboardsRecord(), PythonGit: s.imagePythonGitRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), PythonGit: s.imagePythonGitRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
@@ -206,6 +189,7 @@ func (s *state) imageContentRecord() *imageContent {
 		r.Python[e.label()] = lines
 	}
 	r.Downloads, _ = s.content.records[kindDownloads.option()].(map[string]downloads.Record)
+	r.GrafanaDashboards, _ = s.content.records[kindDashboards.option()].(map[string]dashboards.Record)
 	return r
 }
 
@@ -223,8 +207,8 @@ func contentOwners(c *ContentOptions) [][3]string {
 		u, grp := splitOwner(e.Owner)
 		out = append(out, [3]string{fmt.Sprintf("python_envs[%d]", i), u, grp})
 	}
-	for i := range c.GrafanaDashboards {
-		out = append(out, [3]string{fmt.Sprintf("grafana_dashboards[%d]", i), "grafana", "grafana"})
+	for _, o := range kindFetchPlan(kindDashboards, c).Owners {
+		out = append(out, [3]string{o.What, o.User, o.Group})
 	}
 	return out
 }

@@ -3,6 +3,7 @@
 package fatimage
 
 import (
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
@@ -37,7 +38,7 @@ type ContentOptions struct {
 	// Grafana dashboards placed for Grafana's file provider, with their
 	// datasource placeholders replaced (see Grafana dashboards below);
 	// added to those of `groups`.
-	GrafanaDashboards []GrafanaDashboard `mapstructure:"grafana_dashboards"`
+	GrafanaDashboards []dashboards.GrafanaDashboard `mapstructure:"grafana_dashboards"`
 	// systemd units and drop-ins, left enabled, disabled or masked, never
 	// started (see System settings below).
 	SystemdUnits []system.SystemdUnit `mapstructure:"systemd_units"`

@@ -194,7 +194,6 @@ func (p *plan) mergeGroupContent() []error {
 	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
 	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
 	mergeKind(p, groups, "python_envs", "python_envs", func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
-	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
 	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, k := range contentKinds() {
 		k.merge(p, groups, &errs)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 )
 
@@ -81,8 +82,13 @@ func (k kindOf[T]) record(env content.Env, p *plan) (any, error) {
 
 // kindEnv is what the kind of option knows of this run.
 func (s *state) kindEnv(option string) content.Env {
-	return content.Env{WorkDir: s.workDir, Source: s.cfg.contentSource(),
+	return content.Env{WorkDir: s.workDir, Source: s.cfg.contentSource(), Options: s.cfg.kindOptions(),
 		Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
+}
+
+// kindOptions are the options the kinds read besides their items.
+func (c *Config) kindOptions() map[string]string {
+	return map[string]string{dashboards.URLOption: c.grafanaDashboardsURL()}
 }
 
 // fetchKind adds the fetch of k's items to sc: their owners checked
@@ -91,6 +97,9 @@ func (s *state) kindEnv(option string) content.Env {
 func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind) error {
 	f, body, ok, err := k.fetch(s.kindEnv(k.option()), &s.plan.ContentOptions)
 	if !ok || err != nil {
+		return err
+	}
+	if err := s.stage(sc, stagedFiles(f.Script.Staged)...); err != nil {
 		return err
 	}
 	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), f.URLs); err != nil {
@@ -147,9 +156,7 @@ func installKinds(ctx context.Context, s *state, say string, ks []contentKind) e
 			sc.use(body)
 		}
 		sc.use(cs.Bodies...)
-		for _, f := range cs.Staged {
-			files = append(files, staged{f.Name, f.Data})
-		}
+		files = append(files, stagedFiles(cs.Staged)...)
 		scripts = append(scripts, cs)
 	}
 	s.say(say)
@@ -209,8 +216,37 @@ func registered(ks ...contentKind) []contentKind {
 	return ks
 }
 
-// kindDownloads is the downloads kind in the content steps.
-var kindDownloads = newKind(downloads.Kind{}, func(o *ContentOptions) *[]downloads.Download { return &o.Downloads })
+// The kinds of the content steps: fetched in content-fetch and
+// installed in content, in this order, with the kinds of content.go not
+// moved yet.
+var (
+	kindDownloads    = newKind(downloads.Kind{}, func(o *ContentOptions) *[]downloads.Download { return &o.Downloads })
+	kindDashboards   = newKind(dashboards.Kind{}, func(o *ContentOptions) *[]dashboards.GrafanaDashboard { return &o.GrafanaDashboards })
+	contentStepKinds = []contentKind{kindDownloads, kindDashboards}
+)
+
+// installKind adds the install of k's items to sc: its files staged,
+// its shell and its calls.
+func installKind(s *state, sc *vmScript, k contentKind) error {
+	cs, body, err := k.script(s)
+	if err != nil {
+		return err
+	}
+	if err := s.stage(sc, stagedFiles(cs.Staged)...); err != nil {
+		return fmt.Errorf("%s: %w", k.option(), err)
+	}
+	addCalls(sc.use(body).use(cs.Bodies...), cs)
+	return nil
+}
+
+// stagedFiles are a kind's files for s.stage.
+func stagedFiles(fs []content.Staged) []staged {
+	var out []staged
+	for _, f := range fs {
+		out = append(out, staged{f.Name, f.Data})
+	}
+	return out
+}
 
 // kindBody is the body name of k's shell.
 func kindBody[T any](k content.Kind[T]) string { return "kind-" + k.Option() }

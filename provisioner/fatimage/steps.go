@@ -71,7 +71,7 @@ var steps = []step{
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
 	// The content kinds fetched in content-fetch (in this order) and
 	// installed here, with the older kinds of content.go.
-	{name: "content", kinds: registered(kindDownloads), when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
+	{name: "content", kinds: registered(contentStepKinds...), when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
 	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
 	kindsStep("system", "system settings",

@@ -57,7 +57,6 @@ func (ci *ContentOptions) check(source string) []error {
 	errs := validateGitCheckouts(ci.GitCheckouts)
 	errs = append(errs, validateRPMURLs(ci.RPMURLs)...)
 	errs = append(errs, validatePythonEnvs(ci.PythonEnvs)...)
-	errs = append(errs, validateGrafanaDashboards(ci.GrafanaDashboards)...)
 	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
 	for _, k := range contentKinds() {
 		errs = append(errs, k.check(ci)...)
@@ -91,7 +90,7 @@ func validateDestinations(c *ContentOptions) []error {
 		}
 	}
 	for i, d := range c.GrafanaDashboards {
-		claim(fmt.Sprintf("grafana_dashboards[%d]", i), d.destination())
+		claim(fmt.Sprintf("grafana_dashboards[%d]", i), d.Destination())
 	}
 	return errs
 }

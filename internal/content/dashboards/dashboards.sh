@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# Grafana dashboards: a staged (and, when pinned, verified) dashboard
+# The grafana_dashboards kind: a staged (and, when pinned, verified) dashboard
 # JSON gets its datasource placeholders replaced and is put in place for
 # Grafana's file provider, grafana:grafana 0640 in a 0755 directory.
 
