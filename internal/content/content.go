@@ -8,7 +8,11 @@
 // table (docs/development.md, "A content kind").
 package content
 
-import "strings"
+import (
+	"context"
+	"os"
+	"strings"
+)
 
 // Kind is one content kind over items of type T.
 type Kind[T any] interface {
@@ -64,6 +68,9 @@ type Env struct {
 	// items (the mirror URLs, e.g. grafana_dashboards_url), by name,
 	// defaulted.
 	Options map[string]string
+	// Say shows a line of host-side work (cloning a repository) on the
+	// build's output.
+	Say func(string)
 	// Fetched and Installed are what the kind's calls printed on the VM
 	// when fetching and installing (its reports: a sum, a commit), for
 	// Install and Record; empty before.
@@ -79,10 +86,13 @@ type Env struct {
 // Fetcher is a kind whose items are fetched and checked before any
 // package work, so a bad pin changes nothing.
 type Fetcher[T any] interface {
-	// Fetch is what fetching the items takes; it does no I/O itself:
-	// the provisioner checks the owners, fetches the URLs through its
-	// one fetch path and runs the script.
-	Fetch(env Env, items []T) (Fetch, error)
+	// Fetch is what fetching the items takes: the provisioner checks
+	// the owners, fetches the URLs through its one fetch path, uploads
+	// the files and runs the script. Fetch itself touches only the build
+	// host, and only with Env.Source "host" beyond reading local sources
+	// (a git mirror in the cache); with an empty Env it only describes
+	// (the warnings and owners said before a run).
+	Fetch(ctx context.Context, env Env, items []T) (Fetch, error)
 }
 
 // Recorder is a kind whose items image.json records (and with it the
@@ -106,9 +116,22 @@ type Fetch struct {
 	// progress, sha256, credentials kept to their origin) and uploaded.
 	// Each with a sha256 is then checked on the VM.
 	URLs []URL
+	// Uploads are files the host made (a git bundle), uploaded into
+	// the work dir before the script runs.
+	Uploads []Upload
 	// Script runs when every URL is in place and checked; its Staged
 	// files (local sources, checked on the host) are uploaded first.
 	Script Script
+	// Check, when set, checks what the script printed (a commit each
+	// item reported), failing the fetch when a report is missing.
+	Check func(out string) error
+}
+
+// Upload is a file of the build host uploaded to Dst on the VM; Remove:
+// a temporary file, removed once uploaded (or when the fetch fails).
+type Upload struct {
+	What, Path, Dst string
+	Remove          bool
 }
 
 // URL is one file fetched by URL.
@@ -154,4 +177,13 @@ func Flag(v bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// RemoveUploads removes the temporary files of us.
+func RemoveUploads(us []Upload) {
+	for _, u := range us {
+		if u.Remove {
+			_ = os.Remove(u.Path)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/zclconf/go-cty/cty"
@@ -60,7 +61,7 @@ type FlatConfig struct {
 	PackerSensitiveVars      []string                          `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
 	GPGKeys                  []FlatGPGKey                      `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	Files                    []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
-	GitCheckouts             []FlatGitCheckout                 `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	GitCheckouts             []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads                []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs                  []FlatRPMURL                      `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs               []FlatPythonEnv                   `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
@@ -153,7 +154,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"packer_sensitive_variables": &hcldec.AttrSpec{Name: "packer_sensitive_variables", Type: cty.List(cty.String), Required: false},
 		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
 		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
-		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
@@ -287,7 +288,7 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 type FlatContentOptions struct {
 	GPGKeys            []FlatGPGKey                      `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	Files              []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
-	GitCheckouts       []FlatGitCheckout                 `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	GitCheckouts       []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads          []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs            []FlatRPMURL                      `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs         []FlatPythonEnv                   `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
@@ -316,7 +317,7 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
 		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
 		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
-		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
+		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
@@ -356,39 +357,6 @@ func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"key":     &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
 		"builtin": &hcldec.AttrSpec{Name: "builtin", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatGitCheckout is an auto-generated flat version of GitCheckout.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatGitCheckout struct {
-	Repo        *string `mapstructure:"repo" required:"true" cty:"repo" hcl:"repo"`
-	Tag         *string `mapstructure:"tag" cty:"tag" hcl:"tag"`
-	Commit      *string `mapstructure:"commit" cty:"commit" hcl:"commit"`
-	Branch      *string `mapstructure:"branch" cty:"branch" hcl:"branch"`
-	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-}
-
-// FlatMapstructure returns a new FlatGitCheckout.
-// FlatGitCheckout is an auto-generated flat version of GitCheckout.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*GitCheckout) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatGitCheckout)
-}
-
-// HCL2Spec returns the hcl spec of a GitCheckout.
-// This spec is used by HCL to read the fields of GitCheckout.
-// The decoded values from this spec will then be applied to a FlatGitCheckout.
-func (*FlatGitCheckout) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"repo":        &hcldec.AttrSpec{Name: "repo", Type: cty.String, Required: false},
-		"tag":         &hcldec.AttrSpec{Name: "tag", Type: cty.String, Required: false},
-		"commit":      &hcldec.AttrSpec{Name: "commit", Type: cty.String, Required: false},
-		"branch":      &hcldec.AttrSpec{Name: "branch", Type: cty.String, Required: false},
-		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 	}
 	return s
 }

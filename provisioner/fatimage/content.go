@@ -7,6 +7,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 )
 
 // Content beyond RPMs (issue #14). Each kind has its config struct,
@@ -19,8 +20,7 @@ import (
 // contentState is what one run learnt while fetching: the commit each
 // git checkout resolved to, for the install and image.json.
 type contentState struct {
-	gitCommits []string
-	rpms       []fetchedRPM // by rpm_urls index
+	rpms []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
 	// fetched and installed are what the content kinds' fetch and
@@ -35,7 +35,7 @@ type contentState struct {
 
 // imageContent is the `content` record of image.json.
 type imageContent struct {
-	Git       map[string]imageGit         `json:"git,omitempty"`       // by destination
+	Git       map[string]git.Record       `json:"git,omitempty"`       // by destination
 	Downloads map[string]downloads.Record `json:"downloads,omitempty"` // by destination
 	Python    map[string][]string         `json:"python,omitempty"`    // venv path or interpreter -> pins
 	RPMs      map[string]imageRPM         `json:"rpms,omitempty"`      // by package name
@@ -67,7 +67,7 @@ func (c *ContentOptions) hasContent() bool {
 
 // contentWarnings are said at the start of a run.
 func (c *ContentOptions) contentWarnings() []string {
-	return append(append(gitWarnings(c.GitCheckouts), kindFetchPlan(kindDownloads, c).Warnings...), pythonWarnings(c.PythonEnvs)...)
+	return append(append(kindFetchPlan(kindGit, c).Warnings, kindFetchPlan(kindDownloads, c).Warnings...), pythonWarnings(c.PythonEnvs)...)
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
@@ -79,7 +79,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		s.say("WARNING: " + w)
 	}
 	s.content = contentState{fetched: map[string]string{}, installed: map[string]string{}}
-	sc := newScript("content", "git")
+	sc := newScript("content")
 	created := map[string]bool{}
 	for _, u := range p.users {
 		created[u.Name] = true
@@ -92,27 +92,34 @@ func stepFetchContent(ctx context.Context, s *state) error {
 			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
 	}
-	if err := s.fetchKind(ctx, sc, kindDownloads); err != nil {
-		return err
-	}
-	if err := s.fetchGit(ctx, sc); err != nil {
-		return err
-	}
-	if err := s.fetchPython(ctx, sc); err != nil {
-		return err
-	}
-	if err := s.fetchKind(ctx, sc, kindDashboards); err != nil {
-		return err
+	// in the order of the script before the kinds moved: downloads,
+	// git, python, dashboards
+	var checks []func(string) error
+	for _, k := range contentStepKinds {
+		if pythonGoesBefore(k) {
+			if err := s.fetchPython(ctx, sc); err != nil {
+				return err
+			}
+		}
+		check, err := s.fetchKind(ctx, sc, k)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, check)
 	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.gitCommits = parseGitCommits(out, len(p.GitCheckouts))
-	for _, k := range contentStepKinds {
+	for i, k := range contentStepKinds {
 		s.content.fetched[k.option()] = out
+		if checks[i] != nil {
+			if err := checks[i](out); err != nil {
+				return err
+			}
+		}
 	}
-	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
+	return nil
 }
 
 // stepInstallContent puts the verified content in place.
@@ -122,13 +129,13 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	// in the order of the script before the kinds moved: downloads,
 	// git, python, dashboards
 	sc := newScript("content")
-	if err := installKind(s, sc, kindDownloads); err != nil {
-		return err
-	}
-	sc.add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
-		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir))
-	if err := installKind(s, sc, kindDashboards); err != nil {
-		return err
+	for _, k := range contentStepKinds {
+		if pythonGoesBefore(k) {
+			sc.add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir))
+		}
+		if err := installKind(s, sc, k); err != nil {
+			return err
+		}
 	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
@@ -143,6 +150,10 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	s.content.pythonGitCommits, err = parsePythonGitCommits(out, p.PythonEnvs)
 	return err
 }
+
+// pythonGoesBefore reports whether python_envs' older code runs before
+// k's in the content steps: their order before the kinds moved.
+func pythonGoesBefore(k contentKind) bool { return k.option() == kindDashboards.option() }
 
 // parseReports and requireReports are internal/content's Reports and
 // RequireReports, for the kinds not moved behind content.Kind yet.
@@ -168,16 +179,6 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.GrafanaPlugins[g.ID] = imageDownload{URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256}
 	}
-	for i, g := range p.GitCheckouts {
-		if r.Git == nil {
-			r.Git = map[string]imageGit{}
-		}
-		commit := ""
-		if i < len(s.content.gitCommits) {
-			commit = s.content.gitCommits[i]
-		}
-		r.Git[g.Destination] = imageGit{Repo: g.Repo, Ref: g.ref(), Commit: commit}
-	}
 	for _, e := range p.PythonEnvs {
 		if r.Python == nil {
 			r.Python = map[string][]string{}
@@ -189,6 +190,7 @@ func (s *state) imageContentRecord() *imageContent {
 		r.Python[e.label()] = lines
 	}
 	r.Downloads, _ = s.content.records[kindDownloads.option()].(map[string]downloads.Record)
+	r.Git, _ = s.content.records[kindGit.option()].(map[string]git.Record)
 	r.GrafanaDashboards, _ = s.content.records[kindDashboards.option()].(map[string]dashboards.Record)
 	return r
 }
@@ -196,12 +198,10 @@ func (s *state) imageContentRecord() *imageContent {
 // contentOwners lists [what, user, group] for every item with an owner.
 func contentOwners(c *ContentOptions) [][3]string {
 	var out [][3]string
-	for i, g := range c.GitCheckouts {
-		u, grp := splitOwner(g.Owner)
-		out = append(out, [3]string{fmt.Sprintf("git_checkouts[%d]", i), u, grp})
-	}
-	for _, o := range kindFetchPlan(kindDownloads, c).Owners {
-		out = append(out, [3]string{o.What, o.User, o.Group})
+	for _, k := range []contentKind{kindGit, kindDownloads} {
+		for _, o := range kindFetchPlan(k, c).Owners {
+			out = append(out, [3]string{o.What, o.User, o.Group})
+		}
 	}
 	for i, e := range c.PythonEnvs {
 		u, grp := splitOwner(e.Owner)
@@ -217,12 +217,9 @@ func contentOwners(c *ContentOptions) [][3]string {
 // content.Kind yet.
 func splitOwner(o string) (string, string) { return content.SplitOwner(o) }
 
-// imageGit is a checkout in image.json.
-type imageGit struct {
-	Repo   string `json:"repo"`
-	Ref    string `json:"ref"`
-	Commit string `json:"commit"`
-}
+// imageGit is a repository and the commit installed in image.json, as
+// the git_checkouts kind records its items.
+type imageGit = git.Record
 
 // imageDownload is a file fetched by URL in image.json, as the
 // downloads kind records its items.

@@ -6,6 +6,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
@@ -21,7 +22,7 @@ type ContentOptions struct {
 	Files []files.File `mapstructure:"files"`
 	// Git repositories checked out at a pinned tag or commit (see Git
 	// checkouts below).
-	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
+	GitCheckouts []git.GitCheckout `mapstructure:"git_checkouts"`
 	// Files and tar archives fetched by URL and checked against their
 	// sha256 (see Downloads below).
 	Downloads []downloads.Download `mapstructure:"downloads"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -188,7 +189,6 @@ func (p *plan) mergeGroupContent() []error {
 		}
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
-	mergeKind(p, groups, "git_checkouts", "git_checkouts destination", func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }, func(g GitCheckout) string { return g.Destination }, &errs)
 	// an RPM's identity is its file name: a template entry for the same
 	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
 	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
@@ -228,7 +228,7 @@ func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
 		}
 	}
 	all := append(slices.Clone(groups), groupItems{origin{}, template})
-	for _, g := range ofKind(all, func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }) {
+	for _, g := range ofKind(all, func(ci *ContentOptions) *[]git.GitCheckout { return &ci.GitCheckouts }) {
 		put("git_checkouts", g.origin, g.v.Destination)
 	}
 	for _, d := range ofKind(all, func(ci *ContentOptions) *[]downloads.Download { return &ci.Downloads }) {

@@ -3,11 +3,13 @@ package fatimage
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 )
 
 // contentKind is a content kind (internal/content) as the provisioner
@@ -29,7 +31,7 @@ type contentKind interface {
 	register()
 	// fetch is the fetch of the items of o, with the kind's body name;
 	// ok is false for a kind that fetches nothing (no content.Fetcher).
-	fetch(env content.Env, o *ContentOptions) (f content.Fetch, body string, ok bool, err error)
+	fetch(ctx context.Context, env content.Env, o *ContentOptions) (f content.Fetch, body string, ok bool, err error)
 	// record is the kind's record in image.json (content.Recorder), nil
 	// for a kind without one.
 	record(env content.Env, p *plan) (any, error)
@@ -64,12 +66,12 @@ func (k kindOf[T]) script(s *state) (content.Script, string, error) {
 	return cs, kindBody(k.kind), err
 }
 
-func (k kindOf[T]) fetch(env content.Env, o *ContentOptions) (content.Fetch, string, bool, error) {
+func (k kindOf[T]) fetch(ctx context.Context, env content.Env, o *ContentOptions) (content.Fetch, string, bool, error) {
 	f, ok := k.kind.(content.Fetcher[T])
 	if !ok {
 		return content.Fetch{}, "", false, nil
 	}
-	cf, err := f.Fetch(env, *k.items(o))
+	cf, err := f.Fetch(ctx, env, *k.items(o))
 	return cf, kindBody(k.kind), true, err
 }
 
@@ -83,7 +85,7 @@ func (k kindOf[T]) record(env content.Env, p *plan) (any, error) {
 // kindEnv is what the kind of option knows of this run.
 func (s *state) kindEnv(option string) content.Env {
 	return content.Env{WorkDir: s.workDir, Source: s.cfg.contentSource(), Options: s.cfg.kindOptions(),
-		Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
+		Say: func(l string) { s.ui.Say("fatimage: " + l) }, Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
 }
 
 // kindOptions are the options the kinds read besides their items.
@@ -91,23 +93,39 @@ func (c *Config) kindOptions() map[string]string {
 	return map[string]string{dashboards.URLOption: c.grafanaDashboardsURL()}
 }
 
-// fetchKind adds the fetch of k's items to sc: their owners checked
-// (except those the run creates), their URLs staged in the work dir and
-// checked, then the kind's calls.
-func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind) error {
-	f, body, ok, err := k.fetch(s.kindEnv(k.option()), &s.plan.ContentOptions)
+// fetchKind adds the fetch of k's items to sc: their local files and
+// the host's uploads put in the work dir, their URLs staged there and
+// checked, then the kind's calls. It returns the check of what the
+// script printed (nil for none).
+func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind) (func(string) error, error) {
+	f, body, ok, err := k.fetch(ctx, s.kindEnv(k.option()), &s.plan.ContentOptions)
 	if !ok || err != nil {
-		return err
+		return nil, err
+	}
+	if err := s.uploadAll(f.Uploads); err != nil {
+		return nil, err
 	}
 	if err := s.stage(sc, stagedFiles(f.Script.Staged)...); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), f.URLs); err != nil {
-		return err
+		return nil, err
 	}
 	if len(f.Script.Calls) > 0 {
 		sc.use(body).use(f.Script.Bodies...)
 		addCalls(sc, f.Script)
+	}
+	return f.Check, nil
+}
+
+// uploadAll uploads the host's files of a fetch, removing the temporary
+// ones, uploaded or not.
+func (s *state) uploadAll(us []content.Upload) error {
+	defer content.RemoveUploads(us)
+	for _, u := range us {
+		if err := s.uploadFile(u.What, u.Path, path.Base(u.Dst), u.Dst); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -115,7 +133,7 @@ func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind) erro
 // kindFetchPlan is the fetch of k's items in the plan, without the run
 // (its warnings and owners).
 func kindFetchPlan(k contentKind, o *ContentOptions) content.Fetch {
-	f, _, _, _ := k.fetch(content.Env{}, o)
+	f, _, _, _ := k.fetch(context.Background(), content.Env{}, o)
 	return f
 }
 
@@ -221,8 +239,9 @@ func registered(ks ...contentKind) []contentKind {
 // moved yet.
 var (
 	kindDownloads    = newKind(downloads.Kind{}, func(o *ContentOptions) *[]downloads.Download { return &o.Downloads })
+	kindGit          = newKind(git.Kind{}, func(o *ContentOptions) *[]git.GitCheckout { return &o.GitCheckouts })
 	kindDashboards   = newKind(dashboards.Kind{}, func(o *ContentOptions) *[]dashboards.GrafanaDashboard { return &o.GrafanaDashboards })
-	contentStepKinds = []contentKind{kindDownloads, kindDashboards}
+	contentStepKinds = []contentKind{kindDownloads, kindGit, kindDashboards}
 )
 
 // installKind adds the install of k's items to sc: its files staged,

@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -37,12 +38,12 @@ func TestFetch(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte("{}"))
 	env := content.Env{WorkDir: "/w", Options: map[string]string{URLOption: DefaultURL}}
-	f, err := Kind{}.Fetch(env, []GrafanaDashboard{{ID: 7, Revision: 1}, {Source: src, SHA256: hex.EncodeToString(sum[:])}})
+	f, err := Kind{}.Fetch(context.Background(), env, []GrafanaDashboard{{ID: 7, Revision: 1}, {Source: src, SHA256: hex.EncodeToString(sum[:])}})
 	if err != nil || len(f.URLs) != 1 || f.URLs[0].URL != "https://grafana.com/api/dashboards/7/revisions/1/download" ||
 		len(f.Script.Staged) != 1 || f.Script.Staged[0].Name != "grafana-dashboard-1.json" || len(f.Owners) != 2 || f.Owners[1].User != "grafana" {
 		t.Errorf("fetch %+v: %v", f, err)
 	}
-	_, err = Kind{}.Fetch(env, []GrafanaDashboard{{Source: src, SHA256: strings.Repeat("0", 64)}})
+	_, err = Kind{}.Fetch(context.Background(), env, []GrafanaDashboard{{Source: src, SHA256: strings.Repeat("0", 64)}})
 	if err == nil || !strings.Contains(err.Error(), "grafana_dashboards[0]: sha256 mismatch: want "+strings.Repeat("0", 64)) {
 		t.Errorf("mismatch: %v", err)
 	}

@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -132,7 +133,7 @@ func checkSource(d GrafanaDashboard, add func(string, ...any)) {
 // Fetch stages every dashboard: the downloads as every URL-based content
 // is fetched, with their sha256 checked when pinned, the local files
 // checked here and uploaded.
-func (Kind) Fetch(env content.Env, ds []GrafanaDashboard) (content.Fetch, error) {
+func (Kind) Fetch(_ context.Context, env content.Env, ds []GrafanaDashboard) (content.Fetch, error) {
 	var f content.Fetch
 	for i, d := range ds {
 		what := fmt.Sprintf("grafana_dashboards[%d]", i)

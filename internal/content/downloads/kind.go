@@ -1,6 +1,7 @@
 package downloads
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"path"
@@ -117,7 +118,7 @@ func extractHint(d Download) string {
 
 // Fetch stages every download in the work dir with its sha256 checked,
 // and reports the sha256 an unchecked one turned out to have.
-func (Kind) Fetch(env content.Env, ds []Download) (content.Fetch, error) {
+func (Kind) Fetch(_ context.Context, env content.Env, ds []Download) (content.Fetch, error) {
 	var f content.Fetch
 	for i, d := range ds {
 		what := fmt.Sprintf("downloads[%d]", i)

@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# Git checkouts: fetched and verified before any package work
+# The git_checkouts kind: fetched and verified before any package work
 # (fatimage_git_fetch), put in place after it (fatimage_git_install).
 # safe.directory: root works on checkouts owned by other users.
 
