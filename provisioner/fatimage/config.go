@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,PythonEnv,RPMURL,Container,ContainerRegistry
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,PythonEnv,Container,ContainerRegistry
 //go:generate packer-sdc struct-markdown
 
 package fatimage

@@ -9,6 +9,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -63,7 +64,7 @@ type FlatConfig struct {
 	Files                    []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts             []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads                []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs                  []FlatRPMURL                      `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	RPMURLs                  []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs               []FlatPythonEnv                   `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	Containers               []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	GrafanaDashboards        []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
@@ -156,7 +157,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
-		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
+		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
 		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
@@ -290,7 +291,7 @@ type FlatContentOptions struct {
 	Files              []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts       []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads          []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs            []FlatRPMURL                      `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	RPMURLs            []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs         []FlatPythonEnv                   `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	Containers         []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	GrafanaDashboards  []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
@@ -319,7 +320,7 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
-		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
+		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
 		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
@@ -394,35 +395,6 @@ func (*FlatPythonEnv) HCL2Spec() map[string]hcldec.Spec {
 		"extra_index_url":   &hcldec.AttrSpec{Name: "extra_index_url", Type: cty.String, Required: false},
 		"system":            &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
 		"owner":             &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatRPMURL is an auto-generated flat version of RPMURL.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatRPMURL struct {
-	URL                  *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
-	SHA256               *string `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
-	InsecureSkipChecksum *bool   `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
-	DisableGPGCheck      *bool   `mapstructure:"disable_gpg_check" cty:"disable_gpg_check" hcl:"disable_gpg_check"`
-}
-
-// FlatMapstructure returns a new FlatRPMURL.
-// FlatRPMURL is an auto-generated flat version of RPMURL.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*RPMURL) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatRPMURL)
-}
-
-// HCL2Spec returns the hcl spec of a RPMURL.
-// This spec is used by HCL to read the fields of RPMURL.
-// The decoded values from this spec will then be applied to a FlatRPMURL.
-func (*FlatRPMURL) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
-		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
-		"disable_gpg_check":      &hcldec.AttrSpec{Name: "disable_gpg_check", Type: cty.Bool, Required: false},
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // Content beyond RPMs (issue #14). Each kind has its config struct,
@@ -20,7 +21,6 @@ import (
 // contentState is what one run learnt while fetching: the commit each
 // git checkout resolved to, for the install and image.json.
 type contentState struct {
-	rpms []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
 	// fetched and installed are what the content kinds' fetch and
@@ -33,12 +33,20 @@ type contentState struct {
 	pythonGitCommits map[string]string
 }
 
+// report keeps what k's script printed in m (fetched or installed).
+func (c *contentState) report(m *map[string]string, k contentKind, out string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[k.option()] = out
+}
+
 // imageContent is the `content` record of image.json.
 type imageContent struct {
 	Git       map[string]git.Record       `json:"git,omitempty"`       // by destination
 	Downloads map[string]downloads.Record `json:"downloads,omitempty"` // by destination
 	Python    map[string][]string         `json:"python,omitempty"`    // venv path or interpreter -> pins
-	RPMs      map[string]imageRPM         `json:"rpms,omitempty"`      // by package name
+	RPMs      map[string]rpms.Record      `json:"rpms,omitempty"`      // by package name
 	// pinned Grafana plugins by id
 	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
 	System         *imageSystem             `json:"system,omitempty"`
@@ -78,7 +86,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	for _, w := range p.contentWarnings() {
 		s.say("WARNING: " + w)
 	}
-	s.content = contentState{fetched: map[string]string{}, installed: map[string]string{}}
+	s.content = contentState{}
 	sc := newScript("content")
 	created := map[string]bool{}
 	for _, u := range p.users {
@@ -101,7 +109,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 				return err
 			}
 		}
-		check, err := s.fetchKind(ctx, sc, k)
+		check, err := s.fetchKind(ctx, sc, k, nil)
 		if err != nil {
 			return err
 		}
@@ -112,7 +120,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		return err
 	}
 	for i, k := range contentStepKinds {
-		s.content.fetched[k.option()] = out
+		s.content.report(&s.content.fetched, k, out)
 		if checks[i] != nil {
 			if err := checks[i](out); err != nil {
 				return err
@@ -142,7 +150,7 @@ func stepInstallContent(ctx context.Context, s *state) error {
 		return err
 	}
 	for _, k := range contentStepKinds {
-		s.content.installed[k.option()] = out
+		s.content.report(&s.content.installed, k, out)
 		if err := s.recordKind(k); err != nil {
 			return err
 		}
@@ -172,7 +180,7 @@ func (s *state) imageContentRecord() *imageContent {
 	if !p.hasContent() && !p.hasSystem() && !p.hasContainers() && len(p.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), PythonGit: s.imagePythonGitRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), Containers: s.imageContainersRecord(), PythonGit: s.imagePythonGitRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
@@ -191,6 +199,7 @@ func (s *state) imageContentRecord() *imageContent {
 	}
 	r.Downloads, _ = s.content.records[kindDownloads.option()].(map[string]downloads.Record)
 	r.Git, _ = s.content.records[kindGit.option()].(map[string]git.Record)
+	r.RPMs, _ = s.content.records[kindRPMs.option()].(map[string]rpms.Record)
 	r.GrafanaDashboards, _ = s.content.records[kindDashboards.option()].(map[string]dashboards.Record)
 	return r
 }

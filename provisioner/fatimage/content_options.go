@@ -8,6 +8,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
@@ -29,7 +30,7 @@ type ContentOptions struct {
 	// RPM packages fetched by URL, checked (sha256, signature) before any
 	// package work and installed in the same dnf transaction as the
 	// repositories' packages (see RPMs by URL below).
-	RPMURLs []RPMURL `mapstructure:"rpm_urls"`
+	RPMURLs []rpms.RPMURL `mapstructure:"rpm_urls"`
 	// Python virtual environments (or system interpreters) with pinned
 	// requirements installed by pip (see Python environments below).
 	PythonEnvs []PythonEnv `mapstructure:"python_envs"`

@@ -115,7 +115,7 @@ func TestUncheckedDownloadRecord(t *testing.T) {
 	}})
 	s := &state{cfg: c.cfg, plan: c, workDir: "/w"}
 	sc := newScript()
-	if _, err := s.fetchKind(context.Background(), sc, kindDownloads); err != nil {
+	if _, err := s.fetchKind(context.Background(), sc, kindDownloads, nil); err != nil {
 		t.Fatal(err)
 	}
 	if calls := sc.calls.String(); !strings.Contains(calls, "fatimage_download_sum 0 '/w/download-0'\n") || strings.Contains(calls, "fatimage_download_sum 1") {

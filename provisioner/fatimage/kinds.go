@@ -10,6 +10,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // contentKind is a content kind (internal/content) as the provisioner
@@ -95,12 +96,16 @@ func (c *Config) kindOptions() map[string]string {
 
 // fetchKind adds the fetch of k's items to sc: their local files and
 // the host's uploads put in the work dir, their URLs staged there and
-// checked, then the kind's calls. It returns the check of what the
-// script printed (nil for none).
-func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind) (func(string) error, error) {
+// checked, then the kind's calls. before, when set, sees the fetch
+// before anything is fetched (to say its headline). It returns the check
+// of what the script printed (nil for none).
+func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, before func(content.Fetch)) (func(string) error, error) {
 	f, body, ok, err := k.fetch(ctx, s.kindEnv(k.option()), &s.plan.ContentOptions)
 	if !ok || err != nil {
 		return nil, err
+	}
+	if before != nil {
+		before(f)
 	}
 	if err := s.uploadAll(f.Uploads); err != nil {
 		return nil, err
@@ -214,6 +219,35 @@ func kindStep(name string, k contentKind) step {
 	return kindsStep(name, "", k)
 }
 
+// fetchStep is the step of a kind fetched and checked on its own before
+// any package work and installed by another step (rpm_urls, by the
+// packages step's transaction): it says the fetch's headline and
+// warnings, runs its script, checks the reports and keeps the record.
+func fetchStep(name string, k contentKind) step {
+	registered(k)
+	return step{name: name, kinds: []contentKind{k}, when: func(s *state) bool { return k.has(s.plan) }, run: func(ctx context.Context, s *state) error {
+		sc := newScript("content")
+		check, err := s.fetchKind(ctx, sc, k, func(f content.Fetch) {
+			s.say(f.Script.Say)
+			for _, w := range f.Warnings {
+				s.say("WARNING: " + w)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		out, err := s.runScript(ctx, sc)
+		if err != nil {
+			return err
+		}
+		s.content.report(&s.content.fetched, k, out)
+		if err := check(out); err != nil {
+			return err
+		}
+		return s.recordKind(k)
+	}}
+}
+
 // kindsStep is one step, one script, for several content kinds that
 // belong together (the system settings), in the order given; say is its
 // headline.
@@ -242,6 +276,9 @@ var (
 	kindGit          = newKind(git.Kind{}, func(o *ContentOptions) *[]git.GitCheckout { return &o.GitCheckouts })
 	kindDashboards   = newKind(dashboards.Kind{}, func(o *ContentOptions) *[]dashboards.GrafanaDashboard { return &o.GrafanaDashboards })
 	contentStepKinds = []contentKind{kindDownloads, kindGit, kindDashboards}
+	// kindRPMs is fetched in its own step and installed by the packages
+	// step.
+	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })
 )
 
 // installKind adds the install of k's items to sc: its files staged,

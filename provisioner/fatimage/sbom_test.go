@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/sbom"
 )
 
@@ -21,7 +22,7 @@ func TestManifestReadsAsSBOMImage(t *testing.T) {
 				Git:            map[string]imageGit{"/opt/app": {Repo: "https://git.example/app.git", Ref: "v1", Commit: "c0ffee"}},
 				Downloads:      map[string]imageDownload{"/usr/local/bin/tool": {URL: "https://dl.example/tool", SHA256: "cd"}},
 				Python:         map[string][]string{"/opt/venv": {"requests==2.32.3"}},
-				RPMs:           map[string]imageRPM{"mlnx-tools": {URL: "https://dl.example/mlnx-tools.rpm", NVR: "mlnx-tools-24.10-1", SHA256: "ef"}},
+				RPMs:           map[string]rpms.Record{"mlnx-tools": {URL: "https://dl.example/mlnx-tools.rpm", NVR: "mlnx-tools-24.10-1", SHA256: "ef"}},
 				Containers:     []imageContainer{{Image: "registry.example/slurm:24.05", User: "podman", Digest: "sha256:12"}},
 				GrafanaPlugins: map[string]imageDownload{"grafana-piechart-panel": {URL: "https://grafana.example/p.zip", SHA256: "34"}},
 			}},

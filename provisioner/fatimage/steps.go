@@ -30,9 +30,9 @@ type step struct {
 	// reboots, so a build without such steps snapshots unrebooted and the
 	// image boots its new kernel on first boot.
 	needsKernel bool
-	// kinds are the content kinds the step installs (kindStep,
-	// kindsStep); their items are checked and merged with the groups' at
-	// Prepare.
+	// kinds are the content kinds the step fetches or installs
+	// (kindStep, kindsStep, fetchStep, the content steps); their items
+	// are checked and merged with the groups' at Prepare.
 	kinds []contentKind
 }
 
@@ -46,7 +46,7 @@ var steps = []step{
 	// So is every other URL-based content (git checkouts, downloads,
 	// python packages): a bad pin or checksum changes nothing.
 	{name: "content-fetch", when: func(s *state) bool { return s.plan.hasContent() }, run: stepFetchContent},
-	{name: "rpm-urls-fetch", when: func(s *state) bool { return len(s.plan.RPMURLs) > 0 }, run: stepFetchRPMs},
+	fetchStep("rpm-urls-fetch", kindRPMs),
 	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
 	// Container images: digests resolved and checked (host: fetched).
 	{name: "containers-fetch", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepFetchContainers},

@@ -54,8 +54,7 @@ func validateContent(c *Config, p *plan) []error {
 // and GPG keys have their own validators (validateFiles,
 // validateGPGKeys).
 func (ci *ContentOptions) check(source string) []error {
-	errs := validateRPMURLs(ci.RPMURLs)
-	errs = append(errs, validatePythonEnvs(ci.PythonEnvs)...)
+	errs := validatePythonEnvs(ci.PythonEnvs)
 	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
 	for _, k := range contentKinds() {
 		errs = append(errs, k.check(ci)...)

@@ -79,17 +79,6 @@ func checkRepoURL(i int, s string) string {
 	return urlCredentials(fmt.Sprintf("repos[%d]: baseurl", i), u, "set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD), which travel only in files on the tmpfs")
 }
 
-// checkRPMName is the problem with an rpm_urls url (a valid one) that
-// does not name an .rpm file, "" when none: what it serves is installed
-// as a package, so a page or an archive is refused here, not by dnf
-// after the download.
-func checkRPMName(s string) string {
-	if u, err := url.Parse(s); err == nil && !strings.HasSuffix(u.Path, ".rpm") {
-		return fmt.Sprintf("url %q does not name an .rpm file (its path must end in .rpm; other files are downloads)", s)
-	}
-	return ""
-}
-
 // httpPythonIndexes refuses every plain-http Python index unless the
 // template accepted them (python_index_insecure): pip would trust the
 // host and install whatever it, or anyone on the way, serves.

@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# RPMs by URL: each staged file is checked (sha256, then signature)
+# The rpm_urls kind: each staged file is checked (sha256, then signature)
 # before any package work; the transaction installs them with the
 # repositories' packages.
 
