@@ -32,3 +32,12 @@ func RequireReports(vals []string, option, why string) error {
 	}
 	return nil
 }
+
+// Tail is the last n lines of s.
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,PythonEnv,Container,ContainerRegistry
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,Container,ContainerRegistry
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // Repo is one repository to write into /etc/yum.repos.d; the `repos`
@@ -396,7 +398,7 @@ func (c *Config) setDefaults() {
 		{&c.GitBaseURL, "https://github.com"},
 		{&c.GitHubReleasesURL, "https://github.com"},
 		{&c.RStudioDownloadURL, "https://download2.rstudio.org"},
-		{&c.PythonIndexURL, defaultIndexURL},
+		{&c.PythonIndexURL, python.DefaultIndexURL},
 		{&c.NetlibURL, defaultNetlibURL},
 	} {
 		if *d.field == "" {

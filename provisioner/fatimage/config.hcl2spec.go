@@ -9,6 +9,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/zclconf/go-cty/cty"
@@ -65,7 +66,7 @@ type FlatConfig struct {
 	GitCheckouts             []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads                []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs                  []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs               []FlatPythonEnv                   `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	PythonEnvs               []python.FlatPythonEnv            `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	Containers               []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	GrafanaDashboards        []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
 	SystemdUnits             []system.FlatSystemdUnit          `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
@@ -158,7 +159,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
-		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*python.FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
 		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
@@ -292,7 +293,7 @@ type FlatContentOptions struct {
 	GitCheckouts       []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads          []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs            []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs         []FlatPythonEnv                   `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	PythonEnvs         []python.FlatPythonEnv            `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
 	Containers         []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	GrafanaDashboards  []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
 	SystemdUnits       []system.FlatSystemdUnit          `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
@@ -321,7 +322,7 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
-		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*python.FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
 		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"systemd_units":      &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
@@ -358,43 +359,6 @@ func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
 		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
 		"key":     &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
 		"builtin": &hcldec.AttrSpec{Name: "builtin", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatPythonEnv is an auto-generated flat version of PythonEnv.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatPythonEnv struct {
-	Path             *string  `mapstructure:"path" cty:"path" hcl:"path"`
-	Interpreter      *string  `mapstructure:"interpreter" cty:"interpreter" hcl:"interpreter"`
-	Requirements     []string `mapstructure:"requirements" cty:"requirements" hcl:"requirements"`
-	RequirementsFile *string  `mapstructure:"requirements_file" cty:"requirements_file" hcl:"requirements_file"`
-	IndexURL         *string  `mapstructure:"index_url" cty:"index_url" hcl:"index_url"`
-	ExtraIndexURL    *string  `mapstructure:"extra_index_url" cty:"extra_index_url" hcl:"extra_index_url"`
-	System           *bool    `mapstructure:"system" cty:"system" hcl:"system"`
-	Owner            *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
-}
-
-// FlatMapstructure returns a new FlatPythonEnv.
-// FlatPythonEnv is an auto-generated flat version of PythonEnv.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*PythonEnv) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatPythonEnv)
-}
-
-// HCL2Spec returns the hcl spec of a PythonEnv.
-// This spec is used by HCL to read the fields of PythonEnv.
-// The decoded values from this spec will then be applied to a FlatPythonEnv.
-func (*FlatPythonEnv) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":              &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"interpreter":       &hcldec.AttrSpec{Name: "interpreter", Type: cty.String, Required: false},
-		"requirements":      &hcldec.AttrSpec{Name: "requirements", Type: cty.List(cty.String), Required: false},
-		"requirements_file": &hcldec.AttrSpec{Name: "requirements_file", Type: cty.String, Required: false},
-		"index_url":         &hcldec.AttrSpec{Name: "index_url", Type: cty.String, Required: false},
-		"extra_index_url":   &hcldec.AttrSpec{Name: "extra_index_url", Type: cty.String, Required: false},
-		"system":            &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
-		"owner":             &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
 	}
 	return s
 }

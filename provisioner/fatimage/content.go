@@ -2,24 +2,23 @@ package fatimage
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
-// Content beyond RPMs (issue #14). Each kind has its config struct,
-// validation and scripts in its own content_<kind>.go and scripts/<kind>.sh
-// (the helpers they share in scripts/content.sh);
-// this file holds the two hooks Provision calls: fetch and verify every
-// URL-based kind before any package work (so a bad checksum or pin
-// changes nothing), and put everything in place after the packages.
+// Content beyond RPMs (issue #14). The kinds fetched before any package
+// work (so a bad checksum or pin changes nothing) are packages of
+// internal/content (their shells use scripts/content.sh's helpers); this
+// file holds their two steps, content-fetch and content, and image.json's
+// content record.
 
-// contentState is what one run learnt while fetching: the commit each
-// git checkout resolved to, for the install and image.json.
+// contentState is what one run learnt: the kinds' reports, records and
+// the containers' digests.
 type contentState struct {
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
@@ -28,9 +27,6 @@ type contentState struct {
 	// image.json records, by option.
 	fetched, installed map[string]string
 	records            map[string]any
-	// pythonGitCommits are the commits python_envs' git requirements
-	// were installed from, by "<env> <name>".
-	pythonGitCommits map[string]string
 }
 
 // report keeps what k's script printed in m (fetched or installed).
@@ -75,7 +71,11 @@ func (c *ContentOptions) hasContent() bool {
 
 // contentWarnings are said at the start of a run.
 func (c *ContentOptions) contentWarnings() []string {
-	return append(append(kindFetchPlan(kindGit, c).Warnings, kindFetchPlan(kindDownloads, c).Warnings...), pythonWarnings(c.PythonEnvs)...)
+	var out []string
+	for _, k := range []contentKind{kindGit, kindDownloads, kindPython} {
+		out = append(out, kindFetchPlan(k, c).Warnings...)
+	}
+	return out
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
@@ -100,15 +100,8 @@ func stepFetchContent(ctx context.Context, s *state) error {
 			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
 	}
-	// in the order of the script before the kinds moved: downloads,
-	// git, python, dashboards
 	var checks []func(string) error
 	for _, k := range contentStepKinds {
-		if pythonGoesBefore(k) {
-			if err := s.fetchPython(ctx, sc); err != nil {
-				return err
-			}
-		}
 		check, err := s.fetchKind(ctx, sc, k, nil)
 		if err != nil {
 			return err
@@ -132,15 +125,9 @@ func stepFetchContent(ctx context.Context, s *state) error {
 
 // stepInstallContent puts the verified content in place.
 func stepInstallContent(ctx context.Context, s *state) error {
-	c, p := s.cfg, s.plan
 	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
-	// in the order of the script before the kinds moved: downloads,
-	// git, python, dashboards
 	sc := newScript("content")
 	for _, k := range contentStepKinds {
-		if pythonGoesBefore(k) {
-			sc.add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir))
-		}
 		if err := installKind(s, sc, k); err != nil {
 			return err
 		}
@@ -155,13 +142,8 @@ func stepInstallContent(ctx context.Context, s *state) error {
 			return err
 		}
 	}
-	s.content.pythonGitCommits, err = parsePythonGitCommits(out, p.PythonEnvs)
-	return err
+	return nil
 }
-
-// pythonGoesBefore reports whether python_envs' older code runs before
-// k's in the content steps: their order before the kinds moved.
-func pythonGoesBefore(k contentKind) bool { return k.option() == kindDashboards.option() }
 
 // parseReports and requireReports are internal/content's Reports and
 // RequireReports, for the kinds not moved behind content.Kind yet.
@@ -180,26 +162,18 @@ func (s *state) imageContentRecord() *imageContent {
 	if !p.hasContent() && !p.hasSystem() && !p.hasContainers() && len(p.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), Containers: s.imageContainersRecord(), PythonGit: s.imagePythonGitRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), Containers: s.imageContainersRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
 		}
 		r.GrafanaPlugins[g.ID] = imageDownload{URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256}
 	}
-	for _, e := range p.PythonEnvs {
-		if r.Python == nil {
-			r.Python = map[string][]string{}
-		}
-		lines, _ := e.requirementLines()
-		for i, l := range lines {
-			lines[i] = requirementPin(l) // the pin, without hashes
-		}
-		r.Python[e.label()] = lines
-	}
 	r.Downloads, _ = s.content.records[kindDownloads.option()].(map[string]downloads.Record)
 	r.Git, _ = s.content.records[kindGit.option()].(map[string]git.Record)
 	r.RPMs, _ = s.content.records[kindRPMs.option()].(map[string]rpms.Record)
+	py, _ := s.content.records[kindPython.option()].(python.Record)
+	r.Python, r.PythonGit = py.Pins, py.Git
 	r.GrafanaDashboards, _ = s.content.records[kindDashboards.option()].(map[string]dashboards.Record)
 	return r
 }
@@ -207,24 +181,13 @@ func (s *state) imageContentRecord() *imageContent {
 // contentOwners lists [what, user, group] for every item with an owner.
 func contentOwners(c *ContentOptions) [][3]string {
 	var out [][3]string
-	for _, k := range []contentKind{kindGit, kindDownloads} {
+	for _, k := range []contentKind{kindGit, kindDownloads, kindPython, kindDashboards} {
 		for _, o := range kindFetchPlan(k, c).Owners {
 			out = append(out, [3]string{o.What, o.User, o.Group})
 		}
 	}
-	for i, e := range c.PythonEnvs {
-		u, grp := splitOwner(e.Owner)
-		out = append(out, [3]string{fmt.Sprintf("python_envs[%d]", i), u, grp})
-	}
-	for _, o := range kindFetchPlan(kindDashboards, c).Owners {
-		out = append(out, [3]string{o.What, o.User, o.Group})
-	}
 	return out
 }
-
-// splitOwner is content.SplitOwner, for the kinds not moved behind
-// content.Kind yet.
-func splitOwner(o string) (string, string) { return content.SplitOwner(o) }
 
 // imageGit is a repository and the commit installed in image.json, as
 // the git_checkouts kind records its items.

@@ -8,6 +8,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
@@ -33,7 +34,7 @@ type ContentOptions struct {
 	RPMURLs []rpms.RPMURL `mapstructure:"rpm_urls"`
 	// Python virtual environments (or system interpreters) with pinned
 	// requirements installed by pip (see Python environments below).
-	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
+	PythonEnvs []python.PythonEnv `mapstructure:"python_envs"`
 	// Container images pulled into a user's podman storage, each by a
 	// digest checked before any package work (see Containers below).
 	Containers []Container `mapstructure:"containers"`

@@ -13,6 +13,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -190,7 +191,6 @@ func (p *plan) mergeGroupContent() []error {
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
 	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
-	mergeKind(p, groups, "python_envs", "python_envs", func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
 	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, k := range contentKinds() {
 		k.merge(p, groups, &errs)
@@ -231,7 +231,7 @@ func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
 	for _, d := range ofKind(all, func(ci *ContentOptions) *[]downloads.Download { return &ci.Downloads }) {
 		put("downloads", d.origin, d.v.Destination)
 	}
-	for _, e := range ofKind(all, func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }) {
+	for _, e := range ofKind(all, func(ci *ContentOptions) *[]python.PythonEnv { return &ci.PythonEnvs }) {
 		if !e.v.System {
 			put("python_envs", e.origin, e.v.Path)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
@@ -111,7 +112,7 @@ func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, befo
 		return nil, err
 	}
 	if err := s.stage(sc, stagedFiles(f.Script.Staged)...); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", k.option(), err)
 	}
 	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), f.URLs); err != nil {
 		return nil, err
@@ -269,13 +270,13 @@ func registered(ks ...contentKind) []contentKind {
 }
 
 // The kinds of the content steps: fetched in content-fetch and
-// installed in content, in this order, with the kinds of content.go not
-// moved yet.
+// installed in content, one script each, in this order.
 var (
 	kindDownloads    = newKind(downloads.Kind{}, func(o *ContentOptions) *[]downloads.Download { return &o.Downloads })
 	kindGit          = newKind(git.Kind{}, func(o *ContentOptions) *[]git.GitCheckout { return &o.GitCheckouts })
+	kindPython       = newKind(python.Kind{}, func(o *ContentOptions) *[]python.PythonEnv { return &o.PythonEnvs })
 	kindDashboards   = newKind(dashboards.Kind{}, func(o *ContentOptions) *[]dashboards.GrafanaDashboard { return &o.GrafanaDashboards })
-	contentStepKinds = []contentKind{kindDownloads, kindGit, kindDashboards}
+	contentStepKinds = []contentKind{kindDownloads, kindGit, kindPython, kindDashboards}
 	// kindRPMs is fetched in its own step and installed by the packages
 	// step.
 	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })

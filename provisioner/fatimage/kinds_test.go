@@ -16,6 +16,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // installScript is k's script installing items, for a kind staging no
@@ -61,7 +62,7 @@ func TestContentSteps(t *testing.T) {
 	c := &Config{ContentSource: "vm", ContentOptions: ContentOptions{
 		Downloads:         []downloads.Download{{URL: "https://h/f", InsecureSkipChecksum: true, Destination: "/opt/f"}},
 		GitCheckouts:      []git.GitCheckout{{Repo: "https://h/a.git", Tag: "v1", Destination: "/opt/a"}},
-		PythonEnvs:        []PythonEnv{{Path: "/opt/venv", Requirements: []string{"a==1"}}},
+		PythonEnvs:        []python.PythonEnv{{Path: "/opt/venv", Requirements: []string{"a==1"}}},
 		GrafanaDashboards: []dashboards.GrafanaDashboard{{Source: src}},
 	}}
 	s := stateOf(c)

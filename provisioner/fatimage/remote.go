@@ -15,6 +15,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
@@ -99,13 +100,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func tail(s string, n int) string { return content.Tail(s, n) }
 
 // cmdError is a remote command that failed. Its first lines are the
 // causes when they are known (from the script or from dnf's output).

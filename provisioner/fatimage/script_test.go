@@ -90,7 +90,7 @@ func TestScriptsParse(t *testing.T) {
 		"selinux": true, "transaction": true, "reboot": true, "login-home": true, "users": true,
 		"grafana-plugins": true, "services": true, "cleanup": true, "final": true, "facts": true, "image-json": true, "doca": true,
 		"after-packages": true, "content": true, "containers": true, "download": true, "kernel": true,
-		"python": true, "system": true, "sbom": true}
+		"system": true, "sbom": true}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".sh")
 		if !used[name] {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // Validation of the content kinds (git_checkouts, downloads, python_envs,
@@ -18,9 +19,7 @@ func validateContentSource(s string) []error {
 	return []error{fmt.Errorf("content_source: %q is not one of vm, host", s)}
 }
 
-// validOwner and itemErrs are internal/content's, shared with the
-// kinds moved there.
-func validOwner(o string) bool { return content.ValidOwner(o) }
+// itemErrs is internal/content's, shared with the kinds moved there.
 
 func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
 	return content.ItemErrs(errs, field, i)
@@ -54,8 +53,7 @@ func validateContent(c *Config, p *plan) []error {
 // and GPG keys have their own validators (validateFiles,
 // validateGPGKeys).
 func (ci *ContentOptions) check(source string) []error {
-	errs := validatePythonEnvs(ci.PythonEnvs)
-	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
+	errs := python.CheckSource(ci.PythonEnvs, source)
 	for _, k := range contentKinds() {
 		errs = append(errs, k.check(ci)...)
 	}
