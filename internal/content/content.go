@@ -98,10 +98,10 @@ type Fetcher[T any] interface {
 // Recorder is a kind whose items image.json records (and with it the
 // manifest and the SBOM made from it).
 type Recorder[T any] interface {
-	// Record is the kind's value under its option's name in image.json's
-	// `content`, nil for none; an error says the scripts did not report
-	// what the record needs (a bug, not a result).
-	Record(env Env, items []T) (any, error)
+	// Record is the kind's entries in image.json's `content`, by key
+	// (e.g. "downloads"), none for no items; an error says the scripts
+	// did not report what the record needs (a bug, not a result).
+	Record(env Env, items []T) (map[string]any, error)
 }
 
 // Fetch is the fetch of a kind's items.

@@ -2,13 +2,11 @@ package fatimage
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // Content beyond RPMs (issue #14). The kinds fetched before any package
@@ -24,7 +22,7 @@ type contentState struct {
 	containerDigests []string
 	// fetched and installed are what the content kinds' fetch and
 	// install scripts printed, by option (content.Env); records their
-	// image.json records, by option.
+	// entries in image.json's content, by key.
 	fetched, installed map[string]string
 	records            map[string]any
 }
@@ -37,22 +35,35 @@ func (c *contentState) report(m *map[string]string, k contentKind, out string) {
 	(*m)[k.option()] = out
 }
 
-// imageContent is the `content` record of image.json.
+// imageContent is the `content` record of image.json: the entries of
+// the kinds of internal/content (content.Recorder: git, downloads,
+// python, python_git, rpms, grafana_dashboards) and those of the
+// provisioner's own.
 type imageContent struct {
-	Git       map[string]git.Record       `json:"git,omitempty"`       // by destination
-	Downloads map[string]downloads.Record `json:"downloads,omitempty"` // by destination
-	Python    map[string][]string         `json:"python,omitempty"`    // venv path or interpreter -> pins
-	RPMs      map[string]rpms.Record      `json:"rpms,omitempty"`      // by package name
 	// pinned Grafana plugins by id
 	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
 	System         *imageSystem             `json:"system,omitempty"`
 	// Containers are the images, in the order configured.
 	Containers []imageContainer `json:"containers,omitempty"`
-	// GrafanaDashboards by file name in /var/lib/grafana/dashboards.
-	GrafanaDashboards map[string]dashboards.Record `json:"grafana_dashboards,omitempty"`
-	// PythonGit are the git requirements by "<env> <name>": repository,
-	// ref and the commit installed
-	PythonGit map[string]imageGit `json:"python_git,omitempty"`
+	// kinds are the content kinds' entries, by key.
+	kinds map[string]any
+}
+
+// MarshalJSON writes the fields and the kinds' entries as one object.
+func (c imageContent) MarshalJSON() ([]byte, error) {
+	type fields imageContent // without this method
+	raw, err := json.Marshal(fields(c))
+	if err != nil || len(c.kinds) == 0 {
+		return raw, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range c.kinds {
+		m[k] = v
+	}
+	return json.Marshal(m)
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -64,15 +75,16 @@ func (c *Config) contentSource() string {
 	return c.BinarySource
 }
 
-// hasContent reports whether any content kind is configured.
-func (c *ContentOptions) hasContent() bool {
-	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs)+len(c.GrafanaDashboards) > 0
+// hasContent reports whether the plan holds items of a kind of the
+// content steps.
+func (p *plan) hasContent() bool {
+	return slices.ContainsFunc(contentStepKinds, func(k contentKind) bool { return k.has(p) })
 }
 
 // contentWarnings are said at the start of a run.
 func (c *ContentOptions) contentWarnings() []string {
 	var out []string
-	for _, k := range []contentKind{kindGit, kindDownloads, kindPython} {
+	for _, k := range contentStepKinds {
 		out = append(out, kindFetchPlan(k, c).Warnings...)
 	}
 	return out
@@ -169,29 +181,20 @@ func (s *state) imageContentRecord() *imageContent {
 		}
 		r.GrafanaPlugins[g.ID] = imageDownload{URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256}
 	}
-	r.Downloads, _ = s.content.records[kindDownloads.option()].(map[string]downloads.Record)
-	r.Git, _ = s.content.records[kindGit.option()].(map[string]git.Record)
-	r.RPMs, _ = s.content.records[kindRPMs.option()].(map[string]rpms.Record)
-	py, _ := s.content.records[kindPython.option()].(python.Record)
-	r.Python, r.PythonGit = py.Pins, py.Git
-	r.GrafanaDashboards, _ = s.content.records[kindDashboards.option()].(map[string]dashboards.Record)
+	r.kinds = s.content.records
 	return r
 }
 
 // contentOwners lists [what, user, group] for every item with an owner.
 func contentOwners(c *ContentOptions) [][3]string {
 	var out [][3]string
-	for _, k := range []contentKind{kindGit, kindDownloads, kindPython, kindDashboards} {
+	for _, k := range contentStepKinds {
 		for _, o := range kindFetchPlan(k, c).Owners {
 			out = append(out, [3]string{o.What, o.User, o.Group})
 		}
 	}
 	return out
 }
-
-// imageGit is a repository and the commit installed in image.json, as
-// the git_checkouts kind records its items.
-type imageGit = git.Record
 
 // imageDownload is a file fetched by URL in image.json, as the
 // downloads kind records its items.

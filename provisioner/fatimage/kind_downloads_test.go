@@ -135,11 +135,11 @@ func TestUncheckedDownloadRecord(t *testing.T) {
 	if err := s.recordKind(kindDownloads); err != nil {
 		t.Fatal(err)
 	}
-	r := s.imageContentRecord()
-	if got := r.Downloads["/usr/bin (members k9s)"]; got.SHA256 != found || !got.Unchecked {
+	r, _ := s.imageContentRecord().kinds["downloads"].(map[string]downloads.Record)
+	if got := r["/usr/bin (members k9s)"]; got.SHA256 != found || !got.Unchecked {
 		t.Errorf("k9s record %+v", got)
 	}
-	if got := r.Downloads["/opt/f"]; got.SHA256 != sum || got.Unchecked {
+	if got := r["/opt/f"]; got.SHA256 != sum || got.Unchecked {
 		t.Errorf("pinned record %+v", got)
 	}
 }

@@ -34,9 +34,9 @@ type contentKind interface {
 	// fetch is the fetch of the items of o, with the kind's body name;
 	// ok is false for a kind that fetches nothing (no content.Fetcher).
 	fetch(ctx context.Context, env content.Env, o *ContentOptions) (f content.Fetch, body string, ok bool, err error)
-	// record is the kind's record in image.json (content.Recorder), nil
-	// for a kind without one.
-	record(env content.Env, p *plan) (any, error)
+	// record is the kind's entries in image.json's content
+	// (content.Recorder), by key; none for a kind without one.
+	record(env content.Env, p *plan) (map[string]any, error)
 }
 
 // kindOf adapts a content.Kind over T to contentKind.
@@ -77,7 +77,7 @@ func (k kindOf[T]) fetch(ctx context.Context, env content.Env, o *ContentOptions
 	return cf, kindBody(k.kind), true, err
 }
 
-func (k kindOf[T]) record(env content.Env, p *plan) (any, error) {
+func (k kindOf[T]) record(env content.Env, p *plan) (map[string]any, error) {
 	if r, ok := k.kind.(content.Recorder[T]); ok {
 		return r.Record(env, *k.items(&p.ContentOptions))
 	}
@@ -153,7 +153,9 @@ func (s *state) recordKind(k contentKind) error {
 	if s.content.records == nil {
 		s.content.records = map[string]any{}
 	}
-	s.content.records[k.option()] = r
+	for key, v := range r {
+		s.content.records[key] = v
+	}
 	return nil
 }
 

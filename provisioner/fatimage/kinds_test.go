@@ -97,8 +97,11 @@ func TestContentSteps(t *testing.T) {
 		t.Errorf("%d bundles", n)
 	}
 	order(comm.scripts["content"], "fatimage_download_file", "fatimage_git_install", "fatimage_pip", "fatimage_grafana_dashboard")
-	r := s.imageContentRecord()
-	if r.Downloads["/opt/f"].SHA256 != sum || r.Git["/opt/a"].Commit != commit || r.GrafanaDashboards["mine.json"].SHA256 != sum {
+	r := s.imageContentRecord().kinds
+	dl, _ := r["downloads"].(map[string]downloads.Record)
+	gits, _ := r["git"].(map[string]git.Record)
+	dash, _ := r["grafana_dashboards"].(map[string]dashboards.Record)
+	if dl["/opt/f"].SHA256 != sum || gits["/opt/a"].Commit != commit || dash["mine.json"].SHA256 != sum {
 		t.Errorf("record %+v", r)
 	}
 }

@@ -22,7 +22,7 @@ func TestRecord(t *testing.T) {
 	}
 	env.Installed += "DASHBOARD grafana_dashboards[1] " + strings.Repeat("d", 64) + "\n"
 	r, err := Kind{}.Record(env, ds)
-	got, _ := r.(map[string]Record)
+	got, _ := r["grafana_dashboards"].(map[string]Record)
 	if err != nil || got["1.json"].Origin != "http://mirror/api/dashboards/1/revisions/2/download" || !got["1.json"].ChecksumVerified ||
 		got["mine.json"].SHA256 != strings.Repeat("d", 64) || got["mine.json"].ChecksumVerified {
 		t.Errorf("record %+v: %v", got, err)

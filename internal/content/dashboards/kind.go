@@ -182,9 +182,9 @@ type Record struct {
 
 // Record is image.json's grafana_dashboards, from the sha256 each
 // dashboard had as fetched (the install's reports).
-func (Kind) Record(env content.Env, ds []GrafanaDashboard) (any, error) {
+func (Kind) Record(env content.Env, ds []GrafanaDashboard) (map[string]any, error) {
 	if len(ds) == 0 {
-		return map[string]Record(nil), nil
+		return nil, nil
 	}
 	sums := ParseSums(env.Installed, len(ds))
 	if err := content.RequireReports(sums, "grafana_dashboards", "the install did not report the dashboard's sha256"); err != nil {
@@ -194,7 +194,7 @@ func (Kind) Record(env content.Env, ds []GrafanaDashboard) (any, error) {
 	for i, d := range ds {
 		out[d.Name()] = Record{Origin: d.Origin(env.Options[URLOption]), SHA256: sums[i], ChecksumVerified: d.SHA256 != "", Replacements: d.Replacements}
 	}
-	return out, nil
+	return map[string]any{"grafana_dashboards": out}, nil
 }
 
 // ParseSums reads the sha256 each of n dashboards had as fetched.

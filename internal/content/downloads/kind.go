@@ -158,10 +158,10 @@ type Record struct {
 	Unchecked bool `json:"unchecked,omitempty"`
 }
 
-// Record is image.json's record of the downloads, by Identity.
-func (Kind) Record(env content.Env, ds []Download) (any, error) {
+// Record is image.json's `downloads`, by Identity.
+func (Kind) Record(env content.Env, ds []Download) (map[string]any, error) {
 	if len(ds) == 0 {
-		return map[string]Record(nil), nil
+		return nil, nil
 	}
 	sums := ParseSums(env.Fetched)
 	r := map[string]Record{}
@@ -172,7 +172,7 @@ func (Kind) Record(env content.Env, ds []Download) (any, error) {
 		}
 		r[d.Identity()] = Record{URL: d.URL, SHA256: sum, Unchecked: d.InsecureSkipChecksum}
 	}
-	return r, nil
+	return map[string]any{"downloads": r}, nil
 }
 
 // ParseSums reads the "DOWNLOAD-SHA256 <i> <sha256>" lines.

@@ -35,7 +35,7 @@ func TestFetchInstallRecord(t *testing.T) {
 		t.Errorf("install %q: %v", sc.Calls, err)
 	}
 	r, err := Kind{}.Record(content.Env{Fetched: out}, gs)
-	if rec, _ := r.(map[string]Record); err != nil || rec["/opt/b"] != (Record{Repo: "https://h/b.git", Ref: "main", Commit: c2}) {
+	if rec, _ := r["git"].(map[string]Record); err != nil || rec["/opt/b"] != (Record{Repo: "https://h/b.git", Ref: "main", Commit: c2}) {
 		t.Errorf("record %+v: %v", r, err)
 	}
 }

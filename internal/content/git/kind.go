@@ -177,14 +177,14 @@ type Record struct {
 
 // Record is image.json's git, by destination, with the commit each
 // checkout's fetch reported.
-func (Kind) Record(env content.Env, gs []GitCheckout) (any, error) {
+func (Kind) Record(env content.Env, gs []GitCheckout) (map[string]any, error) {
 	if len(gs) == 0 {
-		return map[string]Record(nil), nil
+		return nil, nil
 	}
 	commits := ParseCommits(env.Fetched, len(gs))
 	r := map[string]Record{}
 	for i, g := range gs {
 		r[g.Destination] = Record{Repo: g.Repo, Ref: g.Ref(), Commit: commits[i]}
 	}
-	return r, nil
+	return map[string]any{"git": r}, nil
 }

@@ -178,36 +178,28 @@ func (Kind) Install(env content.Env, es []PythonEnv) (content.Script, error) {
 
 // Record is what image.json records of the environments: `python`, the
 // pins by Label, and `python_git`, each git requirement by "<label>
-// <name>" with the commit installed.
-type Record struct {
-	Pins map[string][]string
-	Git  map[string]git.Record
-}
-
-// Record reads the commits the install reported, failing naming a git
-// requirement without one.
-func (Kind) Record(env content.Env, es []PythonEnv) (any, error) {
-	var r Record
+// <name>" with the commit installed (the install's report; a missing one
+// fails naming the requirement).
+func (Kind) Record(env content.Env, es []PythonEnv) (map[string]any, error) {
 	commits, err := ParseGitCommits(env.Installed, es)
-	if err != nil {
+	if err != nil || len(es) == 0 {
 		return nil, err
 	}
+	pins, gits := map[string][]string{}, map[string]git.Record{}
 	for _, e := range es {
-		if r.Pins == nil {
-			r.Pins = map[string][]string{}
-		}
 		lines, _ := e.RequirementLines()
 		for i, l := range lines {
 			lines[i] = requirementPin(l) // the pin, without hashes
 		}
-		r.Pins[e.Label()] = lines
+		pins[e.Label()] = lines
 		for _, g := range e.GitRequirements() {
-			if r.Git == nil {
-				r.Git = map[string]git.Record{}
-			}
 			k := e.Label() + " " + g.Name
-			r.Git[k] = git.Record{Repo: g.URL, Ref: g.Ref, Commit: commits[k]}
+			gits[k] = git.Record{Repo: g.URL, Ref: g.Ref, Commit: commits[k]}
 		}
+	}
+	r := map[string]any{"python": pins}
+	if len(gits) > 0 {
+		r["python_git"] = gits
 	}
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 )
 
 // The fetch stages each environment's requirements (on the VM: nothing
@@ -30,8 +31,9 @@ func TestFetchInstallRecord(t *testing.T) {
 	}
 	commit := strings.Repeat("e", 40)
 	r, err := Kind{}.Record(content.Env{Installed: "python-git-commit python_envs[1] t " + commit + "\n"}, es)
-	rec, _ := r.(Record)
-	if err != nil || rec.Git["python3 t"].Commit != commit || strings.Join(rec.Pins["python3"], " ") != "t @ git+https://h/t.git@v1 y==2" {
+	gits, _ := r["python_git"].(map[string]git.Record)
+	pins, _ := r["python"].(map[string][]string)
+	if err != nil || gits["python3 t"].Commit != commit || strings.Join(pins["python3"], " ") != "t @ git+https://h/t.git@v1 y==2" {
 		t.Errorf("record %+v: %v", r, err)
 	}
 	if errs := CheckSource(es, "host"); len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "python_envs[1]: t is a git requirement") {

@@ -147,9 +147,9 @@ type Record struct {
 }
 
 // Record is image.json's rpms, from the fetch's reports.
-func (Kind) Record(env content.Env, rs []RPMURL) (any, error) {
+func (Kind) Record(env content.Env, rs []RPMURL) (map[string]any, error) {
 	if len(rs) == 0 {
-		return map[string]Record(nil), nil
+		return nil, nil
 	}
 	fetched, err := ParseFetched(env.Fetched, len(rs))
 	if err != nil {
@@ -160,5 +160,5 @@ func (Kind) Record(env content.Env, rs []RPMURL) (any, error) {
 		f := fetched[i]
 		out[f.Name] = Record{URL: r.URL, NVR: f.NVR, SHA256: f.SHA256, ChecksumVerified: !r.InsecureSkipChecksum, GPGCheck: !r.DisableGPGCheck}
 	}
-	return out, nil
+	return map[string]any{"rpms": out}, nil
 }

@@ -26,7 +26,7 @@ func TestFetchRecord(t *testing.T) {
 	}
 	out += "RPM-URL 1 " + sum + " b b-2-1\n"
 	r, err := Kind{}.Record(content.Env{Fetched: out}, rs)
-	rec, _ := r.(map[string]Record)
+	rec, _ := r["rpms"].(map[string]Record)
 	if err != nil || rec["b"] != (Record{URL: "https://h/b.rpm", NVR: "b-2-1", SHA256: sum}) || !rec["a"].ChecksumVerified || !rec["a"].GPGCheck {
 		t.Errorf("record %+v: %v", r, err)
 	}
