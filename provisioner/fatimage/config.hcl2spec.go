@@ -8,6 +8,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
@@ -61,7 +62,7 @@ type FlatConfig struct {
 	PackerOnError            *string                           `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
 	PackerUserVars           map[string]string                 `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
 	PackerSensitiveVars      []string                          `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
-	GPGKeys                  []FlatGPGKey                      `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	GPGKeys                  []keys.FlatGPGKey                 `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	Files                    []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts             []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads                []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
@@ -154,7 +155,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"packer_on_error":            &hcldec.AttrSpec{Name: "packer_on_error", Type: cty.String, Required: false},
 		"packer_user_variables":      &hcldec.AttrSpec{Name: "packer_user_variables", Type: cty.Map(cty.String), Required: false},
 		"packer_sensitive_variables": &hcldec.AttrSpec{Name: "packer_sensitive_variables", Type: cty.List(cty.String), Required: false},
-		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*keys.FlatGPGKey)(nil).HCL2Spec())},
 		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
@@ -288,7 +289,7 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 // FlatContentOptions is an auto-generated flat version of ContentOptions.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatContentOptions struct {
-	GPGKeys            []FlatGPGKey                      `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	GPGKeys            []keys.FlatGPGKey                 `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
 	Files              []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
 	GitCheckouts       []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
 	Downloads          []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
@@ -317,7 +318,7 @@ func (*ContentOptions) FlatMapstructure() interface{ HCL2Spec() map[string]hclde
 // The decoded values from this spec will then be applied to a FlatContentOptions.
 func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*keys.FlatGPGKey)(nil).HCL2Spec())},
 		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
 		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
 		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
@@ -332,33 +333,6 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"limits":             &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":        &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
 		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
-	}
-	return s
-}
-
-// FlatGPGKey is an auto-generated flat version of GPGKey.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatGPGKey struct {
-	Path    *string `mapstructure:"path" cty:"path" hcl:"path"`
-	Key     *string `mapstructure:"key" cty:"key" hcl:"key"`
-	Builtin *string `mapstructure:"builtin" cty:"builtin" hcl:"builtin"`
-}
-
-// FlatMapstructure returns a new FlatGPGKey.
-// FlatGPGKey is an auto-generated flat version of GPGKey.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*GPGKey) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatGPGKey)
-}
-
-// HCL2Spec returns the hcl spec of a GPGKey.
-// This spec is used by HCL to read the fields of GPGKey.
-// The decoded values from this spec will then be applied to a FlatGPGKey.
-func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"key":     &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
-		"builtin": &hcldec.AttrSpec{Name: "builtin", Type: cty.String, Required: false},
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
@@ -19,7 +20,7 @@ import (
 // its package and its line in the step table (docs/development.md).
 type ContentOptions struct {
 	// GPG keys to write and import.
-	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
+	GPGKeys []keys.GPGKey `mapstructure:"gpg_keys"`
 	// Files and directories to copy into the image.
 	Files []files.File `mapstructure:"files"`
 	// Git repositories checked out at a pinned tag or commit (see Git

@@ -13,6 +13,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -104,9 +105,9 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []err
 	if err != nil {
 		return nil, []error{fmt.Errorf("group %q: content: %v", g.Name, err)}
 	}
-	defaultKeyPaths(gc.GPGKeys)
+	keys.DefaultPaths(gc.GPGKeys)
 	var errs []error
-	for _, e := range append(gc.check(c.contentSource()), validateGPGKeys(gc.GPGKeys)...) {
+	for _, e := range gc.check(c.contentSource()) {
 		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
 	}
 	return &gc, errs
@@ -191,7 +192,6 @@ func (p *plan) mergeGroupContent() []error {
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
 	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
-	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, k := range contentKinds() {
 		k.merge(p, groups, &errs)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
@@ -279,6 +280,9 @@ var (
 	kindPython       = newKind(python.Kind{}, func(o *ContentOptions) *[]python.PythonEnv { return &o.PythonEnvs })
 	kindDashboards   = newKind(dashboards.Kind{}, func(o *ContentOptions) *[]dashboards.GrafanaDashboard { return &o.GrafanaDashboards })
 	contentStepKinds = []contentKind{kindDownloads, kindGit, kindPython, kindDashboards}
+	// kindKeys is installed by the repos step, with the repositories'
+	// built-in keys (keys.Script).
+	kindKeys = newKind(keys.Kind{}, func(o *ContentOptions) *[]keys.GPGKey { return &o.GPGKeys })
 	// kindRPMs is fetched in its own step and installed by the packages
 	// step.
 	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })

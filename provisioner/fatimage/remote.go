@@ -323,6 +323,3 @@ func (w *uiWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
-
-// inWorkDir is the path of name in the run's work dir.
-func (s *state) inWorkDir(name string) string { return path.Join(s.workDir, name) }

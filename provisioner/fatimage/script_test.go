@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 )
 
 // runLocal runs a provisioner script with the real sh (and tar,
@@ -233,7 +235,7 @@ func TestUsersScript(t *testing.T) {
 // The repos step runs no dnf: the transaction's first command loads the
 // metadata.
 func TestReposScripts(t *testing.T) {
-	sc := newScript("repofiles", "repos").call("import_key", "/etc/pki/rpm-gpg/K")
+	sc := newScript("repofiles", "repos", kindBody(keys.Kind{})).call("import_key", "/etc/pki/rpm-gpg/K")
 	out, calls, err := runFaked(t, sc, map[string]string{"dnf": "", "rpm": ""})
 	if err != nil {
 		t.Fatal(err, out)

@@ -39,7 +39,8 @@ type step struct {
 // steps is a run, in order.
 var steps = []step{
 	{name: "connect", run: stepConnect},
-	{name: "repos", run: stepRepos},
+	// The repositories and their keys (the gpg_keys kind, kindKeys).
+	{name: "repos", kinds: registered(kindKeys), run: stepRepos},
 	// Binaries are fetched and verified before any package work, so a
 	// bad checksum fails the build in seconds, not after the update.
 	{name: "binaries-fetch", when: hasBinaries, run: stepFetchBinaries},

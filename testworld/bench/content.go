@@ -15,11 +15,11 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
-	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 )
 
 // The built-in groups carry content besides packages (issue #15): files,
@@ -126,7 +126,7 @@ type groupContent struct {
 	Limits             []system.ConfigFile           `mapstructure:"limits"`
 	Sysctls            []system.Sysctl               `mapstructure:"sysctl"`
 	GrafanaDashboards  []dashboards.GrafanaDashboard `mapstructure:"grafana_dashboards"`
-	GPGKeys            []fatimage.GPGKey             `mapstructure:"gpg_keys"`
+	GPGKeys            []keys.GPGKey                 `mapstructure:"gpg_keys"`
 }
 
 // reTemplate is what Ansible would template in a var's string.

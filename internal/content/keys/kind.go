@@ -1,10 +1,14 @@
-package fatimage
+package keys
 
 import (
+	_ "embed"
 	"fmt"
+	"path"
 	"strings"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
 
 // Keys (issue #15): the appliance writes and imports the key of every
@@ -21,6 +25,34 @@ import (
 // that OS major (the site's key is written instead, or, without `key`,
 // the image's own file is imported); `builtin = "<name>"` asks for a
 // built-in key no repository brings (RStudio, ceph-release).
+
+// Kind is the gpg_keys kind. Its items are installed by the repos step
+// (Script), the repositories' built-in keys first; Install is that
+// script without repositories.
+type Kind struct{}
+
+var _ content.Kind[GPGKey] = Kind{}
+
+//go:embed keys.sh
+var shell string
+
+// Option implements content.Kind.
+func (Kind) Option() string { return "gpg_keys" }
+
+// ID is the path (or the built-in's name when its path depends on the
+// OS major): a template entry for it replaces a group's.
+func (Kind) ID(k GPGKey) string { return "path " + keyID(k) }
+
+// Shell implements content.Kind: keys.sh.
+func (Kind) Shell() string { return shell }
+
+// Validate implements content.Kind.
+func (Kind) Validate(keys []GPGKey) []error { return validate(keys) }
+
+// Install writes and imports the keys (Script without repositories).
+func (Kind) Install(env content.Env, keys []GPGKey) (content.Script, error) {
+	return Script(env.WorkDir, nil, keys)
+}
 
 // imageKey is one key the repos step imports.
 type imageKey struct {
@@ -53,9 +85,9 @@ func builtinKeyPath(name string) string {
 	return p
 }
 
-// defaultKeyPaths fills in the path of entries that name a built-in key
+// DefaultPaths fills in the path of entries that name a built-in key
 // without one, when that path does not depend on the OS major.
-func defaultKeyPaths(keys []GPGKey) {
+func DefaultPaths(keys []GPGKey) {
 	for i := range keys {
 		if keys[i].Path == "" && keys[i].Builtin != "" {
 			keys[i].Path = builtinKeyPath(keys[i].Builtin)
@@ -72,33 +104,34 @@ func keyID(k GPGKey) string {
 	return k.Path
 }
 
-// validateGPGKeys checks gpg_keys (the template's or a group's).
-func validateGPGKeys(keys []GPGKey) []error {
-	var errs problems
+// validate checks gpg_keys (the template's or a group's).
+func validate(keys []GPGKey) []error {
+	var errs []error
 	paths := map[string]int{}
 	for i, k := range keys {
+		add := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 		if k.Builtin != "" {
 			if _, err := gpgkeys.ByName(k.Builtin, keyMajors[0]); err != nil {
-				errs.add("gpg_keys[%d]: builtin %q is not a built-in key (built-in keys: %s)", i, k.Builtin, strings.Join(gpgkeys.Names(), ", "))
+				add("gpg_keys[%d]: builtin %q is not a built-in key (built-in keys: %s)", i, k.Builtin, strings.Join(gpgkeys.Names(), ", "))
 				continue
 			}
 			if k.Key != "" {
-				errs.add("gpg_keys[%d]: set key or builtin, not both", i)
+				add("gpg_keys[%d]: set key or builtin, not both", i)
 			}
 		} else if k.Path == "" {
-			errs.add("gpg_keys[%d]: path is required (or builtin, for a built-in key)", i)
+			add("gpg_keys[%d]: path is required (or builtin, for a built-in key)", i)
 			continue
 		}
 		if msg := checkKeyPath(k.Path); k.Path != "" && msg != "" {
-			errs.add("gpg_keys[%d]: path %q %s", i, k.Path, msg)
+			add("gpg_keys[%d]: path %q %s", i, k.Path, msg)
 		}
 		if j, ok := paths[keyID(k)]; ok {
-			errs.add("gpg_keys[%d]: path %s is already gpg_keys[%d]'s", i, keyID(k), j)
+			add("gpg_keys[%d]: path %s is already gpg_keys[%d]'s", i, keyID(k), j)
 		}
 		paths[keyID(k)] = i
 		if k.Key != "" {
 			if err := gpgkeys.Check([]byte(k.Key)); err != nil {
-				errs.add("gpg_keys[%d]: key must be an armored PGP public key block: %v", i, err)
+				add("gpg_keys[%d]: key must be an armored PGP public key block: %v", i, err)
 			}
 		}
 	}
@@ -124,23 +157,19 @@ func builtinImageKey(name, p string, replaced map[string]bool) imageKey {
 }
 
 // imageKeys are the keys the repos step writes and imports, in order:
-// the built-in keys of the standard repositories in repos (once each, in
-// repos order; for an OS major whose path a gpg_keys entry has, that
-// entry replaces it), then the gpg_keys entries.
-func (p *plan) imageKeys() []imageKey {
+// the built-in keys of the standard repositories (once each, in repos
+// order; for an OS major whose path a gpg_keys entry has, that entry
+// replaces it), then the gpg_keys entries.
+func imageKeys(repos []string, keys []GPGKey) []imageKey {
 	site := map[string]bool{}
-	for _, k := range p.GPGKeys {
+	for _, k := range keys {
 		if k.Path != "" {
 			site[k.Path] = true
 		}
 	}
 	var out []imageKey
 	seen := map[string]bool{}
-	for _, r := range p.repos {
-		name := r.Name
-		if name == "" {
-			name = r.RepoName
-		}
+	for _, name := range repos {
 		k, ok := gpgkeys.ForRepo(name, keyMajors[0]) // every standard repository's key has both majors
 		if !ok || seen[k.Name] {
 			continue
@@ -150,7 +179,7 @@ func (p *plan) imageKeys() []imageKey {
 			out = append(out, ik)
 		}
 	}
-	for _, k := range p.GPGKeys {
+	for _, k := range keys {
 		if k.Builtin != "" {
 			out = append(out, builtinImageKey(k.Builtin, k.Path, nil))
 			continue
@@ -160,31 +189,29 @@ func (p *plan) imageKeys() []imageKey {
 	return out
 }
 
-// keyCalls stages the keys' blocks and adds the calls writing and
-// importing them to sc.
-func (s *state) keyCalls(sc *vmScript) error {
-	keys := s.plan.imageKeys()
-	var files []staged
-	for i, k := range keys {
+// Script writes and imports the keys of the repositories named (each a
+// repository's name in repos, the built-in keys of the standard ones)
+// and the gpg_keys entries, their blocks staged in workDir.
+func Script(workDir string, repos []string, keys []GPGKey) (content.Script, error) {
+	ks := imageKeys(repos, keys)
+	sc := content.Script{}
+	for i, k := range ks {
 		switch {
 		case k.builtin != "":
 			for _, m := range keyMajors {
 				if k.majorPaths[m] != "" {
 					bk, err := gpgkeys.ByName(k.builtin, m)
 					if err != nil {
-						return err // validated
+						return sc, err // validated
 					}
-					files = append(files, staged{keyFile(i) + ".el" + m, bk.Armored()})
+					sc.Staged = append(sc.Staged, content.Staged{Name: keyFile(i) + ".el" + m, Data: bk.Armored()})
 				}
 			}
 		case k.key != "":
-			files = append(files, staged{keyFile(i), []byte(k.key)})
+			sc.Staged = append(sc.Staged, content.Staged{Name: keyFile(i), Data: []byte(k.key)})
 		}
 	}
-	if err := s.stage(sc, files...); err != nil {
-		return err
-	}
-	for i, k := range keys {
+	for i, k := range ks {
 		switch {
 		case k.builtin != "":
 			// install_builtin_key NAME (MAJOR DST SRC)...: "-" for a
@@ -193,18 +220,30 @@ func (s *state) keyCalls(sc *vmScript) error {
 			for _, m := range keyMajors {
 				dst, src := "-", "-"
 				if k.majorPaths[m] != "" {
-					dst, src = k.majorPaths[m], s.inWorkDir(keyFile(i)+".el"+m)
+					dst, src = k.majorPaths[m], path.Join(workDir, keyFile(i)+".el"+m)
 				}
 				args = append(args, m, dst, src)
 			}
-			sc.call("install_builtin_key", args...)
+			sc.Call("install_builtin_key", args...)
 			continue
 		case k.key != "":
-			sc.call("install_key", s.inWorkDir(keyFile(i)), k.path)
+			sc.Call("install_key", path.Join(workDir, keyFile(i)), k.path)
 		}
-		sc.call("import_key", k.path)
+		sc.Call("import_key", k.path)
 	}
-	return nil
+	return sc, nil
 }
 
 func keyFile(i int) string { return fmt.Sprintf("key-%d", i) }
+
+// checkKeyPath is the problem with a gpg_keys path, "" when none: the key
+// is written there, so it must be a file of the keys' directory.
+func checkKeyPath(p string) string {
+	if msg := safepath.Dest(p, false); msg != "" {
+		return msg
+	}
+	if !strings.HasPrefix(p, gpgkeys.Dir) || strings.Contains(strings.TrimPrefix(p, gpgkeys.Dir), "/") {
+		return "must be a file in " + gpgkeys.Dir + " (a key written anywhere else replaces that file)"
+	}
+	return ""
+}
