@@ -8,7 +8,11 @@
 // table (docs/development.md, "A content kind").
 package content
 
-import "strings"
+import (
+	"context"
+	"os"
+	"strings"
+)
 
 // Kind is one content kind over items of type T.
 type Kind[T any] interface {
@@ -52,12 +56,96 @@ type Script struct {
 	Calls [][]string
 }
 
-// Env is what an install knows of the run.
+// Env is what a kind's Fetch, Install and Record know of the run.
 type Env struct {
 	// WorkDir is the run's private directory on the VM, where Staged
 	// files land.
 	WorkDir string
+	// Source is who fetches URL content: "vm", or "host" (the plugin,
+	// through internal/fetch, uploading what it fetched).
+	Source string
+	// Options are the provisioner's options a kind reads besides its
+	// items (the mirror URLs, e.g. grafana_dashboards_url), by name,
+	// defaulted.
+	Options map[string]string
+	// Say shows a line of host-side work (cloning a repository) on the
+	// build's output.
+	Say func(string)
+	// Fetched and Installed are what the kind's calls printed on the VM
+	// when fetching and installing (its reports: a sum, a commit), for
+	// Install and Record; empty before.
+	Fetched, Installed string
 }
+
+// The two optional interfaces below are asked of a kind by type
+// assertion rather than embedded as no-ops in Kind: most kinds (files,
+// line_edits, the system settings) place what the template holds,
+// fetch nothing and are recorded by the files they write, and a Kind
+// with methods that mean nothing for them would be harder to read.
+
+// Fetcher is a kind whose items are fetched and checked before any
+// package work, so a bad pin changes nothing.
+type Fetcher[T any] interface {
+	// Fetch is what fetching the items takes: the provisioner checks
+	// the owners, fetches the URLs through its one fetch path, uploads
+	// the files and runs the script. Fetch itself touches only the build
+	// host, and only with Env.Source "host" beyond reading local sources
+	// (a git mirror in the cache); with an empty Env it only describes
+	// (the warnings and owners said before a run).
+	Fetch(ctx context.Context, env Env, items []T) (Fetch, error)
+}
+
+// Recorder is a kind whose items image.json records (and with it the
+// manifest and the SBOM made from it).
+type Recorder[T any] interface {
+	// Record is the kind's entries in image.json's `content`, by key
+	// (e.g. "downloads"), none for no items; an error says the scripts
+	// did not report what the record needs (a bug, not a result).
+	Record(env Env, items []T) (map[string]any, error)
+}
+
+// Fetch is the fetch of a kind's items.
+type Fetch struct {
+	// Warnings are said before the fetch: items not pinned.
+	Warnings []string
+	// Owners the items will have, checked to exist on the VM first
+	// (unless the run creates them).
+	Owners []Owner
+	// URLs are files fetched into the work dir: by the VM, or (Env.Source
+	// "host") by the plugin through internal/fetch (cache, retries,
+	// progress, sha256, credentials kept to their origin) and uploaded.
+	// Each with a sha256 is then checked on the VM.
+	URLs []URL
+	// Uploads are files the host made (a git bundle), uploaded into
+	// the work dir before the script runs.
+	Uploads []Upload
+	// Script runs when every URL is in place and checked; its Staged
+	// files (local sources, checked on the host) are uploaded first.
+	Script Script
+	// Check, when set, checks what the script printed (a commit each
+	// item reported), failing the fetch when a report is missing.
+	Check func(out string) error
+}
+
+// Upload is a file of the build host uploaded to Dst on the VM; Remove:
+// a temporary file, removed once uploaded (or when the fetch fails).
+type Upload struct {
+	What, Path, Dst string
+	Remove          bool
+}
+
+// URL is one file fetched by URL.
+type URL struct {
+	What string // names it in messages, e.g. "downloads[0]"
+	URL  string
+	// SHA256 (hex) the file must have; "" (an explicit opt-out) is not
+	// checked.
+	SHA256 string
+	Dst    string // its path in the work dir
+}
+
+// Owner is an item's owner.
+type Owner struct{ What, User, Group string }
 
 // Staged is a file for the work dir.
 type Staged struct {
@@ -89,4 +177,13 @@ func Flag(v bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// RemoveUploads removes the temporary files of us.
+func RemoveUploads(us []Upload) {
+	for _, u := range us {
+		if u.Remove {
+			_ = os.Remove(u.Path)
+		}
+	}
 }

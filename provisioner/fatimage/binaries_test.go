@@ -165,7 +165,7 @@ func TestVerifyAndInstallScripts(t *testing.T) {
 	script := func() *vmScript {
 		sc := newScript("content", "download")
 		for _, it := range binaryFetches(bins, work, "https://releases.example") {
-			sc.call("fatimage_verify", it.what, it.sum, it.dst, it.url)
+			sc.call("fatimage_verify", it.What, it.SHA256, it.Dst, it.URL)
 		}
 		return sc.add(scriptInstallBinaries(bins, work))
 	}

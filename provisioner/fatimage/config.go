@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,GPGKey,User,Binary,GitCheckout,Download,PythonEnv,RPMURL,Container,ContainerRegistry,GrafanaDashboard
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,User,Binary,Container,ContainerRegistry
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -12,6 +12,9 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // Repo is one repository to write into /etc/yum.repos.d; the `repos`
@@ -59,24 +62,6 @@ type Repo struct {
 	// into the build's copy on the tmpfs, never into the disabled file
 	// left in the image.
 	Options map[string]string `mapstructure:",remain"`
-}
-
-// GPGKey is a key to import with `rpm --import`. The standard
-// repositories' keys are built in (see "GPG keys"); an entry with the
-// path of a built-in key replaces it.
-type GPGKey struct {
-	// Path of the key in the image, a file in /etc/pki/rpm-gpg/, e.g.
-	// /etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9.
-	// Required unless `builtin` is set (the default is then the built-in
-	// key's path for the image's OS major).
-	Path string `mapstructure:"path"`
-	// Armored key written to Path (0644 root). Empty: Path is already in the image.
-	Key string `mapstructure:"key"`
-	// A built-in key to write and import, for the image's OS major:
-	// `RStudio` or `ceph-release` (keys no repository in `repos` brings),
-	// or a standard repository's (`epel`, `openhpc`, `ceph`, `cernvmfs`,
-	// `TurboVNC`, `ondemand-web`).
-	Builtin string `mapstructure:"builtin"`
 }
 
 // User is a user (and optionally its group) created with fixed IDs.
@@ -421,14 +406,14 @@ func (c *Config) setDefaults() {
 		{&c.GitBaseURL, "https://github.com"},
 		{&c.GitHubReleasesURL, "https://github.com"},
 		{&c.RStudioDownloadURL, "https://download2.rstudio.org"},
-		{&c.PythonIndexURL, defaultIndexURL},
+		{&c.PythonIndexURL, python.DefaultIndexURL},
 		{&c.NetlibURL, defaultNetlibURL},
 	} {
 		if *d.field == "" {
 			*d.field = d.value
 		}
 	}
-	defaultKeyPaths(c.GPGKeys)
+	keys.DefaultPaths(c.GPGKeys)
 }
 
 // validators check the configuration and its plan, one concern each

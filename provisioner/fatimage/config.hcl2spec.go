@@ -4,8 +4,14 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -48,85 +54,85 @@ func (*FlatBinary) HCL2Spec() map[string]hcldec.Spec {
 // FlatConfig is an auto-generated flat version of Config.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatConfig struct {
-	PackerBuildName          *string                        `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
-	PackerBuilderType        *string                        `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
-	PackerCoreVersion        *string                        `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
-	PackerDebug              *bool                          `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
-	PackerForce              *bool                          `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
-	PackerOnError            *string                        `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
-	PackerUserVars           map[string]string              `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
-	PackerSensitiveVars      []string                       `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
-	GPGKeys                  []FlatGPGKey                   `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	Files                    []files.FlatFile               `mapstructure:"files" cty:"files" hcl:"files"`
-	GitCheckouts             []FlatGitCheckout              `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads                []FlatDownload                 `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs                  []FlatRPMURL                   `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs               []FlatPythonEnv                `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers               []FlatContainer                `mapstructure:"containers" cty:"containers" hcl:"containers"`
-	GrafanaDashboards        []FlatGrafanaDashboard         `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
-	SystemdUnits             []system.FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
-	Sysctls                  []system.FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
-	ModprobeBlacklists       []system.FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
-	Tmpfiles                 []system.FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
-	Limits                   []system.FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
-	KernelArgs               []string                       `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	LineEdits                []lines.FlatLineEdit           `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
-	RawRepos                 []map[string]string            `mapstructure:"repos" cty:"repos" hcl:"repos"`
-	RepoUsername             *string                        `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
-	RepoPassword             *string                        `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
-	ImportOSKey              *bool                          `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
-	ReplaceRepos             *bool                          `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
-	EnableRepos              []string                       `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
-	Update                   *bool                          `mapstructure:"update" cty:"update" hcl:"update"`
-	UpdateExclude            []string                       `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
-	Reboot                   *string                        `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
-	RebootTimeout            *string                        `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
-	SELinux                  *string                        `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
-	Groups                   []string                       `mapstructure:"groups" cty:"groups" hcl:"groups"`
-	Inventory                []string                       `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
-	InventoryGroups          *string                        `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
-	ApplianceDir             *string                        `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
-	ApplianceEnvironment     *string                        `mapstructure:"appliance_environment" cty:"appliance_environment" hcl:"appliance_environment"`
-	ApplianceAnsibleDir      *string                        `mapstructure:"appliance_ansible_dir" cty:"appliance_ansible_dir" hcl:"appliance_ansible_dir"`
-	ApplianceRolesPath       []string                       `mapstructure:"appliance_roles_path" cty:"appliance_roles_path" hcl:"appliance_roles_path"`
-	ApplianceCollectionsPath []string                       `mapstructure:"appliance_collections_path" cty:"appliance_collections_path" hcl:"appliance_collections_path"`
-	ApplianceStrict          *bool                          `mapstructure:"appliance_strict" cty:"appliance_strict" hcl:"appliance_strict"`
-	GitBaseURL               *string                        `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
-	ContainerRegistry        *string                        `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
-	GitHubReleasesURL        *string                        `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
-	PythonIndexURL           *string                        `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
-	PythonIndexInsecure      *bool                          `mapstructure:"python_index_insecure" cty:"python_index_insecure" hcl:"python_index_insecure"`
-	RStudioDownloadURL       *string                        `mapstructure:"rstudio_download_url" cty:"rstudio_download_url" hcl:"rstudio_download_url"`
-	SSSDInstallLDAP          *bool                          `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
-	Packages                 []string                       `mapstructure:"packages" cty:"packages" hcl:"packages"`
-	ModuleStreams            []string                       `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
-	RemovePackages           []string                       `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
-	InstallWeakDeps          *bool                          `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
-	Exclude                  []string                       `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
-	GrafanaPlugins           []string                       `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
-	GrafanaPluginSHA256      map[string]string              `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
-	GrafanaPluginURL         *string                        `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
-	GrafanaDashboardsURL     *string                        `mapstructure:"grafana_dashboards_url" cty:"grafana_dashboards_url" hcl:"grafana_dashboards_url"`
-	NetlibURL                *string                        `mapstructure:"netlib_url" cty:"netlib_url" hcl:"netlib_url"`
-	DisableServices          []string                       `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
-	Users                    []FlatUser                     `mapstructure:"users" cty:"users" hcl:"users"`
-	MoveLoginHome            *bool                          `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
-	LoginHome                *string                        `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
-	Cleanup                  *bool                          `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
-	SkipCleanupSteps         []string                       `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
-	DisableRepos             *bool                          `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
-	Binaries                 []FlatBinary                   `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
-	DefaultBinaries          *bool                          `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
-	ReleaseBaseURL           *string                        `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
-	BinarySource             *string                        `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
-	ContainerRegistries      []FlatContainerRegistry        `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
-	ContentSource            *string                        `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
-	ManifestOutput           *string                        `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
-	SBOMOutput               *string                        `mapstructure:"sbom_output" cty:"sbom_output" hcl:"sbom_output"`
-	PreviousManifest         *string                        `mapstructure:"previous_manifest" cty:"previous_manifest" hcl:"previous_manifest"`
-	ChangeReportOutput       *string                        `mapstructure:"change_report_output" cty:"change_report_output" hcl:"change_report_output"`
-	ExecuteCommand           *string                        `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
-	RemoteFolder             *string                        `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
+	PackerBuildName          *string                           `mapstructure:"packer_build_name" cty:"packer_build_name" hcl:"packer_build_name"`
+	PackerBuilderType        *string                           `mapstructure:"packer_builder_type" cty:"packer_builder_type" hcl:"packer_builder_type"`
+	PackerCoreVersion        *string                           `mapstructure:"packer_core_version" cty:"packer_core_version" hcl:"packer_core_version"`
+	PackerDebug              *bool                             `mapstructure:"packer_debug" cty:"packer_debug" hcl:"packer_debug"`
+	PackerForce              *bool                             `mapstructure:"packer_force" cty:"packer_force" hcl:"packer_force"`
+	PackerOnError            *string                           `mapstructure:"packer_on_error" cty:"packer_on_error" hcl:"packer_on_error"`
+	PackerUserVars           map[string]string                 `mapstructure:"packer_user_variables" cty:"packer_user_variables" hcl:"packer_user_variables"`
+	PackerSensitiveVars      []string                          `mapstructure:"packer_sensitive_variables" cty:"packer_sensitive_variables" hcl:"packer_sensitive_variables"`
+	GPGKeys                  []keys.FlatGPGKey                 `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	Files                    []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
+	GitCheckouts             []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads                []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs                  []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs               []python.FlatPythonEnv            `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers               []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	GrafanaDashboards        []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	SystemdUnits             []system.FlatSystemdUnit          `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls                  []system.FlatSysctl               `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists       []system.FlatModprobeBlacklist    `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles                 []system.FlatConfigFile           `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits                   []system.FlatConfigFile           `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs               []string                          `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits                []lines.FlatLineEdit              `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+	RawRepos                 []map[string]string               `mapstructure:"repos" cty:"repos" hcl:"repos"`
+	RepoUsername             *string                           `mapstructure:"repo_username" cty:"repo_username" hcl:"repo_username"`
+	RepoPassword             *string                           `mapstructure:"repo_password" cty:"repo_password" hcl:"repo_password"`
+	ImportOSKey              *bool                             `mapstructure:"import_os_key" cty:"import_os_key" hcl:"import_os_key"`
+	ReplaceRepos             *bool                             `mapstructure:"replace_repos" cty:"replace_repos" hcl:"replace_repos"`
+	EnableRepos              []string                          `mapstructure:"enable_repos" cty:"enable_repos" hcl:"enable_repos"`
+	Update                   *bool                             `mapstructure:"update" cty:"update" hcl:"update"`
+	UpdateExclude            []string                          `mapstructure:"update_exclude" cty:"update_exclude" hcl:"update_exclude"`
+	Reboot                   *string                           `mapstructure:"reboot" cty:"reboot" hcl:"reboot"`
+	RebootTimeout            *string                           `mapstructure:"reboot_timeout" cty:"reboot_timeout" hcl:"reboot_timeout"`
+	SELinux                  *string                           `mapstructure:"selinux" cty:"selinux" hcl:"selinux"`
+	Groups                   []string                          `mapstructure:"groups" cty:"groups" hcl:"groups"`
+	Inventory                []string                          `mapstructure:"inventory" cty:"inventory" hcl:"inventory"`
+	InventoryGroups          *string                           `mapstructure:"inventory_groups" cty:"inventory_groups" hcl:"inventory_groups"`
+	ApplianceDir             *string                           `mapstructure:"appliance_dir" cty:"appliance_dir" hcl:"appliance_dir"`
+	ApplianceEnvironment     *string                           `mapstructure:"appliance_environment" cty:"appliance_environment" hcl:"appliance_environment"`
+	ApplianceAnsibleDir      *string                           `mapstructure:"appliance_ansible_dir" cty:"appliance_ansible_dir" hcl:"appliance_ansible_dir"`
+	ApplianceRolesPath       []string                          `mapstructure:"appliance_roles_path" cty:"appliance_roles_path" hcl:"appliance_roles_path"`
+	ApplianceCollectionsPath []string                          `mapstructure:"appliance_collections_path" cty:"appliance_collections_path" hcl:"appliance_collections_path"`
+	ApplianceStrict          *bool                             `mapstructure:"appliance_strict" cty:"appliance_strict" hcl:"appliance_strict"`
+	GitBaseURL               *string                           `mapstructure:"git_base_url" cty:"git_base_url" hcl:"git_base_url"`
+	ContainerRegistry        *string                           `mapstructure:"container_registry" cty:"container_registry" hcl:"container_registry"`
+	GitHubReleasesURL        *string                           `mapstructure:"github_releases_url" cty:"github_releases_url" hcl:"github_releases_url"`
+	PythonIndexURL           *string                           `mapstructure:"python_index_url" cty:"python_index_url" hcl:"python_index_url"`
+	PythonIndexInsecure      *bool                             `mapstructure:"python_index_insecure" cty:"python_index_insecure" hcl:"python_index_insecure"`
+	RStudioDownloadURL       *string                           `mapstructure:"rstudio_download_url" cty:"rstudio_download_url" hcl:"rstudio_download_url"`
+	SSSDInstallLDAP          *bool                             `mapstructure:"sssd_install_ldap" cty:"sssd_install_ldap" hcl:"sssd_install_ldap"`
+	Packages                 []string                          `mapstructure:"packages" cty:"packages" hcl:"packages"`
+	ModuleStreams            []string                          `mapstructure:"module_streams" cty:"module_streams" hcl:"module_streams"`
+	RemovePackages           []string                          `mapstructure:"remove_packages" cty:"remove_packages" hcl:"remove_packages"`
+	InstallWeakDeps          *bool                             `mapstructure:"install_weak_deps" cty:"install_weak_deps" hcl:"install_weak_deps"`
+	Exclude                  []string                          `mapstructure:"exclude" cty:"exclude" hcl:"exclude"`
+	GrafanaPlugins           []string                          `mapstructure:"grafana_plugins" cty:"grafana_plugins" hcl:"grafana_plugins"`
+	GrafanaPluginSHA256      map[string]string                 `mapstructure:"grafana_plugin_sha256" cty:"grafana_plugin_sha256" hcl:"grafana_plugin_sha256"`
+	GrafanaPluginURL         *string                           `mapstructure:"grafana_plugin_url" cty:"grafana_plugin_url" hcl:"grafana_plugin_url"`
+	GrafanaDashboardsURL     *string                           `mapstructure:"grafana_dashboards_url" cty:"grafana_dashboards_url" hcl:"grafana_dashboards_url"`
+	NetlibURL                *string                           `mapstructure:"netlib_url" cty:"netlib_url" hcl:"netlib_url"`
+	DisableServices          []string                          `mapstructure:"disable_services" cty:"disable_services" hcl:"disable_services"`
+	Users                    []FlatUser                        `mapstructure:"users" cty:"users" hcl:"users"`
+	MoveLoginHome            *bool                             `mapstructure:"move_login_home" cty:"move_login_home" hcl:"move_login_home"`
+	LoginHome                *string                           `mapstructure:"login_home" cty:"login_home" hcl:"login_home"`
+	Cleanup                  *bool                             `mapstructure:"cleanup" cty:"cleanup" hcl:"cleanup"`
+	SkipCleanupSteps         []string                          `mapstructure:"skip_cleanup_steps" cty:"skip_cleanup_steps" hcl:"skip_cleanup_steps"`
+	DisableRepos             *bool                             `mapstructure:"disable_repos" cty:"disable_repos" hcl:"disable_repos"`
+	Binaries                 []FlatBinary                      `mapstructure:"binaries" cty:"binaries" hcl:"binaries"`
+	DefaultBinaries          *bool                             `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
+	ReleaseBaseURL           *string                           `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
+	BinarySource             *string                           `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
+	ContainerRegistries      []FlatContainerRegistry           `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
+	ContentSource            *string                           `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
+	ManifestOutput           *string                           `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
+	SBOMOutput               *string                           `mapstructure:"sbom_output" cty:"sbom_output" hcl:"sbom_output"`
+	PreviousManifest         *string                           `mapstructure:"previous_manifest" cty:"previous_manifest" hcl:"previous_manifest"`
+	ChangeReportOutput       *string                           `mapstructure:"change_report_output" cty:"change_report_output" hcl:"change_report_output"`
+	ExecuteCommand           *string                           `mapstructure:"execute_command" cty:"execute_command" hcl:"execute_command"`
+	RemoteFolder             *string                           `mapstructure:"remote_folder" cty:"remote_folder" hcl:"remote_folder"`
 }
 
 // FlatMapstructure returns a new FlatConfig.
@@ -149,14 +155,14 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"packer_on_error":            &hcldec.AttrSpec{Name: "packer_on_error", Type: cty.String, Required: false},
 		"packer_user_variables":      &hcldec.AttrSpec{Name: "packer_user_variables", Type: cty.Map(cty.String), Required: false},
 		"packer_sensitive_variables": &hcldec.AttrSpec{Name: "packer_sensitive_variables", Type: cty.List(cty.String), Required: false},
-		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"gpg_keys":                   &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*keys.FlatGPGKey)(nil).HCL2Spec())},
 		"files":                      &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
-		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
-		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
-		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
-		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"git_checkouts":              &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
+		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*python.FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
-		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
 		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*system.FlatSysctl)(nil).HCL2Spec())},
 		"modprobe_blacklist":         &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*system.FlatModprobeBlacklist)(nil).HCL2Spec())},
@@ -283,21 +289,21 @@ func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
 // FlatContentOptions is an auto-generated flat version of ContentOptions.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatContentOptions struct {
-	GPGKeys            []FlatGPGKey                   `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
-	Files              []files.FlatFile               `mapstructure:"files" cty:"files" hcl:"files"`
-	GitCheckouts       []FlatGitCheckout              `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
-	Downloads          []FlatDownload                 `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
-	RPMURLs            []FlatRPMURL                   `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
-	PythonEnvs         []FlatPythonEnv                `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers         []FlatContainer                `mapstructure:"containers" cty:"containers" hcl:"containers"`
-	GrafanaDashboards  []FlatGrafanaDashboard         `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
-	SystemdUnits       []system.FlatSystemdUnit       `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
-	Sysctls            []system.FlatSysctl            `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
-	ModprobeBlacklists []system.FlatModprobeBlacklist `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
-	Tmpfiles           []system.FlatConfigFile        `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
-	Limits             []system.FlatConfigFile        `mapstructure:"limits" cty:"limits" hcl:"limits"`
-	KernelArgs         []string                       `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
-	LineEdits          []lines.FlatLineEdit           `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
+	GPGKeys            []keys.FlatGPGKey                 `mapstructure:"gpg_keys" cty:"gpg_keys" hcl:"gpg_keys"`
+	Files              []files.FlatFile                  `mapstructure:"files" cty:"files" hcl:"files"`
+	GitCheckouts       []git.FlatGitCheckout             `mapstructure:"git_checkouts" cty:"git_checkouts" hcl:"git_checkouts"`
+	Downloads          []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
+	RPMURLs            []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
+	PythonEnvs         []python.FlatPythonEnv            `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
+	Containers         []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	GrafanaDashboards  []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
+	SystemdUnits       []system.FlatSystemdUnit          `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
+	Sysctls            []system.FlatSysctl               `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
+	ModprobeBlacklists []system.FlatModprobeBlacklist    `mapstructure:"modprobe_blacklist" cty:"modprobe_blacklist" hcl:"modprobe_blacklist"`
+	Tmpfiles           []system.FlatConfigFile           `mapstructure:"tmpfiles" cty:"tmpfiles" hcl:"tmpfiles"`
+	Limits             []system.FlatConfigFile           `mapstructure:"limits" cty:"limits" hcl:"limits"`
+	KernelArgs         []string                          `mapstructure:"kernel_args" cty:"kernel_args" hcl:"kernel_args"`
+	LineEdits          []lines.FlatLineEdit              `mapstructure:"line_edits" cty:"line_edits" hcl:"line_edits"`
 }
 
 // FlatMapstructure returns a new FlatContentOptions.
@@ -312,14 +318,14 @@ func (*ContentOptions) FlatMapstructure() interface{ HCL2Spec() map[string]hclde
 // The decoded values from this spec will then be applied to a FlatContentOptions.
 func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*FlatGPGKey)(nil).HCL2Spec())},
+		"gpg_keys":           &hcldec.BlockListSpec{TypeName: "gpg_keys", Nested: hcldec.ObjectSpec((*keys.FlatGPGKey)(nil).HCL2Spec())},
 		"files":              &hcldec.BlockListSpec{TypeName: "files", Nested: hcldec.ObjectSpec((*files.FlatFile)(nil).HCL2Spec())},
-		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*FlatGitCheckout)(nil).HCL2Spec())},
-		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*FlatDownload)(nil).HCL2Spec())},
-		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*FlatRPMURL)(nil).HCL2Spec())},
-		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*FlatPythonEnv)(nil).HCL2Spec())},
+		"git_checkouts":      &hcldec.BlockListSpec{TypeName: "git_checkouts", Nested: hcldec.ObjectSpec((*git.FlatGitCheckout)(nil).HCL2Spec())},
+		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
+		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
+		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*python.FlatPythonEnv)(nil).HCL2Spec())},
 		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
-		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*FlatGrafanaDashboard)(nil).HCL2Spec())},
+		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"systemd_units":      &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
 		"sysctl":             &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*system.FlatSysctl)(nil).HCL2Spec())},
 		"modprobe_blacklist": &hcldec.BlockListSpec{TypeName: "modprobe_blacklist", Nested: hcldec.ObjectSpec((*system.FlatModprobeBlacklist)(nil).HCL2Spec())},
@@ -327,202 +333,6 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"limits":             &hcldec.BlockListSpec{TypeName: "limits", Nested: hcldec.ObjectSpec((*system.FlatConfigFile)(nil).HCL2Spec())},
 		"kernel_args":        &hcldec.AttrSpec{Name: "kernel_args", Type: cty.List(cty.String), Required: false},
 		"line_edits":         &hcldec.BlockListSpec{TypeName: "line_edits", Nested: hcldec.ObjectSpec((*lines.FlatLineEdit)(nil).HCL2Spec())},
-	}
-	return s
-}
-
-// FlatDownload is an auto-generated flat version of Download.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatDownload struct {
-	URL                  *string  `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
-	SHA256               *string  `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
-	InsecureSkipChecksum *bool    `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
-	Destination          *string  `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Extract              *bool    `mapstructure:"extract" cty:"extract" hcl:"extract"`
-	StripComponents      *int     `mapstructure:"strip_components" cty:"strip_components" hcl:"strip_components"`
-	Members              []string `mapstructure:"members" cty:"members" hcl:"members"`
-	Owner                *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
-	Mode                 *string  `mapstructure:"mode" cty:"mode" hcl:"mode"`
-}
-
-// FlatMapstructure returns a new FlatDownload.
-// FlatDownload is an auto-generated flat version of Download.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*Download) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatDownload)
-}
-
-// HCL2Spec returns the hcl spec of a Download.
-// This spec is used by HCL to read the fields of Download.
-// The decoded values from this spec will then be applied to a FlatDownload.
-func (*FlatDownload) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
-		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
-		"destination":            &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"extract":                &hcldec.AttrSpec{Name: "extract", Type: cty.Bool, Required: false},
-		"strip_components":       &hcldec.AttrSpec{Name: "strip_components", Type: cty.Number, Required: false},
-		"members":                &hcldec.AttrSpec{Name: "members", Type: cty.List(cty.String), Required: false},
-		"owner":                  &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-		"mode":                   &hcldec.AttrSpec{Name: "mode", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatGPGKey is an auto-generated flat version of GPGKey.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatGPGKey struct {
-	Path    *string `mapstructure:"path" cty:"path" hcl:"path"`
-	Key     *string `mapstructure:"key" cty:"key" hcl:"key"`
-	Builtin *string `mapstructure:"builtin" cty:"builtin" hcl:"builtin"`
-}
-
-// FlatMapstructure returns a new FlatGPGKey.
-// FlatGPGKey is an auto-generated flat version of GPGKey.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*GPGKey) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatGPGKey)
-}
-
-// HCL2Spec returns the hcl spec of a GPGKey.
-// This spec is used by HCL to read the fields of GPGKey.
-// The decoded values from this spec will then be applied to a FlatGPGKey.
-func (*FlatGPGKey) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":    &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"key":     &hcldec.AttrSpec{Name: "key", Type: cty.String, Required: false},
-		"builtin": &hcldec.AttrSpec{Name: "builtin", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatGitCheckout is an auto-generated flat version of GitCheckout.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatGitCheckout struct {
-	Repo        *string `mapstructure:"repo" required:"true" cty:"repo" hcl:"repo"`
-	Tag         *string `mapstructure:"tag" cty:"tag" hcl:"tag"`
-	Commit      *string `mapstructure:"commit" cty:"commit" hcl:"commit"`
-	Branch      *string `mapstructure:"branch" cty:"branch" hcl:"branch"`
-	Destination *string `mapstructure:"destination" required:"true" cty:"destination" hcl:"destination"`
-	Owner       *string `mapstructure:"owner" cty:"owner" hcl:"owner"`
-}
-
-// FlatMapstructure returns a new FlatGitCheckout.
-// FlatGitCheckout is an auto-generated flat version of GitCheckout.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*GitCheckout) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatGitCheckout)
-}
-
-// HCL2Spec returns the hcl spec of a GitCheckout.
-// This spec is used by HCL to read the fields of GitCheckout.
-// The decoded values from this spec will then be applied to a FlatGitCheckout.
-func (*FlatGitCheckout) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"repo":        &hcldec.AttrSpec{Name: "repo", Type: cty.String, Required: false},
-		"tag":         &hcldec.AttrSpec{Name: "tag", Type: cty.String, Required: false},
-		"commit":      &hcldec.AttrSpec{Name: "commit", Type: cty.String, Required: false},
-		"branch":      &hcldec.AttrSpec{Name: "branch", Type: cty.String, Required: false},
-		"destination": &hcldec.AttrSpec{Name: "destination", Type: cty.String, Required: false},
-		"owner":       &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatGrafanaDashboard is an auto-generated flat version of GrafanaDashboard.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatGrafanaDashboard struct {
-	ID           *int              `mapstructure:"id" cty:"id" hcl:"id"`
-	Revision     *int              `mapstructure:"revision" cty:"revision" hcl:"revision"`
-	Source       *string           `mapstructure:"source" cty:"source" hcl:"source"`
-	SHA256       *string           `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
-	Replacements map[string]string `mapstructure:"replacements" cty:"replacements" hcl:"replacements"`
-}
-
-// FlatMapstructure returns a new FlatGrafanaDashboard.
-// FlatGrafanaDashboard is an auto-generated flat version of GrafanaDashboard.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*GrafanaDashboard) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatGrafanaDashboard)
-}
-
-// HCL2Spec returns the hcl spec of a GrafanaDashboard.
-// This spec is used by HCL to read the fields of GrafanaDashboard.
-// The decoded values from this spec will then be applied to a FlatGrafanaDashboard.
-func (*FlatGrafanaDashboard) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"id":           &hcldec.AttrSpec{Name: "id", Type: cty.Number, Required: false},
-		"revision":     &hcldec.AttrSpec{Name: "revision", Type: cty.Number, Required: false},
-		"source":       &hcldec.AttrSpec{Name: "source", Type: cty.String, Required: false},
-		"sha256":       &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"replacements": &hcldec.AttrSpec{Name: "replacements", Type: cty.Map(cty.String), Required: false},
-	}
-	return s
-}
-
-// FlatPythonEnv is an auto-generated flat version of PythonEnv.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatPythonEnv struct {
-	Path             *string  `mapstructure:"path" cty:"path" hcl:"path"`
-	Interpreter      *string  `mapstructure:"interpreter" cty:"interpreter" hcl:"interpreter"`
-	Requirements     []string `mapstructure:"requirements" cty:"requirements" hcl:"requirements"`
-	RequirementsFile *string  `mapstructure:"requirements_file" cty:"requirements_file" hcl:"requirements_file"`
-	IndexURL         *string  `mapstructure:"index_url" cty:"index_url" hcl:"index_url"`
-	ExtraIndexURL    *string  `mapstructure:"extra_index_url" cty:"extra_index_url" hcl:"extra_index_url"`
-	System           *bool    `mapstructure:"system" cty:"system" hcl:"system"`
-	Owner            *string  `mapstructure:"owner" cty:"owner" hcl:"owner"`
-}
-
-// FlatMapstructure returns a new FlatPythonEnv.
-// FlatPythonEnv is an auto-generated flat version of PythonEnv.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*PythonEnv) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatPythonEnv)
-}
-
-// HCL2Spec returns the hcl spec of a PythonEnv.
-// This spec is used by HCL to read the fields of PythonEnv.
-// The decoded values from this spec will then be applied to a FlatPythonEnv.
-func (*FlatPythonEnv) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"path":              &hcldec.AttrSpec{Name: "path", Type: cty.String, Required: false},
-		"interpreter":       &hcldec.AttrSpec{Name: "interpreter", Type: cty.String, Required: false},
-		"requirements":      &hcldec.AttrSpec{Name: "requirements", Type: cty.List(cty.String), Required: false},
-		"requirements_file": &hcldec.AttrSpec{Name: "requirements_file", Type: cty.String, Required: false},
-		"index_url":         &hcldec.AttrSpec{Name: "index_url", Type: cty.String, Required: false},
-		"extra_index_url":   &hcldec.AttrSpec{Name: "extra_index_url", Type: cty.String, Required: false},
-		"system":            &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
-		"owner":             &hcldec.AttrSpec{Name: "owner", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatRPMURL is an auto-generated flat version of RPMURL.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatRPMURL struct {
-	URL                  *string `mapstructure:"url" required:"true" cty:"url" hcl:"url"`
-	SHA256               *string `mapstructure:"sha256" cty:"sha256" hcl:"sha256"`
-	InsecureSkipChecksum *bool   `mapstructure:"insecure_skip_checksum" cty:"insecure_skip_checksum" hcl:"insecure_skip_checksum"`
-	DisableGPGCheck      *bool   `mapstructure:"disable_gpg_check" cty:"disable_gpg_check" hcl:"disable_gpg_check"`
-}
-
-// FlatMapstructure returns a new FlatRPMURL.
-// FlatRPMURL is an auto-generated flat version of RPMURL.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*RPMURL) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatRPMURL)
-}
-
-// HCL2Spec returns the hcl spec of a RPMURL.
-// This spec is used by HCL to read the fields of RPMURL.
-// The decoded values from this spec will then be applied to a FlatRPMURL.
-func (*FlatRPMURL) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"url":                    &hcldec.AttrSpec{Name: "url", Type: cty.String, Required: false},
-		"sha256":                 &hcldec.AttrSpec{Name: "sha256", Type: cty.String, Required: false},
-		"insecure_skip_checksum": &hcldec.AttrSpec{Name: "insecure_skip_checksum", Type: cty.Bool, Required: false},
-		"disable_gpg_check":      &hcldec.AttrSpec{Name: "disable_gpg_check", Type: cty.Bool, Required: false},
 	}
 	return s
 }

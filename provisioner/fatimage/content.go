@@ -2,52 +2,68 @@ package fatimage
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"encoding/json"
+	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 )
 
-// Content beyond RPMs (issue #14). Each kind has its config struct,
-// validation and scripts in its own content_<kind>.go and scripts/<kind>.sh
-// (the helpers they share in scripts/content.sh);
-// this file holds the two hooks Provision calls: fetch and verify every
-// URL-based kind before any package work (so a bad checksum or pin
-// changes nothing), and put everything in place after the packages.
+// Content beyond RPMs (issue #14). The kinds fetched before any package
+// work (so a bad checksum or pin changes nothing) are packages of
+// internal/content (their shells use scripts/content.sh's helpers); this
+// file holds their two steps, content-fetch and content, and image.json's
+// content record.
 
-// contentState is what one run learnt while fetching: the commit each
-// git checkout resolved to, for the install and image.json.
+// contentState is what one run learnt: the kinds' reports, records and
+// the containers' digests.
 type contentState struct {
-	gitCommits []string
-	rpms       []fetchedRPM // by rpm_urls index
 	// containerDigests are the manifest digests containers resolved to.
 	containerDigests []string
-	// dashboardSums are the sha256s grafana_dashboards had as fetched.
-	dashboardSums []string
-	// downloadSums are the sha256s unchecked downloads turned out to
-	// have, by downloads index.
-	downloadSums map[int]string
-	// pythonGitCommits are the commits python_envs' git requirements
-	// were installed from, by "<env> <name>".
-	pythonGitCommits map[string]string
+	// fetched and installed are what the content kinds' fetch and
+	// install scripts printed, by option (content.Env); records their
+	// entries in image.json's content, by key.
+	fetched, installed map[string]string
+	records            map[string]any
 }
 
-// imageContent is the `content` record of image.json.
+// report keeps what k's script printed in m (fetched or installed).
+func (c *contentState) report(m *map[string]string, k contentKind, out string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[k.option()] = out
+}
+
+// imageContent is the `content` record of image.json: the entries of
+// the kinds of internal/content (content.Recorder: git, downloads,
+// python, python_git, rpms, grafana_dashboards) and those of the
+// provisioner's own.
 type imageContent struct {
-	Git       map[string]imageGit      `json:"git,omitempty"`       // by destination
-	Downloads map[string]imageDownload `json:"downloads,omitempty"` // by destination
-	Python    map[string][]string      `json:"python,omitempty"`    // venv path or interpreter -> pins
-	RPMs      map[string]imageRPM      `json:"rpms,omitempty"`      // by package name
 	// pinned Grafana plugins by id
 	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
 	System         *imageSystem             `json:"system,omitempty"`
 	// Containers are the images, in the order configured.
 	Containers []imageContainer `json:"containers,omitempty"`
-	// GrafanaDashboards by file name in /var/lib/grafana/dashboards.
-	GrafanaDashboards map[string]imageDashboard `json:"grafana_dashboards,omitempty"`
-	// PythonGit are the git requirements by "<env> <name>": repository,
-	// ref and the commit installed
-	PythonGit map[string]imageGit `json:"python_git,omitempty"`
+	// kinds are the content kinds' entries, by key.
+	kinds map[string]any
+}
+
+// MarshalJSON writes the fields and the kinds' entries as one object.
+func (c imageContent) MarshalJSON() ([]byte, error) {
+	type fields imageContent // without this method
+	raw, err := json.Marshal(fields(c))
+	if err != nil || len(c.kinds) == 0 {
+		return raw, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range c.kinds {
+		m[k] = v
+	}
+	return json.Marshal(m)
 }
 
 // contentSource is who fetches URL-based content: content_source, or
@@ -59,14 +75,19 @@ func (c *Config) contentSource() string {
 	return c.BinarySource
 }
 
-// hasContent reports whether any content kind is configured.
-func (c *ContentOptions) hasContent() bool {
-	return len(c.GitCheckouts)+len(c.Downloads)+len(c.PythonEnvs)+len(c.GrafanaDashboards) > 0
+// hasContent reports whether the plan holds items of a kind of the
+// content steps.
+func (p *plan) hasContent() bool {
+	return slices.ContainsFunc(contentStepKinds, func(k contentKind) bool { return k.has(p) })
 }
 
 // contentWarnings are said at the start of a run.
 func (c *ContentOptions) contentWarnings() []string {
-	return append(append(gitWarnings(c.GitCheckouts), downloadWarnings(c.Downloads)...), pythonWarnings(c.PythonEnvs)...)
+	var out []string
+	for _, k := range contentStepKinds {
+		out = append(out, kindFetchPlan(k, c).Warnings...)
+	}
+	return out
 }
 
 // stepFetchContent stages and verifies every URL-based content item in
@@ -78,7 +99,7 @@ func stepFetchContent(ctx context.Context, s *state) error {
 		s.say("WARNING: " + w)
 	}
 	s.content = contentState{}
-	sc := newScript("content", "git", "download")
+	sc := newScript("content")
 	created := map[string]bool{}
 	for _, u := range p.users {
 		created[u.Name] = true
@@ -91,74 +112,59 @@ func stepFetchContent(ctx context.Context, s *state) error {
 			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
 	}
-	if err := s.fetchDownloads(ctx, sc); err != nil {
-		return err
-	}
-	if err := s.fetchGit(ctx, sc); err != nil {
-		return err
-	}
-	if err := s.fetchPython(ctx, sc); err != nil {
-		return err
-	}
-	if err := s.fetchGrafanaDashboards(ctx, sc); err != nil {
-		return err
+	var checks []func(string) error
+	for _, k := range contentStepKinds {
+		check, err := s.fetchKind(ctx, sc, k, nil)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, check)
 	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.gitCommits = parseGitCommits(out, len(p.GitCheckouts))
-	s.content.downloadSums = parseDownloadSums(out)
-	return requireReports(s.content.gitCommits, "git_checkouts", "the fetch did not report a commit")
+	for i, k := range contentStepKinds {
+		s.content.report(&s.content.fetched, k, out)
+		if checks[i] != nil {
+			if err := checks[i](out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // stepInstallContent puts the verified content in place.
 func stepInstallContent(ctx context.Context, s *state) error {
-	c, p := s.cfg, s.plan
 	s.say("content (git checkouts, downloads, python envs, grafana dashboards)")
-	sc := newScript("content").
-		add(scriptInstallDownloads(p.Downloads, s.workDir)).
-		add(scriptInstallGit(p.GitCheckouts, s.content.gitCommits, s.workDir)).
-		add(scriptInstallPython(p.PythonEnvs, c.contentSource(), s.workDir)).
-		add(scriptInstallGrafanaDashboards(p.GrafanaDashboards, s.workDir))
+	sc := newScript("content")
+	for _, k := range contentStepKinds {
+		if err := installKind(s, sc, k); err != nil {
+			return err
+		}
+	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
-	s.content.dashboardSums = parseDashboardSums(out, len(p.GrafanaDashboards))
-	if rerr := requireReports(s.content.dashboardSums, "grafana_dashboards", "the install did not report the dashboard's sha256"); rerr != nil {
-		return rerr
-	}
-	s.content.pythonGitCommits, err = parsePythonGitCommits(out, p.PythonEnvs)
-	return err
-}
-
-// parseReports reads the "<marker> <field>[i] <value>" lines a content
-// script prints for n items; a value ok rejects is left "".
-func parseReports(out, marker, field string, n int, ok func(string) bool) []string {
-	vals := make([]string, n)
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) != 3 || f[0] != marker || !ok(f[2]) {
-			continue
-		}
-		var i int
-		if _, err := fmt.Sscanf(f[1], field+"[%d]", &i); err == nil && i >= 0 && i < n {
-			vals[i] = f[2]
-		}
-	}
-	return vals
-}
-
-// requireReports fails naming the first item parseReports found no value
-// for: a script that exited 0 without reporting is a bug, not a result.
-func requireReports(vals []string, field, why string) error {
-	for i, v := range vals {
-		if v == "" {
-			return fmt.Errorf("%s[%d]: %s", field, i, why)
+	for _, k := range contentStepKinds {
+		s.content.report(&s.content.installed, k, out)
+		if err := s.recordKind(k); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// parseReports and requireReports are internal/content's Reports and
+// RequireReports, for the kinds not moved behind content.Kind yet.
+func parseReports(out, marker, field string, n int, ok func(string) bool) []string {
+	return content.Reports(out, marker, field, n, ok)
+}
+
+func requireReports(vals []string, field, why string) error {
+	return content.RequireReports(vals, field, why)
 }
 
 // imageContentRecord is image.json's `content`, nil without content.
@@ -168,86 +174,31 @@ func (s *state) imageContentRecord() *imageContent {
 	if !p.hasContent() && !p.hasSystem() && !p.hasContainers() && len(p.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), RPMs: s.imageRPMRecord(), Containers: s.imageContainersRecord(), GrafanaDashboards: s.imageDashboardsRecord(), PythonGit: s.imagePythonGitRecord()}
+	r := &imageContent{System: s.imageSystemRecord(), Containers: s.imageContainersRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}
 		}
 		r.GrafanaPlugins[g.ID] = imageDownload{URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256}
 	}
-	for i, g := range p.GitCheckouts {
-		if r.Git == nil {
-			r.Git = map[string]imageGit{}
-		}
-		commit := ""
-		if i < len(s.content.gitCommits) {
-			commit = s.content.gitCommits[i]
-		}
-		r.Git[g.Destination] = imageGit{Repo: g.Repo, Ref: g.ref(), Commit: commit}
-	}
-	for _, e := range p.PythonEnvs {
-		if r.Python == nil {
-			r.Python = map[string][]string{}
-		}
-		lines, _ := e.requirementLines()
-		for i, l := range lines {
-			lines[i] = requirementPin(l) // the pin, without hashes
-		}
-		r.Python[e.label()] = lines
-	}
-	for i, d := range p.Downloads {
-		if r.Downloads == nil {
-			r.Downloads = map[string]imageDownload{}
-		}
-		sum := strings.ToLower(d.SHA256)
-		if d.InsecureSkipChecksum {
-			sum = s.content.downloadSums[i] // as found
-		}
-		r.Downloads[d.identity()] = imageDownload{URL: d.URL, SHA256: sum, Unchecked: d.InsecureSkipChecksum}
-	}
+	r.kinds = s.content.records
 	return r
 }
 
 // contentOwners lists [what, user, group] for every item with an owner.
 func contentOwners(c *ContentOptions) [][3]string {
 	var out [][3]string
-	for i, g := range c.GitCheckouts {
-		u, grp := splitOwner(g.Owner)
-		out = append(out, [3]string{fmt.Sprintf("git_checkouts[%d]", i), u, grp})
-	}
-	for i, d := range c.Downloads {
-		u, grp := splitOwner(d.Owner)
-		out = append(out, [3]string{fmt.Sprintf("downloads[%d]", i), u, grp})
-	}
-	for i, e := range c.PythonEnvs {
-		u, grp := splitOwner(e.Owner)
-		out = append(out, [3]string{fmt.Sprintf("python_envs[%d]", i), u, grp})
-	}
-	for i := range c.GrafanaDashboards {
-		out = append(out, [3]string{fmt.Sprintf("grafana_dashboards[%d]", i), "grafana", "grafana"})
+	for _, k := range contentStepKinds {
+		for _, o := range kindFetchPlan(k, c).Owners {
+			out = append(out, [3]string{o.What, o.User, o.Group})
+		}
 	}
 	return out
 }
 
-// splitOwner is content.SplitOwner, for the kinds not moved behind
-// content.Kind yet.
-func splitOwner(o string) (string, string) { return content.SplitOwner(o) }
-
-// imageGit is a checkout in image.json.
-type imageGit struct {
-	Repo   string `json:"repo"`
-	Ref    string `json:"ref"`
-	Commit string `json:"commit"`
-}
-
-// imageDownload is a download in image.json.
-type imageDownload struct {
-	URL    string `json:"url"`
-	SHA256 string `json:"sha256"`
-	// Unchecked: insecure_skip_checksum, no sha256 was pinned; SHA256
-	// is then the one the file had.
-	Unchecked bool `json:"unchecked,omitempty"`
-}
+// imageDownload is a file fetched by URL in image.json, as the
+// downloads kind records its items.
+type imageDownload = downloads.Record
 
 // imageSystem is the system settings' record in image.json.
 type imageSystem struct {

@@ -38,7 +38,7 @@ func TestGrafanaDashboardValidation(t *testing.T) {
 func dashboardNames(c *plan) []string {
 	var out []string
 	for _, d := range c.GrafanaDashboards {
-		out = append(out, d.name()+" "+d.origin(c.cfg.grafanaDashboardsURL()))
+		out = append(out, d.Name()+" "+d.Origin(c.cfg.grafanaDashboardsURL()))
 	}
 	return out
 }
@@ -71,38 +71,6 @@ func TestGrafanaGroupDashboards(t *testing.T) {
 	c = mustGroups(t, []string{"grafana"}, map[string]any{"grafana_dashboards": []map[string]any{{"id": 4323, "revision": 3, "sha256": strings.Repeat("b", 64)}}})
 	if n := len(c.GrafanaDashboards); n != 2 || c.GrafanaDashboards[1].SHA256 != strings.Repeat("b", 64) {
 		t.Errorf("pinned 4323: %+v", c.GrafanaDashboards)
-	}
-}
-
-func TestScriptInstallGrafanaDashboards(t *testing.T) {
-	got := scriptInstallGrafanaDashboards([]GrafanaDashboard{{ID: 1, Revision: 2, Replacements: map[string]string{"DS_B": "b", "DS_A": "a"}}, {Source: "/x/my dash.json"}}, "/w").calls.String()
-	want := "fatimage_grafana_dashboard 'grafana_dashboards[0]' '/w/grafana-dashboard-0.json' '/var/lib/grafana/dashboards/1.json' 'DS_A' 'a' 'DS_B' 'b'\n" +
-		"fatimage_grafana_dashboard 'grafana_dashboards[1]' '/w/grafana-dashboard-1.json' '/var/lib/grafana/dashboards/my dash.json'\n"
-	if got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-	sums := parseDashboardSums("DASHBOARD grafana_dashboards[1] "+strings.Repeat("c", 64)+"\nDASHBOARD grafana_dashboards[0] nope\n", 2)
-	if sums[0] != "" || sums[1] != strings.Repeat("c", 64) {
-		t.Errorf("sums %q", sums)
-	}
-}
-
-// The placeholder rule the VM applies, run here by sh on a dashboard:
-// whole JSON strings, bare or ${...}; nothing else changes.
-func TestDashboardReplaceShell(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "d.json")
-	in := `{"__inputs":[{"name":"DS_PROMETHEUS"}],"a":"${DS_PROMETHEUS}","b":"DS_SLURMSTATS","c":"${DS_PROMETHEUS_OTHER}","d":"x DS_PROMETHEUS"}`
-	if err := os.WriteFile(f, []byte(in), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sc := newScript("dashboards").call("fatimage_dashboard_replace", f, "DS_PROMETHEUS", "prometheus", "DS_SLURMSTATS", "slurm stats")
-	if out, err := runLocal(t, t.TempDir(), sc); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	got, _ := os.ReadFile(f)
-	want := `{"__inputs":[{"name":"prometheus"}],"a":"prometheus","b":"slurm stats","c":"${DS_PROMETHEUS_OTHER}","d":"x DS_PROMETHEUS"}`
-	if string(got) != want {
-		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
 
@@ -208,7 +176,7 @@ func TestHPCTestsDownload(t *testing.T) {
 			extra["netlib_url"] = base
 		}
 		c := mustGroups(t, []string{"hpctests"}, extra)
-		if len(c.Downloads) != 1 || c.Downloads[0].URL != url || c.Downloads[0].Destination != "/opt/hpl/hpl-2.3.tar.gz" || c.Downloads[0].mode() != "0644" ||
+		if len(c.Downloads) != 1 || c.Downloads[0].URL != url || c.Downloads[0].Destination != "/opt/hpl/hpl-2.3.tar.gz" || c.Downloads[0].ModeOrDefault() != "0644" ||
 			c.Downloads[0].SHA256 != "32c5c17d22330e6f2337b681aded51637fb6008d3f0eb7c277b163fadd612830" {
 			t.Errorf("netlib_url %q: downloads %+v", base, c.Downloads)
 		}

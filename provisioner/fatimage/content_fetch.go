@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 )
 
@@ -17,12 +18,7 @@ import (
 // and uploads it, for VMs without internet.
 
 // fetchItem is one file fetched by URL into the work dir.
-type fetchItem struct {
-	what string // names it in messages, e.g. "downloads[0]"
-	url  string
-	sum  string // sha256 (hex); "" (an explicit opt-out) is not checked
-	dst  string // staged path in the work dir
-}
+type fetchItem = content.URL
 
 // stageFetches puts every item into the work dir, downloaded by the VM
 // (calls added to sc) or, when source is "host", by the plugin through
@@ -32,16 +28,16 @@ func (s *state) stageFetches(ctx context.Context, sc *vmScript, source string, i
 	sc.use("content")
 	for _, it := range items {
 		if source == "host" {
-			if err := s.uploadCached(ctx, it.what, it.sum, it.url, it.dst); err != nil {
+			if err := s.uploadCached(ctx, it.What, it.SHA256, it.URL, it.Dst); err != nil {
 				return err
 			}
 			continue
 		}
-		sc.call("fatimage_fetch", it.what, it.url, it.dst)
+		sc.call("fatimage_fetch", it.What, it.URL, it.Dst)
 	}
 	for _, it := range items {
-		if it.sum != "" {
-			sc.call("fatimage_verify", it.what, strings.ToLower(it.sum), it.dst, it.url)
+		if it.SHA256 != "" {
+			sc.call("fatimage_verify", it.What, strings.ToLower(it.SHA256), it.Dst, it.URL)
 		}
 	}
 	return nil

@@ -104,7 +104,7 @@ func stepFetchGrafanaPlugins(ctx context.Context, s *state) error {
 	sc := newScript("content")
 	var items []fetchItem
 	for _, g := range pins {
-		items = append(items, fetchItem{what: g.what(), url: g.url(c.grafanaPluginURL()), sum: g.SHA256, dst: g.staged(s.workDir)})
+		items = append(items, fetchItem{What: g.what(), URL: g.url(c.grafanaPluginURL()), SHA256: g.SHA256, Dst: g.staged(s.workDir)})
 	}
 	if err := s.stageFetches(ctx, sc, c.contentSource(), items); err != nil {
 		return err

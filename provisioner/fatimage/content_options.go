@@ -3,8 +3,14 @@
 package fatimage
 
 import (
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
@@ -14,29 +20,29 @@ import (
 // its package and its line in the step table (docs/development.md).
 type ContentOptions struct {
 	// GPG keys to write and import.
-	GPGKeys []GPGKey `mapstructure:"gpg_keys"`
+	GPGKeys []keys.GPGKey `mapstructure:"gpg_keys"`
 	// Files and directories to copy into the image.
 	Files []files.File `mapstructure:"files"`
 	// Git repositories checked out at a pinned tag or commit (see Git
 	// checkouts below).
-	GitCheckouts []GitCheckout `mapstructure:"git_checkouts"`
+	GitCheckouts []git.GitCheckout `mapstructure:"git_checkouts"`
 	// Files and tar archives fetched by URL and checked against their
 	// sha256 (see Downloads below).
-	Downloads []Download `mapstructure:"downloads"`
+	Downloads []downloads.Download `mapstructure:"downloads"`
 	// RPM packages fetched by URL, checked (sha256, signature) before any
 	// package work and installed in the same dnf transaction as the
 	// repositories' packages (see RPMs by URL below).
-	RPMURLs []RPMURL `mapstructure:"rpm_urls"`
+	RPMURLs []rpms.RPMURL `mapstructure:"rpm_urls"`
 	// Python virtual environments (or system interpreters) with pinned
 	// requirements installed by pip (see Python environments below).
-	PythonEnvs []PythonEnv `mapstructure:"python_envs"`
+	PythonEnvs []python.PythonEnv `mapstructure:"python_envs"`
 	// Container images pulled into a user's podman storage, each by a
 	// digest checked before any package work (see Containers below).
 	Containers []Container `mapstructure:"containers"`
 	// Grafana dashboards placed for Grafana's file provider, with their
 	// datasource placeholders replaced (see Grafana dashboards below);
 	// added to those of `groups`.
-	GrafanaDashboards []GrafanaDashboard `mapstructure:"grafana_dashboards"`
+	GrafanaDashboards []dashboards.GrafanaDashboard `mapstructure:"grafana_dashboards"`
 	// systemd units and drop-ins, left enabled, disabled or masked, never
 	// started (see System settings below).
 	SystemdUnits []system.SystemdUnit `mapstructure:"systemd_units"`

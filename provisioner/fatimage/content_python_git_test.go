@@ -4,22 +4,24 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 func TestPythonGitRequirements(t *testing.T) {
 	for _, tc := range []struct {
 		req  string
-		want gitRequirement
+		want python.GitRequirement
 		ok   bool
 	}{
-		{"slurm-openstack-tools @ git+https://github.com/stackhpc/slurm-openstack-tools.git@v3.0", gitRequirement{"slurm-openstack-tools", "https://github.com/stackhpc/slurm-openstack-tools.git", "v3.0"}, true},
-		{"git+https://github.com/stackhpc/slurm-openstack-tools.git@v3.0#egg=slurm_openstack_tools", gitRequirement{"slurm_openstack_tools", "https://github.com/stackhpc/slurm-openstack-tools.git", "v3.0"}, true},
-		{"x @ git+https://h/r.git", gitRequirement{}, false},            // no ref: follows the branch
-		{"x @ git+https://user:pw@h/r.git@v1", gitRequirement{}, false}, // credentials
-		{"x @ git+ssh://git@h/r.git@v1", gitRequirement{}, false},       // only http(s)
-		{"requests==2.32.3", gitRequirement{}, false},
+		{"slurm-openstack-tools @ git+https://github.com/stackhpc/slurm-openstack-tools.git@v3.0", python.GitRequirement{Name: "slurm-openstack-tools", URL: "https://github.com/stackhpc/slurm-openstack-tools.git", Ref: "v3.0"}, true},
+		{"git+https://github.com/stackhpc/slurm-openstack-tools.git@v3.0#egg=slurm_openstack_tools", python.GitRequirement{Name: "slurm_openstack_tools", URL: "https://github.com/stackhpc/slurm-openstack-tools.git", Ref: "v3.0"}, true},
+		{"x @ git+https://h/r.git", python.GitRequirement{}, false},            // no ref: follows the branch
+		{"x @ git+https://user:pw@h/r.git@v1", python.GitRequirement{}, false}, // credentials
+		{"x @ git+ssh://git@h/r.git@v1", python.GitRequirement{}, false},       // only http(s)
+		{"requests==2.32.3", python.GitRequirement{}, false},
 	} {
-		g, ok := parseGitRequirement(tc.req)
+		g, ok := python.ParseGitRequirement(tc.req)
 		if ok != tc.ok || g != tc.want {
 			t.Errorf("%q: %+v %v, want %+v %v", tc.req, g, ok, tc.want, tc.ok)
 		}
@@ -51,19 +53,18 @@ func TestGroupSlurmTools(t *testing.T) {
 		t.Fatalf("python_envs %+v", c.PythonEnvs)
 	}
 	e := c.PythonEnvs[0]
-	g := e.gitRequirements()
-	if e.Path != "/opt/slurm-tools" || e.interpreter() != "python3" || e.Owner != "" || e.IndexURL != "http://pypi.lab.invalid/simple" ||
-		len(g) != 1 || g[0] != (gitRequirement{"slurm-openstack-tools", "http://git.lab.invalid/stackhpc/slurm-openstack-tools.git", "v3.0"}) ||
+	g := e.GitRequirements()
+	if e.Path != "/opt/slurm-tools" || e.InterpreterOrDefault() != "python3" || e.Owner != "" || e.IndexURL != "http://pypi.lab.invalid/simple" ||
+		len(g) != 1 || g[0] != (python.GitRequirement{Name: "slurm-openstack-tools", URL: "http://git.lab.invalid/stackhpc/slurm-openstack-tools.git", Ref: "v3.0"}) ||
 		strings.Join(e.Requirements[1:], " ") != "pbr==6.1.1 openstacksdk==4.1.0 ClusterShell==1.9.3" {
 		t.Errorf("slurm-tools %+v", e)
 	}
 	// the install reports the commit; image.json records it with the pin
 	out := "installed python packages into /opt/slurm-tools\npython-git-commit python_envs[0] slurm-openstack-tools " + strings.Repeat("ab", 20) + "\n"
-	commits, err := parsePythonGitCommits(out, c.PythonEnvs)
-	if err != nil {
+	s := &state{cfg: c.cfg, plan: c, content: contentState{installed: map[string]string{"python_envs": out}}}
+	if err := s.recordKind(kindPython); err != nil {
 		t.Fatal(err)
 	}
-	s := &state{cfg: c.cfg, plan: c, content: contentState{pythonGitCommits: commits}}
 	b, _ := json.Marshal(s.imageContentRecord())
 	for _, want := range []string{`"python_git":{"/opt/slurm-tools slurm-openstack-tools":{"repo":"http://git.lab.invalid/stackhpc/slurm-openstack-tools.git","ref":"v3.0","commit":"` + strings.Repeat("ab", 20) + `"}}`,
 		`"/opt/slurm-tools":["slurm-openstack-tools @ git+http://git.lab.invalid/stackhpc/slurm-openstack-tools.git@v3.0","pbr==6.1.1"`} {
@@ -72,7 +73,7 @@ func TestGroupSlurmTools(t *testing.T) {
 		}
 	}
 	// no commit reported: the step fails naming the requirement
-	if _, err := parsePythonGitCommits("python-git-commit python_envs[0] slurm-openstack-tools \n", c.PythonEnvs); err == nil ||
+	if _, err := python.ParseGitCommits("python-git-commit python_envs[0] slurm-openstack-tools \n", c.PythonEnvs); err == nil ||
 		!strings.Contains(err.Error(), "python_envs[0]: slurm-openstack-tools: pip did not record the commit") {
 		t.Errorf("missing commit: %v", err)
 	}
@@ -81,16 +82,16 @@ func TestGroupSlurmTools(t *testing.T) {
 		t.Error("the fatimage expansion has no /opt/slurm-tools")
 	}
 	// with the host fetching content, a git requirement fails validate
-	_, err = prepareGroups(t, []string{"slurm_stats"}, map[string]any{"content_source": "host"})
+	_, err := prepareGroups(t, []string{"slurm_stats"}, map[string]any{"content_source": "host"})
 	if err == nil || !strings.Contains(err.Error(), `group "slurm_stats": python_envs[0]: slurm-openstack-tools is a git requirement`) {
 		t.Errorf("host: %v", err)
 	}
-	if s := scriptInstallPython(c.PythonEnvs, c.cfg.contentSource(), "/w").calls.String(); !strings.Contains(s, "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
+	if s := installScript(t, python.Kind{}, c.PythonEnvs).calls.String(); !strings.Contains(s, "fatimage_pip_git_commit 'python_envs[0]' '/opt/slurm-tools/bin/python' 'slurm-openstack-tools'\n") {
 		t.Error(s)
 	}
 }
 
-func hasEnv(es []PythonEnv, p string) bool {
+func hasEnv(es []python.PythonEnv, p string) bool {
 	for _, e := range es {
 		if e.Path == p {
 			return true

@@ -1,12 +1,15 @@
 package fatimage
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
 )
 
@@ -64,16 +67,28 @@ func TestPythonScript(t *testing.T) {
 			jupyterlab = d
 		}
 	}
-	c := &Config{ContentOptions: ContentOptions{PythonEnvs: []PythonEnv{{Path: venv, Interpreter: "/usr/bin/python3", IndexURL: idx.IndexURL(),
+	c := &Config{ContentOptions: ContentOptions{PythonEnvs: []python.PythonEnv{{Path: venv, Interpreter: "/usr/bin/python3", IndexURL: idx.IndexURL(),
 		Requirements: []string{"jupyterlab==4.6.1 --hash=sha256:" + idx.WheelSHA256(jupyterlab), "jupyter_server==2.20.0 --hash=sha256:" + strings.Repeat("0", 64)}}}}}
+	env := content.Env{WorkDir: work, Source: "vm"}
+	// the requirements file, as the fetch stages it
 	write := func() {
-		lines, _ := c.PythonEnvs[0].requirementLines()
-		if err := os.WriteFile(pythonReq(work, 0), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		f, err := python.Kind{}.Fetch(context.Background(), env, c.PythonEnvs)
+		if err != nil || len(f.Script.Staged) != 1 {
+			t.Fatalf("fetch %+v: %v", f, err)
+		}
+		if err := os.WriteFile(filepath.Join(work, f.Script.Staged[0].Name), f.Script.Staged[0].Data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
+	install := func() *vmScript {
+		cs, err := python.Kind{}.Install(env, c.PythonEnvs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kindScript(python.Kind{}, cs)
+	}
 	write()
-	out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
+	out, err := runLocal(t, work, install())
 	if err == nil || !strings.Contains(out, "python_envs[0]: pip install failed") || !strings.Contains(out, "HASHES") {
 		t.Fatalf("a wrong hash was accepted: %v\n%s", err, out)
 	}
@@ -84,7 +99,7 @@ func TestPythonScript(t *testing.T) {
 	}
 	for round, want := range []string{"installed python packages into " + venv, "unchanged " + venv} {
 		write()
-		out, err := runLocal(t, work, scriptInstallPython(c.PythonEnvs, c.contentSource(), work))
+		out, err := runLocal(t, work, install())
 		if err != nil || !strings.Contains(out, want) {
 			t.Fatalf("round %d: %v\n%s", round, err, out)
 		}

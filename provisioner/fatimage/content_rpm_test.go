@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // TestRPMURLValidation: every validation message of rpm_urls and the
@@ -68,17 +70,17 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 		t.Errorf("transaction script:\n%s", r)
 	}
 	// a kmod by URL waits for the running kernel as one from a repository
-	s.content.rpms = []fetchedRPM{{Name: "kmod-lustre-client"}, {Name: "b"}}
+	s.content.fetched = map[string]string{"rpm_urls": "RPM-URL 0 " + goodSHA + " kmod-lustre-client kmod-lustre-client-1-1\nRPM-URL 1 " + goodSHA + " b b-1-1\n"}
 	if !s.transaction().needsRunningKernel() {
 		t.Error("a kmod RPM by URL does not need the running kernel")
 	}
 	// RPMs alone still make a transaction
-	only := stateOf(&Config{ContentOptions: ContentOptions{RPMURLs: []RPMURL{{URL: "https://h/a.rpm"}}}, Update: new(bool)})
+	only := stateOf(&Config{ContentOptions: ContentOptions{RPMURLs: []rpms.RPMURL{{URL: "https://h/a.rpm"}}}, Update: new(bool)})
 	only.workDir = "/w"
 	if only.transaction().empty() {
 		t.Error("a plan with an RPM by URL is empty")
 	}
-	w := rpmURLWarnings(p.config.RPMURLs)
+	w := kindFetchPlan(kindRPMs, &p.config.ContentOptions).Warnings
 	if len(w) != 2 || w[0] != "rpm_urls[1]: insecure_skip_checksum = true: https://h/b.rpm is installed without a pinned sha256: not verified" ||
 		w[1] != "rpm_urls[1]: disable_gpg_check = true: the signature of https://h/b.rpm is not checked" {
 		t.Errorf("warnings %q", w)
@@ -87,14 +89,14 @@ func TestRPMURLPlanAndWarnings(t *testing.T) {
 
 func TestParseFetchedRPMs(t *testing.T) {
 	out := "downloading x\nRPM-URL 1 " + goodSHA + " b b-2-1.el9\nRPM-URL 0 " + goodSHA + " a a-1-1\n"
-	rpms, err := parseFetchedRPMs(out, 2)
-	if err != nil || rpms[0].NVR != "a-1-1" || rpms[1].Name != "b" || rpms[1].SHA256 != goodSHA {
-		t.Fatalf("%+v %v", rpms, err)
+	got, err := rpms.ParseFetched(out, 2)
+	if err != nil || got[0].NVR != "a-1-1" || got[1].Name != "b" || got[1].SHA256 != goodSHA {
+		t.Fatalf("%+v %v", got, err)
 	}
-	if _, err := parseFetchedRPMs("RPM-URL 0 s a a-1-1\nRPM-URL 1 s a a-2-1\n", 2); err == nil || err.Error() != "rpm_urls[1]: package a is also rpm_urls[0]'s" {
+	if _, err := rpms.ParseFetched("RPM-URL 0 s a a-1-1\nRPM-URL 1 s a a-2-1\n", 2); err == nil || err.Error() != "rpm_urls[1]: package a is also rpm_urls[0]'s" {
 		t.Errorf("same package twice: %v", err)
 	}
-	if _, err := parseFetchedRPMs("RPM-URL 0 s a a-1-1\n", 2); err == nil || err.Error() != "rpm_urls[1]: the fetch did not report the package" {
+	if _, err := rpms.ParseFetched("RPM-URL 0 s a a-1-1\n", 2); err == nil || err.Error() != "rpm_urls[1]: the fetch did not report the package" {
 		t.Errorf("missing: %v", err)
 	}
 }
@@ -133,7 +135,7 @@ func TestRPMCheckScript(t *testing.T) {
 	// the fetch step's script: the sha256 check (unless opted out), then
 	// the package's
 	check := func(sum string, gpg int) (string, error) {
-		sc := newScript("content", "rpm")
+		sc := newScript("content", kindBody(rpms.Kind{}))
 		if sum != "" {
 			sc.call("fatimage_verify", "rpm_urls[0]", sum, file, "u")
 		}
@@ -149,9 +151,9 @@ func TestRPMCheckScript(t *testing.T) {
 	}
 	for _, sum := range []string{sha(data), ""} { // pinned, and insecure_skip_checksum
 		out, err = check(sum, 0)
-		rpms, perr := parseFetchedRPMs(out, 1)
-		if err != nil || perr != nil || rpms[0].NVR != "prometheus-slurm-exporter-0.22-1" || rpms[0].Name != "prometheus-slurm-exporter" || rpms[0].SHA256 != sha(data) {
-			t.Errorf("sum %q: %v %v %+v\n%s", sum, err, perr, rpms, out)
+		got, perr := rpms.ParseFetched(out, 1)
+		if err != nil || perr != nil || got[0].NVR != "prometheus-slurm-exporter-0.22-1" || got[0].Name != "prometheus-slurm-exporter" || got[0].SHA256 != sha(data) {
+			t.Errorf("sum %q: %v %v %+v\n%s", sum, err, perr, got, out)
 		}
 	}
 	if err := os.WriteFile(file, []byte("not an rpm"), 0o644); err != nil {

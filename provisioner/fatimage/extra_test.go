@@ -3,11 +3,7 @@ package fatimage
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +11,7 @@ import (
 	"testing"
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 )
 
@@ -109,13 +106,13 @@ func TestDOCAScript(t *testing.T) {
 	}
 }
 
-func downloadAt(c *plan, id string) (Download, bool) {
+func downloadAt(c *plan, id string) (downloads.Download, bool) {
 	for _, d := range c.Downloads {
-		if d.identity() == id {
+		if d.Identity() == id {
 			return d, true
 		}
 	}
-	return Download{}, false
+	return downloads.Download{}, false
 }
 
 // The [opt] groups do what the appliance's roles do at build time, with
@@ -236,57 +233,6 @@ func TestInventoryUpdate(t *testing.T) {
 	}
 }
 
-func TestDownloadChecksumOptOut(t *testing.T) {
-	for _, tc := range []struct {
-		d    Download
-		want string
-	}{
-		{Download{URL: "https://x.example/a", Destination: "/a"}, "sha256 is required"},
-		{Download{URL: "https://x.example/a", Destination: "/a", SHA256: strings.Repeat("a", 64), InsecureSkipChecksum: true}, "exclude each other"},
-		{Download{URL: "https://x.example/a", Destination: "/a", InsecureSkipChecksum: true, Members: []string{"a"}}, "members needs extract = true"},
-		{Download{URL: "https://x.example/a", Destination: "/a", InsecureSkipChecksum: true, Extract: true, Members: []string{"../a"}}, "must be a clean relative path"},
-		{Download{URL: "https://x.example/a", Destination: "/a", InsecureSkipChecksum: true, Extract: true, Members: []string{"x/a"}}, ""},
-	} {
-		errs := validateDownloads([]Download{tc.d})
-		got := fmt.Sprint(errs)
-		if (tc.want == "") != (len(errs) == 0) || !strings.Contains(got, tc.want) {
-			t.Errorf("%+v: %s, want %q", tc.d, got, tc.want)
-		}
-	}
-	// the members are passed to tar, quoted
-	if s := scriptInstallDownloads([]Download{{Destination: "/usr/bin", Extract: true, StripComponents: 1, Members: []string{"linux-amd64/helm"}}}, "/w").calls.String(); !strings.HasSuffix(s, " 1 'root' 'root' 'linux-amd64/helm'\n") {
-		t.Errorf("script %q", s)
-	}
-}
-
-// An extract with members unpacks only them: helm's archive leaves
-// /usr/bin/helm, not its LICENSE and README.md.
-func TestDownloadExtractMembers(t *testing.T) {
-	src, dest := t.TempDir(), t.TempDir()
-	for _, f := range []string{"linux-amd64/helm", "linux-amd64/LICENSE", "linux-amd64/README.md"} {
-		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, f), []byte(f), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	staged := filepath.Join(t.TempDir(), "helm.tar.gz")
-	if out, err := exec.Command("tar", "-czf", staged, "-C", src, "linux-amd64").CombinedOutput(); err != nil {
-		t.Fatal(err, string(out))
-	}
-	owner, group := currentOwner(t)
-	sc := newScript("download").call("fatimage_download_extract", "downloads[0]", staged, dest, "1", owner, group, "linux-amd64/helm")
-	out, _, err := runFaked(t, sc, nil)
-	if err != nil {
-		t.Fatal(err, out)
-	}
-	entries, _ := os.ReadDir(dest)
-	if len(entries) != 1 || entries[0].Name() != "helm" {
-		t.Errorf("unpacked %v:\n%s", entries, out)
-	}
-}
-
 // doca with reboot = "auto" on an updating build: the update, the reboot
 // it left pending (forced by the kernel packages), then doca's kernel
 // support and profile, in that order; image.json says why it rebooted.
@@ -314,40 +260,5 @@ func TestDOCARebootsFirst(t *testing.T) {
 	// (other tests' secrets may mask letters of the UI output: no "p" here)
 	if !strings.Contains(out.String(), "kernel-") || !strings.Contains(out.String(), "needs the running kernel (kernel-core installed after the boot)") {
 		t.Errorf("output:\n%s", out.String())
-	}
-}
-
-// image.json records an unchecked download with the sha256 the VM found
-// (the fetch script prints it), marked unchecked; a pinned one as pinned.
-func TestUncheckedDownloadRecord(t *testing.T) {
-	sum := strings.Repeat("c", 64)
-	c := mustGroups(t, []string{"k9s"}, map[string]any{"github_releases_url": "http://releases.lab", "downloads": []map[string]any{
-		{"url": "https://x.example/f", "sha256": strings.ToUpper(sum), "destination": "/opt/f"},
-	}})
-	s := &state{cfg: c.cfg, plan: c, workDir: "/w"}
-	sc := newScript()
-	if err := s.fetchDownloads(context.Background(), sc); err != nil {
-		t.Fatal(err)
-	}
-	if calls := sc.calls.String(); !strings.Contains(calls, "fatimage_download_sum 0 '/w/download-0'\n") || strings.Contains(calls, "fatimage_download_sum 1") {
-		t.Errorf("fetch script:\n%s", calls)
-	}
-	// the report, as the VM prints it
-	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "download-0"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runLocal(t, work, newScript("download").call("fatimage_download_sum", "0", filepath.Join(work, "download-0")))
-	if x := sha256.Sum256([]byte("x")); err != nil || parseDownloadSums(out)[0] != hex.EncodeToString(x[:]) {
-		t.Errorf("report: %v\n%s", err, out)
-	}
-	found := strings.Repeat("d", 64)
-	s.content.downloadSums = parseDownloadSums("fetched\nDOWNLOAD-SHA256 0 " + found + "\nother 1 2\n")
-	r := s.imageContentRecord()
-	if got := r.Downloads["/usr/bin (members k9s)"]; got.SHA256 != found || !got.Unchecked {
-		t.Errorf("k9s record %+v", got)
-	}
-	if got := r.Downloads["/opt/f"]; got.SHA256 != sum || got.Unchecked {
-		t.Errorf("pinned record %+v", got)
 	}
 }

@@ -11,7 +11,11 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -133,9 +137,9 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []err
 	if err != nil {
 		return nil, []error{fmt.Errorf("group %q: content: %v", g.Name, err)}
 	}
-	defaultKeyPaths(gc.GPGKeys)
+	keys.DefaultPaths(gc.GPGKeys)
 	var errs []error
-	for _, e := range append(gc.check(c.contentSource()), validateGPGKeys(gc.GPGKeys)...) {
+	for _, e := range gc.check(c.contentSource()) {
 		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
 	}
 	return &gc, errs
@@ -234,15 +238,7 @@ func (p *plan) mergeGroupContent() []error {
 		}
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
-	mergeKind(p, groups, "git_checkouts", "git_checkouts destination", func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }, func(g GitCheckout) string { return g.Destination }, &errs)
-	mergeKind(p, groups, "downloads", "downloads destination", func(ci *ContentOptions) *[]Download { return &ci.Downloads }, Download.identity, &errs)
-	// an RPM's identity is its file name: a template entry for the same
-	// file (e.g. with its sha256 pinned, or from a mirror) replaces the group's
-	mergeKind(p, groups, "rpm_urls", "rpm_urls file", func(ci *ContentOptions) *[]RPMURL { return &ci.RPMURLs }, func(r RPMURL) string { return path.Base(r.URL) }, &errs)
 	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
-	mergeKind(p, groups, "python_envs", "python_envs", func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }, PythonEnv.label, &errs)
-	mergeKind(p, groups, "grafana_dashboards", "grafana_dashboards file", func(ci *ContentOptions) *[]GrafanaDashboard { return &ci.GrafanaDashboards }, GrafanaDashboard.name, &errs)
-	mergeKind(p, groups, "gpg_keys", "gpg_keys path", func(ci *ContentOptions) *[]GPGKey { return &ci.GPGKeys }, keyID, &errs)
 	for _, k := range contentKinds() {
 		k.merge(p, groups, &errs)
 	}
@@ -276,13 +272,13 @@ func checkPathKinds(groups []groupItems, template *ContentOptions) []error {
 		}
 	}
 	all := append(slices.Clone(groups), groupItems{origin{}, template})
-	for _, g := range ofKind(all, func(ci *ContentOptions) *[]GitCheckout { return &ci.GitCheckouts }) {
+	for _, g := range ofKind(all, func(ci *ContentOptions) *[]git.GitCheckout { return &ci.GitCheckouts }) {
 		put("git_checkouts", g.origin, g.v.Destination)
 	}
-	for _, d := range ofKind(all, func(ci *ContentOptions) *[]Download { return &ci.Downloads }) {
+	for _, d := range ofKind(all, func(ci *ContentOptions) *[]downloads.Download { return &ci.Downloads }) {
 		put("downloads", d.origin, d.v.Destination)
 	}
-	for _, e := range ofKind(all, func(ci *ContentOptions) *[]PythonEnv { return &ci.PythonEnvs }) {
+	for _, e := range ofKind(all, func(ci *ContentOptions) *[]python.PythonEnv { return &ci.PythonEnvs }) {
 		if !e.v.System {
 			put("python_envs", e.origin, e.v.Path)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // Open OnDemand's server: the module streams' profiles and the pinned
@@ -48,7 +50,7 @@ func TestGroupOpenOnDemandDesktop(t *testing.T) {
 		t.Fatalf("python_envs %+v", c.PythonEnvs)
 	}
 	e := c.PythonEnvs[0]
-	if e.Path != "/opt/websockify-py39" || e.interpreter() != "python3.9" || e.IndexURL != "http://pypi.lab/simple" ||
+	if e.Path != "/opt/websockify-py39" || e.InterpreterOrDefault() != "python3.9" || e.IndexURL != "http://pypi.lab/simple" ||
 		!slices.Equal(e.Requirements, []string{"websockify==0.13.0"}) {
 		t.Errorf("websockify venv %+v", e)
 	}
@@ -73,10 +75,10 @@ func TestGroupOpenOnDemandJupyter(t *testing.T) {
 		t.Fatalf("python_envs %+v", c.PythonEnvs)
 	}
 	e := c.PythonEnvs[0]
-	if e.Path != "/opt/jupyter-py312" || e.interpreter() != "python3.12" || e.RequirementsFile != req || e.IndexURL != defaultIndexURL {
+	if e.Path != "/opt/jupyter-py312" || e.InterpreterOrDefault() != "python3.12" || e.RequirementsFile != req || e.IndexURL != python.DefaultIndexURL {
 		t.Errorf("jupyter venv %+v", e)
 	}
-	lines, err := e.requirementLines()
+	lines, err := e.RequirementLines()
 	if err != nil || !slices.Contains(lines, "jupyterlab==4.6.1") {
 		t.Errorf("requirements %v %v", lines, err)
 	}

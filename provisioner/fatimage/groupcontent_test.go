@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
@@ -215,8 +216,8 @@ func TestGroupOpenOnDemandApps(t *testing.T) {
 		t.Fatalf("git_checkouts %+v", c.GitCheckouts)
 	}
 	for _, g := range c.GitCheckouts {
-		if want[g.Destination] != g.Repo+"@"+g.ref() {
-			t.Errorf("%s: %s@%s", g.Destination, g.Repo, g.ref())
+		if want[g.Destination] != g.Repo+"@"+g.Ref() {
+			t.Errorf("%s: %s@%s", g.Destination, g.Repo, g.Ref())
 		}
 	}
 	// the default is GitHub
@@ -234,7 +235,7 @@ func TestGroupContentMerge(t *testing.T) {
 		"git_checkouts": []map[string]any{{"repo": "http://mirror/rstudio.git", "tag": "2026.01.1", "destination": "/var/www/ood/apps/sys/rstudio"}},
 		"kernel_args":   []string{"rd.auto=1", "quiet"},
 	})
-	var rstudio []GitCheckout
+	var rstudio []git.GitCheckout
 	for _, g := range c.GitCheckouts {
 		if g.Destination == "/var/www/ood/apps/sys/rstudio" {
 			rstudio = append(rstudio, g)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -17,26 +18,26 @@ func arkRepo(name, file string) map[string]any {
 		"baseurl": "https://ark.example/pulp/content/" + name + "/20251106T211545"}
 }
 
-func keysString(keys []imageKey) string {
+// keysString is what the repos step's key calls write and import: a
+// built-in key's path for each OS major ("-" replaced by an entry), an
+// entry's path with its block (key) or the image's own file (image).
+func keysString(calls [][]string) string {
 	var out []string
-	for _, k := range keys {
-		var s string
-		switch {
-		case k.builtin != "":
-			s = "builtin:" + k.builtin
-			for _, m := range keyMajors {
-				p := k.majorPaths[m]
-				if p == "" {
-					p = "-"
-				}
-				s += "," + m + "=" + strings.TrimPrefix(p, gpgkeys.Dir)
+	for i, c := range calls {
+		switch c[0] {
+		case "install_builtin_key":
+			s := "builtin:" + c[1]
+			for j := 2; j+2 < len(c); j += 3 {
+				s += "," + c[j] + "=" + strings.TrimPrefix(c[j+1], gpgkeys.Dir)
 			}
-		case k.key != "":
-			s = strings.TrimPrefix(k.path, gpgkeys.Dir) + "=key"
-		default:
-			s = strings.TrimPrefix(k.path, gpgkeys.Dir) + "=image"
+			out = append(out, s)
+		case "import_key":
+			if i > 0 && calls[i-1][0] == "install_key" {
+				out = append(out, strings.TrimPrefix(c[1], gpgkeys.Dir)+"=key")
+			} else {
+				out = append(out, strings.TrimPrefix(c[1], gpgkeys.Dir)+"=image")
+			}
 		}
-		out = append(out, s)
 	}
 	return strings.Join(out, " ")
 }
@@ -49,7 +50,11 @@ func wantImageKeys(t *testing.T, raw map[string]any, want string) *plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keysString(p.imageKeys()); got != want {
+	cs, err := keys.Script("/w", repoNames(p.repos), p.GPGKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysString(cs.Calls); got != want {
 		t.Errorf("keys\n got %s\nwant %s", got, want)
 	}
 	return p
@@ -133,7 +138,7 @@ func TestGroupGPGKeys(t *testing.T) {
 		g.Content = map[string]any{"gpg_keys": raw}
 		return g
 	}
-	c := &plan{cfg: &Config{ContentOptions: ContentOptions{GPGKeys: []GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}}}, origins: map[string][]origin{}, sets: &resolved{groups: []packagesets.Group{
+	c := &plan{cfg: &Config{ContentOptions: ContentOptions{GPGKeys: []keys.GPGKey{{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-site"}}}}, origins: map[string][]origin{}, sets: &resolved{groups: []packagesets.Group{
 		group(map[string]any{"builtin": "RStudio"}, map[string]any{"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-site", "key": siteKey}),
 	}}}
 	if errs := c.mergeGroupContent(); len(errs) > 0 {

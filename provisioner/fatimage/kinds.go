@@ -3,9 +3,16 @@ package fatimage
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // contentKind is a content kind (internal/content) as the provisioner
@@ -25,6 +32,12 @@ type contentKind interface {
 	script(s *state) (content.Script, string, error)
 	// register makes the kind's shell a body scriptBody finds.
 	register()
+	// fetch is the fetch of the items of o, with the kind's body name;
+	// ok is false for a kind that fetches nothing (no content.Fetcher).
+	fetch(ctx context.Context, env content.Env, o *ContentOptions) (f content.Fetch, body string, ok bool, err error)
+	// record is the kind's entries in image.json's content
+	// (content.Recorder), by key; none for a kind without one.
+	record(env content.Env, p *plan) (map[string]any, error)
 }
 
 // kindOf adapts a content.Kind over T to contentKind.
@@ -52,8 +65,99 @@ func (k kindOf[T]) register() { kindShells[kindBody(k.kind)] = k.kind.Shell() }
 func (k kindOf[T]) has(p *plan) bool { return len(*k.items(&p.ContentOptions)) > 0 }
 
 func (k kindOf[T]) script(s *state) (content.Script, string, error) {
-	cs, err := k.kind.Install(content.Env{WorkDir: s.workDir}, *k.items(&s.plan.ContentOptions))
+	cs, err := k.kind.Install(s.kindEnv(k.option()), *k.items(&s.plan.ContentOptions))
 	return cs, kindBody(k.kind), err
+}
+
+func (k kindOf[T]) fetch(ctx context.Context, env content.Env, o *ContentOptions) (content.Fetch, string, bool, error) {
+	f, ok := k.kind.(content.Fetcher[T])
+	if !ok {
+		return content.Fetch{}, "", false, nil
+	}
+	cf, err := f.Fetch(ctx, env, *k.items(o))
+	return cf, kindBody(k.kind), true, err
+}
+
+func (k kindOf[T]) record(env content.Env, p *plan) (map[string]any, error) {
+	if r, ok := k.kind.(content.Recorder[T]); ok {
+		return r.Record(env, *k.items(&p.ContentOptions))
+	}
+	return nil, nil
+}
+
+// kindEnv is what the kind of option knows of this run.
+func (s *state) kindEnv(option string) content.Env {
+	return content.Env{WorkDir: s.workDir, Source: s.cfg.contentSource(), Options: s.cfg.kindOptions(),
+		Say: func(l string) { s.ui.Say("fatimage: " + l) }, Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
+}
+
+// kindOptions are the options the kinds read besides their items.
+func (c *Config) kindOptions() map[string]string {
+	return map[string]string{dashboards.URLOption: c.grafanaDashboardsURL()}
+}
+
+// fetchKind adds the fetch of k's items to sc: their local files and
+// the host's uploads put in the work dir, their URLs staged there and
+// checked, then the kind's calls. before, when set, sees the fetch
+// before anything is fetched (to say its headline). It returns the check
+// of what the script printed (nil for none).
+func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, before func(content.Fetch)) (func(string) error, error) {
+	f, body, ok, err := k.fetch(ctx, s.kindEnv(k.option()), &s.plan.ContentOptions)
+	if !ok || err != nil {
+		return nil, err
+	}
+	if before != nil {
+		before(f)
+	}
+	if err := s.uploadAll(f.Uploads); err != nil {
+		return nil, err
+	}
+	if err := s.stage(sc, stagedFiles(f.Script.Staged)...); err != nil {
+		return nil, fmt.Errorf("%s: %w", k.option(), err)
+	}
+	if err := s.stageFetches(ctx, sc, s.cfg.contentSource(), f.URLs); err != nil {
+		return nil, err
+	}
+	if len(f.Script.Calls) > 0 {
+		sc.use(body).use(f.Script.Bodies...)
+		addCalls(sc, f.Script)
+	}
+	return f.Check, nil
+}
+
+// uploadAll uploads the host's files of a fetch, removing the temporary
+// ones, uploaded or not.
+func (s *state) uploadAll(us []content.Upload) error {
+	defer content.RemoveUploads(us)
+	for _, u := range us {
+		if err := s.uploadFile(u.What, u.Path, path.Base(u.Dst), u.Dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kindFetchPlan is the fetch of k's items in the plan, without the run
+// (its warnings and owners).
+func kindFetchPlan(k contentKind, o *ContentOptions) content.Fetch {
+	f, _, _, _ := k.fetch(context.Background(), content.Env{}, o)
+	return f
+}
+
+// recordKind keeps k's record for image.json, failing when the scripts
+// did not report what it needs.
+func (s *state) recordKind(k contentKind) error {
+	r, err := k.record(s.kindEnv(k.option()), s.plan)
+	if err != nil {
+		return err
+	}
+	if s.content.records == nil {
+		s.content.records = map[string]any{}
+	}
+	for key, v := range r {
+		s.content.records[key] = v
+	}
+	return nil
 }
 
 // installKinds runs the scripts of the kinds of ks holding items as one
@@ -79,9 +183,7 @@ func installKinds(ctx context.Context, s *state, say string, ks []contentKind) e
 			sc.use(body)
 		}
 		sc.use(cs.Bodies...)
-		for _, f := range cs.Staged {
-			files = append(files, staged{f.Name, f.Data})
-		}
+		files = append(files, stagedFiles(cs.Staged)...)
 		scripts = append(scripts, cs)
 	}
 	s.say(say)
@@ -121,17 +223,92 @@ func kindStep(name string, k contentKind) step {
 	return kindsStep(name, "", k)
 }
 
+// fetchStep is the step of a kind fetched and checked on its own before
+// any package work and installed by another step (rpm_urls, by the
+// packages step's transaction): it says the fetch's headline and
+// warnings, runs its script, checks the reports and keeps the record.
+func fetchStep(name string, k contentKind) step {
+	registered(k)
+	return step{name: name, kinds: []contentKind{k}, when: func(s *state) bool { return k.has(s.plan) }, run: func(ctx context.Context, s *state) error {
+		sc := newScript("content")
+		check, err := s.fetchKind(ctx, sc, k, func(f content.Fetch) {
+			s.say(f.Script.Say)
+			for _, w := range f.Warnings {
+				s.say("WARNING: " + w)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		out, err := s.runScript(ctx, sc)
+		if err != nil {
+			return err
+		}
+		s.content.report(&s.content.fetched, k, out)
+		if err := check(out); err != nil {
+			return err
+		}
+		return s.recordKind(k)
+	}}
+}
+
 // kindsStep is one step, one script, for several content kinds that
 // belong together (the system settings), in the order given; say is its
 // headline.
 func kindsStep(name, say string, ks ...contentKind) step {
-	for _, k := range ks {
-		k.register()
-	}
+	registered(ks...)
 	has := func(s *state) bool { return slices.ContainsFunc(ks, func(k contentKind) bool { return k.has(s.plan) }) }
 	return step{name: name, kinds: ks, when: has, run: func(ctx context.Context, s *state) error {
 		return installKinds(ctx, s, say, ks)
 	}}
+}
+
+// registered is ks, their shells registered (the kinds of a step of
+// its own making, rather than kindStep's).
+func registered(ks ...contentKind) []contentKind {
+	for _, k := range ks {
+		k.register()
+	}
+	return ks
+}
+
+// The kinds of the content steps: fetched in content-fetch and
+// installed in content, one script each, in this order.
+var (
+	kindDownloads    = newKind(downloads.Kind{}, func(o *ContentOptions) *[]downloads.Download { return &o.Downloads })
+	kindGit          = newKind(git.Kind{}, func(o *ContentOptions) *[]git.GitCheckout { return &o.GitCheckouts })
+	kindPython       = newKind(python.Kind{}, func(o *ContentOptions) *[]python.PythonEnv { return &o.PythonEnvs })
+	kindDashboards   = newKind(dashboards.Kind{}, func(o *ContentOptions) *[]dashboards.GrafanaDashboard { return &o.GrafanaDashboards })
+	contentStepKinds = []contentKind{kindDownloads, kindGit, kindPython, kindDashboards}
+	// kindKeys is installed by the repos step, with the repositories'
+	// built-in keys (keys.Script).
+	kindKeys = newKind(keys.Kind{}, func(o *ContentOptions) *[]keys.GPGKey { return &o.GPGKeys })
+	// kindRPMs is fetched in its own step and installed by the packages
+	// step.
+	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })
+)
+
+// installKind adds the install of k's items to sc: its files staged,
+// its shell and its calls.
+func installKind(s *state, sc *vmScript, k contentKind) error {
+	cs, body, err := k.script(s)
+	if err != nil {
+		return err
+	}
+	if err := s.stage(sc, stagedFiles(cs.Staged)...); err != nil {
+		return fmt.Errorf("%s: %w", k.option(), err)
+	}
+	addCalls(sc.use(body).use(cs.Bodies...), cs)
+	return nil
+}
+
+// stagedFiles are a kind's files for s.stage.
+func stagedFiles(fs []content.Staged) []staged {
+	var out []staged
+	for _, f := range fs {
+		out = append(out, staged{f.Name, f.Data})
+	}
+	return out
 }
 
 // kindBody is the body name of k's shell.

@@ -69,7 +69,7 @@ type plan struct {
 
 	// ContentOptions are the groups' content merged with the template's
 	// (groupcontent.go); origins, by option name, say where each item of
-	// that list comes from.
+	// that list comes from, and of users and binaries too.
 	ContentOptions
 	origins map[string][]origin
 }
@@ -136,6 +136,8 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 		builtin = sets.binaries
 	}
 	p.binaries = mergeBinaries(builtin, c.Binaries)
+	p.origins["users"] = namedOrigins(p.users, c.Users, sets.groups, func(u User) string { return u.Name }, func(g packagesets.Group) []string { return g.Users })
+	p.origins["binaries"] = namedOrigins(p.binaries, c.Binaries, sets.groups, func(b Binary) string { return b.Name }, func(g packagesets.Group) []string { return g.Binaries })
 	return p, errs
 }
 
@@ -146,6 +148,23 @@ func (p *plan) siteInventory() siteInventory {
 		return nil
 	}
 	return p.site
+}
+
+// namedOrigins are the origins of merged, items known by name: the
+// template when it sets one of that name (it replaces a group's), else
+// the first group listing it.
+func namedOrigins[T any](merged, template []T, groups []packagesets.Group, name func(T) string, listed func(packagesets.Group) []string) []origin {
+	out := make([]origin, len(merged))
+	for i, v := range merged {
+		n := name(v)
+		if slices.ContainsFunc(template, func(t T) bool { return name(t) == n }) {
+			continue
+		}
+		if j := slices.IndexFunc(groups, func(g packagesets.Group) bool { return slices.Contains(listed(g), n) }); j >= 0 {
+			out[i] = origin{group: groups[j].Name}
+		}
+	}
+	return out
 }
 
 // decodeRepos decodes `repos` (maps of strings, as Packer hands them

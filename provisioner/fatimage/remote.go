@@ -15,6 +15,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
@@ -99,13 +100,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func tail(s string, n int) string { return content.Tail(s, n) }
 
 // cmdError is a remote command that failed. Its first lines are the
 // causes when they are known (from the script or from dnf's output).
@@ -328,6 +323,3 @@ func (w *uiWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
-
-// inWorkDir is the path of name in the run's work dir.
-func (s *state) inWorkDir(name string) string { return path.Join(s.workDir, name) }

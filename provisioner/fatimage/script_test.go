@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 )
 
 // runLocal runs a provisioner script with the real sh (and tar,
@@ -89,8 +91,8 @@ func TestScriptsParse(t *testing.T) {
 	used := map[string]bool{"prelude": true, "repofiles": true, "repos": true, "disable-repos": true, "binaries": true,
 		"selinux": true, "transaction": true, "reboot": true, "login-home": true, "users": true,
 		"grafana-plugins": true, "services": true, "cleanup": true, "final": true, "facts": true, "image-json": true, "doca": true,
-		"after-packages": true, "content": true, "containers": true, "dashboards": true, "download": true, "git": true, "kernel": true,
-		"python": true, "rpm": true, "system": true, "sbom": true}
+		"after-packages": true, "content": true, "containers": true, "download": true, "kernel": true,
+		"system": true, "sbom": true}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".sh")
 		if !used[name] {
@@ -233,7 +235,7 @@ func TestUsersScript(t *testing.T) {
 // The repos step runs no dnf: the transaction's first command loads the
 // metadata.
 func TestReposScripts(t *testing.T) {
-	sc := newScript("repofiles", "repos").call("import_key", "/etc/pki/rpm-gpg/K")
+	sc := newScript("repofiles", "repos", kindBody(keys.Kind{})).call("import_key", "/etc/pki/rpm-gpg/K")
 	out, calls, err := runFaked(t, sc, map[string]string{"dnf": "", "rpm": ""})
 	if err != nil {
 		t.Fatal(err, out)

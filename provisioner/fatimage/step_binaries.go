@@ -24,7 +24,7 @@ func binaryFetches(bins []Binary, workDir, baseURL string) []fetchItem {
 	var items []fetchItem
 	for _, b := range bins {
 		u, _ := b.downloadURL(baseURL)
-		items = append(items, fetchItem{what: b.what(), url: u, sum: b.SHA256, dst: b.tarball(workDir)})
+		items = append(items, fetchItem{What: b.what(), URL: u, SHA256: b.SHA256, Dst: b.tarball(workDir)})
 	}
 	return items
 }

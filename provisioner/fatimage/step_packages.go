@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // packagePlan is the package transaction of a run.
@@ -66,8 +68,12 @@ func (pl *plan) packagePlan() packagePlan {
 // staged in the work dir, installed as files in the same transaction.
 func (s *state) transaction() packagePlan {
 	p := s.plan.packagePlan()
-	p.Install = append(p.Install, s.rpmURLFiles()...)
-	for _, r := range s.content.rpms {
+	for i := range s.plan.RPMURLs {
+		p.Install = append(p.Install, rpms.Staged(s.workDir, i))
+	}
+	// (none before rpm-urls-fetch ran)
+	fetched, _ := rpms.ParseFetched(s.content.fetched[kindRPMs.option()], len(s.plan.RPMURLs))
+	for _, r := range fetched {
 		p.fileNames = append(p.fileNames, r.Name)
 	}
 	return p

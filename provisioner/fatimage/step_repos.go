@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 )
 
 // stepRepos writes the GPG keys and the repositories, disables every
@@ -24,13 +26,19 @@ func stepRepos(ctx context.Context, s *state) error {
 	}
 	// no credentials here: only the names and sections matter
 	repoFiles := renderRepoFiles(p.repos, "", "", false)
-	sc := newScript("repofiles", "repos")
+	// (import_os_key uses the gpg_keys kind's import_key)
+	sc := newScript("repofiles", "repos", kindBody(keys.Kind{}))
 	if len(p.repos) > 0 && *c.ImportOSKey {
 		sc.call("import_os_key")
 	}
-	if err := s.keyCalls(sc); err != nil {
+	ks, err := keys.Script(s.workDir, repoNames(p.repos), p.GPGKeys)
+	if err != nil {
 		return err
 	}
+	if err := s.stage(sc, stagedFiles(ks.Staged)...); err != nil {
+		return err
+	}
+	addCalls(sc, ks)
 	// /etc/yum.repos.d never receives a credential (its old blocks would
 	// stay in the snapshot): dnf reads our repositories from the tmpfs
 	// secret dir during the build, and disable-repos writes them back
@@ -46,8 +54,22 @@ func stepRepos(ctx context.Context, s *state) error {
 	if sc.empty() {
 		return nil
 	}
-	_, err := s.runScript(ctx, sc)
+	_, err = s.runScript(ctx, sc)
 	return err
+}
+
+// repoNames are the names of repos (or their sections): what the
+// built-in keys are found by.
+func repoNames(repos []Repo) []string {
+	var out []string
+	for _, r := range repos {
+		name := r.Name
+		if name == "" {
+			name = r.RepoName
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // enabledRepoIDs are the sections of repos enabled for the build.

@@ -30,9 +30,9 @@ type step struct {
 	// reboots, so a build without such steps snapshots unrebooted and the
 	// image boots its new kernel on first boot.
 	needsKernel bool
-	// kinds are the content kinds the step installs (kindStep,
-	// kindsStep); their items are checked and merged with the groups' at
-	// Prepare.
+	// kinds are the content kinds the step fetches or installs
+	// (kindStep, kindsStep, fetchStep, the content steps); their items
+	// are checked and merged with the groups' at Prepare.
 	kinds []contentKind
 }
 
@@ -47,14 +47,15 @@ var steps = []step{
 	// three points below (appliance_native.go).
 	{name: "appliance-steps", when: func(s *state) bool { return s.plan.site != nil }, run: stepApplianceSteps},
 	{name: "ansible-pre", when: ansibleAt(phasePre), run: ansiblePhase(phasePre)},
-	{name: "repos", run: stepRepos},
+	// The repositories and their keys (the gpg_keys kind, kindKeys).
+	{name: "repos", kinds: registered(kindKeys), run: stepRepos},
 	// Binaries are fetched and verified before any package work, so a
 	// bad checksum fails the build in seconds, not after the update.
 	{name: "binaries-fetch", when: hasBinaries, run: stepFetchBinaries},
 	// So is every other URL-based content (git checkouts, downloads,
 	// python packages): a bad pin or checksum changes nothing.
 	{name: "content-fetch", when: func(s *state) bool { return s.plan.hasContent() }, run: stepFetchContent},
-	{name: "rpm-urls-fetch", when: func(s *state) bool { return len(s.plan.RPMURLs) > 0 }, run: stepFetchRPMs},
+	fetchStep("rpm-urls-fetch", kindRPMs),
 	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
 	// Container images: digests resolved and checked (host: fetched).
 	{name: "containers-fetch", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepFetchContainers},
@@ -78,7 +79,9 @@ var steps = []step{
 	{name: "grafana-plugins", when: func(s *state) bool { return len(s.plan.grafanaPlugins()) > 0 }, run: stepGrafanaPlugins},
 	{name: "services", when: func(s *state) bool { return len(s.plan.disabledServices()) > 0 }, run: stepServices},
 	{name: "binaries", when: hasBinaries, run: stepInstallBinaries},
-	{name: "content", when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
+	// The content kinds fetched in content-fetch (in this order) and
+	// installed here, with the older kinds of content.go.
+	{name: "content", kinds: registered(contentStepKinds...), when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
 	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
 	kindsStep("system", "system settings",

@@ -23,6 +23,7 @@ type scriptComm struct {
 	mu      sync.Mutex
 	steps   []string
 	scripts map[string][]byte // by step
+	outs    map[string]string // what a step's script prints
 }
 
 var reInlineScript = regexp.MustCompile(`^\(umask 077 && printf %s (\S+) \| base64 -d > '([^']+)'\)`)
@@ -48,6 +49,7 @@ func (c *scriptComm) Start(_ context.Context, cmd *packersdk.RemoteCmd) error {
 		if step == "facts" {
 			out = "os=Rocky Linux 9.6\npackage_count=2\n--packages--\na-1\nb-2\n"
 		}
+		out += c.outs[step]
 	}
 	go func() {
 		_, _ = io.WriteString(cmd.Stdout, out) // a buffer: cannot fail

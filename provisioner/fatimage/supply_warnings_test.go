@@ -46,7 +46,7 @@ func TestBuiltinUnverifiedSaidNotVerified(t *testing.T) {
 	if err := p.Prepare(map[string]any{"groups": []string{"k3s", "k9s", "opkssh", "openondemand_rstudio", "openondemand_codeserver"}}); err != nil {
 		t.Fatal(err)
 	}
-	said := strings.Join(append(p.plan.contentWarnings(), rpmURLWarnings(p.plan.RPMURLs)...), "\n")
+	said := strings.Join(append(p.plan.contentWarnings(), kindFetchPlan(kindRPMs, &p.plan.ContentOptions).Warnings...), "\n")
 	for _, name := range []string{"/k3s", "helm-", "k9s_", "opkssh-", "rstudio-server-", "code-server"} {
 		found := false
 		for _, l := range strings.Split(said, "\n") {

@@ -2,7 +2,9 @@ package fatimage
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // Validation of the content kinds (git_checkouts, downloads, python_envs,
@@ -17,21 +19,10 @@ func validateContentSource(s string) []error {
 	return []error{fmt.Errorf("content_source: %q is not one of vm, host", s)}
 }
 
-// validOwner reports whether o is "", "user" or "user:group".
-func validOwner(o string) bool {
-	if o == "" {
-		return true
-	}
-	u, g, hasGroup := strings.Cut(o, ":")
-	return reName.MatchString(u) && (!hasGroup || reName.MatchString(g))
-}
+// itemErrs is internal/content's, shared with the kinds moved there.
 
-// itemErrs collects the errors of one list item, each prefixed with
-// "<field>[i]: ".
 func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
-	return func(f string, a ...any) {
-		*errs = append(*errs, fmt.Errorf("%s[%d]: "+f, append([]any{field, i}, a...)...))
-	}
+	return content.ItemErrs(errs, field, i)
 }
 
 // checkHTTPURL reports what is wrong with an item's http(s) URL field,
@@ -62,12 +53,7 @@ func validateContent(c *Config, p *plan) []error {
 // and GPG keys have their own validators (validateFiles,
 // validateGPGKeys).
 func (ci *ContentOptions) check(source string) []error {
-	errs := validateGitCheckouts(ci.GitCheckouts)
-	errs = append(errs, validateDownloads(ci.Downloads)...)
-	errs = append(errs, validateRPMURLs(ci.RPMURLs)...)
-	errs = append(errs, validatePythonEnvs(ci.PythonEnvs)...)
-	errs = append(errs, validateGrafanaDashboards(ci.GrafanaDashboards)...)
-	errs = append(errs, validatePythonGit(ci.PythonEnvs, source)...)
+	errs := python.CheckSource(ci.PythonEnvs, source)
 	for _, k := range contentKinds() {
 		errs = append(errs, k.check(ci)...)
 	}
@@ -100,7 +86,7 @@ func validateDestinations(c *ContentOptions) []error {
 		}
 	}
 	for i, d := range c.GrafanaDashboards {
-		claim(fmt.Sprintf("grafana_dashboards[%d]", i), d.destination())
+		claim(fmt.Sprintf("grafana_dashboards[%d]", i), d.Destination())
 	}
 	return errs
 }

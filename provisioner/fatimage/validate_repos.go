@@ -76,7 +76,6 @@ func validateRepos(c *Config, p *plan) []error {
 			errs.add("%s", msg)
 		}
 	}
-	errs = append(errs, validateGPGKeys(c.GPGKeys)...)
 	for i, r := range c.EnableRepos {
 		if !reSection.MatchString(r) {
 			errs.add("enable_repos[%d]: %q is not a valid repo id", i, r)

@@ -2,9 +2,14 @@ package fatimage
 
 import (
 	"strings"
+	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/safepath"
 )
+
+// minRebootTimeout is the shortest reboot_timeout: a reboot takes longer
+// on every cloud.
+const minRebootTimeout = time.Minute
 
 // validateSystem checks how the run treats the VM: reboots, SELinux,
 // cleanup, the login home and how scripts run.

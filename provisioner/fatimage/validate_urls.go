@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 )
 
 // Every URL option goes through checkURL (or, for a repository's baseurl,
@@ -13,55 +15,15 @@ import (
 // in a command line on the VM, so it is refused in favour of the
 // credential options, which travel only in files on the tmpfs.
 
-// noCredentialOption is what to do instead when the option has no
-// credential option of its own.
-const noCredentialOption = "no option takes credentials for it: use a location that needs none"
+// The checks themselves are internal/content's (check.go), shared with
+// the content kinds' packages.
+func checkURL(field, s string) string { return content.CheckURL(field, s) }
 
-// checkURL is the problem with s as the http(s) URL of field, "" when none.
-func checkURL(field, s string) string {
-	if s == "" {
-		return field + " is required"
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Sprintf("%s %q must be an http(s) URL", field, withoutUserInfo(s))
-	}
-	if msg := urlCredentials(field, u, noCredentialOption); msg != "" {
-		return msg
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("%s %q must be an http(s) URL", field, s)
-	}
-	return ""
-}
-
-// urlCredentials refuses user info in u, naming field, showing the URL
-// without it and saying what to do instead.
 func urlCredentials(field string, u *url.URL, instead string) string {
-	if u.User == nil {
-		return ""
-	}
-	bare := *u
-	bare.User = nil
-	return fmt.Sprintf("%s %q must not carry credentials (user info before @): they would show in the output and in command lines on the VM; %s", field, bare.String(), instead)
+	return content.URLCredentials(field, u, instead)
 }
 
-// withoutUserInfo is s with anything between "//" and the host's "@"
-// removed, for messages about a string that is not even a URL.
-func withoutUserInfo(s string) string {
-	scheme, rest, ok := strings.Cut(s, "//")
-	if !ok {
-		return s
-	}
-	auth, path, _ := strings.Cut(rest, "/")
-	if i := strings.LastIndex(auth, "@"); i >= 0 {
-		auth = "xxxxx" + auth[i:]
-	}
-	if path != "" || strings.HasSuffix(rest, "/") {
-		auth += "/" + path
-	}
-	return scheme + "//" + auth
-}
+func withoutUserInfo(s string) string { return content.WithoutUserInfo(s) }
 
 // urlOptions are the built-in groups' mirror URL options, by name; the
 // other top-level URL options are checked with what they serve
@@ -115,17 +77,6 @@ func checkRepoURL(i int, s string) string {
 		return fmt.Sprintf("repos[%d]: baseurl %q is not a URL", i, withoutUserInfo(s))
 	}
 	return urlCredentials(fmt.Sprintf("repos[%d]: baseurl", i), u, "set repo_username and repo_password (or ARK_USERNAME and ARK_PASSWORD), which travel only in files on the tmpfs")
-}
-
-// checkRPMName is the problem with an rpm_urls url (a valid one) that
-// does not name an .rpm file, "" when none: what it serves is installed
-// as a package, so a page or an archive is refused here, not by dnf
-// after the download.
-func checkRPMName(s string) string {
-	if u, err := url.Parse(s); err == nil && !strings.HasSuffix(u.Path, ".rpm") {
-		return fmt.Sprintf("url %q does not name an .rpm file (its path must end in .rpm; other files are downloads)", s)
-	}
-	return ""
 }
 
 // httpPythonIndexes refuses every plain-http Python index unless the

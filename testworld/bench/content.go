@@ -13,12 +13,13 @@ import (
 
 	"github.com/mitchellh/mapstructure"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
-	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 )
 
 // The built-in groups carry content besides packages (issue #15): files,
@@ -117,15 +118,15 @@ var keyMajors = []string{"8", "9"}
 // carrying another kind fails decoding (ErrorUnused) rather than being
 // left out of the comparison.
 type groupContent struct {
-	Files              []files.File                `mapstructure:"files"`
-	LineEdits          []lines.LineEdit            `mapstructure:"line_edits"`
-	SystemdUnits       []system.SystemdUnit        `mapstructure:"systemd_units"`
-	ModprobeBlacklists []system.ModprobeBlacklist  `mapstructure:"modprobe_blacklist"`
-	Tmpfiles           []system.ConfigFile         `mapstructure:"tmpfiles"`
-	Limits             []system.ConfigFile         `mapstructure:"limits"`
-	Sysctls            []system.Sysctl             `mapstructure:"sysctl"`
-	GrafanaDashboards  []fatimage.GrafanaDashboard `mapstructure:"grafana_dashboards"`
-	GPGKeys            []fatimage.GPGKey           `mapstructure:"gpg_keys"`
+	Files              []files.File                  `mapstructure:"files"`
+	LineEdits          []lines.LineEdit              `mapstructure:"line_edits"`
+	SystemdUnits       []system.SystemdUnit          `mapstructure:"systemd_units"`
+	ModprobeBlacklists []system.ModprobeBlacklist    `mapstructure:"modprobe_blacklist"`
+	Tmpfiles           []system.ConfigFile           `mapstructure:"tmpfiles"`
+	Limits             []system.ConfigFile           `mapstructure:"limits"`
+	Sysctls            []system.Sysctl               `mapstructure:"sysctl"`
+	GrafanaDashboards  []dashboards.GrafanaDashboard `mapstructure:"grafana_dashboards"`
+	GPGKeys            []keys.GPGKey                 `mapstructure:"gpg_keys"`
 }
 
 // reTemplate is what Ansible would template in a var's string.
