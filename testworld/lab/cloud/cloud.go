@@ -155,7 +155,8 @@ type Cloud struct {
 	callMu sync.Mutex
 	calls  map[string]int
 
-	states stateLog // state changes and first observations, for benchmarks
+	states  stateLog // state changes and first observations, for benchmarks
+	journal journal  // the calls that changed something, for the behaviour suite
 
 	inflight atomic.Int64 // API requests being served, see InFlight
 }
