@@ -266,23 +266,34 @@ func TestBehaviourAgainstOfficial(t *testing.T) {
 	theLab.Cloud.RecordRequests(true)
 	t.Cleanup(func() { theLab.Cloud.RecordRequests(false) })
 
+	// One parallel subtest per build, the two of a case side by side; the
+	// builds are compared once all are done. A build waiting for a slot
+	// holds nothing another needs (no deadlock with -parallel).
 	var mu sync.Mutex
-	found := map[string][]difference{} // by case
-	t.Run("cases", func(t *testing.T) {
-		sem := make(chan struct{}, 2) // two cases, four packers at a time
+	runs := map[string]effects{} // by case and builder
+	t.Run("builds", func(t *testing.T) {
+		sem := make(chan struct{}, 4) // at most four packers at a time
+		nonce := fmt.Sprintf("bh%d", time.Now().UnixNano()%1e9)
 		for _, bc := range behaviourCases {
-			t.Run(bc.name, func(t *testing.T) {
-				t.Parallel()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				off, ours := runBehaviourCase(t, p, bc, base)
-				diffs := compareEffects(off, ours)
-				mu.Lock()
-				found[bc.name] = diffs
-				mu.Unlock()
-			})
+			for _, typ := range []string{"openstack", "fatimage-openstack"} {
+				t.Run(bc.name+"/"+typ, func(t *testing.T) {
+					t.Parallel()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					v := base
+					v.ImageName = fmt.Sprintf("%s-%s-%s", nonce, bc.name, map[string]string{"openstack": "official", "fatimage-openstack": "ours"}[typ])
+					e := runOne(t, p, typ, bc, v)
+					mu.Lock()
+					runs[bc.name+"/"+typ] = e
+					mu.Unlock()
+				})
+			}
 		}
 	})
+	found := map[string][]difference{} // by case
+	for _, bc := range behaviourCases {
+		found[bc.name] = compareEffects(runs[bc.name+"/openstack"], runs[bc.name+"/fatimage-openstack"])
+	}
 	checkDifferences(t, found)
 	t.Logf("behaviour suite: %d cases, wall time %s", len(behaviourCases), time.Since(started).Round(time.Second))
 }
@@ -344,29 +355,6 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// runBehaviourCase validates and builds bc with each builder, the two
-// builds at once, and returns their effects.
-func runBehaviourCase(t *testing.T, p *packertest.Packer, bc behaviourCase, v behaviourVars) (official, ours effects) {
-	nonce := fmt.Sprintf("bh%d", time.Now().UnixNano()%1e9)
-	var wg sync.WaitGroup
-	out := map[string]effects{}
-	var mu sync.Mutex
-	for _, typ := range []string{"openstack", "fatimage-openstack"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := v
-			w.ImageName = fmt.Sprintf("%s-%s-%s", nonce, bc.name, map[string]string{"openstack": "official", "fatimage-openstack": "ours"}[typ])
-			e := runOne(t, p, typ, bc, w)
-			mu.Lock()
-			out[typ] = e
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out["openstack"], out["fatimage-openstack"]
 }
 
 // runOne validates and builds one case with one builder and reads its
