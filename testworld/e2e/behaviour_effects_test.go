@@ -224,13 +224,11 @@ func (n *normaliser) floatingIP(e effects, r cloud.Request, body map[string]any)
 	if r.Method == "POST" {
 		e.add(key+".network", n.str(fmt.Sprint(req["floating_network_id"])))
 	}
-	if _, ok := req["port_id"]; ok && r.Status < 300 {
-		to := "(detached)"
-		if ans.FloatingIP.FixedIPAddress != nil {
-			to = n.network(*ans.FloatingIP.FixedIPAddress)
-		}
-		// made on the port, or made and then attached: the same effect
-		e.add("floatingip.port_on", to)
+	// Made on the port, or made and then attached: the same effect. A
+	// detach before the server goes is none: deleting the server's port
+	// detaches the address anyway.
+	if port, ok := req["port_id"]; ok && port != nil && r.Status < 300 && ans.FloatingIP.FixedIPAddress != nil {
+		e.add("floatingip.port_on", n.network(*ans.FloatingIP.FixedIPAddress))
 	}
 	return key
 }

@@ -25,9 +25,11 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
@@ -168,6 +170,35 @@ var behaviourCases = []behaviourCase{
   }
   flavor       = "m1.small"
   communicator = "none"`},
+	// A floating IP of the project, by ID and by address; the key of the
+	// given keypair from an SSH agent; the keypair with neither key nor
+	// agent (refused at validate).
+	{"floating-ip-id", `
+  source_image_name = "Rocky-9-GenericCloud-Base-9.6"
+  flavor            = "m1.small"
+  networks          = ["{{.LabNet}}"]
+  floating_ip       = "{{.FloatingIPID}}"
+  communicator      = "none"`},
+	{"floating-ip-address", `
+  source_image_name = "Rocky-9-GenericCloud-Base-9.6"
+  flavor            = "m1.small"
+  networks          = ["{{.LabNet}}"]
+  floating_ip       = "{{.FloatingIPAddress}}"
+  communicator      = "none"`},
+	{"agent-auth", `
+  source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
+  flavor              = "m1.small"
+  networks            = ["{{.LabNet}}"]
+  floating_ip_network = "public"
+  ssh_username        = "rocky"
+  ssh_timeout         = "1m"
+  ssh_agent_auth      = true
+  ssh_keypair_name    = "{{.KeyPair}}"`},
+	{"keypair-name-alone", `
+  source_image_name = "Rocky-9-GenericCloud-Base-9.6"
+  flavor            = "m1.small"
+  ssh_username      = "rocky"
+  ssh_keypair_name  = "{{.KeyPair}}"`},
 	// A flavor with no disk and no volume: Nova decides (a member may not).
 	{"zero-disk-flavor", `
   source_image_name = "Rocky-9-GenericCloud-Base-9.6"
@@ -179,6 +210,8 @@ var behaviourCases = []behaviourCase{
 type behaviourVars struct {
 	Cloud, ImageName, BaseImage, LabNet, PublicNet, ShareProject string
 	KeyPair, KeyFile, PublicKey, UserDataFile                    string
+	FloatingIPID, FloatingIPAddress                              string
+	agentKey                                                     ed25519.PrivateKey
 }
 
 // documentedDifference is one difference a case shows, and the row of the
@@ -195,25 +228,29 @@ type documentedDifference struct {
 // server snapshot, a volume.
 var (
 	serverCases = []string{"docs-private-cloud", "docs-volume", "appliance", "snapshot-image-settings", "network-discovery",
-		"filter-members-private", "auto-accept-alone", "zero-disk-flavor", "discovery-order", "floating-ip-unmatched", "floating-ip-not-external"}
+		"filter-members-private", "auto-accept-alone", "zero-disk-flavor", "discovery-order", "floating-ip-unmatched",
+		"floating-ip-not-external", "floating-ip-id", "floating-ip-address", "agent-auth"}
 	initAddCases = slices.DeleteFunc(slices.Clone(serverCases), func(c string) bool { return c == "appliance" })
-	noCommCases  = slices.DeleteFunc(slices.Clone(initAddCases), func(c string) bool { return c == "docs-private-cloud" })
+	noCommCases  = []string{"docs-volume", "snapshot-image-settings", "network-discovery", "filter-members-private", "auto-accept-alone",
+		"zero-disk-flavor", "discovery-order", "floating-ip-unmatched", "floating-ip-not-external", "floating-ip-id", "floating-ip-address"}
 	keypairCases = append(slices.Clone(noCommCases), "filter-pattern")
-	imageCases   = []string{"docs-private-cloud", "docs-volume", "appliance", "snapshot-image-settings", "network-discovery", "auto-accept-alone"}
-	snapCases    = []string{"docs-private-cloud", "snapshot-image-settings", "network-discovery", "filter-members-private", "auto-accept-alone"}
+	imageCases   = []string{"docs-private-cloud", "docs-volume", "appliance", "snapshot-image-settings", "network-discovery", "auto-accept-alone", "floating-ip-id"}
+	snapCases    = []string{"docs-private-cloud", "snapshot-image-settings", "network-discovery", "filter-members-private", "auto-accept-alone", "floating-ip-id"}
 	volumeCases  = []string{"docs-volume", "appliance"}
 )
 
 // Rows of the table named more than once below.
 const (
-	rowNoComm      = "temporary keypair with `communicator = \"none\"` or with `winrm_password`"
-	rowFloatingIP  = "the port the floating IP goes to (`instance_floating_ip_net`, `networks`, `ports`)"
-	rowFilterName  = "`source_image_filter.filters.name` with `*`, `?` or `[`"
-	rowImageProps  = "output image properties"
-	rowLeftovers   = "leftovers"
-	rowAutoAccept  = "`image_auto_accept_members`"
-	rowVolumeSize  = "`volume_size` default"
-	rowNotExternal = "`floating_ip_network` that is not external"
+	rowNoComm         = "temporary keypair with `communicator = \"none\"` or with `winrm_password`"
+	rowFloatingIP     = "the port the floating IP goes to (`instance_floating_ip_net`, `networks`, `ports`)"
+	rowFilterName     = "`source_image_filter.filters.name` with `*`, `?` or `[`"
+	rowImageProps     = "output image properties"
+	rowLeftovers      = "leftovers"
+	rowAutoAccept     = "`image_auto_accept_members`"
+	rowVolumeSize     = "`volume_size` default"
+	rowNotExternal    = "`floating_ip_network` that is not external"
+	rowFloatingIPAddr = "`floating_ip`"
+	rowAgentKeypair   = "`ssh_agent_auth` with `ssh_keypair_name`"
 )
 
 // documentedDifferences are exactly the differences the suite finds. A
@@ -241,6 +278,14 @@ var documentedDifferences = []documentedDifference{
 	{rowFilterName, "build", "fails", "ok", []string{"filter-pattern"}},
 	{rowFilterName, "image.status", "(no image)", "active", []string{"filter-pattern"}},
 	{rowFilterName, "server.*", "(none)", "*", []string{"filter-pattern"}},
+	{rowFloatingIPAddr, "build", "fails", "ok", []string{"floating-ip-address"}},
+	{rowFloatingIPAddr, "image.status", "(no image)", "active", []string{"floating-ip-address"}},
+	{rowFloatingIPAddr, "floatingip.port_on", "(none)", "lab-net", []string{"floating-ip-address"}},
+	{rowFloatingIPAddr, "server.action.*", "(none)", "*", []string{"floating-ip-address"}},
+	{rowAgentKeypair, "server.create.key_name", "(none)", "<given keypair>", []string{"agent-auth"}},
+	{rowAgentKeypair, "build", "fails", "ok", []string{"agent-auth"}},
+	{rowAgentKeypair, "image.status", "(no image)", "active", []string{"agent-auth"}},
+	{rowAgentKeypair, "server.action.*", "(none)", "*", []string{"agent-auth"}},
 	{rowImageProps, "image.fatimage_build_id", "(none)", "<id>", imageCases},
 	{rowImageProps, "server.action.createImage.metadata.fatimage_build_id", "(none)", "<id>", snapCases},
 	{rowImageProps, "volume.action.os-set_image_metadata.metadata.fatimage_build_id", "(none)", "<id>", volumeCases},
@@ -312,7 +357,7 @@ func behaviourSetup(t *testing.T) behaviourVars {
 	v := behaviourVars{
 		Cloud: "behave", BaseImage: theLab.BaseImageID, ShareProject: theLab.Env["LAB_SHARE_PROJECT_ID"],
 		KeyPair: "behave-given", KeyFile: filepath.Join(dir, "id_ed25519"), UserDataFile: filepath.Join(dir, "user-data"),
-		PublicKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))),
+		PublicKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))), agentKey: priv,
 	}
 	must(t, os.WriteFile(v.KeyFile, pem.EncodeToMemory(blk), 0o600))
 	must(t, os.WriteFile(v.UserDataFile, []byte("#cloud-config\n# from user_data_file\n"), 0o600))
@@ -325,7 +370,7 @@ func behaviourSetup(t *testing.T) behaviourVars {
 // runUser makes a lab user of its own for one packer run (its calls are
 // told apart by user), with the given keypair, and returns the
 // environment that makes packer use it (clouds.yaml entry v.Cloud).
-func runUser(t *testing.T, v behaviourVars) []string {
+func runUser(t *testing.T, v behaviourVars) ([]string, *gophercloud.ProviderClient) {
 	t.Helper()
 	pw := make([]byte, 16)
 	_, _ = rand.Read(pw)
@@ -347,7 +392,53 @@ func runUser(t *testing.T, v behaviourVars) []string {
 	_, err = keypairs.Create(ctx, compute, keypairs.CreateOpts{Name: v.KeyPair, PublicKey: v.PublicKey}).Extract()
 	must(t, err)
 	t.Cleanup(func() { keypairs.Delete(context.Background(), compute, v.KeyPair, nil) })
-	return append(theLab.Environ(), "OS_CLIENT_CONFIG_FILE="+file, "OS_CLOUD="+v.Cloud)
+	return append(theLab.Environ(), "OS_CLIENT_CONFIG_FILE="+file, "OS_CLOUD="+v.Cloud), provider
+}
+
+// runExtras makes what only some cases use, as the run's user: a floating
+// IP of its own ({{.FloatingIPID}}, {{.FloatingIPAddress}}), an SSH agent
+// holding the given keypair's key (ssh_agent_auth).
+func runExtras(t *testing.T, bc behaviourCase, v behaviourVars, env []string, provider *gophercloud.ProviderClient) (behaviourVars, []string) {
+	t.Helper()
+	if strings.Contains(bc.body, ".FloatingIP") {
+		nc, err := openstack.NewNetworkV2(provider, gophercloud.EndpointOpts{Region: "RegionOne"})
+		must(t, err)
+		fip, err := floatingips.Create(context.Background(), nc, floatingips.CreateOpts{FloatingNetworkID: v.PublicNet}).Extract()
+		must(t, err)
+		t.Cleanup(func() { floatingips.Delete(context.Background(), nc, fip.ID) })
+		v.FloatingIPID, v.FloatingIPAddress = fip.ID, fip.FloatingIP
+	}
+	if strings.Contains(bc.body, "ssh_agent_auth") {
+		env = append(env, "SSH_AUTH_SOCK="+serveAgent(t, v.agentKey))
+	}
+	return v, env
+}
+
+// serveAgent serves an SSH agent holding key on a socket of its own.
+func serveAgent(t *testing.T, key ed25519.PrivateKey) string {
+	t.Helper()
+	keyring := agent.NewKeyring()
+	must(t, keyring.Add(agent.AddedKey{PrivateKey: key}))
+	dir, err := os.MkdirTemp("", "bh-agent") // short: a socket path has at most 107 bytes
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = agent.ServeAgent(keyring, c)
+			}()
+		}
+	}()
+	return sock
 }
 
 func must(t *testing.T, err error) {
@@ -361,6 +452,9 @@ func must(t *testing.T, err error) {
 // effects.
 func runOne(t *testing.T, p *packertest.Packer, typ string, bc behaviourCase, v behaviourVars) effects {
 	dir := t.TempDir()
+	env, provider := runUser(t, v)
+	v, env = runExtras(t, bc, v, env, provider)
+	start := len(theLab.Cloud.Requests()) // what the test made is not the build's
 	var body bytes.Buffer
 	if err := template.Must(template.New(bc.name).Parse(bc.body)).Execute(&body, v); err != nil {
 		t.Error(err)
@@ -371,8 +465,6 @@ func runOne(t *testing.T, p *packertest.Packer, typ string, bc behaviourCase, v 
 		t.Error(err)
 		return nil
 	}
-	env := runUser(t, v)
-	start := len(theLab.Cloud.Requests()) // what runUser did is not the build's
 	e := effects{}
 	val := p.Run(t, dir, env, "validate", ".")
 	e.add("validate", outcome(val.ExitCode))
@@ -429,9 +521,10 @@ func userRequests(all []cloud.Request, user string) []cloud.Request {
 
 func newNormaliser(t *testing.T, v behaviourVars) *normaliser {
 	n := &normaliser{imageName: v.ImageName, subnets: map[string]*net.IPNet{}, known: map[string]string{
-		v.BaseImage: "<base image>", v.ShareProject: "<share project>", v.KeyPair: "<given keypair>",
+		v.BaseImage: "<base image>", v.FloatingIPID: "<floating_ip>", v.FloatingIPAddress: "<floating_ip address>", v.ShareProject: "<share project>", v.KeyPair: "<given keypair>",
 		theLab.Cloud.ProjectID(lab.CloudName): "<lab project>",
 	}}
+	delete(n.known, "") // a case without a floating IP of its own
 	nc := labClient(t, openstack.NewNetworkV2)
 	pages, err := subnets.List(nc, subnets.ListOpts{}).AllPages(context.Background())
 	if err != nil {
