@@ -43,6 +43,7 @@ import (
 // is normalised and compared. Every difference must be one the table of
 // differences in docs/builders/openstack.mdx explains (documented below,
 // naming the row), and every documented difference must still occur.
+// BEHAVIOUR_VERBOSE=1 logs each build's effects.
 
 // behaviourCase is one source block body, run under both builders. Its
 // {{.Field}}s come from behaviourVars.
@@ -619,8 +620,9 @@ func (d documentedDifference) explains(c string, f difference) bool {
 // row of the docs' table.
 func checkDifferences(t *testing.T, found map[string][]difference) {
 	t.Helper()
+	rows := differenceRows(t)
 	for _, d := range documentedDifferences {
-		if !differenceRows(t)[d.row] {
+		if !rows[d.row] {
 			t.Errorf("documented difference %s names row %q, which docs/builders/openstack.mdx's table does not have", d.key, d.row)
 		}
 	}
