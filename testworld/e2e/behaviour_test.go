@@ -200,6 +200,15 @@ var behaviourCases = []behaviourCase{
   flavor            = "m1.small"
   ssh_username      = "rocky"
   ssh_keypair_name  = "{{.KeyPair}}"`},
+	// A volume from an image Glance imported (its os_glance_* properties
+	// go into the volume's image metadata; official issue #123).
+	{"volume-from-imported", `
+  source_image            = "{{.ImportedImage}}"
+  flavor                  = "m1.small"
+  networks                = ["{{.LabNet}}"]
+  use_blockstorage_volume = true
+  volume_size             = 20
+  communicator            = "none"`},
 	// A flavor with no disk and no volume: Nova decides (a member may not).
 	{"zero-disk-flavor", `
   source_image_name = "Rocky-9-GenericCloud-Base-9.6"
@@ -211,7 +220,7 @@ var behaviourCases = []behaviourCase{
 type behaviourVars struct {
 	Cloud, ImageName, BaseImage, LabNet, PublicNet, ShareProject string
 	KeyPair, KeyFile, PublicKey, UserDataFile                    string
-	FloatingIPID, FloatingIPAddress                              string
+	FloatingIPID, FloatingIPAddress, ImportedImage               string
 	agentKey                                                     ed25519.PrivateKey
 }
 
@@ -230,14 +239,15 @@ type documentedDifference struct {
 var (
 	serverCases = []string{"docs-private-cloud", "docs-volume", "appliance", "snapshot-image-settings", "network-discovery",
 		"filter-members-private", "auto-accept-alone", "zero-disk-flavor", "discovery-order", "floating-ip-unmatched",
-		"floating-ip-not-external", "floating-ip-id", "floating-ip-address", "agent-auth"}
+		"floating-ip-not-external", "floating-ip-id", "floating-ip-address", "agent-auth", "volume-from-imported"}
 	initAddCases = slices.DeleteFunc(slices.Clone(serverCases), func(c string) bool { return c == "appliance" })
 	noCommCases  = []string{"docs-volume", "snapshot-image-settings", "network-discovery", "filter-members-private", "auto-accept-alone",
-		"zero-disk-flavor", "discovery-order", "floating-ip-unmatched", "floating-ip-not-external", "floating-ip-id", "floating-ip-address"}
+		"zero-disk-flavor", "discovery-order", "floating-ip-unmatched", "floating-ip-not-external", "floating-ip-id", "floating-ip-address",
+		"volume-from-imported"}
 	keypairCases = append(slices.Clone(noCommCases), "filter-pattern")
 	imageCases   = []string{"docs-private-cloud", "docs-volume", "appliance", "snapshot-image-settings", "network-discovery", "auto-accept-alone", "floating-ip-id"}
 	snapCases    = []string{"docs-private-cloud", "snapshot-image-settings", "network-discovery", "filter-members-private", "auto-accept-alone", "floating-ip-id"}
-	volumeCases  = []string{"docs-volume", "appliance"}
+	volumeCases  = []string{"docs-volume", "appliance", "volume-from-imported"}
 )
 
 // Rows of the table named more than once below.
@@ -252,6 +262,7 @@ const (
 	rowNotExternal    = "`floating_ip_network` that is not external"
 	rowFloatingIPAddr = "`floating_ip`"
 	rowAgentKeypair   = "`ssh_agent_auth` with `ssh_keypair_name`"
+	rowImported       = "`use_blockstorage_volume` from an imported image (`external_source_image_url` or any image Glance imported)"
 )
 
 // documentedDifferences are exactly the differences the suite finds. A
@@ -266,7 +277,11 @@ var documentedDifferences = []documentedDifference{
 	{"`skip_inherited_properties` (ours only)", "image.signature_verified", "False", "(none)", imageCases},
 	{rowVolumeSize, "volume.create.size", "10", "20", []string{"docs-volume"}},
 	{rowVolumeSize, "image.min_disk", "10", "20", []string{"docs-volume"}},
-	{"`volume_name` default", "volume.create.name", "packer_<id>", "<image_name>", []string{"docs-volume"}},
+	{"`volume_name` default", "volume.create.name", "packer_<id>", "<image_name>", []string{"docs-volume", "volume-from-imported"}},
+	{rowImported, "build", "fails", "ok", []string{"volume-from-imported"}},
+	{rowImported, "image.status", "(no image)", "active", []string{"volume-from-imported"}},
+	{rowImported, "volume.action.os-volume_upload_image.failed", "403", "(none)", []string{"volume-from-imported"}},
+	{rowImported, "volume.action.os-unset_image_metadata.key", "(none)", "os_glance_failed_import | os_glance_importing_to_stores", []string{"volume-from-imported"}},
 	{rowAutoAccept, "image.members.<share project>", "pending", "accepted", []string{"snapshot-image-settings"}},
 	{rowAutoAccept, "build", "fails", "ok", []string{"snapshot-image-settings"}},
 	{"`network_discovery_cidrs` matching several subnets", "server.create.networks[0].uuid", "<lab-net>", "<public>", []string{"discovery-order"}},
@@ -365,6 +380,7 @@ func behaviourSetup(t *testing.T) behaviourVars {
 	theLab.Cloud.AddFlavor(cloud.Flavor{ID: "behave-zero", Name: "behave.zero-disk", VCPUs: 1, RAM: 2048, Disk: 0})
 	v.LabNet = networkID(t, labNetworkClient(t), "lab-net")
 	v.PublicNet = networkID(t, labNetworkClient(t), "public")
+	v.ImportedImage = importedImage(t)
 	return v
 }
 
@@ -440,6 +456,19 @@ func serveAgent(t *testing.T, key ed25519.PrivateKey) string {
 		}
 	}()
 	return sock
+}
+
+// importedImage seeds the base image as Glance leaves an imported one:
+// with its (empty) reserved os_glance_* import properties.
+func importedImage(t *testing.T) string {
+	t.Helper()
+	disk, err := theLab.VMs.CloneDisk(theLab.BaseImageDisk)
+	must(t, err)
+	id, err := theLab.Cloud.AddImage(cloud.ImageSeed{Name: "behave-imported", Disk: disk, MinDisk: 10,
+		Properties: map[string]string{"os_distro": "rocky", "os_glance_importing_to_stores": "", "os_glance_failed_import": ""}})
+	must(t, err)
+	t.Cleanup(func() { images.Delete(context.Background(), imageClient(t), id) })
+	return id
 }
 
 func must(t *testing.T, err error) {
@@ -522,7 +551,7 @@ func userRequests(all []cloud.Request, user string) []cloud.Request {
 
 func newNormaliser(t *testing.T, v behaviourVars) *normaliser {
 	n := &normaliser{imageName: v.ImageName, subnets: map[string]*net.IPNet{}, known: map[string]string{
-		v.BaseImage: "<base image>", v.FloatingIPID: "<floating_ip>", v.FloatingIPAddress: "<floating_ip address>", v.ShareProject: "<share project>", v.KeyPair: "<given keypair>",
+		v.BaseImage: "<base image>", v.ImportedImage: "<imported image>", v.FloatingIPID: "<floating_ip>", v.FloatingIPAddress: "<floating_ip address>", v.ShareProject: "<share project>", v.KeyPair: "<given keypair>",
 		theLab.Cloud.ProjectID(lab.CloudName): "<lab project>",
 	}}
 	delete(n.known, "") // a case without a floating IP of its own
