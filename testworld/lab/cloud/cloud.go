@@ -157,7 +157,8 @@ type Cloud struct {
 
 	jitter jitterDraws
 
-	states stateLog // state changes and first observations, for benchmarks
+	states  stateLog // state changes and first observations, for benchmarks
+	journal journal  // the calls that changed something, for the behaviour suite
 
 	inflight atomic.Int64 // API requests being served, see InFlight
 }

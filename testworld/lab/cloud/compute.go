@@ -623,15 +623,18 @@ func (nv *nova) snapshotServer(s *server, name string, meta map[string]string, t
 	if s.ImageID == "" && len(s.Volumes) > 0 {
 		return nv.snapshotVolumeBacked(s, name, meta, t)
 	}
-	for k, v := range meta {
-		props[k] = v
-	}
 	props["image_type"] = "snapshot"
 	props["instance_uuid"] = s.ID
 	props["user_id"] = t.user.ID
 	props["owner_user_name"] = t.user.Name
 	props["owner_project_name"] = t.project.Name
 	props["base_image_ref"] = s.ImageID
+	// The caller's metadata wins over Nova's own properties, as in Nova's
+	// _create_image (properties.update(extra_properties)): a template's
+	// image_type = "image" stays.
+	for k, v := range meta {
+		props[k] = v
+	}
 	img := newImage(name, t.project.ID)
 	img.DiskFormat, img.ContainerFormat = "qcow2", "bare"
 	img.MinDisk = minDisk

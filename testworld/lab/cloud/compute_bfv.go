@@ -63,17 +63,18 @@ func (nv *nova) snapshotVolumeBacked(s *server, name string, meta map[string]str
 	}
 	bdm, _ := json.Marshal([]bdmEntry{{BootIndex: 0, DeleteOnTermination: boot.DeleteOnTermination, DestinationType: "volume",
 		DeviceName: "/dev/vda", SourceType: "snapshot", SnapshotID: snap.ID, VolumeSize: size, DiskBus: "virtio"}})
+	img.Props["image_type"] = "snapshot"
+	img.Props["instance_uuid"] = s.ID
+	img.Props["user_id"] = t.user.ID
+	img.Props["owner_user_name"] = t.user.Name
+	img.Props["owner_project_name"] = t.project.Name
+	// The caller's metadata wins, but for the mapping Nova sets last.
 	for k, v := range meta {
 		img.Props[k] = v
 	}
 	img.Props["bdm_v2"] = "True"
 	img.Props["block_device_mapping"] = string(bdm)
 	img.Props["root_device_name"] = "/dev/vda"
-	img.Props["image_type"] = "snapshot"
-	img.Props["instance_uuid"] = s.ID
-	img.Props["user_id"] = t.user.ID
-	img.Props["owner_user_name"] = t.user.Name
-	img.Props["owner_project_name"] = t.project.Name
 	nv.c.image.add(img)
 	s.TaskState = "image_snapshot"
 	nv.c.logf("cloud: volume-backed server %s snapshot %s -> image %s", s.ID, snap.ID, img.ID)

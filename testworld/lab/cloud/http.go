@@ -40,7 +40,7 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer c.inflight.Add(-1)
 	c.countCall(svc)
 	c.logf("cloud: %s %s", r.Method, r.URL.RequestURI())
-	c.apis[svc].ServeHTTP(w, r)
+	c.serveJournaled(svc, w, r, c.apis[svc])
 }
 
 // newAPIs puts each service behind the fault rules.

@@ -8,17 +8,61 @@ import (
 	"time"
 )
 
-// keystone is the identity service. Users and projects are fixed when the
-// cloud is made, so only tokens need the lock.
+// keystone is the identity service. Projects are fixed when the cloud is
+// made; users too, but for AddUser, so users and tokens need the lock.
 type keystone struct {
 	c        *Cloud
-	rt       *router // the v3 API below authentication
-	users    []*userRec
+	rt       *router             // the v3 API below authentication
 	projects map[string]*project // by id
 	domains  map[string]string   // name by id
 
 	mu     sync.Mutex
+	users  []*userRec
 	tokens map[string]*token
+}
+
+// AddUser adds a user of existing projects (in u.ProjectDomain, default
+// "Default"), for tests that tell clients apart by user: the behaviour
+// suite gives each packer run its own.
+func (c *Cloud) AddUser(u User) error {
+	ks := c.identity
+	if u.Domain == "" {
+		u.Domain = "Default"
+	}
+	if u.ProjectDomain == "" {
+		u.ProjectDomain = u.Domain
+	}
+	if len(u.Roles) == 0 {
+		u.Roles = []string{"member", "reader"}
+	}
+	find := func(name string) *project {
+		for _, p := range ks.projects {
+			if p.Name == name && p.DomainID == domainID(u.ProjectDomain) {
+				return p
+			}
+		}
+		return nil
+	}
+	rec := &userRec{ID: newHexID(), User: u, project: find(u.Project)}
+	if rec.project == nil {
+		return errors.New("cloud: AddUser: no project " + u.Project)
+	}
+	for _, name := range u.OtherProjects {
+		p := find(name)
+		if p == nil {
+			return errors.New("cloud: AddUser: no project " + name)
+		}
+		rec.others = append(rec.others, p)
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	for _, o := range ks.users {
+		if o.Name == u.Name && o.Domain == u.Domain {
+			return errors.New("cloud: AddUser: user " + u.Name + " exists")
+		}
+	}
+	ks.users = append(ks.users, rec)
+	return nil
 }
 
 func newKeystone(c *Cloud, users []User) (*keystone, error) {
@@ -80,7 +124,11 @@ func (ks *keystone) projectID(nameOrID string) string {
 }
 
 // defaultProject is the first user's project.
-func (ks *keystone) defaultProject() string { return ks.users[0].project.ID }
+func (ks *keystone) defaultProject() string {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.users[0].project.ID
+}
 
 // validToken returns the unexpired token id, or nil (forgetting an expired one).
 func (ks *keystone) validToken(id string) *token {
