@@ -92,7 +92,7 @@ func doubleTarget(t *testing.T) target {
 	p := login("member", "contract-pw")
 	fail := func(_ *testing.T, name string) {
 		c.SetFaults(cloud.Fault{Kind: cloud.FaultServerError, Name: "^" + regexp.QuoteMeta(name) + "$", Times: 1,
-			Message: "Build of instance aborted: " + failSpawnKey + " is set in the server's metadata"})
+			Message: "Failed to deploy instance: " + failSpawnKey + " is set in the server's metadata"})
 	}
 	return target{member: p, admin: login("admin", "contract-admin-pw"), project: c.ProjectID("member"), tenant: "lab-net", external: "public",
 		shareProject: c.ProjectID("share"), base: BaseImageName, failSpawn: fail}
