@@ -114,14 +114,7 @@ func (tg target) newServer(t *testing.T, meta map[string]string, keyName string)
 			t.Errorf("deleting server %s: %v", s.ID, err)
 			return
 		}
-		deadline := time.Now().Add(contractWait)
-		for time.Now().Before(deadline) {
-			if _, err := servers.Get(ctx, cc, s.ID).Extract(); gophercloud.ResponseCodeIs(err, 404) {
-				return
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		t.Errorf("server %s is not gone after %s", s.ID, contractWait)
+		waitGone(t, "server "+s.ID, func() error { return servers.Get(ctx, cc, s.ID).Err })
 	})
 	return s
 }
@@ -549,12 +542,18 @@ func deleteVolume(t *testing.T, bc *gophercloud.ServiceClient, id string) {
 		t.Errorf("deleting volume %s: %v", id, err)
 		return
 	}
+	waitGone(t, "volume "+id, func() error { return volumes.Get(ctx, bc, id).Err })
+}
+
+// waitGone waits for get to answer 404 (a delete is done).
+func waitGone(t *testing.T, what string, get func() error) {
+	t.Helper()
 	deadline := time.Now().Add(contractWait)
 	for time.Now().Before(deadline) {
-		if _, err := volumes.Get(ctx, bc, id).Extract(); gophercloud.ResponseCodeIs(err, 404) {
+		if gophercloud.ResponseCodeIs(get(), 404) {
 			return
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Errorf("volume %s is not gone after %s", id, contractWait)
+	t.Errorf("%s is not gone after %s", what, contractWait)
 }
