@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -40,6 +41,9 @@ type target struct {
 	tenant, external string
 	shareProject     string
 	base             string // the public base image's name
+	// failSpawn arms a spawn failure of the server called name, when
+	// metadata alone does not (the double); nil on the tier
+	failSpawn func(t *testing.T, name string)
 }
 
 func realTarget(t *testing.T) target {
@@ -86,7 +90,12 @@ func doubleTarget(t *testing.T) target {
 		return p
 	}
 	p := login("member", "contract-pw")
-	return target{member: p, admin: login("admin", "contract-admin-pw"), project: c.ProjectID("member"), tenant: "lab-net", external: "public", shareProject: c.ProjectID("share"), base: BaseImageName}
+	fail := func(_ *testing.T, name string) {
+		c.SetFaults(cloud.Fault{Kind: cloud.FaultServerError, Name: "^" + regexp.QuoteMeta(name) + "$", Times: 1,
+			Message: "Failed to deploy instance: " + failSpawnKey + " is set in the server's metadata"})
+	}
+	return target{member: p, admin: login("admin", "contract-admin-pw"), project: c.ProjectID("member"), tenant: "lab-net", external: "public",
+		shareProject: c.ProjectID("share"), base: BaseImageName, failSpawn: fail}
 }
 
 // TestContract runs every check on both targets.

@@ -169,6 +169,8 @@ hard reset, slow SSH start).
     reader-only restrictions, no custom policy files).
   - Only the boot volume of block_device_mapping_v2 is modelled.
   - Glance's delete of a protected image is 403 (as Glance does), not 409.
-  - Only the "default" security group exists; rules are not enforced.
+  - Only the "default" security group exists, with Neutron's four default
+    rules (egress IPv4/IPv6, ingress from the group); rules are not
+    enforced.
 */
 package cloud

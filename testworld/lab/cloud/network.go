@@ -98,6 +98,7 @@ func (f *floatingIP) status() string {
 type secgroup struct {
 	ID, Name, Description, ProjectID string
 	Created                          time.Time
+	RuleIDs                          [4]string // the default rules', stable across reads
 }
 
 func (nt *neutron) newSubnet(name, netID, cidr, gw string) (*subnet, error) {
@@ -136,7 +137,8 @@ func (nt *neutron) initNetwork(projectIDs []string) error {
 	nt.networks[nt.labNet.ID], nt.networks[nt.publicNet.ID] = nt.labNet, nt.publicNet
 	nt.subnets[ls.ID], nt.subnets[ps.ID] = ls, ps
 	for _, pid := range projectIDs {
-		sg := &secgroup{ID: newUUID(), Name: "default", Description: "Default security group", ProjectID: pid, Created: now}
+		sg := &secgroup{ID: newUUID(), Name: "default", Description: "Default security group", ProjectID: pid, Created: now,
+			RuleIDs: [4]string{newUUID(), newUUID(), newUUID(), newUUID()}}
 		nt.secgroups[sg.ID] = sg
 	}
 	return nil
@@ -316,10 +318,17 @@ func (nt *neutron) fipJSON(f *floatingIP) obj {
 }
 
 func (nt *neutron) sgJSON(sg *secgroup) obj {
+	// Neutron's default group: all egress, and ingress from the group's
+	// own members, for IPv4 and IPv6
 	rules := []obj{}
-	for _, dir := range []string{"ingress", "egress"} {
-		rules = append(rules, obj{"id": newUUID(), "direction": dir, "ethertype": "IPv4", "protocol": nil,
-			"port_range_min": nil, "port_range_max": nil, "remote_ip_prefix": nil, "remote_group_id": nil,
+	for i, dir := range []string{"ingress", "ingress", "egress", "egress"} {
+		var remote any
+		if dir == "ingress" {
+			remote = sg.ID
+		}
+		rules = append(rules, obj{"id": sg.RuleIDs[i], "direction": dir, "ethertype": []string{"IPv4", "IPv6"}[i%2], "protocol": nil,
+			"port_range_min": nil, "port_range_max": nil, "remote_ip_prefix": nil, "remote_group_id": remote,
+			"remote_address_group_id": nil, "normalized_cidr": nil, "belongs_to_default_sg": true,
 			"security_group_id": sg.ID, "tenant_id": sg.ProjectID, "project_id": sg.ProjectID, "description": ""})
 	}
 	return obj{"id": sg.ID, "name": sg.Name, "description": sg.Description, "tenant_id": sg.ProjectID, "project_id": sg.ProjectID,
