@@ -30,6 +30,10 @@ type applianceValues struct {
 	took                time.Duration
 	// groups are the build host's groups (group_names).
 	groups []string
+	// native are the built-in groups doing steps fatimage.yml runs for the
+	// build host whatever its groups (the rebuild role's install): the
+	// appliance would run them, so the build installs them natively.
+	native []string
 	look   packagesets.Lookup
 }
 

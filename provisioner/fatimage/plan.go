@@ -103,6 +103,7 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 		// the site's Ansible put the build host in these groups
 		p.hostGroups = av.groups
 		p.setNames = appendUnique(p.setNames, builtinsOf(av.groups)...)
+		p.setNames = appendUnique(p.setNames, av.native...)
 	} else if len(invPaths) > 0 || c.InventoryGroups != "" {
 		builtins, hostGroups, invErrs := c.inventoryBuiltins(invPaths)
 		errs = append(errs, invErrs...)

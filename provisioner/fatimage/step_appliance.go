@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // stepAppliance, first in a run, resolves every appliance variable the
@@ -46,7 +48,11 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if res.CommitError != "" {
 		s.say("WARNING: appliance: " + res.CommitError)
 	}
-	p, err := s.replan(newApplianceValues(res))
+	av := newApplianceValues(res)
+	if av.native, err = nativeGroupsRun(res, all, builtinsOf(res.Groups)); err != nil {
+		return err
+	}
+	p, err := s.replan(av)
 	if err != nil {
 		return fmt.Errorf("the plan from the site's appliance (commit %s, environment %s): %w", res.Commit, res.Environment, err)
 	}
@@ -78,4 +84,30 @@ func applianceTarget(gen map[string]any) (appliance.Target, error) {
 		return t, errors.New("appliance_environment: Packer gave no SSH host, user and private key for the build VM (the site's Ansible connects as the appliance's build does, with the communicator's key)")
 	}
 	return t, nil
+}
+
+// nativeGroupsRun are the built-in groups, beyond those of the host's
+// groups (have), that do natively a step fatimage.yml runs for the build
+// host: without them the step would run through Ansible, after the
+// plugin's own repositories and packages, which the plugin does better.
+func nativeGroupsRun(res *appliance.Result, all []appliance.Step, have []string) ([]string, error) {
+	var out []string
+	for _, st := range all {
+		if st.Hook != "" {
+			continue
+		}
+		row, ok := packagesets.NativeFor(st.Keys())
+		if !ok || row.None != "" || len(row.Steps) > 0 || len(row.Groups) == 0 ||
+			slices.ContainsFunc(row.Groups, func(g string) bool { return slices.Contains(have, g) || slices.Contains(out, g) }) {
+			continue
+		}
+		runs, _, err := res.Runs(st)
+		if err != nil {
+			return nil, err
+		}
+		if runs {
+			out = append(out, row.Groups[0])
+		}
+	}
+	return out, nil
 }

@@ -100,6 +100,11 @@ func ansibleAt(phase string) func(*state) bool {
 func ansiblePhase(phase string) func(context.Context, *state) error {
 	return func(ctx context.Context, s *state) error {
 		run := s.appliance
+		if phase != phasePre {
+			if err := s.ansibleRepos(ctx, true); err != nil {
+				return err
+			}
+		}
 		for i, st := range run.steps {
 			if st.phase != phase || st.native != "" || st.inHook() {
 				continue
@@ -115,6 +120,9 @@ func ansiblePhase(phase string) func(context.Context, *state) error {
 				return err
 			}
 			run.seconds[i] = time.Since(start).Seconds()
+		}
+		if phase != phasePre {
+			return s.ansibleRepos(ctx, false)
 		}
 		return nil
 	}
@@ -173,12 +181,6 @@ func (s *state) msg(m string) {
 	s.ui.Message(m) //nolint:staticcheck // sub-messages of the step's headline: Message indents them
 }
 
-func dashIfEmpty(v string) string {
-	if v == "" {
-		return "-"
-	}
-	return v
-}
 
 // relTo is path relative to dir when inside it.
 func relTo(dir, path string) string {
@@ -186,4 +188,30 @@ func relTo(dir, path string) string {
 		return r
 	}
 	return path
+}
+
+// ansibleRepos (on) gives the site's Ansible the build's repositories
+// and no other: the transaction's packages may have added some to
+// /etc/yum.repos.d since the repos step (epel-release's epel.repo, at
+// public mirrors), which are taken out or disabled as the repos step
+// does, and dnf.conf names the tmpfs the plugin's own dnf reads them
+// from; off puts dnf.conf back (disable-repos writes the files back at
+// the end).
+func (s *state) ansibleRepos(ctx context.Context, on bool) error {
+	if len(s.plan.repos) == 0 {
+		return nil
+	}
+	sc := newScript("repofiles")
+	if on {
+		files := renderRepoFiles(s.plan.repos, "", "", false)
+		stripRepoFiles(sc, files, *s.cfg.ReplaceRepos)
+		if *s.cfg.ReplaceRepos {
+			sc.call("disable_other_repos", repoFileNames(files)...)
+		}
+		sc.call("ansible_repos_on")
+	} else {
+		sc.call("ansible_repos_off")
+	}
+	_, err := s.runScript(ctx, sc)
+	return err
 }

@@ -38,3 +38,23 @@ func TestRunningSteps(t *testing.T) {
 		t.Error("a step the resolution did not ask for: no error")
 	}
 }
+
+// TestNativeGroupsRun: a step fatimage.yml runs for the build host whose
+// built-in group the host's groups leave out brings that group into the
+// build (the rebuild role's install runs on every build host); a step
+// that does not run, or whose group is in, brings none.
+func TestNativeGroupsRun(t *testing.T) {
+	rebuild := appliance.Step{Kind: "role", Hosts: "builder", Name: "rebuild", TasksFrom: "install.yml", File: "ansible/fatimage.yml"}
+	openhpc := appliance.Step{Kind: "role", Hosts: "builder", Name: "stackhpc.openhpc", File: "ansible/fatimage.yml", When: []string{"'openhpc' in group_names"}}
+	res := &appliance.Result{
+		Patterns:   map[string]bool{"builder": true},
+		Conditions: map[string]appliance.Truth{"'openhpc' in group_names": {}},
+	}
+	got, err := nativeGroupsRun(res, []appliance.Step{rebuild, openhpc}, nil)
+	if err != nil || strings.Join(got, ",") != "rebuild" {
+		t.Errorf("groups %v (%v), want rebuild", got, err)
+	}
+	if got, err := nativeGroupsRun(res, []appliance.Step{rebuild}, []string{"slurm_stats"}); err != nil || len(got) != 0 {
+		t.Errorf("with slurm_stats installed: %v (%v), want none", got, err)
+	}
+}

@@ -75,3 +75,27 @@ disable_other_repos() {
   done
   rm -f "$tmpf"
 }
+
+# ansible_repos_on makes the build's repositories (on the tmpfs, with
+# their credentials) the ones the site's Ansible sees: its dnf reads only
+# dnf.conf, so [main] gains the reposdir the plugin's own dnf is given,
+# until ansible_repos_off puts dnf.conf back. No credential reaches the
+# disk: dnf.conf names the directory only.
+ansible_repos_on() {
+  [ -d "$FATIMAGE_SECRETDIR/repos" ] || return 0
+  conf=/etc/dnf/dnf.conf
+  cp -p "$conf" "$FATIMAGE_WORKDIR/dnf.conf.orig"
+  awk -v dirs="$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" '
+    /^[[:space:]]*reposdir[[:space:]]*=/ { next }
+    { print }
+    /^[[:space:]]*\[main\][[:space:]]*$/ { print "reposdir=" dirs }' "$FATIMAGE_WORKDIR/dnf.conf.orig" > "$FATIMAGE_WORKDIR/dnf.conf.new"
+  cat "$FATIMAGE_WORKDIR/dnf.conf.new" > "$conf"
+  rm -f "$FATIMAGE_WORKDIR/dnf.conf.new"
+}
+
+# ansible_repos_off puts back the dnf.conf ansible_repos_on changed.
+ansible_repos_off() {
+  [ -f "$FATIMAGE_WORKDIR/dnf.conf.orig" ] || return 0
+  cat "$FATIMAGE_WORKDIR/dnf.conf.orig" > /etc/dnf/dnf.conf
+  rm -f "$FATIMAGE_WORKDIR/dnf.conf.orig"
+}
