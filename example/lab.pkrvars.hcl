@@ -15,6 +15,12 @@ volume_size         = 20
 image_name          = "demo-fat"
 image_disk_format   = "raw"
 
+# The lab has no site appliance (an activated environment would set
+# these): the groups below are built-in sets. TestApplianceExample gives
+# an appliance inventory layout instead (inventory, appliance_dir).
+appliance_dir         = ""
+appliance_environment = ""
+
 # The appliance's whole fat image: control, login, compute and every
 # feature group (module streams nodejs:22 and ruby:3.3, the @Xfce group).
 inventory_groups = "fatimage"

@@ -3,9 +3,19 @@
 # provisioner (ansible/fatimage.yml) replaced by the fatimage provisioner
 # fed by the fatimage-ark data source. See docs/migration.md.
 #
+# A site builds from its appliance as the appliance's own build does: with
+# the environment activated (APPLIANCES_REPO_ROOT, APPLIANCES_ENVIRONMENT_ROOT),
+# the groups, the values and what fatimage.yml runs come from the checkout
+# and the environment, and the pins from the checkout's
+# dnf_repo_timestamps.yml:
+#
+#   . environments/mysite/activate
 #   packer init example
-#   packer build -var-file=example/site.pkrvars.hcl example      # a real cloud
-#   make demo                                                    # the local lab
+#   packer build -var-file=$APPLIANCES_ENVIRONMENT_ROOT/builder.pkrvars.hcl example
+#
+# Without an environment (example/lab.pkrvars.hcl, `make demo`: the local
+# lab) inventory_groups name built-in sets, or `inventory` an appliance
+# inventory layout.
 packer {
   required_plugins {
     fatimage = {
@@ -16,6 +26,8 @@ packer {
 }
 
 locals {
+  # the site's appliance: its environment's inventory, variables and plays
+  site = var.appliance_environment != ""
   # <image_name>-YYMMDD-hhmm-<8 chars of git commit>, as the appliance names images
   timestamp  = formatdate("YYMMDD-hhmm", timestamp())
   git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
@@ -23,13 +35,14 @@ locals {
   groups     = [for g in split(",", var.inventory_groups) : trimspace(g) if trimspace(g) != ""]
 }
 
-# The timestamps file's pinned snapshots, as the appliance builds (or the
-# newest with ark_mode = "latest"). Credentials: ARK_USERNAME and
-# ARK_PASSWORD.
+# The pinned snapshots, as the appliance builds (or the newest with
+# ark_mode = "latest"): the site checkout's dnf_repo_timestamps.yml, else
+# the timestamps file. Credentials: ARK_USERNAME and ARK_PASSWORD.
 data "fatimage-ark" "rocky" {
   content_url     = var.ark_content_url
   os_version      = var.os_version
-  timestamps_file = var.timestamps_file == "" ? "${path.root}/dnf_repo_timestamps.yml" : var.timestamps_file
+  appliance_dir   = local.site ? var.appliance_dir : null
+  timestamps_file = local.site ? null : (var.timestamps_file == "" ? "${path.root}/dnf_repo_timestamps.yml" : var.timestamps_file)
   mode            = var.ark_mode
 }
 
@@ -84,11 +97,19 @@ build {
 
   provisioner "fatimage" {
     repos = concat(data.fatimage-ark.rocky.repos, var.vendor_repos)
-    # With an appliance checkout's inventory the build host's groups are
-    # resolved from it; without one, inventory_groups name built-in sets.
-    groups           = length(var.inventory) > 0 ? [] : local.groups
-    inventory        = var.inventory
-    inventory_groups = length(var.inventory) > 0 ? var.inventory_groups : ""
+    # The site's appliance: the build host's groups are builder plus
+    # inventory_groups in the environment's inventory, their values the
+    # site's variables, and what fatimage.yml runs beyond the plugin's own
+    # steps runs through the site's Ansible (appliance_strict refuses it).
+    appliance_environment      = var.appliance_environment
+    appliance_roles_path       = var.appliance_roles_path
+    appliance_collections_path = var.appliance_collections_path
+    appliance_strict           = var.appliance_strict
+    # Without one: an appliance inventory layout (inventory), or built-in
+    # sets named by inventory_groups.
+    groups           = local.site || length(var.inventory) > 0 ? [] : local.groups
+    inventory        = local.site ? [] : var.inventory
+    inventory_groups = local.site || length(var.inventory) > 0 ? var.inventory_groups : ""
     # the built-in groups' own content: the Open OnDemand apps, the
     # ansible-init venv, the playbooks of gateway and compute_init
     git_base_url          = var.git_base_url

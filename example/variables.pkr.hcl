@@ -136,7 +136,7 @@ variable "inventory_groups" {
 variable "inventory" {
   type        = list(string)
   default     = []
-  description = "An appliance environment's inventory paths, common then site then environment (e.g. [\"../ansible-slurm-appliance/environments/common/inventory\", ...]); empty: inventory_groups name built-in sets."
+  description = "Without appliance_environment: an appliance environment's inventory paths, common then site then environment (e.g. [\"../ansible-slurm-appliance/environments/common/inventory\", ...]); empty: inventory_groups name built-in sets."
 }
 
 variable "vendor_repos" {
@@ -172,7 +172,7 @@ variable "ark_mode" {
 variable "timestamps_file" {
   type        = string
   default     = ""
-  description = "The appliance's dnf_repo_timestamps.yml; empty means the copy next to this template."
+  description = "Without appliance_environment: the appliance's dnf_repo_timestamps.yml; empty means the copy next to this template."
 }
 
 variable "gpg_keys" {
@@ -237,8 +237,32 @@ variable "hpl_sha256" {
 
 variable "appliance_dir" {
   type        = string
-  default     = ""
-  description = "The site's appliance checkout (holding ansible/); needed when the inventory puts the build in gateway or compute_init."
+  default     = env("APPLIANCES_REPO_ROOT")
+  description = "The site's appliance checkout (holding ansible/ and environments/), as the environment's activate exports it; without appliance_environment only the groups gateway and compute_init read it."
+}
+
+variable "appliance_environment" {
+  type        = string
+  default     = env("APPLIANCES_ENVIRONMENT_ROOT")
+  description = "The site's appliance environment, as its activate exports it; empty: no site appliance (inventory or built-in groups)."
+}
+
+variable "appliance_roles_path" {
+  type        = list(string)
+  default     = []
+  description = "Where the site installed its Galaxy roles, when its ansible.cfg does not name it."
+}
+
+variable "appliance_collections_path" {
+  type        = list(string)
+  default     = []
+  description = "Where the site installed its Galaxy collections, when its ansible.cfg does not name it."
+}
+
+variable "appliance_strict" {
+  type        = bool
+  default     = false
+  description = "Refuse at validate what fatimage.yml runs for the build host that the plugin does not do natively, instead of running it through the site's Ansible."
 }
 
 variable "sssd_install_ldap" {

@@ -2,7 +2,9 @@
 # The main job, on the local lab: start the lab (an OpenStack double with
 # Rocky-like VMs, a Pulp double with real signed repositories, a release
 # server), then run real `packer build`s of example/ with the plugin
-# installed: the fatimage-ark data source resolves the pinned snapshots,
+# installed and the lab's variables (example/lab.pkrvars.hcl: no site
+# appliance, so the built-in groups; a site's build reads its activated
+# environment instead): the fatimage-ark data source resolves the pinned snapshots,
 # the fatimage-openstack builder boots a build VM, the fatimage provisioner
 # makes it a fat image, the manifest post-processor records it; then
 # example/extra adds one group on top of it. Prints what was built, checks

@@ -12,15 +12,16 @@ import (
 // validate`, with the README's own site variables and no network: the
 // install command on a release-like build, then each quick-start command
 // before the build (`packer init` finds the plugin installed and fetches
-// nothing; validate accepts the template against an appliance checkout).
+// nothing; validate accepts the template against the site's appliance, a
+// private tree of the real one, its environment activated).
 // testworld/e2e's TestReadmeQuickStart runs the build too, on the lab.
 func TestReadmeQuickStart(t *testing.T) {
 	p := packertest.Setup(t)
 	n := newNetwork(t)
 	path := quickstart.Read(t)
 	dir := t.TempDir()
-	path.Lay(t, dir, path.Vars, "mysite")
-	env := append(n.env(dir), "ARK_USERNAME=site", "ARK_PASSWORD=s3cret", "OS_CLOUD=")
+	site := path.Lay(t, dir, path.Vars)
+	env := append(append(n.env(dir), site...), "ARK_USERNAME=site", "ARK_PASSWORD=s3cret", "OS_CLOUD=")
 	env = path.InstallRelease(t, p, dir, env)
 
 	var ran []string

@@ -19,25 +19,35 @@ import (
 // TestReadmeQuickStart is the README's user path on the lab, every
 // command as the README writes it: the install command on a release-like
 // build (in place of the published archive `packer init` would fetch),
-// then init, validate and build of the README's template beside an
-// appliance checkout, with the site's variables set for the lab's cloud
-// and Pulp. The image's groups are "nfs": the lab's release server serves
-// stand-ins whose checksums differ from the built-in groups' real ones,
-// so the whole "fatimage" set would need the overrides example/ passes.
+// then init, validate and build of the README's template in the shell of
+// a site whose environment is activated (a private tree of the real
+// appliance with testworld/appliancesite's environment, the lab's pins in
+// its checkout), with the site's variables set for the lab's cloud and
+// Pulp and its git server and package index as the mirrors. The image's
+// groups are "nfs,rebuild": the lab's release server serves stand-ins
+// whose checksums differ from the real ones, so the whole "fatimage" set
+// would need the overrides example/ passes; and the appliance's
+// fatimage.yml installs rebuild's slurm tools on every build, which
+// through the site's Ansible would reach for EPEL's public mirrors (the
+// lab is offline) where the plugin's rebuild group installs them from
+// the pinned snapshots.
 func TestReadmeQuickStart(t *testing.T) {
 	labtest.Require(t)
 	p := packertest.Setup(t)
 	path := quickstart.Read(t)
 	dir := t.TempDir()
-	vars := fmt.Sprintf(`environment         = "mysite"
-inventory_groups    = "nfs"
-ark_content_url     = %q
-source_image_name   = "Rocky-9-GenericCloud-Base-9.6"
-flavor              = "m1.small"
-floating_ip_network = "public"
-`, theLab.Env["ARK_CONTENT_URL"])
-	path.Lay(t, dir, vars, "mysite")
-	env := path.InstallRelease(t, p, dir, theLab.Environ())
+	vars := fmt.Sprintf(`inventory_groups      = "nfs,rebuild"
+ark_content_url       = %q
+os_version            = "9.6"
+source_image_name     = "Rocky-9-GenericCloud-Base-9.6"
+flavor                = "m1.small"
+floating_ip_network   = "public"
+git_base_url          = %q
+python_index_url      = %q
+python_index_insecure = true
+`, theLab.Env["ARK_CONTENT_URL"], theLab.Env["LAB_GIT_URL"], theLab.Env["LAB_PYPI_URL"])
+	site := path.Lay(t, dir, vars)
+	env := path.InstallRelease(t, p, dir, append(theLab.Environ(), site...))
 
 	var out string
 	for _, c := range path.Commands {

@@ -1,14 +1,15 @@
 // Package quickstart replays the README's user path as a site engineer
 // follows it: the plugin installed the way the README says, the README's
-// template and site variables beside an appliance checkout, and each of
-// the README's packer commands run as written. testworld/badinput runs it
-// up to `packer validate` with no network; testworld/e2e runs it whole on
-// the lab.
+// template and site variables, and each of the README's packer commands
+// run as written, in the shell of a site whose appliance environment is
+// activated. testworld/badinput runs it up to `packer validate` with no
+// network; testworld/e2e runs it whole on the lab.
 package quickstart
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
-
-// CheckoutName is where the README's template looks for the appliance
-// checkout (its appliance_dir default), relative to the template.
-const CheckoutName = "ansible-slurm-appliance"
 
 // Path is the README's user path.
 type Path struct {
@@ -102,32 +100,27 @@ func blocks(text, lang string) []string {
 	return out
 }
 
-// Lay writes the README's template as site.pkr.hcl into dir, vars as
-// site.pkrvars.hcl (the README's own, or a site's), and an appliance
-// checkout beside them: testworld/appliance with its environment
-// "fatsite" also under env (the README's variables name "mysite"), and the
-// pins file where the appliance keeps it (example/'s, the lab's
-// repositories).
-func (p Path) Lay(t testing.TB, dir, vars, env string) {
+// Lay writes the README's template as site.pkr.hcl into dir and vars as
+// site.pkrvars.hcl (the README's own, or a site's), and makes the site
+// the README's commands run in: a private tree of the real appliance
+// (appliancesite) with its overrides environment, its pins file the
+// lab's (example/'s) where the appliance keeps it. It returns the
+// environment the site's activate gives (APPLIANCES_REPO_ROOT,
+// APPLIANCES_ENVIRONMENT_ROOT) and, as PKR_VAR_ variables, where the
+// shared Galaxy roles and collections are.
+func (p Path) Lay(t testing.TB, dir, vars string) []string {
 	t.Helper()
 	root, err := packertest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkout := filepath.Join(dir, CheckoutName)
-	if err := os.CopyFS(checkout, os.DirFS(filepath.Join(root, "testworld", "appliance"))); err != nil {
-		t.Fatal(err)
-	}
-	envs := filepath.Join(checkout, "environments")
-	if err := os.CopyFS(filepath.Join(envs, env), os.DirFS(filepath.Join(envs, "fatsite"))); err != nil {
-		t.Fatal(err)
-	}
+	site := appliancesite.New(t, appliancesite.Overrides)
 	pins, err := os.ReadFile(filepath.Join(root, "example", "dnf_repo_timestamps.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		filepath.Join(envs, "common", "inventory", "group_vars", "all", "dnf_repo_timestamps.yml"): string(pins),
+		own(t, site.Repo, "environments/common/inventory/group_vars/all/dnf_repo_timestamps.yml"): string(pins),
 		filepath.Join(dir, "site.pkr.hcl"):     p.Template,
 		filepath.Join(dir, "site.pkrvars.hcl"): vars,
 	} {
@@ -138,6 +131,46 @@ func (p Path) Lay(t testing.TB, dir, vars, env string) {
 			t.Fatal(err)
 		}
 	}
+	return []string{"APPLIANCES_REPO_ROOT=" + site.Repo, "APPLIANCES_ENVIRONMENT_ROOT=" + site.Environment,
+		fmt.Sprintf("PKR_VAR_appliance_roles_path=[%q]", site.RolesPath[0]),
+		fmt.Sprintf("PKR_VAR_appliance_collections_path=[%q]", site.CollectionsPath[0])}
+}
+
+// own makes rel, under the private tree root, a path of the tree's own:
+// each linked directory on the way becomes a directory of links to its
+// entries, and a linked file at rel is removed, so that writing there
+// leaves the shared checkout untouched.
+func own(t testing.TB, root, rel string) string {
+	t.Helper()
+	cur := root
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, part)
+		target, err := os.Readlink(cur)
+		if err != nil {
+			continue // a directory of the tree's own, or none yet
+		}
+		entries, err := os.ReadDir(target)
+		if err == nil {
+			err = os.Remove(cur)
+		}
+		if err == nil {
+			err = os.Mkdir(cur, 0o755)
+		}
+		for _, e := range entries {
+			if err == nil {
+				err = os.Symlink(filepath.Join(target, e.Name()), filepath.Join(cur, e.Name()))
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(root, rel)
+	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // InstallRelease builds the plugin as the release workflow does (no
