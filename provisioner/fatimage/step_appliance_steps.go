@@ -181,7 +181,6 @@ func (s *state) msg(m string) {
 	s.ui.Message(m) //nolint:staticcheck // sub-messages of the step's headline: Message indents them
 }
 
-
 // relTo is path relative to dir when inside it.
 func relTo(dir, path string) string {
 	if r, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(r, "..") {
