@@ -194,8 +194,9 @@ func relTo(dir, path string) string {
 // /etc/yum.repos.d since the repos step (epel-release's epel.repo, at
 // public mirrors), which are taken out or disabled as the repos step
 // does, and dnf.conf names the tmpfs the plugin's own dnf reads them
-// from; off puts dnf.conf back (disable-repos writes the files back at
-// the end).
+// from; off takes that out again, keeping what the site's roles wrote
+// to dnf.conf meanwhile (the proxy role's proxy=; disable-repos writes
+// the repository files back at the end).
 func (s *state) ansibleRepos(ctx context.Context, on bool) error {
 	if len(s.plan.repos) == 0 {
 		return nil

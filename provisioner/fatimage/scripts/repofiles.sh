@@ -78,24 +78,36 @@ disable_other_repos() {
 
 # ansible_repos_on makes the build's repositories (on the tmpfs, with
 # their credentials) the ones the site's Ansible sees: its dnf reads only
-# dnf.conf, so [main] gains the reposdir the plugin's own dnf is given,
-# until ansible_repos_off puts dnf.conf back. No credential reaches the
-# disk: dnf.conf names the directory only.
+# dnf.conf, so [main] gains, under a marker line, the reposdir the
+# plugin's own dnf is given, and a reposdir the file had is kept as a
+# marked comment, until ansible_repos_off takes out just those: what the
+# site's roles write there meanwhile (the proxy role's proxy=) stays. No
+# credential reaches the disk: dnf.conf names the directory only.
+# DNF_CONF names the file (tests; /etc/dnf/dnf.conf on the VM).
+# shellcheck disable=SC2016 # awk programs: $0 is awk's, not the shell's
 ansible_repos_on() {
   [ -d "$FATIMAGE_SECRETDIR/repos" ] || return 0
-  conf=/etc/dnf/dnf.conf
-  cp -p "$conf" "$FATIMAGE_WORKDIR/dnf.conf.orig"
+  conf=${DNF_CONF:-/etc/dnf/dnf.conf}
+  ansible_repos_off
   awk -v dirs="$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" '
-    /^[[:space:]]*reposdir[[:space:]]*=/ { next }
+    /^[[:space:]]*reposdir[[:space:]]*=/ { print "#fatimage-kept# " $0; next }
     { print }
-    /^[[:space:]]*\[main\][[:space:]]*$/ { print "reposdir=" dirs }' "$FATIMAGE_WORKDIR/dnf.conf.orig" > "$FATIMAGE_WORKDIR/dnf.conf.new"
+    /^[[:space:]]*\[main\][[:space:]]*$/ { print "#fatimage-reposdir# the build repositories, for this phase only"; print "reposdir=" dirs }' "$conf" > "$FATIMAGE_WORKDIR/dnf.conf.new"
   cat "$FATIMAGE_WORKDIR/dnf.conf.new" > "$conf"
   rm -f "$FATIMAGE_WORKDIR/dnf.conf.new"
 }
 
-# ansible_repos_off puts back the dnf.conf ansible_repos_on changed.
+# ansible_repos_off takes out of dnf.conf what ansible_repos_on added and
+# puts back the reposdir it kept; a file without them is left as it is.
 ansible_repos_off() {
-  [ -f "$FATIMAGE_WORKDIR/dnf.conf.orig" ] || return 0
-  cat "$FATIMAGE_WORKDIR/dnf.conf.orig" > /etc/dnf/dnf.conf
-  rm -f "$FATIMAGE_WORKDIR/dnf.conf.orig"
+  conf=${DNF_CONF:-/etc/dnf/dnf.conf}
+  grep -q '^#fatimage-' "$conf" 2>/dev/null || return 0
+  awk '
+    skip && /^reposdir=/ { skip = 0; next }
+    { skip = 0 }
+    /^#fatimage-reposdir# / { skip = 1; next }
+    /^#fatimage-kept# / { sub(/^#fatimage-kept# /, ""); print; next }
+    { print }' "$conf" > "$FATIMAGE_WORKDIR/dnf.conf.new"
+  cat "$FATIMAGE_WORKDIR/dnf.conf.new" > "$conf"
+  rm -f "$FATIMAGE_WORKDIR/dnf.conf.new"
 }
