@@ -116,6 +116,11 @@ func TestApplianceRolesLab(t *testing.T) {
 		t.Fatalf("%v\n%s", err, uiOut.String())
 	}
 	out := uiOut.String()
+	// the Ansible phases gave dnf.conf the build's repositories only
+	// while they ran (docs/appliance-contract.md, Build-time proxy)
+	if got := run(t, comm, "grep -c fatimage /etc/dnf/dnf.conf || true"); got != "0" {
+		t.Errorf("dnf.conf keeps the phases' lines: %s", run(t, comm, "cat /etc/dnf/dnf.conf"))
+	}
 	if got := run(t, comm, "cat /etc/fatimage-site-role"); got != "site_marker Rocky" {
 		t.Errorf("the site's role wrote %q", got)
 	}
