@@ -1,0 +1,154 @@
+package provtest
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
+
+	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
+)
+
+// labProxy is a forward proxy for plain http demanding Basic proxy
+// credentials, as a site's squid with proxy_basic_password does.
+type labProxy struct {
+	auth          string
+	served, nauth atomic.Int32
+}
+
+func (p *labProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !r.URL.IsAbs() {
+		http.Error(w, "not a proxy request", http.StatusBadRequest)
+		return
+	}
+	if r.Header.Get("Proxy-Authorization") != p.auth {
+		p.nauth.Add(1)
+		w.Header().Set("Proxy-Authenticate", `Basic realm="lab"`)
+		http.Error(w, "proxy credentials", http.StatusProxyAuthRequired)
+		return
+	}
+	p.served.Add(1)
+	r.Header.Del("Proxy-Authorization")
+	(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.Out.URL = pr.In.URL }}).ServeHTTP(w, r)
+}
+
+// startLabProxy serves a labProxy on the lab host's address the VMs reach
+// the content servers at.
+func startLabProxy(t *testing.T, user, password string) (*labProxy, string, string) {
+	t.Helper()
+	u, err := url.Parse(theLab.Env["ARK_CONTENT_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &labProxy{auth: "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	host, port, _ := net.SplitHostPort(l.Addr().String())
+	return p, host, port
+}
+
+// TestApplianceProxyLab provisions a lab VM from a site whose inventory
+// puts the build host in `proxy`, with the appliance's proxy_http_address,
+// proxy_http_port and proxy_basic_user/password pointing at a proxy of
+// the test: a hook run in the install phase, after bootstrap.yml's proxy
+// play, finds the proxy in dnf.conf, and final.yml's play leaves no proxy
+// setting and no trace of the address or password in the image
+// (docs/appliance-contract.md, Build-time proxy).
+func TestApplianceProxyLab(t *testing.T) {
+	ctx, srv, comm := labVM(t, "appliance-proxy", 20*time.Minute)
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	password := "pw" + hex.EncodeToString(b)
+	proxy, host, port := startLabProxy(t, "fatimage", password)
+	site := appliancesite.New(t, appliancesite.Overrides)
+	inv := filepath.Join(site.Environment, "inventory")
+	writeFile(t, filepath.Join(inv, "proxy"), "[proxy:children]\nbuilder\n")
+	writeFile(t, filepath.Join(inv, "group_vars", "all", "proxy.yml"), fmt.Sprintf(
+		"proxy_http_address: %s\nproxy_http_port: %s\nproxy_basic_user: fatimage\nproxy_basic_password: %s\n", host, port, password))
+	writeFile(t, filepath.Join(site.Environment, "hooks", "post-filesystems.yml"), `- name: Site hook using dnf
+  hosts: builder
+  become: true
+  gather_facts: false
+  tasks:
+    - name: Record whether dnf is given the proxy
+      ansible.builtin.shell: >-
+        if grep -q '^proxy=http://' /etc/dnf/dnf.conf; then echo proxy set; else echo proxy unset; fi
+        > /etc/fatimage-site-proxy
+      changed_when: false
+`)
+	raw := map[string]any{
+		"repos": labRepos(t),
+		"gpg_keys": []any{map[string]any{
+			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
+		}},
+		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
+		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
+		"groups": []string{"always", "kernel_modules"}, "update": false,
+		"git_base_url":     theLab.Env["LAB_GIT_URL"],
+		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
+		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
+	}
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
+	var p fatimage.Provisioner
+	if err := p.Prepare(raw); err != nil {
+		t.Fatal(err)
+	}
+	var uiOut logtail.Buffer
+	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
+	generated := map[string]any{"Host": srv.IP, "Port": 22, "User": lab.SSHUser, "SSHPrivateKey": string(srv.PrivateKey), "ConnType": "ssh"}
+	if err := p.Provision(ctx, ui, comm, generated); err != nil {
+		t.Fatalf("%v\n%s", err, uiOut.String())
+	}
+	// the Ansible phase after bootstrap.yml's proxy play still has the
+	// role's proxy= in dnf.conf
+	if got := run(t, comm, "cat /etc/fatimage-site-proxy"); got != "proxy set" {
+		t.Errorf("the post-filesystems hook saw %q in dnf.conf, want proxy set", got)
+	}
+	if proxy.nauth.Load() != 0 {
+		t.Errorf("%d requests without the proxy's credentials", proxy.nauth.Load())
+	}
+	left := run(t, comm, "grep -rls -e "+password+" -e "+host+":"+port+" /etc /root /var/lib/rocky /var/log/dnf* || true")
+	if left != "" {
+		t.Errorf("the proxy's address or password left in the image: %s", left)
+	}
+	if got := run(t, comm, "grep -hi -e proxy /etc/environment /etc/dnf/dnf.conf /etc/systemd/system.conf.d/90-proxy.conf 2>/dev/null || true"); got != "" {
+		t.Errorf("proxy settings left: %q", got)
+	}
+	// known gap (docs/appliance-contract.md): Ansible prints the role's
+	// loop items, the password among them, and the plugin does not know it
+	if !strings.Contains(uiOut.String(), password) {
+		t.Log("the build output no longer shows the proxy password: update docs/appliance-contract.md")
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
