@@ -16,12 +16,7 @@ import (
 	"testing"
 	"time"
 
-	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
-
-	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
 // labProxy is a forward proxy for plain http demanding Basic proxy
@@ -96,31 +91,9 @@ func TestApplianceProxyLab(t *testing.T) {
         > /etc/fatimage-site-proxy
       changed_when: false
 `)
-	raw := map[string]any{
-		"repos": labRepos(t),
-		"gpg_keys": []any{map[string]any{
-			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
-		}},
-		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
-		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
-		"groups": []string{"always", "kernel_modules"}, "update": false,
-		"git_base_url":     theLab.Env["LAB_GIT_URL"],
-		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
-		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
-	}
-	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
-	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
-	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
-	var p fatimage.Provisioner
-	if err := p.Prepare(raw); err != nil {
-		t.Fatal(err)
-	}
-	var uiOut logtail.Buffer
-	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
-	generated := map[string]any{"Host": srv.IP, "Port": 22, "User": lab.SSHUser, "SSHPrivateKey": string(srv.PrivateKey), "ConnType": "ssh"}
-	if err := p.Provision(ctx, ui, comm, generated); err != nil {
-		t.Fatalf("%v\n%s", err, uiOut.String())
-	}
+	raw := siteConfig(t, site)
+	raw["groups"] = []string{"always", "kernel_modules"}
+	out := provisionSite(ctx, t, srv, comm, raw)
 	// the Ansible phase after bootstrap.yml's proxy play still has the
 	// role's proxy= in dnf.conf
 	if got := run(t, comm, "cat /etc/fatimage-site-proxy"); got != "proxy set" {
@@ -138,7 +111,7 @@ func TestApplianceProxyLab(t *testing.T) {
 	}
 	// known gap (docs/appliance-contract.md): Ansible prints the role's
 	// loop items, the password among them, and the plugin does not know it
-	if !strings.Contains(uiOut.String(), password) {
+	if !strings.Contains(out, password) {
 		t.Log("the build output no longer shows the proxy password: update docs/appliance-contract.md")
 	}
 }

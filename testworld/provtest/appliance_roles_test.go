@@ -1,6 +1,7 @@
 package provtest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,9 +11,11 @@ import (
 
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/provisioner/fatimage"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 )
 
@@ -79,43 +82,19 @@ func gitHook(t *testing.T, env, name string) {
 // with appliance_strict fails Prepare naming the role and the hook.
 func TestApplianceRolesLab(t *testing.T) {
 	ctx, srv, comm := labVM(t, "appliance-roles", 20*time.Minute)
-	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
-	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
-	// the overrides environment's dnf_repos_extra reads it
-	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
 	site := appliancesite.New(t, appliancesite.Overrides)
 	appliancesite.AddToFatimage(t, site, appliancesite.SiteRolePlay)
 	gitHook(t, site.Environment, "pre")
 	gitHook(t, site.Environment, "post-bootstrap")
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
-	raw := map[string]any{
-		"repos": labRepos(t),
-		"gpg_keys": []any{map[string]any{
-			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
-		}},
-		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
-		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
-		// the built-in groups of the build host's inventory groups
-		// (builder, dnf_repos, kernel_modules): rebuild's role runs for
-		// every build host
-		"groups":           []string{"always", "kernel_modules", "rebuild"},
-		"git_base_url":     theLab.Env["LAB_GIT_URL"],
-		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
-		"update":             false,
-		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
-		"manifest_output":    manifest,
-	}
-	var p fatimage.Provisioner
-	if err := p.Prepare(raw); err != nil {
-		t.Fatal(err)
-	}
-	var uiOut logtail.Buffer
-	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
-	generated := map[string]any{"Host": srv.IP, "Port": 22, "User": lab.SSHUser, "SSHPrivateKey": string(srv.PrivateKey), "ConnType": "ssh"}
-	if err := p.Provision(ctx, ui, comm, generated); err != nil {
-		t.Fatalf("%v\n%s", err, uiOut.String())
-	}
-	out := uiOut.String()
+	raw := siteConfig(t, site)
+	// the built-in groups of the build host's inventory groups
+	// (builder, dnf_repos, kernel_modules): rebuild's role runs for
+	// every build host
+	raw["groups"] = []string{"always", "kernel_modules", "rebuild"}
+	raw["manifest_output"] = manifest
+	uiOut := provisionSite(ctx, t, srv, comm, raw)
+	out := uiOut
 	// the Ansible phases gave dnf.conf the build's repositories only
 	// while they ran (docs/appliance-contract.md, Build-time proxy)
 	if got := run(t, comm, "grep -c fatimage /etc/dnf/dnf.conf || true"); got != "0" {
@@ -196,4 +175,42 @@ func TestApplianceRolesLab(t *testing.T) {
 			t.Errorf("strict Prepare: %v\nwant %q", err, want)
 		}
 	}
+}
+
+// siteConfig is the fatimage configuration building from site with the
+// lab's repositories and content servers (the built-in groups to add).
+func siteConfig(t *testing.T, site *appliance.Site) map[string]any {
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
+	// the overrides environment's dnf_repos_extra reads it
+	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
+	return map[string]any{
+		"repos": labRepos(t),
+		"gpg_keys": []any{map[string]any{
+			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
+		}},
+		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
+		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
+		"git_base_url":     theLab.Env["LAB_GIT_URL"],
+		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
+		"update":             false,
+		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
+	}
+}
+
+// provisionSite runs the provisioner configured with raw on the lab VM
+// and returns its output.
+func provisionSite(ctx context.Context, t *testing.T, srv *labtest.Server, comm packersdk.Communicator, raw map[string]any) string {
+	t.Helper()
+	var p fatimage.Provisioner
+	if err := p.Prepare(raw); err != nil {
+		t.Fatal(err)
+	}
+	var uiOut logtail.Buffer
+	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
+	generated := map[string]any{"Host": srv.IP, "Port": 22, "User": lab.SSHUser, "SSHPrivateKey": string(srv.PrivateKey), "ConnType": "ssh"}
+	if err := p.Provision(ctx, ui, comm, generated); err != nil {
+		t.Fatalf("%v\n%s", err, uiOut.String())
+	}
+	return uiOut.String()
 }
