@@ -19,6 +19,10 @@ func TestAnsibleReposKeepsPhaseEdits(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(secret, "repos"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(secret, "repos", "lab.repo"), []byte("[lab]\npassword=pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	phase := filepath.Join(dir, "phase-repos") // /run/fatimage-ansible-repos on the VM
 	orig := "[main]\ngpgcheck=1\nreposdir=/srv/site.repos.d\ninstallonly_limit=3\n"
 	run := func(during string) string {
 		t.Helper()
@@ -26,7 +30,7 @@ func TestAnsibleReposKeepsPhaseEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command("sh", "-c", scriptBody("repofiles")+"ansible_repos_on\n"+during+"\nansible_repos_off\nansible_repos_off\n")
-		cmd.Env = append(os.Environ(), "DNF_CONF="+conf, "FATIMAGE_SECRETDIR="+secret, "FATIMAGE_WORKDIR="+dir)
+		cmd.Env = append(os.Environ(), "DNF_CONF="+conf, "FATIMAGE_SECRETDIR="+secret, "FATIMAGE_WORKDIR="+dir, "FATIMAGE_ANSIBLE_REPOS="+phase)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -37,10 +41,22 @@ func TestAnsibleReposKeepsPhaseEdits(t *testing.T) {
 		return string(b)
 	}
 	// during the phase dnf.conf names the build's repositories only
-	during := run(`grep -qx "reposdir=$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" "$DNF_CONF" &&
-! grep -q '^reposdir=/srv' "$DNF_CONF"`)
+	// (the script's secret dir goes with its script: the phase reads a
+	// root-only copy, removed after)
+	during := run(`grep -qx "reposdir=$FATIMAGE_ANSIBLE_REPOS,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" "$DNF_CONF" &&
+! grep -q '^reposdir=/srv' "$DNF_CONF" && rm -rf "$FATIMAGE_SECRETDIR" && grep -qx password=pw "$FATIMAGE_ANSIBLE_REPOS/lab.repo" &&
+[ "$(stat -c %a "$FATIMAGE_ANSIBLE_REPOS")" = 700 ]`)
+	if _, err := os.Stat(phase); !os.IsNotExist(err) {
+		t.Errorf("the phase's repositories left after off: %v", err)
+	}
 	if during != orig {
 		t.Errorf("on, off: %q, want the file as it was %q", during, orig)
+	}
+	if err := os.MkdirAll(filepath.Join(secret, "repos"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secret, "repos", "lab.repo"), []byte("[lab]\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	// the proxy role appends proxy= to [main] (ini_file); it survives
 	got := run(`printf 'proxy=http://user:pw@proxy.example:3128\n' >> "$DNF_CONF"`)

@@ -208,6 +208,7 @@ func (s *state) ansibleRepos(ctx context.Context, on bool) error {
 		if *s.cfg.ReplaceRepos {
 			sc.call("disable_other_repos", repoFileNames(files)...)
 		}
+		s.plan.buildRepoSecrets(sc, s.workDir)
 		sc.call("ansible_repos_on")
 	} else {
 		sc.call("ansible_repos_off")

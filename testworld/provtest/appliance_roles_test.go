@@ -100,6 +100,14 @@ func TestApplianceRolesLab(t *testing.T) {
 	if got := run(t, comm, "grep -c fatimage /etc/dnf/dnf.conf || true"); got != "0" {
 		t.Errorf("dnf.conf keeps the phases' lines: %s", run(t, comm, "cat /etc/dnf/dnf.conf"))
 	}
+	// the site's role saw the build's snapshot repositories (baseos among
+	// them), and no repository a package of the transaction added
+	if got := run(t, comm, "cat /etc/fatimage-site-repos"); !strings.Contains(got, "baseos") || strings.Contains(got, "Extra Packages for Enterprise Linux") {
+		t.Errorf("repositories the site's role saw:\n%s", got)
+	}
+	if got := run(t, comm, "sudo -n ls /run/fatimage-ansible-repos 2>&1; grep -c fatimage /etc/dnf/dnf.conf || true"); !strings.Contains(got, "No such file") || !strings.HasSuffix(got, "0") {
+		t.Errorf("the Ansible phases' repositories left on the VM:\n%s", got)
+	}
 	if got := run(t, comm, "cat /etc/fatimage-site-role"); got != "site_marker Rocky" {
 		t.Errorf("the site's role wrote %q", got)
 	}

@@ -89,7 +89,13 @@ ansible_repos_on() {
   [ -d "$FATIMAGE_SECRETDIR/repos" ] || return 0
   conf=${DNF_CONF:-/etc/dnf/dnf.conf}
   ansible_repos_off
-  awk -v dirs="$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" '
+  # The script's secret dir goes with the script: the phase's ansible-playbook
+  # runs reach the repositories (credentials and all) through a copy on the
+  # /run tmpfs, readable by root only, until ansible_repos_off.
+  dir=${FATIMAGE_ANSIBLE_REPOS:-/run/fatimage-ansible-repos}
+  (umask 077 && mkdir -p "$dir")
+  cp "$FATIMAGE_SECRETDIR"/repos/*.repo "$dir"/
+  awk -v dirs="$dir,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" '
     /^[[:space:]]*reposdir[[:space:]]*=/ { print "#fatimage-kept# " $0; next }
     { print }
     /^[[:space:]]*\[main\][[:space:]]*$/ { print "#fatimage-reposdir# the build repositories, for this phase only"; print "reposdir=" dirs }' "$conf" > "$FATIMAGE_WORKDIR/dnf.conf.new"
@@ -101,6 +107,7 @@ ansible_repos_on() {
 # puts back the reposdir it kept; a file without them is left as it is.
 ansible_repos_off() {
   conf=${DNF_CONF:-/etc/dnf/dnf.conf}
+  rm -rf "${FATIMAGE_ANSIBLE_REPOS:-/run/fatimage-ansible-repos}"
   grep -q '^#fatimage-' "$conf" 2>/dev/null || return 0
   awk '
     skip && /^reposdir=/ { skip = 0; next }
