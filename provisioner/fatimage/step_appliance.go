@@ -45,6 +45,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 		return err
 	}
 	s.applianceRes = res
+	redactApplianceSecrets(res)
 	if res.CommitError != "" {
 		s.say("WARNING: appliance: " + res.CommitError)
 	}
