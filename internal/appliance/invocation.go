@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -166,10 +165,7 @@ func (inv *invocation) playbook(ctx context.Context, s *Site, out io.Writer, ext
 	// Packer runs from the checkout's packer directory (the template's usage note).
 	cmd.Dir = filepath.Join(s.Repo, "packer")
 	cmd.Env = inv.env
-	// On cancel, stop the whole run: ansible-playbook, its workers, ssh
-	// and the inventory script, not only the first process.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	stopAsGroup(cmd)
 	cmd.WaitDelay = 10 * time.Second
 	tail := &tailBuffer{max: 4096}
 	cmd.Stdout = io.MultiWriter(out, tail)
