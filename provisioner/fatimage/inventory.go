@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/inventory"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -175,7 +176,7 @@ func suggestGroup(names []string) []error {
 // site's environment names in its ansible.cfg (what
 // packer/ansible-inventory.sh composes), read as files so `packer
 // validate` knows the build host's groups without running Ansible.
-func (c *Config) inventoryPaths(site siteInventory) ([]string, error) {
+func (c *Config) inventoryPaths(site *appliance.Site) ([]string, error) {
 	if site == nil {
 		return c.Inventory, nil
 	}
@@ -185,9 +186,6 @@ func (c *Config) inventoryPaths(site siteInventory) ([]string, error) {
 	}
 	return paths, nil
 }
-
-// siteInventory is what the plan needs of an appliance site.
-type siteInventory interface{ InventorySources() ([]string, error) }
 
 // inventoryField names the option an inventory error is about: entry i
 // of `inventory`, or the site's environment (i < 0: no entry).

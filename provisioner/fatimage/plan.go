@@ -95,7 +95,7 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 	p.setNames = slices.Clone(c.Groups)
 	typos := suggestGroup(c.Groups)
 	errs = append(errs, typos...)
-	invPaths, err := c.inventoryPaths(p.siteInventory())
+	invPaths, err := c.inventoryPaths(p.site)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -140,15 +140,6 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 	p.origins["users"] = namedOrigins(p.users, c.Users, sets.groups, func(u User) string { return u.Name }, func(g packagesets.Group) []string { return g.Users })
 	p.origins["binaries"] = namedOrigins(p.binaries, c.Binaries, sets.groups, func(b Binary) string { return b.Name }, func(g packagesets.Group) []string { return g.Binaries })
 	return p, errs
-}
-
-// siteInventory is the site as inventoryPaths takes it: a nil interface,
-// not a typed nil, without one.
-func (p *plan) siteInventory() siteInventory {
-	if p.site == nil {
-		return nil
-	}
-	return p.site
 }
 
 // namedOrigins are the origins of merged, items known by name: the

@@ -86,6 +86,10 @@ type state struct {
 	// applianceRes is the appliance step's one resolution of the site's
 	// variables and of what fatimage.yml runs for the build host.
 	applianceRes *appliance.Result
+	// applianceAll are the steps of the site's fatimage.yml the resolution
+	// decided, and applianceTarget the build VM it reached.
+	applianceAll    []appliance.Step
+	applianceTarget appliance.Target
 	// generated is the builder's data (SourceImageName, ImageName) and
 	// manifest what image-json recorded: the SBOM's sources.
 	generated map[string]any

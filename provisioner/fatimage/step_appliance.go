@@ -44,7 +44,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	s.applianceRes = res
+	s.applianceRes, s.applianceAll, s.applianceTarget = res, all, t
 	redactApplianceSecrets(res)
 	if res.CommitError != "" {
 		s.say("WARNING: appliance: " + res.CommitError)

@@ -28,18 +28,11 @@ func stepApplianceSteps(_ context.Context, s *state) error {
 	site, res := s.plan.site, s.applianceRes
 	s.say(fmt.Sprintf("appliance: what %s runs for the build host (environment %s)",
 		filepath.Join(site.Repo, "ansible", "fatimage.yml"), filepath.Base(site.Environment)))
-	tg, err := applianceTarget(s.generated)
+	steps, err := runningSteps(res, applianceSteps(s.applianceAll, s.plan.hasBuiltin))
 	if err != nil {
 		return err
 	}
-	all, err := site.Steps()
-	if err != nil {
-		return fmt.Errorf("appliance: %w", err)
-	}
-	run := &applianceRun{target: tg, res: res, seconds: map[int]float64{}}
-	if run.steps, err = runningSteps(res, applianceSteps(all, s.plan.hasBuiltin)); err != nil {
-		return err
-	}
+	run := &applianceRun{target: s.applianceTarget, res: res, steps: steps, seconds: map[int]float64{}}
 	for _, st := range run.steps {
 		if st.native != "" {
 			s.msg(fmt.Sprintf("native: %s: %s", st.Label(), st.native))
