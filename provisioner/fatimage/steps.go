@@ -58,7 +58,7 @@ var steps = []step{
 	fetchStep("rpm-urls-fetch", kindRPMs),
 	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
 	// Container images: digests resolved and checked (host: fetched).
-	{name: "containers-fetch", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepFetchContainers},
+	fetchStep("containers-fetch", kindContainers),
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
@@ -83,7 +83,7 @@ var steps = []step{
 	// installed here, with the older kinds of content.go.
 	{name: "content", kinds: registered(contentStepKinds...), when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
-	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
+	installStep("containers", kindContainers),
 	kindsStep("system", "system settings",
 		newKind(system.Units{}, func(o *ContentOptions) *[]system.SystemdUnit { return &o.SystemdUnits }),
 		newKind(system.Sysctls{}, func(o *ContentOptions) *[]system.Sysctl { return &o.Sysctls }),
