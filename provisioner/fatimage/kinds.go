@@ -7,13 +7,11 @@ import (
 	"slices"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // contentKind is a content kind (internal/content) as the provisioner
@@ -327,12 +325,6 @@ var (
 	// kindKeys is installed by the repos step, with the repositories'
 	// built-in keys (keys.Script).
 	kindKeys = newKind(keys.Kind{}, func(o *ContentOptions) *[]keys.GPGKey { return &o.GPGKeys })
-	// kindRPMs is fetched in its own step and installed by the packages
-	// step.
-	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })
-	// kindContainers is fetched in its own step, before any package
-	// work, and installed in another, after the packages and users.
-	kindContainers = newKind(containers.Kind{}, func(o *ContentOptions) *[]containers.Container { return &o.Containers })
 )
 
 // installKind adds the install of k's items to sc: its files staged,

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
@@ -103,6 +105,16 @@ var steps = []step{
 	// Last: remove the work dir and, if asked, the keys SSH needs.
 	{name: "final", run: stepFinal},
 }
+
+// The kinds fetched in a step of their own (fetchStep), before any
+// package work, and installed by another step later.
+var (
+	// kindRPMs is installed by the packages step's transaction.
+	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })
+	// kindContainers is installed by its installStep, after the
+	// packages and users.
+	kindContainers = newKind(containers.Kind{}, func(o *ContentOptions) *[]containers.Container { return &o.Containers })
+)
 
 // runSteps runs the steps that apply, in order, until one fails.
 func runSteps(ctx context.Context, table []step, s *state) error {
