@@ -68,9 +68,15 @@ func (s *StepCreateImage) fromServer(ctx context.Context, state multistep.StateB
 	for k, v := range c.ImageMetadata {
 		meta[k] = v
 	}
-	id, err := createOrAdopt(ctx, ui, fmt.Sprintf("creating image %s from server %s", c.ImageName, serverID), func(ctx context.Context) (string, error) {
+	return s.create(ctx, state, c, cl, ui, fmt.Sprintf("creating image %s from server %s", c.ImageName, serverID), func(ctx context.Context) (string, error) {
 		return servers.CreateImage(ctx, cl.compute, serverID, servers.CreateImageOpts{Name: c.ImageName, Metadata: meta}).ExtractImageID()
-	}, func(ctx context.Context) (string, bool, error) {
+	})
+}
+
+// create makes the image with do (what says it in errors), or adopts the
+// build's image when the answer was lost, and tracks it.
+func (s *StepCreateImage) create(ctx context.Context, state multistep.StateBag, c *Config, cl *clients, ui packersdk.Ui, what string, do func(context.Context) (string, error)) (string, error) {
+	id, err := createOrAdopt(ctx, ui, what, do, func(ctx context.Context) (string, bool, error) {
 		return findBuildImage(ctx, cl, c.buildID, c.ImageName)
 	})
 	if err != nil {
@@ -121,18 +127,10 @@ func (s *StepCreateImage) fromVolume(ctx context.Context, state multistep.StateB
 		ContainerFormat: "bare",
 		// No force: the volume is detached, and many clouds forbid it.
 	}
-	id, err := createOrAdopt(ctx, ui, fmt.Sprintf("uploading volume %s to an image", volID), func(ctx context.Context) (string, error) {
+	return s.create(ctx, state, c, cl, ui, fmt.Sprintf("uploading volume %s to an image", volID), func(ctx context.Context) (string, error) {
 		res, err := volumes.UploadImage(ctx, cl.volume, volID, opts).Extract()
 		return res.ImageID, err
-	}, func(ctx context.Context) (string, bool, error) {
-		return findBuildImage(ctx, cl, c.buildID, c.ImageName)
 	})
-	if err != nil {
-		return "", err
-	}
-	s.created = id
-	trackerOf(state).Add("image", id, c.ImageName)
-	return id, nil
 }
 
 func (s *StepCreateImage) Cleanup(state multistep.StateBag) {

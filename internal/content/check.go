@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Checks the content kinds share with the provisioner's own options. A
@@ -100,6 +101,17 @@ func CheckPinnedSHA256(sum string, skip bool, why string) string {
 		if h, err := hex.DecodeString(sum); err != nil || len(h) != sha256.Size {
 			return "sha256 must be 64 hex digits"
 		}
+	}
+	return ""
+}
+
+// CheckCredential is the problem with the value of a credential option,
+// "" when none: a control character (a newline above all) would end the
+// line of the repo file, curl config or header it is written into and
+// start another.
+func CheckCredential(field, v string) string {
+	if strings.ContainsFunc(v, unicode.IsControl) {
+		return field + ": must not contain control characters (newlines, tabs, ...)"
 	}
 	return ""
 }

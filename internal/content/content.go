@@ -11,6 +11,8 @@ package content
 import (
 	"context"
 	"os"
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -51,6 +53,11 @@ type Script struct {
 	// before the calls run (0600, one upload for the step). Never
 	// credentials.
 	Staged []Staged
+	// Secrets are credential-bearing files (a registry's auth file),
+	// added with Secret: the script gets them in Env.SecretDir, on the
+	// tmpfs /run, sent on its stdin and removed when it ends, so no
+	// credential is in an argument, a log or a block of the VM's disk.
+	Secrets []Staged
 	// Calls are the function calls, in order: a function, then its
 	// arguments.
 	Calls [][]string
@@ -68,12 +75,17 @@ type Env struct {
 	// items (the mirror URLs, e.g. grafana_dashboards_url), by name,
 	// defaulted.
 	Options map[string]string
+	// SecretDir is where the script's Secrets land on the VM.
+	SecretDir string
+	// Registries are container_registries: the TLS and credentials of
+	// the container registries (the containers kind).
+	Registries []Registry
 	// Say shows a line of host-side work (cloning a repository) on the
 	// build's output.
 	Say func(string)
 	// Fetched and Installed are what the kind's calls printed on the VM
-	// when fetching and installing (its reports: a sum, a commit), for
-	// Install and Record; empty before.
+	// when fetching and installing (its reports: a sum, a commit; with
+	// Fetch.Reports first), for Install and Record; empty before.
 	Fetched, Installed string
 }
 
@@ -122,16 +134,25 @@ type Fetch struct {
 	// Script runs when every URL is in place and checked; its Staged
 	// files (local sources, checked on the host) are uploaded first.
 	Script Script
+	// Reports are report lines the host-side fetch made, as the script
+	// would print them (the digest a tag resolved to on the host): put
+	// before what the script printed for Check, Warn and Env.Fetched.
+	Reports string
 	// Check, when set, checks what the script printed (a commit each
 	// item reported), failing the fetch when a report is missing.
 	Check func(out string) error
+	// Warn, when set, is the warnings said once the fetch is checked,
+	// from what it found (a tag not pinned, and the digest it gave).
+	Warn func(out string) []string
 }
 
 // Upload is a file of the build host uploaded to Dst on the VM; Remove:
 // a temporary file, removed once uploaded (or when the fetch fails).
+// Name names the upload's progress (an image's name), the base name of
+// Dst when empty.
 type Upload struct {
-	What, Path, Dst string
-	Remove          bool
+	What, Path, Dst, Name string
+	Remove                bool
 }
 
 // URL is one file fetched by URL.
@@ -156,6 +177,15 @@ type Staged struct {
 // Call appends a call of fn with args.
 func (s *Script) Call(fn string, args ...string) {
 	s.Calls = append(s.Calls, append([]string{fn}, args...))
+}
+
+// Secret adds the credential-bearing file name (once) to the script's
+// Secrets and returns its path on the VM.
+func (s *Script) Secret(env Env, name string, data []byte) string {
+	if !slices.ContainsFunc(s.Secrets, func(f Staged) bool { return f.Name == name }) {
+		s.Secrets = append(s.Secrets, Staged{name, data})
+	}
+	return path.Join(env.SecretDir, name)
 }
 
 // SplitOwner turns "user" or "user:group" into user and group; empty is

@@ -1,4 +1,4 @@
-//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,User,Binary,Container,ContainerRegistry
+//go:generate packer-sdc mapstructure-to-hcl2 -type Config,ContentOptions,User,Binary
 //go:generate packer-sdc struct-markdown
 
 package fatimage
@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/packer-plugin-sdk/template/config"
 	"github.com/hashicorp/packer-plugin-sdk/template/interpolate"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
@@ -275,7 +276,7 @@ type Config struct {
 	BinarySource string `mapstructure:"binary_source"`
 	// TLS and credentials of the registries `containers` pull from (see
 	// Containers below).
-	ContainerRegistries []ContainerRegistry `mapstructure:"container_registries"`
+	ContainerRegistries []content.Registry `mapstructure:"container_registries"`
 	// Who fetches `git_checkouts`, `downloads`, `rpm_urls`, `python_envs`'
 	// packages, pinned Grafana plugins and `containers` (host: as OCI archives):
 	// `vm` or `host` (the plugin fetches and uploads). Default

@@ -4,6 +4,8 @@ package fatimage
 
 import (
 	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
@@ -68,7 +70,7 @@ type FlatConfig struct {
 	Downloads                []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs                  []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs               []python.FlatPythonEnv            `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers               []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	Containers               []containers.FlatContainer        `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	GrafanaDashboards        []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
 	SystemdUnits             []system.FlatSystemdUnit          `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
 	Sysctls                  []system.FlatSysctl               `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
@@ -125,7 +127,7 @@ type FlatConfig struct {
 	DefaultBinaries          *bool                             `mapstructure:"default_binaries" cty:"default_binaries" hcl:"default_binaries"`
 	ReleaseBaseURL           *string                           `mapstructure:"release_base_url" cty:"release_base_url" hcl:"release_base_url"`
 	BinarySource             *string                           `mapstructure:"binary_source" cty:"binary_source" hcl:"binary_source"`
-	ContainerRegistries      []FlatContainerRegistry           `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
+	ContainerRegistries      []content.FlatRegistry            `mapstructure:"container_registries" cty:"container_registries" hcl:"container_registries"`
 	ContentSource            *string                           `mapstructure:"content_source" cty:"content_source" hcl:"content_source"`
 	ManifestOutput           *string                           `mapstructure:"manifest_output" cty:"manifest_output" hcl:"manifest_output"`
 	SBOMOutput               *string                           `mapstructure:"sbom_output" cty:"sbom_output" hcl:"sbom_output"`
@@ -161,7 +163,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"downloads":                  &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":                   &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":                &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*python.FlatPythonEnv)(nil).HCL2Spec())},
-		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"containers":                 &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*containers.FlatContainer)(nil).HCL2Spec())},
 		"grafana_dashboards":         &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"systemd_units":              &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
 		"sysctl":                     &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*system.FlatSysctl)(nil).HCL2Spec())},
@@ -218,7 +220,7 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"default_binaries":           &hcldec.AttrSpec{Name: "default_binaries", Type: cty.Bool, Required: false},
 		"release_base_url":           &hcldec.AttrSpec{Name: "release_base_url", Type: cty.String, Required: false},
 		"binary_source":              &hcldec.AttrSpec{Name: "binary_source", Type: cty.String, Required: false},
-		"container_registries":       &hcldec.BlockListSpec{TypeName: "container_registries", Nested: hcldec.ObjectSpec((*FlatContainerRegistry)(nil).HCL2Spec())},
+		"container_registries":       &hcldec.BlockListSpec{TypeName: "container_registries", Nested: hcldec.ObjectSpec((*content.FlatRegistry)(nil).HCL2Spec())},
 		"content_source":             &hcldec.AttrSpec{Name: "content_source", Type: cty.String, Required: false},
 		"manifest_output":            &hcldec.AttrSpec{Name: "manifest_output", Type: cty.String, Required: false},
 		"sbom_output":                &hcldec.AttrSpec{Name: "sbom_output", Type: cty.String, Required: false},
@@ -226,62 +228,6 @@ func (*FlatConfig) HCL2Spec() map[string]hcldec.Spec {
 		"change_report_output":       &hcldec.AttrSpec{Name: "change_report_output", Type: cty.String, Required: false},
 		"execute_command":            &hcldec.AttrSpec{Name: "execute_command", Type: cty.String, Required: false},
 		"remote_folder":              &hcldec.AttrSpec{Name: "remote_folder", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatContainer is an auto-generated flat version of Container.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatContainer struct {
-	Image  *string `mapstructure:"image" required:"true" cty:"image" hcl:"image"`
-	Digest *string `mapstructure:"digest" cty:"digest" hcl:"digest"`
-	User   *string `mapstructure:"user" cty:"user" hcl:"user"`
-}
-
-// FlatMapstructure returns a new FlatContainer.
-// FlatContainer is an auto-generated flat version of Container.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*Container) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatContainer)
-}
-
-// HCL2Spec returns the hcl spec of a Container.
-// This spec is used by HCL to read the fields of Container.
-// The decoded values from this spec will then be applied to a FlatContainer.
-func (*FlatContainer) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"image":  &hcldec.AttrSpec{Name: "image", Type: cty.String, Required: false},
-		"digest": &hcldec.AttrSpec{Name: "digest", Type: cty.String, Required: false},
-		"user":   &hcldec.AttrSpec{Name: "user", Type: cty.String, Required: false},
-	}
-	return s
-}
-
-// FlatContainerRegistry is an auto-generated flat version of ContainerRegistry.
-// Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
-type FlatContainerRegistry struct {
-	Host     *string `mapstructure:"host" required:"true" cty:"host" hcl:"host"`
-	Insecure *bool   `mapstructure:"insecure" cty:"insecure" hcl:"insecure"`
-	Username *string `mapstructure:"username" cty:"username" hcl:"username"`
-	Password *string `mapstructure:"password" cty:"password" hcl:"password"`
-}
-
-// FlatMapstructure returns a new FlatContainerRegistry.
-// FlatContainerRegistry is an auto-generated flat version of ContainerRegistry.
-// Where the contents a fields with a `mapstructure:,squash` tag are bubbled up.
-func (*ContainerRegistry) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
-	return new(FlatContainerRegistry)
-}
-
-// HCL2Spec returns the hcl spec of a ContainerRegistry.
-// This spec is used by HCL to read the fields of ContainerRegistry.
-// The decoded values from this spec will then be applied to a FlatContainerRegistry.
-func (*FlatContainerRegistry) HCL2Spec() map[string]hcldec.Spec {
-	s := map[string]hcldec.Spec{
-		"host":     &hcldec.AttrSpec{Name: "host", Type: cty.String, Required: false},
-		"insecure": &hcldec.AttrSpec{Name: "insecure", Type: cty.Bool, Required: false},
-		"username": &hcldec.AttrSpec{Name: "username", Type: cty.String, Required: false},
-		"password": &hcldec.AttrSpec{Name: "password", Type: cty.String, Required: false},
 	}
 	return s
 }
@@ -295,7 +241,7 @@ type FlatContentOptions struct {
 	Downloads          []downloads.FlatDownload          `mapstructure:"downloads" cty:"downloads" hcl:"downloads"`
 	RPMURLs            []rpms.FlatRPMURL                 `mapstructure:"rpm_urls" cty:"rpm_urls" hcl:"rpm_urls"`
 	PythonEnvs         []python.FlatPythonEnv            `mapstructure:"python_envs" cty:"python_envs" hcl:"python_envs"`
-	Containers         []FlatContainer                   `mapstructure:"containers" cty:"containers" hcl:"containers"`
+	Containers         []containers.FlatContainer        `mapstructure:"containers" cty:"containers" hcl:"containers"`
 	GrafanaDashboards  []dashboards.FlatGrafanaDashboard `mapstructure:"grafana_dashboards" cty:"grafana_dashboards" hcl:"grafana_dashboards"`
 	SystemdUnits       []system.FlatSystemdUnit          `mapstructure:"systemd_units" cty:"systemd_units" hcl:"systemd_units"`
 	Sysctls            []system.FlatSysctl               `mapstructure:"sysctl" cty:"sysctl" hcl:"sysctl"`
@@ -324,7 +270,7 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 		"downloads":          &hcldec.BlockListSpec{TypeName: "downloads", Nested: hcldec.ObjectSpec((*downloads.FlatDownload)(nil).HCL2Spec())},
 		"rpm_urls":           &hcldec.BlockListSpec{TypeName: "rpm_urls", Nested: hcldec.ObjectSpec((*rpms.FlatRPMURL)(nil).HCL2Spec())},
 		"python_envs":        &hcldec.BlockListSpec{TypeName: "python_envs", Nested: hcldec.ObjectSpec((*python.FlatPythonEnv)(nil).HCL2Spec())},
-		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*FlatContainer)(nil).HCL2Spec())},
+		"containers":         &hcldec.BlockListSpec{TypeName: "containers", Nested: hcldec.ObjectSpec((*containers.FlatContainer)(nil).HCL2Spec())},
 		"grafana_dashboards": &hcldec.BlockListSpec{TypeName: "grafana_dashboards", Nested: hcldec.ObjectSpec((*dashboards.FlatGrafanaDashboard)(nil).HCL2Spec())},
 		"systemd_units":      &hcldec.BlockListSpec{TypeName: "systemd_units", Nested: hcldec.ObjectSpec((*system.FlatSystemdUnit)(nil).HCL2Spec())},
 		"sysctl":             &hcldec.BlockListSpec{TypeName: "sysctl", Nested: hcldec.ObjectSpec((*system.FlatSysctl)(nil).HCL2Spec())},

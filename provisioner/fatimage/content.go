@@ -15,11 +15,8 @@ import (
 // file holds their two steps, content-fetch and content, and image.json's
 // content record.
 
-// contentState is what one run learnt: the kinds' reports, records and
-// the containers' digests.
+// contentState is what one run learnt: the kinds' reports and records.
 type contentState struct {
-	// containerDigests are the manifest digests containers resolved to.
-	containerDigests []string
 	// fetched and installed are what the content kinds' fetch and
 	// install scripts printed, by option (content.Env); records their
 	// entries in image.json's content, by key.
@@ -37,14 +34,12 @@ func (c *contentState) report(m *map[string]string, k contentKind, out string) {
 
 // imageContent is the `content` record of image.json: the entries of
 // the kinds of internal/content (content.Recorder: git, downloads,
-// python, python_git, rpms, grafana_dashboards) and those of the
-// provisioner's own.
+// python, python_git, rpms, grafana_dashboards, containers) and those of
+// the provisioner's own.
 type imageContent struct {
 	// pinned Grafana plugins by id
 	GrafanaPlugins map[string]imageDownload `json:"grafana_plugins,omitempty"`
 	System         *imageSystem             `json:"system,omitempty"`
-	// Containers are the images, in the order configured.
-	Containers []imageContainer `json:"containers,omitempty"`
 	// kinds are the content kinds' entries, by key.
 	kinds map[string]any
 }
@@ -112,24 +107,21 @@ func stepFetchContent(ctx context.Context, s *state) error {
 			sc.call("fatimage_check_owner", o[0], o[1], o[2])
 		}
 	}
-	var checks []func(string) error
+	var fetches []*content.Fetch
 	for _, k := range contentStepKinds {
-		check, err := s.fetchKind(ctx, sc, k, nil)
+		f, err := s.fetchKind(ctx, sc, k, nil)
 		if err != nil {
 			return err
 		}
-		checks = append(checks, check)
+		fetches = append(fetches, f)
 	}
 	out, err := s.runScript(ctx, sc)
 	if err != nil {
 		return err
 	}
 	for i, k := range contentStepKinds {
-		s.content.report(&s.content.fetched, k, out)
-		if checks[i] != nil {
-			if err := checks[i](out); err != nil {
-				return err
-			}
+		if err := s.fetched(k, fetches[i], out); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -157,24 +149,14 @@ func stepInstallContent(ctx context.Context, s *state) error {
 	return nil
 }
 
-// parseReports and requireReports are internal/content's Reports and
-// RequireReports, for the kinds not moved behind content.Kind yet.
-func parseReports(out, marker, field string, n int, ok func(string) bool) []string {
-	return content.Reports(out, marker, field, n, ok)
-}
-
-func requireReports(vals []string, field, why string) error {
-	return content.RequireReports(vals, field, why)
-}
-
 // imageContentRecord is image.json's `content`, nil without content.
 func (s *state) imageContentRecord() *imageContent {
 	c, p := s.cfg, s.plan
 	pins, _ := p.grafanaPins()
-	if !p.hasContent() && !p.hasSystem() && !p.hasContainers() && len(p.RPMURLs)+len(pins) == 0 {
+	if !p.hasContent() && !p.hasSystem() && !kindContainers.has(p) && len(p.RPMURLs)+len(pins) == 0 {
 		return nil
 	}
-	r := &imageContent{System: s.imageSystemRecord(), Containers: s.imageContainersRecord()}
+	r := &imageContent{System: s.imageSystemRecord()}
 	for _, g := range pins {
 		if r.GrafanaPlugins == nil {
 			r.GrafanaPlugins = map[string]imageDownload{}

@@ -3,6 +3,7 @@
 package fatimage
 
 import (
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/dashboards"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
@@ -38,7 +39,7 @@ type ContentOptions struct {
 	PythonEnvs []python.PythonEnv `mapstructure:"python_envs"`
 	// Container images pulled into a user's podman storage, each by a
 	// digest checked before any package work (see Containers below).
-	Containers []Container `mapstructure:"containers"`
+	Containers []containers.Container `mapstructure:"containers"`
 	// Grafana dashboards placed for Grafana's file provider, with their
 	// datasource placeholders replaced (see Grafana dashboards below);
 	// added to those of `groups`.

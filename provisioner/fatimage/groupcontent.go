@@ -238,10 +238,10 @@ func (p *plan) mergeGroupContent() []error {
 		}
 	}
 	errs = append(errs, checkPathKinds(groups, c.templateContent())...)
-	mergeKind(p, groups, "containers", "containers image", func(ci *ContentOptions) *[]Container { return &ci.Containers }, func(ct Container) string { return ct.user() + " " + ct.Image }, &errs)
 	for _, k := range contentKinds() {
 		k.merge(p, groups, &errs)
 	}
+	errs = append(errs, p.groupContainerUsers()...)
 	for _, u := range p.SystemdUnits {
 		if u.UnitState() == "enabled" && slices.Contains(p.disabledServices(), strings.TrimSuffix(u.Name, ".service")) {
 			errs = append(errs, fmt.Errorf("systemd_units: %s is left enabled by a group but disable_services (or a group's services) disables it", u.Name))

@@ -329,7 +329,7 @@ func TestGroupContainers(t *testing.T) {
 	c := mustGroups(t, []string{"mysql", "opensearch", "filebeat"}, nil)
 	var got []string
 	for _, ct := range c.Containers {
-		got = append(got, ct.user()+" "+ct.Image)
+		got = append(got, ct.UserOrRoot()+" "+ct.Image)
 	}
 	if strings.Join(got, ", ") != "podman docker.io/library/mysql:8.0.30, podman docker.io/opensearchproject/opensearch:2.9.0, podman docker.elastic.co/beats/filebeat-oss:7.12.1" {
 		t.Errorf("containers %v", got)

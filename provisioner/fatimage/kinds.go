@@ -12,7 +12,6 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/keys"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 )
 
 // contentKind is a content kind (internal/content) as the provisioner
@@ -87,8 +86,9 @@ func (k kindOf[T]) record(env content.Env, p *plan) (map[string]any, error) {
 
 // kindEnv is what the kind of option knows of this run.
 func (s *state) kindEnv(option string) content.Env {
-	return content.Env{WorkDir: s.workDir, Source: s.cfg.contentSource(), Options: s.cfg.kindOptions(),
-		Say: func(l string) { s.ui.Say("fatimage: " + l) }, Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
+	return content.Env{WorkDir: s.workDir, SecretDir: secretDir(s.workDir), Source: s.cfg.contentSource(), Options: s.cfg.kindOptions(),
+		Registries: s.cfg.ContainerRegistries, Say: func(l string) { s.ui.Say("fatimage: " + l) },
+		Fetched: s.content.fetched[option], Installed: s.content.installed[option]}
 }
 
 // kindOptions are the options the kinds read besides their items.
@@ -99,9 +99,10 @@ func (c *Config) kindOptions() map[string]string {
 // fetchKind adds the fetch of k's items to sc: their local files and
 // the host's uploads put in the work dir, their URLs staged there and
 // checked, then the kind's calls. before, when set, sees the fetch
-// before anything is fetched (to say its headline). It returns the check
-// of what the script printed (nil for none).
-func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, before func(content.Fetch)) (func(string) error, error) {
+// before anything is fetched (to say its headline). It returns the
+// fetch, nil for a kind that fetches nothing; fetched takes what the
+// script printed.
+func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, before func(content.Fetch)) (*content.Fetch, error) {
 	f, body, ok, err := k.fetch(ctx, s.kindEnv(k.option()), &s.plan.ContentOptions)
 	if !ok || err != nil {
 		return nil, err
@@ -122,7 +123,29 @@ func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, befo
 		sc.use(body).use(f.Script.Bodies...)
 		addCalls(sc, f.Script)
 	}
-	return f.Check, nil
+	return &f, nil
+}
+
+// fetched keeps what k's fetch (nil: none) found, the host's reports
+// and what its script printed (out), checks it and says the fetch's
+// warnings on it.
+func (s *state) fetched(k contentKind, f *content.Fetch, out string) error {
+	if f == nil {
+		f = &content.Fetch{}
+	}
+	out = f.Reports + out
+	s.content.report(&s.content.fetched, k, out)
+	if f.Check != nil {
+		if err := f.Check(out); err != nil {
+			return err
+		}
+	}
+	if f.Warn != nil {
+		for _, w := range f.Warn(out) {
+			s.say("WARNING: " + w)
+		}
+	}
+	return nil
 }
 
 // uploadAll uploads the host's files of a fetch, removing the temporary
@@ -130,7 +153,11 @@ func (s *state) fetchKind(ctx context.Context, sc *vmScript, k contentKind, befo
 func (s *state) uploadAll(us []content.Upload) error {
 	defer content.RemoveUploads(us)
 	for _, u := range us {
-		if err := s.uploadFile(u.What, u.Path, path.Base(u.Dst), u.Dst); err != nil {
+		name := u.Name
+		if name == "" {
+			name = path.Base(u.Dst)
+		}
+		if err := s.uploadFile(u.What, u.Path, name, u.Dst); err != nil {
 			return err
 		}
 	}
@@ -209,8 +236,11 @@ func kindScript[T any](k content.Kind[T], cs content.Script) *vmScript {
 	return addCalls(newScript(append([]string{kindBody(k)}, cs.Bodies...)...), cs)
 }
 
-// addCalls adds cs's calls to sc.
+// addCalls adds cs's secrets and calls to sc.
 func addCalls(sc *vmScript, cs content.Script) *vmScript {
+	for _, f := range cs.Secrets {
+		sc.addSecret(staged{f.Name, f.Data})
+	}
 	for _, c := range cs.Calls {
 		sc.call(c[0], c[1:]...)
 	}
@@ -231,8 +261,10 @@ func fetchStep(name string, k contentKind) step {
 	registered(k)
 	return step{name: name, kinds: []contentKind{k}, when: func(s *state) bool { return k.has(s.plan) }, run: func(ctx context.Context, s *state) error {
 		sc := newScript("content")
-		check, err := s.fetchKind(ctx, sc, k, func(f content.Fetch) {
-			s.say(f.Script.Say)
+		f, err := s.fetchKind(ctx, sc, k, func(f content.Fetch) {
+			if f.Script.Say != "" {
+				s.say(f.Script.Say)
+			}
 			for _, w := range f.Warnings {
 				s.say("WARNING: " + w)
 			}
@@ -240,15 +272,25 @@ func fetchStep(name string, k contentKind) step {
 		if err != nil {
 			return err
 		}
-		out, err := s.runScript(ctx, sc)
-		if err != nil {
-			return err
+		out := ""
+		if !sc.empty() {
+			// the host may have done it all (containers' archives)
+			if out, err = s.runScript(ctx, sc); err != nil {
+				return err
+			}
 		}
-		s.content.report(&s.content.fetched, k, out)
-		if err := check(out); err != nil {
+		if err := s.fetched(k, f, out); err != nil {
 			return err
 		}
 		return s.recordKind(k)
+	}}
+}
+
+// installStep is the install of a kind that a fetchStep before lists
+// (and so checks and merges): its items put in place after the packages.
+func installStep(name string, k contentKind) step {
+	return step{name: name, when: func(s *state) bool { return k.has(s.plan) }, run: func(ctx context.Context, s *state) error {
+		return installKinds(ctx, s, "", []contentKind{k})
 	}}
 }
 
@@ -283,9 +325,6 @@ var (
 	// kindKeys is installed by the repos step, with the repositories'
 	// built-in keys (keys.Script).
 	kindKeys = newKind(keys.Kind{}, func(o *ContentOptions) *[]keys.GPGKey { return &o.GPGKeys })
-	// kindRPMs is fetched in its own step and installed by the packages
-	// step.
-	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })
 )
 
 // installKind adds the install of k's items to sc: its files staged,

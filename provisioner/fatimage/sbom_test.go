@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/git"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
@@ -21,13 +22,13 @@ func TestManifestReadsAsSBOMImage(t *testing.T) {
 			Snapshots: map[string]string{"baseos": "20251106T211545"},
 			Binaries:  map[string]imageBinary{"node_exporter": {Version: "1.8.2", SHA256: "ab", Files: []string{"/usr/local/bin/node_exporter"}}},
 			Content: &imageContent{
-				Containers:     []imageContainer{{Image: "registry.example/slurm:24.05", User: "podman", Digest: "sha256:12"}},
 				GrafanaPlugins: map[string]imageDownload{"grafana-piechart-panel": {URL: "https://grafana.example/p.zip", SHA256: "34"}},
 				kinds: map[string]any{ // as the kinds record them
-					"git":       map[string]git.Record{"/opt/app": {Repo: "https://git.example/app.git", Ref: "v1", Commit: "c0ffee"}},
-					"downloads": map[string]downloads.Record{"/usr/local/bin/tool": {URL: "https://dl.example/tool", SHA256: "cd"}},
-					"python":    map[string][]string{"/opt/venv": {"requests==2.32.3"}},
-					"rpms":      map[string]rpms.Record{"mlnx-tools": {URL: "https://dl.example/mlnx-tools.rpm", NVR: "mlnx-tools-24.10-1", SHA256: "ef"}},
+					"git":        map[string]git.Record{"/opt/app": {Repo: "https://git.example/app.git", Ref: "v1", Commit: "c0ffee"}},
+					"downloads":  map[string]downloads.Record{"/usr/local/bin/tool": {URL: "https://dl.example/tool", SHA256: "cd"}},
+					"python":     map[string][]string{"/opt/venv": {"requests==2.32.3"}},
+					"rpms":       map[string]rpms.Record{"mlnx-tools": {URL: "https://dl.example/mlnx-tools.rpm", NVR: "mlnx-tools-24.10-1", SHA256: "ef"}},
+					"containers": []containers.Record{{Image: "registry.example/slurm:24.05", User: "podman", Digest: "sha256:12"}},
 				},
 			}},
 		Packages: []string{"bash-5.1.8-9.el9.x86_64", "gpg-pubkey-350d275d-6279464b", "mlnx-tools-24.10-1.x86_64"},

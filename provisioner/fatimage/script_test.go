@@ -91,7 +91,7 @@ func TestScriptsParse(t *testing.T) {
 	used := map[string]bool{"prelude": true, "repofiles": true, "repos": true, "disable-repos": true, "binaries": true,
 		"selinux": true, "transaction": true, "reboot": true, "login-home": true, "users": true,
 		"grafana-plugins": true, "services": true, "cleanup": true, "final": true, "facts": true, "image-json": true, "doca": true,
-		"after-packages": true, "content": true, "containers": true, "download": true, "kernel": true,
+		"after-packages": true, "content": true, "download": true, "kernel": true,
 		"system": true, "sbom": true}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".sh")

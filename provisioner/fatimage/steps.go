@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/rpms"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
@@ -58,7 +60,7 @@ var steps = []step{
 	fetchStep("rpm-urls-fetch", kindRPMs),
 	{name: "grafana-plugins-fetch", when: hasGrafanaPins, run: stepFetchGrafanaPlugins},
 	// Container images: digests resolved and checked (host: fetched).
-	{name: "containers-fetch", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepFetchContainers},
+	fetchStep("containers-fetch", kindContainers),
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
 	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
@@ -83,7 +85,7 @@ var steps = []step{
 	// installed here, with the older kinds of content.go.
 	{name: "content", kinds: registered(contentStepKinds...), when: func(s *state) bool { return s.plan.hasContent() }, run: stepInstallContent},
 	// After users and packages: the user and podman exist.
-	{name: "containers", when: func(s *state) bool { return s.plan.hasContainers() }, run: stepInstallContainers},
+	installStep("containers", kindContainers),
 	kindsStep("system", "system settings",
 		newKind(system.Units{}, func(o *ContentOptions) *[]system.SystemdUnit { return &o.SystemdUnits }),
 		newKind(system.Sysctls{}, func(o *ContentOptions) *[]system.Sysctl { return &o.Sysctls }),
@@ -103,6 +105,16 @@ var steps = []step{
 	// Last: remove the work dir and, if asked, the keys SSH needs.
 	{name: "final", run: stepFinal},
 }
+
+// The kinds fetched in a step of their own (fetchStep), before any
+// package work, and installed by another step later.
+var (
+	// kindRPMs is installed by the packages step's transaction.
+	kindRPMs = newKind(rpms.Kind{}, func(o *ContentOptions) *[]rpms.RPMURL { return &o.RPMURLs })
+	// kindContainers is installed by its installStep, after the
+	// packages and users.
+	kindContainers = newKind(containers.Kind{}, func(o *ContentOptions) *[]containers.Container { return &o.Containers })
+)
 
 // runSteps runs the steps that apply, in order, until one fails.
 func runSteps(ctx context.Context, table []step, s *state) error {

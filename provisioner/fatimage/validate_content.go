@@ -3,7 +3,6 @@ package fatimage
 import (
 	"fmt"
 
-	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
@@ -17,12 +16,6 @@ func validateContentSource(s string) []error {
 		return nil
 	}
 	return []error{fmt.Errorf("content_source: %q is not one of vm, host", s)}
-}
-
-// itemErrs is internal/content's, shared with the kinds moved there.
-
-func itemErrs(errs *[]error, field string, i int) func(string, ...any) {
-	return content.ItemErrs(errs, field, i)
 }
 
 // checkHTTPURL reports what is wrong with an item's http(s) URL field,

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/pulp"
 )
 
@@ -72,7 +73,7 @@ func validateRepos(c *Config, p *plan) []error {
 		}
 	}
 	for _, o := range [][2]string{{"repo_username", p.repoUsername}, {"repo_password", p.repoPassword}} {
-		if msg := checkCredential(o[0], o[1]); msg != "" {
+		if msg := content.CheckCredential(o[0], o[1]); msg != "" {
 			errs.add("%s", msg)
 		}
 	}

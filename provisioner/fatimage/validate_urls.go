@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
 )
 
 // Every URL option goes through checkURL (or, for a repository's baseurl,
@@ -52,21 +52,10 @@ func validateURLs(c *Config, _ *plan) []error {
 	for _, msg := range c.httpPythonIndexes() {
 		errs.add("%s", msg)
 	}
-	if r := c.ContainerRegistry; r != "" && !reRegistry.MatchString(r) {
+	if r := c.ContainerRegistry; r != "" && !containers.ValidRegistry(r) {
 		errs.add("container_registry %q must be host or host:port (no scheme, path or user info: credentials go in container_registries)", withoutUserInfo("//" + r)[2:])
 	}
 	return errs
-}
-
-// checkCredential is the problem with the value of a credential option,
-// "" when none: a control character (a newline above all) would end the
-// line of the repo file, curl config or header it is written into and
-// start another.
-func checkCredential(field, v string) string {
-	if strings.ContainsFunc(v, unicode.IsControl) {
-		return field + ": must not contain control characters (newlines, tabs, ...)"
-	}
-	return ""
 }
 
 // checkRepoURL is the problem with repos[i]'s baseurl (whose scheme is

@@ -1,4 +1,4 @@
-package fatimage
+package containers
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package fatimage
+package containers
 
 import (
 	"archive/tar"
@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/fetch"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/httpretry"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
@@ -48,7 +49,7 @@ type ociClient struct {
 // newOCIClient pings the registry and answers its auth challenge with
 // the registry's credentials: container_registries', else what the
 // standard credential files and helpers hold for it.
-func newOCIClient(ctx context.Context, reg ContainerRegistry, repo string, progress func(string)) (*ociClient, error) {
+func newOCIClient(ctx context.Context, reg content.Registry, repo string, progress func(string)) (*ociClient, error) {
 	var opts []name.Option
 	if reg.Insecure {
 		opts = append(opts, name.Insecure)
@@ -77,7 +78,7 @@ func newOCIClient(ctx context.Context, reg ContainerRegistry, repo string, progr
 // container_registries' username and password, else those the standard
 // files and helpers (docker's config.json and credential helpers,
 // podman's auth.json) give for the registry, registered as secrets.
-func registryAuth(ctx context.Context, reg ContainerRegistry, r name.Repository) (authn.Authenticator, bool, error) {
+func registryAuth(ctx context.Context, reg content.Registry, r name.Repository) (authn.Authenticator, bool, error) {
 	if reg.Username != "" {
 		return authn.FromConfig(authn.AuthConfig{Username: reg.Username, Password: reg.Password}), true, nil
 	}
@@ -161,34 +162,45 @@ func (o *ociClient) blob(ctx context.Context, b v1.Descriptor, w io.Writer) erro
 	return err
 }
 
-// uploadContainer resolves the image on the host, checks the pin, makes
+// hostArchive resolves the image on the host, checks the pin and makes
 // sure its OCI archive is in the cache (named by manifest digest and
-// image name) and uploads it to dst; it returns the digest.
-func (s *state) uploadContainer(ctx context.Context, what string, ct Container, dst string) (string, error) {
+// image name): it returns the archive, the image's name and its digest.
+func hostArchive(ctx context.Context, say func(string), what string, ct Container, reg content.Registry) (cached, name, digest string, err error) {
 	r := ct.ref()
 	ref := r.Tag
 	if ref == "" {
 		ref = r.Digest
 	}
-	s.ui.Say(fmt.Sprintf("fatimage: %s: resolving %s on the host", what, ct.Image))
-	cl, err := newOCIClient(ctx, s.cfg.registry(r.Registry), r.Repo, func(l string) { s.ui.Say("fatimage: " + l) })
+	say(fmt.Sprintf("%s: resolving %s on the host", what, ct.Image))
+	cl, err := newOCIClient(ctx, reg, r.Repo, say)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+		return "", "", "", fmt.Errorf("%s: %w", what, err)
 	}
 	body, mt, digest, err := cl.manifest(ctx, ref)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+		return "", "", "", fmt.Errorf("%s: %w", what, err)
 	}
 	if r.Digest != "" && digest != r.Digest {
-		return "", fmt.Errorf("%s: %s/%s:%s has digest %s, want %s; nothing installed", what, r.Registry, r.Repo, ref, digest, r.Digest)
+		return "", "", "", fmt.Errorf("%s: %s/%s:%s has digest %s, want %s; nothing installed", what, r.Registry, r.Repo, ref, digest, r.Digest)
 	}
 	if types.MediaType(mt).IsIndex() {
 		// podman keeps the digest of the platform's manifest for an
 		// archive; the pin above was the list's
 		if body, mt, err = cl.platformManifest(ctx, body); err != nil {
-			return "", fmt.Errorf("%s: %w", what, err)
+			return "", "", "", fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	name = r.Name()
+	if r.Tag != "" {
+		name += ":" + r.Tag
+	}
+	cached, err = cl.cachedArchive(ctx, say, what, body, mt, name, r.Tag != "", digest)
+	return cached, name, digest, err
+}
+
+// cachedArchive is the image's archive in the cache, written there
+// first when missing.
+func (o *ociClient) cachedArchive(ctx context.Context, say func(string), what string, body []byte, mt, name string, tagged bool, digest string) (string, error) {
 	root, err := fetch.CacheDir()
 	if err != nil {
 		return "", fmt.Errorf("%s: cache: %w", what, err)
@@ -197,18 +209,14 @@ func (s *state) uploadContainer(ctx context.Context, what string, ct Container, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("%s: cache: %w", what, err)
 	}
-	name := r.Name()
-	if r.Tag != "" {
-		name += ":" + r.Tag
-	}
 	nh := sha256.Sum256([]byte(name))
 	cached := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+"-"+hex.EncodeToString(nh[:6])+".tar")
 	if _, err := os.Stat(cached); err == nil {
-		s.ui.Say(fmt.Sprintf("fatimage: %s from the cache (%s)", what, cached))
-	} else if err := cl.writeArchive(ctx, body, mt, name, r.Tag != "", dir, cached); err != nil {
+		say(fmt.Sprintf("%s from the cache (%s)", what, cached))
+	} else if err := o.writeArchive(ctx, body, mt, name, tagged, dir, cached); err != nil {
 		return "", fmt.Errorf("%s: %w; nothing installed", what, err)
 	}
-	return digest, s.uploadFile(what, cached, name, dst)
+	return cached, nil
 }
 
 // platformManifest picks linux/amd64 from an index; go-containerregistry

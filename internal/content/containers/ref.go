@@ -1,4 +1,4 @@
-package fatimage
+package containers
 
 import (
 	"fmt"
@@ -6,8 +6,7 @@ import (
 	"strings"
 )
 
-// Image references as podman reads them, and what image.json records of
-// a container image.
+// Image references as podman reads them.
 
 // imageRef is a parsed image reference.
 type imageRef struct {
@@ -65,9 +64,6 @@ func parseImageRef(s string) (imageRef, error) {
 // Name is registry/repo, the image's name in podman.
 func (r imageRef) Name() string { return r.Registry + "/" + r.Repo }
 
-// imageContainer is a container image in image.json.
-type imageContainer struct {
-	Image  string `json:"image"`
-	User   string `json:"user"`
-	Digest string `json:"digest"`
-}
+// ValidRegistry reports whether s is a registry as image references
+// name it: host or host:port.
+func ValidRegistry(s string) bool { return reRegistry.MatchString(s) }
