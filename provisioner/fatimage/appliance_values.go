@@ -37,6 +37,9 @@ type applianceValues struct {
 	// appliance would run them, so the build installs them natively.
 	native []string
 	look   packagesets.Lookup
+	// repoFiles are the .repo files of the vendor repositories the
+	// groups take from the appliance (cuda_repo_url), by URL, as fetched.
+	repoFiles map[string]string
 }
 
 // applianceRequest asks for every variable and condition the built-in
@@ -60,6 +63,18 @@ func applianceRequest() appliance.Request {
 			}
 			if s.When != "" && !slices.Contains(sc.conds, s.When) {
 				sc.conds = append(sc.conds, s.When)
+			}
+		}
+	}
+	for _, repos := range packagesets.ApplianceRepos() {
+		for _, r := range repos {
+			sc := byRole[r.Role]
+			if sc == nil {
+				sc = &scope{}
+				byRole[r.Role] = sc
+			}
+			if !slices.Contains(sc.vars, r.Var) {
+				sc.vars = append(sc.vars, r.Var)
 			}
 		}
 	}
