@@ -150,6 +150,14 @@ func TestApplianceExtraValidate(t *testing.T) {
 	if !strings.Contains(errs, "appliance_strict: role slurm_recompile in ansible/fatimage.yml would run through Ansible (with the site's appliance its role slurm_recompile does group slurm_recompile's work") {
 		t.Errorf("strict errors of the extra build:\n%s", errs)
 	}
+	// the tests' extra environment (no slurm_recompile) validates too
+	extra := strictRaw(appliancesite.New(t, appliancesite.Extra, "doca", "cuda"))
+	extra["appliance_strict"] = false
+	extra["repos"] = []any{goodRepo()}
+	var ce Config
+	if _, err := ce.prepare(extra); err != nil {
+		t.Errorf("validate of the extra environment's build: %v", err)
+	}
 	clearArkEnv(t)
 	var plain Config
 	_, err := plain.prepare(map[string]any{"groups": []any{"doca", "cuda"}, "repos": []any{goodRepo()}})
