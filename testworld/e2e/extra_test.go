@@ -183,9 +183,9 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 	dir := t.TempDir()
 	name := fmt.Sprintf("e2e-appliance-extra-%d", time.Now().Unix())
 	vars := applianceVars(t, dir, site)
-	manifest := filepath.Join(dir, "image.json")
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance-extra.pkr.hcl"}, append(labBinaryVars(), "-var", "image_name="+name,
-		"-var", "source_image_name="+fatImageName, "-var", "manifest_output="+manifest, "-var-file", vars)...)
+	// (no binaries: a template's binaries entry would add them)
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=doca,cuda",
+		"-var", "source_image_name="+fatImageName, "-var-file", vars)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build of the appliance's extra build:\n%s", r.Output())
 	}
@@ -249,8 +249,8 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 	requireNoSecrets(t, imageFiles(t, img.ID))
 }
 
-// applianceVars writes, into dir, the variables of the appliance
-// templates (fat-appliance*.pkr.hcl): the lab's newer snapshots as
+// applianceVars writes, into dir, the variables of fat-appliance.pkr.hcl:
+// the lab's newer snapshots as
 // lab_repos, and the site's checkout, environment, roles and
 // collections.
 func applianceVars(t *testing.T, dir string, site *appliance.Site) string {
