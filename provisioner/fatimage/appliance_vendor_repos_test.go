@@ -167,3 +167,37 @@ func TestApplianceExtraValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestApplianceSiteRoles: in a build from the site's appliance,
+// slurm_recompile's and lustre's roles run through Ansible in the install
+// phase (after cuda's native install), slurm_recompile with the vars
+// fatimage.yml gives it (slurm_recompile_with_nvml), saying why.
+func TestApplianceSiteRoles(t *testing.T) {
+	s := appliancesite.New(t, appliancesite.Overrides, "doca", "cuda")
+	all, err := s.Steps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := func(g string) bool { return slices.Contains([]string{"always", "doca", "cuda", "dnf_repos"}, g) }
+	seen := map[string]bool{}
+	for _, a := range applianceSteps(all, built) {
+		switch {
+		case a.Kind == "role" && a.Name == "cuda" && a.TasksFrom != "facts.yml":
+			if a.native != "group cuda" {
+				t.Errorf("%s: native %q", a.Label(), a.native)
+			}
+		case a.Kind == "role" && (a.Name == "slurm_recompile" || a.Name == "lustre" && a.TasksFrom == "install.yml"):
+			seen[a.Name] = true
+			want := "with the site's appliance its role " + a.Name + " does group " + a.Name + "'s work"
+			if a.native != "" || a.phase != phaseInstall || !strings.HasPrefix(a.why, want) {
+				t.Errorf("%s: native %q, phase %s, why %q", a.Label(), a.native, a.phase, a.why)
+			}
+			if _, ok := a.Vars["slurm_recompile_with_nvml"]; a.Name == "slurm_recompile" && !ok {
+				t.Errorf("%s: vars %v lack slurm_recompile_with_nvml", a.Label(), a.Vars)
+			}
+		}
+	}
+	if !seen["slurm_recompile"] || !seen["lustre"] {
+		t.Errorf("steps seen %v", seen)
+	}
+}
