@@ -5,8 +5,17 @@
 #
 #   packer build -var-file=example/site.pkrvars.hcl -var extra_groups=nfs example/extra
 #
-# or as the appliance's extra build, from the site's inventory with its
-# vendor repositories (vendor_repos, e.g. the doca and cuda sections):
+# or as the appliance's extra build, from the site's appliance (its
+# environment activated): the doca and cuda repositories and pins come
+# from its variables (doca_repo_url, cuda_repo_url, ...), slurm_recompile
+# and lustre run their roles through its Ansible:
+#
+#   . environments/mysite/activate
+#   packer build -var-file=$APPLIANCES_ENVIRONMENT_ROOT/builder.pkrvars.hcl \
+#     -var extra_inventory_groups=doca,cuda example/extra
+#
+# or from the site's inventory alone, with its vendor repositories
+# (vendor_repos, e.g. the doca and cuda sections):
 #
 #   packer build -var-file=example/site.pkrvars.hcl -var extra_inventory_groups=doca,cuda \
 #     -var 'inventory=[...]' -var-file=vendor.pkrvars.hcl example/extra
@@ -39,6 +48,9 @@ variable "extra_name" {
 }
 
 locals {
+  # the site's appliance: its environment's inventory, variables and plays
+  site       = var.appliance_environment != ""
+  inv        = var.extra_inventory_groups != ""
   timestamp  = formatdate("YYMMDD-hhmm", timestamp())
   git_commit = var.git_commit == "" ? "nogit" : substr(var.git_commit, 0, 8)
   image_name = "${var.image_name}-${var.extra_name}-${local.timestamp}-${local.git_commit}"
@@ -47,7 +59,8 @@ locals {
 data "fatimage-ark" "rocky" {
   content_url     = var.ark_content_url
   os_version      = var.os_version
-  timestamps_file = var.timestamps_file == "" ? "${path.root}/dnf_repo_timestamps.yml" : var.timestamps_file
+  appliance_dir   = local.site ? var.appliance_dir : null
+  timestamps_file = local.site ? null : (var.timestamps_file == "" ? "${path.root}/dnf_repo_timestamps.yml" : var.timestamps_file)
   mode            = var.ark_mode
 }
 
@@ -99,11 +112,23 @@ build {
   sources = ["source.fatimage-openstack.extra"]
 
   provisioner "fatimage" {
-    repos            = concat(data.fatimage-ark.rocky.repos, var.vendor_repos)
-    groups           = var.extra_inventory_groups != "" ? [] : [for g in split(",", var.extra_groups) : trimspace(g) if trimspace(g) != ""]
-    inventory        = var.extra_inventory_groups != "" ? var.inventory : []
-    inventory_groups = var.extra_inventory_groups
-    update           = var.extra_inventory_groups != "" ? null : false
+    repos = concat(data.fatimage-ark.rocky.repos, var.vendor_repos)
+    # the site's appliance (its groups, values and plays), else its
+    # inventory, else built-in groups
+    appliance_dir              = var.appliance_dir
+    appliance_environment      = var.appliance_environment
+    appliance_roles_path       = var.appliance_roles_path
+    appliance_collections_path = var.appliance_collections_path
+    appliance_strict           = var.appliance_strict
+    groups                     = local.inv ? [] : [for g in split(",", var.extra_groups) : trimspace(g) if trimspace(g) != ""]
+    inventory                  = local.inv && !local.site ? var.inventory : []
+    inventory_groups           = var.extra_inventory_groups
+    update                     = local.inv ? null : false
+    # what groups the appliance runs on every build install from (rebuild's venv)
+    git_base_url          = var.git_base_url
+    github_releases_url   = var.github_releases_url
+    python_index_url      = var.python_index_url
+    python_index_insecure = var.python_index_insecure
     dynamic "gpg_keys" {
       for_each = var.gpg_keys
       content {

@@ -13,8 +13,8 @@ import (
 // resolves it on the build VM replaces the items transcribed from
 // appliance commit f49fc24, which stay the fallback without one.
 type ApplianceVar struct {
-	// Into is the list the values go into: "packages", or a path into the
-	// group's content ("content/modprobe_blacklist/0/modules").
+	// Into is the list the values go into: "packages", "modules", or a
+	// path into the group's content ("content/modprobe_blacklist/0/modules").
 	Into string `yaml:"into"`
 	// Var is the appliance variable; empty with When alone (then Items
 	// are the values when the condition holds).
@@ -66,6 +66,24 @@ func ApplianceBinaryVars() map[string]string {
 	}
 	return out
 }
+
+// ApplianceRepos are the vendor repositories groups take from the
+// appliance's variables with a site's appliance, by group.
+func ApplianceRepos() map[string][]NeededRepo {
+	out := map[string][]NeededRepo{}
+	for name, g := range builtin.Groups {
+		for _, r := range g.NeedsRepos {
+			if r.Var != "" {
+				out[name] = append(out[name], r)
+			}
+		}
+	}
+	return out
+}
+
+// SiteRole is the appliance role doing group name's work with a site's
+// appliance ("" none: the group is built natively).
+func SiteRole(name string) string { return builtin.Groups[name].SiteRole }
 
 // ApplianceExtraRepos is the extra repositories' source.
 func ApplianceExtraRepos() ExtraRepos { return builtin.ExtraRepos }
@@ -213,8 +231,12 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	if len(items) == 0 && s.When != "" {
 		items = []string{} // adds to the list, replacing nothing
 	}
-	if s.Into == "packages" {
+	switch s.Into {
+	case "packages":
 		g.Packages = splice(g.Packages, items, vals)
+		return nil
+	case "modules":
+		g.Modules = splice(g.Modules, items, vals)
 		return nil
 	}
 	path, ok := strings.CutPrefix(s.Into, "content/")
@@ -308,9 +330,12 @@ func (g Group) checkSources() error {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
 		var cur []string
-		if s.Into == "packages" {
+		switch s.Into {
+		case "packages":
 			cur = g.Packages
-		} else {
+		case "modules":
+			cur = g.Modules
+		default:
 			path, ok := strings.CutPrefix(s.Into, "content/")
 			if !ok {
 				return fmt.Errorf("appliance source %s: into %q: not packages nor a content path", s.Var, s.Into)

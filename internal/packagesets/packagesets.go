@@ -71,12 +71,30 @@ type Set struct {
 	// Appliance names the appliance variables parts of the set come
 	// from (appliance.go); the set's own values are the fallback.
 	Appliance []ApplianceVar `yaml:"appliance"`
+	// SiteRole is the appliance role that does the group's work with a
+	// site's appliance, run through the site's Ansible (the group is
+	// then not built natively); "" none.
+	SiteRole string `yaml:"site_role"`
 }
 
 // NeededRepo is a repository a group needs configured.
 type NeededRepo struct {
 	Name string `yaml:"name"` // repo_name of the section
 	What string `yaml:"what"` // what it is and where the appliance gets it
+	// Var is the appliance variable (in Role's scope) the repository
+	// comes from with a site's appliance, as the group's role adds it
+	// (no `repos` entry needed then); "" when the site must give it.
+	Var  string `yaml:"var"`
+	Role string `yaml:"role"`
+	// From says what Var's value is: "baseurl" (the role writes a section
+	// Name with it) or "repo_file" (the URL of a .repo file the role
+	// downloads whole).
+	From string `yaml:"from"`
+	// RepoFile is the file in /etc/yum.repos.d the role writes, without
+	// .repo; {os_major} is the build VM's major version.
+	RepoFile string `yaml:"repo_file"`
+	// GPGCheck is the section's gpgcheck with From "baseurl".
+	GPGCheck bool `yaml:"gpgcheck"`
 }
 
 // Group is a built-in group and its set.
@@ -146,6 +164,14 @@ func mustLoad(b []byte) *table {
 			if _, ok := t.Binaries[b]; !ok {
 				panic("package_sets.yaml: unknown binary " + b)
 			}
+		}
+		for _, r := range g.NeedsRepos {
+			if r.Var != "" && (r.RepoFile == "" || (r.From != "baseurl" && r.From != "repo_file")) {
+				panic("package_sets.yaml: group " + name + ": needs_repos " + r.Name + ": a var needs repo_file and from baseurl or repo_file")
+			}
+		}
+		if g.SiteRole != "" && len(g.Appliance) > 0 {
+			panic("package_sets.yaml: group " + name + ": a site_role group takes no appliance values")
 		}
 		if err := (Group{name, g}).checkSources(); err != nil {
 			panic("package_sets.yaml: group " + name + ": " + err.Error())

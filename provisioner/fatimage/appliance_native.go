@@ -81,5 +81,8 @@ func nativeOf(st appliance.Step, built func(group string) bool) (native, why str
 			return "group " + g, ""
 		}
 	}
+	if r := packagesets.SiteRole(row.Groups[0]); r != "" {
+		return "", fmt.Sprintf("with the site's appliance its role %s does group %s's work: it builds from the build VM's own state", r, row.Groups[0])
+	}
 	return "", fmt.Sprintf("the plugin does it in group %s, which this build does not install", strings.Join(row.Groups, " or "))
 }

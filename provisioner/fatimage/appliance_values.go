@@ -37,6 +37,9 @@ type applianceValues struct {
 	// appliance would run them, so the build installs them natively.
 	native []string
 	look   packagesets.Lookup
+	// repoFiles are the .repo files of the vendor repositories the
+	// groups take from the appliance (cuda_repo_url), by URL, as fetched.
+	repoFiles map[string]string
 }
 
 // applianceRequest asks for every variable and condition the built-in
@@ -48,19 +51,27 @@ func applianceRequest() appliance.Request {
 	for _, v := range packagesets.ApplianceBinaryVars() {
 		byRole[""].vars = append(byRole[""].vars, v)
 	}
+	add := func(role, v, cond string) {
+		sc := byRole[role]
+		if sc == nil {
+			sc = &scope{}
+			byRole[role] = sc
+		}
+		if v != "" && !slices.Contains(sc.vars, v) {
+			sc.vars = append(sc.vars, v)
+		}
+		if cond != "" && !slices.Contains(sc.conds, cond) {
+			sc.conds = append(sc.conds, cond)
+		}
+	}
 	for _, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
-			sc := byRole[s.Role]
-			if sc == nil {
-				sc = &scope{}
-				byRole[s.Role] = sc
-			}
-			if s.Var != "" && !slices.Contains(sc.vars, s.Var) {
-				sc.vars = append(sc.vars, s.Var)
-			}
-			if s.When != "" && !slices.Contains(sc.conds, s.When) {
-				sc.conds = append(sc.conds, s.When)
-			}
+			add(s.Role, s.Var, s.When)
+		}
+	}
+	for _, repos := range packagesets.ApplianceRepos() {
+		for _, r := range repos {
+			add(r.Role, r.Var, "")
 		}
 	}
 	var req appliance.Request

@@ -298,6 +298,9 @@ func (p *plan) checkNeededRepos(g packagesets.Group) []error {
 		errs = append(errs, fmt.Errorf("group %q is not supported: %s", g.Name, g.Unsupported))
 	}
 	for _, r := range g.NeedsRepos {
+		if r.Var != "" && p.site != nil {
+			continue // the site's appliance gives it (appliance_vendor_repos.go)
+		}
 		if !slices.Contains(p.repoIDs(), r.Name) {
 			errs = append(errs, fmt.Errorf("group %q needs the vendor repository %q (%s), which is not configured: add a repos entry with repo_name = %q", g.Name, r.Name, r.What, r.Name))
 		}

@@ -115,6 +115,10 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 		p.hostGroups = hostGroups
 		p.setNames = appendUnique(slices.DeleteFunc(p.setNames, func(g string) bool { return slices.Contains(roles, g) }), builtins...)
 	}
+	if p.site != nil {
+		// their roles run through the site's Ansible (site_role)
+		p.setNames = slices.DeleteFunc(p.setNames, func(g string) bool { return packagesets.SiteRole(g) != "" })
+	}
 	switch {
 	case c.Update != nil:
 		p.update = *c.Update
@@ -131,6 +135,14 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 		return p, errs
 	}
 	p.sets = sets
+	if av != nil {
+		vendor, applied, err := av.vendorRepos(sets.groups)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		p.repos = withExtraRepos(p.repos, vendor)
+		sets.applied = append(sets.applied, applied...)
+	}
 	p.users = mergeUsers(sets.users, c.Users)
 	var builtin []Binary
 	if *c.DefaultBinaries {

@@ -53,6 +53,10 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if av.native, err = nativeGroupsRun(res, all, builtinsOf(res.Groups)); err != nil {
 		return err
 	}
+	groups := appendUnique(appendUnique(slices.Clone(s.cfg.Groups), builtinsOf(res.Groups)...), av.native...)
+	if av.repoFiles, err = s.fetchVendorRepoFiles(ctx, av, groups); err != nil {
+		return err
+	}
 	p, err := s.replan(av)
 	if err != nil {
 		return fmt.Errorf("the plan from the site's appliance (commit %s, environment %s): %w", res.Commit, res.Environment, err)

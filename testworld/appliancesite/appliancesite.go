@@ -23,6 +23,11 @@ const DirEnv = "FATIMAGE_APPLIANCE_DIR"
 // appliance's .stackhpc.
 const Overrides = "overrides"
 
+// Extra is this package's site environment for the extra builds
+// (extra/): the appliance's common inventory and its own group_vars,
+// which point the doca and cuda roles at the lab's vendor mirrors.
+const Extra = "extra"
+
 // Dir is the shared appliance directory (holding ansible-slurm-appliance
 // and galaxy), or "" when there is none.
 func Dir() string {
@@ -52,9 +57,10 @@ func Checkout(tb testing.TB) string {
 }
 
 // New is a site on a private tree of the real checkout: env names the
-// environment (".stackhpc", or Overrides for this package's on top of it),
-// and groups the build's inventory groups. The tree links every entry of
-// the checkout; its environments directory also holds Overrides.
+// environment (".stackhpc", Overrides for this package's on top of it, or
+// Extra), and groups the build's inventory groups. The tree links every
+// entry of the checkout; its environments directory also holds Overrides
+// and Extra.
 func New(tb testing.TB, env string, groups ...string) *appliance.Site {
 	tb.Helper()
 	src := Checkout(tb)
@@ -63,8 +69,10 @@ func New(tb testing.TB, env string, groups ...string) *appliance.Site {
 	link(tb, src, repo, "environments")
 	link(tb, filepath.Join(src, "environments"), filepath.Join(repo, "environments"))
 	_, file, _, _ := runtime.Caller(0)
-	if out, err := exec.Command("cp", "-r", filepath.Join(filepath.Dir(file), Overrides), filepath.Join(repo, "environments")).CombinedOutput(); err != nil {
-		tb.Fatalf("copying the site environment: %v: %s", err, out)
+	for _, e := range []string{Overrides, Extra} {
+		if out, err := exec.Command("cp", "-r", filepath.Join(filepath.Dir(file), e), filepath.Join(repo, "environments")).CombinedOutput(); err != nil {
+			tb.Fatalf("copying the site environment %s: %v: %s", e, err, out)
+		}
 	}
 	galaxy := filepath.Join(Dir(), "galaxy")
 	return &appliance.Site{

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
-	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 )
 
 // TestApplianceValuesBuild builds with packer from the site's appliance:
@@ -26,22 +23,7 @@ func TestApplianceValuesBuild(t *testing.T) {
 	site := appliancesite.New(t, appliancesite.Overrides)
 	name := fmt.Sprintf("e2e-appliance-values-%d", time.Now().Unix())
 	dir := t.TempDir()
-	var repoHCL []string
-	for _, r := range theLab.SnapshotRepos(repos.NewerTimestamp) {
-		m := r.(map[string]any)
-		var kv []string
-		for k, v := range m {
-			kv = append(kv, fmt.Sprintf("%s = %q", k, fmt.Sprint(v)))
-		}
-		sort.Strings(kv)
-		repoHCL = append(repoHCL, "{"+strings.Join(kv, ", ")+"}")
-	}
-	vars := filepath.Join(dir, "appliance.pkrvars.hcl")
-	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = [%q]\nappliance_collections_path = [%q]\n",
-		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, site.RolesPath[0], site.CollectionsPath[0])
-	if err := os.WriteFile(vars, []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	vars := applianceVars(t, dir, site)
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
 		append(labBinaryVars(), "-var", "image_name="+name, "-var-file", vars)...)
 	if r.ExitCode != 0 {

@@ -326,6 +326,8 @@ func TestApplianceExample(t *testing.T) {
 	}
 	labtest.RequireClean(t, theLab)
 	checkExtraBuild(t, p, dir, env, vars, inv, img.ID)
+	labtest.RequireClean(t, theLab)
+	checkApplianceExtraBuild(t, fat.CustomData["image_name"], img.ID)
 }
 
 type artifact struct {

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 )
 
@@ -163,4 +166,109 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// checkApplianceExtraBuild does the appliance's doca,cuda extra build on
+// top of the fat image (fatImageName) from the site's appliance, as the
+// appliance runs it: testworld/appliancesite's extra environment over
+// the real checkout, whose group_vars point doca_repo_url and
+// cuda_repo_url at the lab's vendor mirrors and pin a newer driver and
+// toolkit. No repos entry names a vendor repository. Checked from
+// outside: the repositories' files as the roles write them, from the
+// site's URLs, disabled and without credentials; the site's pins; doca's
+// kernel support; image.json's record of the variables.
+func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
+	t.Helper()
+	site := appliancesite.New(t, appliancesite.Extra)
+	dir := t.TempDir()
+	name := fmt.Sprintf("e2e-appliance-extra-%d", time.Now().Unix())
+	vars := applianceVars(t, dir, site)
+	// (no binaries: a template's binaries entry would add them)
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=doca,cuda",
+		"-var", "source_image_name="+fatImageName, "-var-file", vars)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build of the appliance's extra build:\n%s", r.Output())
+	}
+	out := r.Output()
+	if strings.Contains(out, theLab.ArkPassword) {
+		t.Fatal("the Ark password appeared in packer's output")
+	}
+	for _, want := range []string{fatImageID, "native: role doca in ansible/fatimage.yml: group doca", "native: role cuda (tasks_from",
+		"doca-kernel-support: building the DOCA kernel packages for 5.14.0-570.58.1.el9_6.x86_64 (lab stand-in)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("build output lacks %q:\n%s", want, out)
+		}
+	}
+	img := findImage(t, name)
+	labtest.RequireClean(t, theLab)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	_, c, stop := labtest.BootDial(ctx, t, theLab, name+"-check", img.ID)
+	defer stop()
+	docaURL := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/") + "/doca/3.2.3/rhel9/x86_64/" + repos.NewerTimestamp + "/"
+	cudaBase := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/") + "/cuda/repos/rhel9/x86_64/" + repos.NewerTimestamp
+	rows := []contractRow{
+		{"cuda: the site's driver pin (cuda_nvidia_driver_version) from the 610-open stream", "rpm -q --qf '%{NAME}-%{EPOCH}:%{VERSION}-%{RELEASE}\\n' nvidia-open nvidia-driver",
+			"nvidia-open-3:610.60.02-1.el9\nnvidia-driver-3:610.60.02-1.el9"},
+		{"cuda: the site's toolkit pin (cuda_package_version)", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' cuda-toolkit", "cuda-toolkit-13.4.0-1"},
+		{"doca: doca-extra, the generated kernel repository RPM, doca-ofed", "rpm -q --qf '%{NAME}-%{VERSION}\\n' doca-extra doca-kernel-repo doca-ofed",
+			"doca-extra-3.2.3\ndoca-kernel-repo-3.2.3\ndoca-ofed-3.2.3"},
+		{"doca: the role's repository file from doca_repo_url, gpgcheck off, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|enabled)' /etc/yum.repos.d/doca.repo | tr -d ' '",
+			"[doca]\nbaseurl=" + docaURL + "\nenabled=0\ngpgcheck=0"},
+		{"cuda: the .repo file cuda_repo_url names, as cuda-rhel9.repo, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|gpgkey|enabled)' /etc/yum.repos.d/cuda-rhel9.repo | tr -d ' '",
+			"[cuda-rhel9-x86_64]\nbaseurl=" + cudaBase + "\nenabled=0\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"},
+		{"no credentials in any repository file", "sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l", "0"},
+	}
+	for _, row := range rows {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("appliance extra build row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
+		}
+	}
+	var info struct {
+		CUDA      string `json:"cuda"`
+		Appliance struct {
+			Values        string
+			FromAppliance []struct {
+				Into, Variable string
+				Values         []string
+			} `json:"from_appliance"`
+		} `json:"appliance"`
+	}
+	if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range info.Appliance.FromAppliance {
+		got[v.Into+" "+v.Variable] = strings.Join(v.Values, " ")
+	}
+	if info.CUDA != "13.4.0" || info.Appliance.Values != "site" || got["repos/doca doca_repo_url"] != docaURL ||
+		got["repos/cuda cuda_repo_url"] != theLab.VendorRepoFileURL("cuda") || got["packages cuda_packages"] != "cuda-toolkit-13.4.0-1 nvidia-gds cmake" {
+		t.Errorf("image.json cuda %q, appliance %q, from_appliance %v", info.CUDA, info.Appliance.Values, got)
+	}
+	requireNoSecrets(t, imageFiles(t, img.ID))
+}
+
+// applianceVars writes, into dir, the variables of fat-appliance.pkr.hcl:
+// the lab's newer snapshots as
+// lab_repos, and the site's checkout, environment, roles and
+// collections.
+func applianceVars(t *testing.T, dir string, site *appliance.Site) string {
+	t.Helper()
+	var repoHCL []string
+	for _, r := range theLab.SnapshotRepos(repos.NewerTimestamp) {
+		var kv []string
+		for k, v := range r.(map[string]any) {
+			kv = append(kv, fmt.Sprintf("%s = %q", k, fmt.Sprint(v)))
+		}
+		slices.Sort(kv)
+		repoHCL = append(repoHCL, "{"+strings.Join(kv, ", ")+"}")
+	}
+	vars := filepath.Join(dir, "appliance.pkrvars.hcl")
+	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = [%q]\nappliance_collections_path = [%q]\n",
+		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, site.RolesPath[0], site.CollectionsPath[0])
+	if err := os.WriteFile(vars, []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return vars
 }

@@ -191,6 +191,12 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err = l.Pulp.Start(); err != nil {
 		return l, fmt.Errorf("lab: starting the Pulp double: %w", err)
 	}
+	for _, s := range l.Repos.Snapshots {
+		if repos.Public(s.Repo) && s.Timestamp == repos.NewerTimestamp {
+			l.Pulp.AddDistribution(pulpfake.Distribution{BasePath: vendorRepoFilePath + s.Repo,
+				Files: map[string][]byte{s.RepoFile + ".repo": repos.VendorRepoFile(s, l.Pulp.ContentURL())}})
+		}
+	}
 	if l.SitePulp, err = startSitePulp(o, gateway); err != nil {
 		return l, err
 	}
@@ -452,6 +458,21 @@ func (l *Lab) SnapshotRepos(timestamp string) []any {
 		})
 	}
 	return out
+}
+
+// vendorRepoFilePath is where the Pulp double serves the public vendor
+// repositories' .repo files (VendorRepoFileURL).
+const vendorRepoFilePath = "vendor-repo-files/"
+
+// VendorRepoFileURL is the URL of a .repo file for the public vendor
+// repository key's newer snapshot (cuda: what a site's cuda_repo_url
+// names), "" for a key the lab serves none for.
+func (l *Lab) VendorRepoFileURL(key string) string {
+	s, ok := l.Repos.Snapshot(key, repos.NewerTimestamp)
+	if !ok || !repos.Public(key) {
+		return ""
+	}
+	return strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + vendorRepoFilePath + key + "/" + s.RepoFile + ".repo"
 }
 
 // VendorRepo is the newer snapshot of the vendor repository key (doca,

@@ -82,6 +82,17 @@ func contractTable(d *data) string {
 			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s | %s | %s |\n", g, g, s.Into, builtin, from, cell(scope))
 		}
 	}
+	for _, g := range d.groupNames() {
+		for _, r := range d.Groups[g].NeedsRepos {
+			if r.Var != "" {
+				fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `repos` %s | none (the template's `repos` entry with `repo_name = %q`) | `%s` %s | role `%s` |\n",
+					g, g, code(r.Name), r.Name, r.Var, repoFrom(r), r.Role)
+			}
+		}
+		if role := d.Groups[g].SiteRole; role != "" {
+			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | the group's work | the group's packages from the site's repository | – | role `%s` runs through the site's Ansible |\n", g, g, role)
+		}
+	}
 	lu := d.LocalUsers
 	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n", codes(lu.Users), lu.Var)
 	for _, name := range d.order["binaries"] {
@@ -95,6 +106,14 @@ func contractTable(d *data) string {
 		er.Var, er.ContentURL)
 	w.WriteString(contractEnd)
 	return w.String()
+}
+
+// repoFrom says how a repository is made from its variable's value.
+func repoFrom(r packagesets.NeededRepo) string {
+	if r.From == "baseurl" {
+		return fmt.Sprintf("as the baseurl of section `%s` in `%s.repo`, gpgcheck %s, no credentials", r.Name, r.RepoFile, map[bool]string{true: "on", false: "off"}[r.GPGCheck])
+	}
+	return fmt.Sprintf("names a .repo file: fetched by the plugin, its sections written to `%s.repo` (`{os_major}` the VM's major), no credentials", r.RepoFile)
 }
 
 func allIn(items, list []string) bool {

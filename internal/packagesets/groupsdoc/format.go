@@ -103,6 +103,9 @@ func neededRepos(repos []packagesets.NeededRepo) string {
 	out := make([]string, len(repos))
 	for i, r := range repos {
 		out[i] = fmt.Sprintf("%s (%s)", code(r.Name), r.What)
+		if r.Var != "" {
+			out[i] += fmt.Sprintf(", with the site's appliance from %s (role %s), no `repos` entry needed", code(r.Var), code(r.Role))
+		}
 	}
 	return strings.Join(out, "; ")
 }

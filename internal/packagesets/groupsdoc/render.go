@@ -178,6 +178,9 @@ func writeSet(w *strings.Builder, d *data, s packagesets.Set) {
 	item("Users", d.userIDs(s.Users))
 	item("Services left disabled", codes(s.Services))
 	item("From the site's appliance", sources(s.Appliance))
+	if s.SiteRole != "" {
+		item("With the site's appliance", fmt.Sprintf("not built natively: the appliance's role %s runs through the site's Ansible", code(s.SiteRole)))
+	}
 	if c := content(s.Content); c != "" {
 		b = append(b, "- **Content**:\n"+c)
 	}

@@ -1,7 +1,15 @@
 # The site's appliance end to end (with fat-common.pkr.hcl): the build's
 # groups and their values come from the site's appliance checkout and
 # environment, read by the site's Ansible on the build VM; the lab's
-# snapshots of every repository the groups install from.
+# snapshots of every repository the groups install from. With
+# inventory_groups = "doca,cuda" and source_image_name a fat image, the
+# appliance's extra build (its vendor repositories from the site's
+# variables: no repos entry names them).
+variable "inventory_groups" {
+  type    = string
+  default = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
+}
+
 variable "appliance_dir" {
   type = string
 }
@@ -41,7 +49,7 @@ build {
     appliance_environment      = var.appliance_environment
     appliance_roles_path       = var.appliance_roles_path
     appliance_collections_path = var.appliance_collections_path
-    inventory_groups           = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
+    inventory_groups           = var.inventory_groups
     release_base_url           = var.release_base_url
     grafana_dashboards_url     = var.grafana_dashboards_url
     git_base_url               = var.git_base_url

@@ -91,13 +91,34 @@ func (r *Result) Snapshot(repo, ts string) (Snapshot, bool) {
 }
 
 // Distributions returns one pulpfake distribution per snapshot, all behind
-// guard (nil: open).
+// guard (nil: open) but the public vendor repositories'.
 func Distributions(r *Result, guard *pulpfake.Guard) []pulpfake.Distribution {
 	out := make([]pulpfake.Distribution, 0, len(r.Snapshots))
 	for _, s := range r.Snapshots {
-		out = append(out, pulpfake.Distribution{BasePath: s.BasePath(), Dir: s.Dir, Guard: guard})
+		g := guard
+		if Public(s.Repo) {
+			g = nil
+		}
+		out = append(out, pulpfake.Distribution{BasePath: s.BasePath(), Dir: s.Dir, Guard: g})
 	}
 	return out
+}
+
+// Public reports whether the repository key is a vendor's public one
+// (doca, cuda), served without the content guard.
+func Public(key string) bool {
+	return slices.ContainsFunc(repoDefs, func(rd repoDef) bool { return rd.Key == key && rd.Public })
+}
+
+// VendorRepoFile is a .repo file for the public vendor snapshot s, as
+// the vendor publishes one beside its repository (NVIDIA's
+// cuda-rhel9.repo: section <file>-x86_64, gpgcheck on), its baseurl under
+// contentURL. Stand-in: its gpgkey is the image's Rocky key file, which
+// in the lab is the lab key signing the stand-ins (NVIDIA's names its
+// own key's URL).
+func VendorRepoFile(s Snapshot, contentURL string) []byte {
+	return fmt.Appendf(nil, "[%[1]s-x86_64]\nname=%[1]s-x86_64\nbaseurl=%[2]s/%[3]s\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9\n",
+		s.RepoFile, strings.TrimRight(contentURL, "/"), s.BasePath())
 }
 
 // artifact is one RPM to build.

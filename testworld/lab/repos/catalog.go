@@ -21,6 +21,9 @@ type repoDef struct {
 	// given to builds as a repos entry of its own, not in the
 	// appliance's timestamps file.
 	Vendor bool
+	// Public: served without the Ark content guard, as the vendors serve
+	// theirs (a serving matter, not content: not in the cache key).
+	Public bool `json:"-"`
 }
 
 // repoDefs are the appliance's Rocky 9 repositories (keys, pulp paths and
@@ -43,8 +46,8 @@ var repoDefs = []repoDef{
 	{Key: "cernvmfs_pkgs", VersionOS: "9", PulpPath: "cvmfs/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_eessi_cfg", VersionOS: "9", PulpPath: "eessi/rhel/8/noarch", RepoFile: "cvmfs-config-eessi"},
 	// the extra builds' vendor repositories, at their upstream paths
-	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true},
-	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true},
+	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true, Public: true},
+	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true, Public: true},
 	// a site's own repository, which a site adds with the appliance's
 	// dnf_repos_extra (testworld/appliancesite/overrides)
 	{Key: "siteextra", VersionOS: "9", PulpPath: "site/extra/el9/x86_64", RepoFile: "site-extra", Vendor: true},

@@ -320,10 +320,24 @@ func TestDistributions(t *testing.T) {
 	if len(ds) != len(r.Snapshots) {
 		t.Fatalf("%d distributions", len(ds))
 	}
+	public := 0
 	for i, d := range ds {
-		if d.BasePath != r.Snapshots[i].PulpPath+"/"+r.Snapshots[i].Timestamp || d.Dir != r.Snapshots[i].Dir || d.Guard != g {
+		want := g
+		if slices.Contains([]string{"doca", "cuda"}, r.Snapshots[i].Repo) {
+			want, public = nil, public+1 // the vendors' own are open
+		}
+		if d.BasePath != r.Snapshots[i].PulpPath+"/"+r.Snapshots[i].Timestamp || d.Dir != r.Snapshots[i].Dir || d.Guard != want {
 			t.Errorf("distribution %d: %+v", i, d)
 		}
+	}
+	if public != 4 {
+		t.Errorf("%d open distributions, want doca's and cuda's two snapshots each", public)
+	}
+	cuda, _ := r.Snapshot("cuda", NewerTimestamp)
+	want := "[cuda-rhel9-x86_64]\nname=cuda-rhel9-x86_64\nbaseurl=http://pulp.example/pulp/content/cuda/repos/rhel9/x86_64/" + NewerTimestamp +
+		"\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9\n"
+	if got := string(VendorRepoFile(cuda, "http://pulp.example/pulp/content/")); got != want {
+		t.Errorf("cuda's .repo file:\n%s\nwant\n%s", got, want)
 	}
 }
 
