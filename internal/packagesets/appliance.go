@@ -59,7 +59,7 @@ type ExtraRepos struct {
 // binaries' versions, by binary.
 func ApplianceBinaryVars() map[string]string {
 	out := map[string]string{}
-	for name, b := range builtin.Binaries {
+	for name, b := range builtin().Binaries {
 		if b.VersionVar != "" {
 			out[name] = b.VersionVar
 		}
@@ -71,7 +71,7 @@ func ApplianceBinaryVars() map[string]string {
 // appliance's variables with a site's appliance, by group.
 func ApplianceRepos() map[string][]NeededRepo {
 	out := map[string][]NeededRepo{}
-	for name, g := range builtin.Groups {
+	for name, g := range builtin().Groups {
 		for _, r := range g.NeedsRepos {
 			if r.Var != "" {
 				out[name] = append(out[name], r)
@@ -83,10 +83,10 @@ func ApplianceRepos() map[string][]NeededRepo {
 
 // SiteRole is the appliance role doing group name's work with a site's
 // appliance ("" none: the group is built natively).
-func SiteRole(name string) string { return builtin.Groups[name].SiteRole }
+func SiteRole(name string) string { return builtin().Groups[name].SiteRole }
 
 // ApplianceExtraRepos is the extra repositories' source.
-func ApplianceExtraRepos() ExtraRepos { return builtin.ExtraRepos }
+func ApplianceExtraRepos() ExtraRepos { return builtin().ExtraRepos }
 
 // Lookup answers what the site's Ansible resolved: a variable's value in
 // a role's scope (defined false when no such variable exists) and whether
@@ -104,12 +104,12 @@ type Applied struct {
 }
 
 // ApplianceLocalUsers is the local users' source.
-func ApplianceLocalUsers() LocalUsers { return builtin.LocalUsers }
+func ApplianceLocalUsers() LocalUsers { return builtin().LocalUsers }
 
 // Sources are every group's sources, by group name, sorted by group.
 func ApplianceVars() map[string][]ApplianceVar {
 	out := map[string][]ApplianceVar{}
-	for name, g := range builtin.Groups {
+	for name, g := range builtin().Groups {
 		if len(g.Appliance) > 0 {
 			out[name] = g.Appliance
 		}

@@ -70,7 +70,7 @@ func TestWithAppliance(t *testing.T) {
 	if !slices.Equal(mods.([]any), []any{"sctp", "dccp"}) {
 		t.Errorf("modules %v", mods)
 	}
-	orig := builtin.Groups["kernel_modules"].Content["modprobe_blacklist"].([]any)[0].(map[string]any)["modules"].([]any)
+	orig := builtin().Groups["kernel_modules"].Content["modprobe_blacklist"].([]any)[0].(map[string]any)["modules"].([]any)
 	if len(orig) != 6 {
 		t.Errorf("the table changed: %v", orig)
 	}
@@ -86,7 +86,7 @@ func TestWithAppliance(t *testing.T) {
 	if apps[1].(map[string]any)["tag"] != "2026.01.1" || apps[2].(map[string]any)["tag"] != "2025.09.1" || apps[0].(map[string]any)["branch"] != "master" {
 		t.Errorf("the apps' tags from openondemand_install_app_*: %v", apps)
 	}
-	if builtin.Groups["openondemand"].Content["git_checkouts"].([]any)[1].(map[string]any)["tag"] != "2025.08.1" {
+	if builtin().Groups["openondemand"].Content["git_checkouts"].([]any)[1].(map[string]any)["tag"] != "2025.08.1" {
 		t.Error("the table changed")
 	}
 	if !slices.Equal(got[3].Packages, []string{"podman", "slurm-sview-ohpc", "mysql"}) {

@@ -3,6 +3,7 @@ package packagesets
 import (
 	_ "embed"
 	"fmt"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -24,7 +25,7 @@ type Native struct {
 	None string `yaml:"none"`
 }
 
-var native = mustLoadNative(nativeYAML)
+var native = sync.OnceValue(func() map[string]Native { return mustLoadNative(nativeYAML) })
 
 func mustLoadNative(b []byte) map[string]Native {
 	var t struct {
@@ -45,7 +46,7 @@ func mustLoadNative(b []byte) map[string]Native {
 			panic(fmt.Sprintf("native.yaml: row %d: give match and one of groups, steps, none", i))
 		}
 		for _, g := range n.Groups {
-			if _, ok := builtin.Groups[g]; !ok {
+			if _, ok := builtin().Groups[g]; !ok {
 				panic(fmt.Sprintf("native.yaml: row %d: unknown group %s", i, g))
 			}
 		}
@@ -62,7 +63,7 @@ func mustLoadNative(b []byte) map[string]Native {
 // NativeFor is the row for the first of keys that has one.
 func NativeFor(keys []string) (Native, bool) {
 	for _, k := range keys {
-		if n, ok := native[k]; ok {
+		if n, ok := native()[k]; ok {
 			return n, true
 		}
 	}
@@ -72,7 +73,7 @@ func NativeFor(keys []string) (Native, bool) {
 // NativeSteps are the provisioner steps the table names, for its test.
 func NativeSteps() []string {
 	var out []string
-	for _, n := range native {
+	for _, n := range native() {
 		out = append(out, n.Steps...)
 	}
 	return out

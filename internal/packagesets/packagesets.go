@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -137,7 +138,9 @@ type table struct {
 	ExtraRepos ExtraRepos `yaml:"extra_repos"`
 }
 
-var builtin = mustLoad(packageSetsYAML)
+// builtin is parsed on first use, not at init: every plugin start (the
+// builder's and the data source's too) would otherwise pay for it.
+var builtin = sync.OnceValue(func() *table { return mustLoad(packageSetsYAML) })
 
 func mustLoad(b []byte) *table {
 	var t table
@@ -188,10 +191,10 @@ func mustLoad(b []byte) *table {
 // Known lists every group name, sorted.
 func Known() []string {
 	var names []string
-	for n := range builtin.Groups {
+	for n := range builtin().Groups {
 		names = append(names, n)
 	}
-	for n := range builtin.Expands {
+	for n := range builtin().Expands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -204,14 +207,14 @@ func Source() []byte { return packageSetsYAML }
 
 // LookupUser is the built-in user of that name.
 func LookupUser(name string) (User, bool) {
-	u, ok := builtin.Users[name]
+	u, ok := builtin().Users[name]
 	u.Name = name
 	return u, ok
 }
 
 // LookupBinary is the built-in release tarball of that name.
 func LookupBinary(name string) (Binary, bool) {
-	b, ok := builtin.Binaries[name]
+	b, ok := builtin().Binaries[name]
 	b.Name = name
 	return b, ok
 }
@@ -226,7 +229,7 @@ func Expand(names ...string) ([]Group, error) {
 		if depth > 8 {
 			return fmt.Errorf("groups: %q expands too deeply", g)
 		}
-		if sub, ok := builtin.Expands[g]; ok {
+		if sub, ok := builtin().Expands[g]; ok {
 			for _, x := range sub {
 				if err := visit(x, depth+1); err != nil {
 					return err
@@ -234,7 +237,7 @@ func Expand(names ...string) ([]Group, error) {
 			}
 			return nil
 		}
-		set, ok := builtin.Groups[g]
+		set, ok := builtin().Groups[g]
 		if !ok {
 			return fmt.Errorf("groups: unknown group %q (known groups: %s)", g, strings.Join(Known(), ", "))
 		}
@@ -284,7 +287,7 @@ func Merged(groups []Group) Set {
 // IsExpansion reports whether name stands for other groups (fatimage,
 // control, ...) rather than having a set of its own.
 func IsExpansion(name string) bool {
-	_, ok := builtin.Expands[name]
+	_, ok := builtin().Expands[name]
 	return ok
 }
 
