@@ -71,6 +71,9 @@ type Set struct {
 	// Appliance names the appliance variables parts of the set come
 	// from (appliance.go); the set's own values are the fallback.
 	Appliance []ApplianceVar `yaml:"appliance"`
+	// PerMajor are the parts of the set that differ on another Rocky
+	// major than the data's, RL9 (major.go).
+	PerMajor []MajorValue `yaml:"per_major"`
 }
 
 // NeededRepo is a repository a group needs configured.
@@ -149,6 +152,9 @@ func mustLoad(b []byte) *table {
 		}
 		if err := (Group{name, g}).checkSources(); err != nil {
 			panic("package_sets.yaml: group " + name + ": " + err.Error())
+		}
+		if err := (Group{name, g}).checkPerMajor(); err != nil {
+			panic("package_sets.yaml: " + err.Error())
 		}
 		for other := range g.WithGroup {
 			if _, ok := t.Groups[other]; !ok {

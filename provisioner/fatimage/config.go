@@ -349,7 +349,7 @@ func (c *Config) prepare(raws ...any) (*plan, error) {
 		return nil, err
 	}
 	c.setDefaults()
-	p, err := c.plan(nil)
+	p, err := c.plan(nil, "")
 	if err == nil && p.site == nil && len(p.sets.groups) > 0 {
 		// a provisioner's Prepare has no Ui: Packer's log has it at
 		// validate, the build output at the run's start (step appliance)
@@ -362,8 +362,8 @@ func (c *Config) prepare(raws ...any) (*plan, error) {
 // with the groups' values from av (nil: the built-in ones), and
 // validates it: at Prepare without av, at the run's start with the
 // values the site's appliance resolved on the build VM.
-func (c *Config) plan(av *applianceValues) (*plan, error) {
-	p, errs := newPlan(c, av)
+func (c *Config) plan(av *applianceValues, vmMajor string) (*plan, error) {
+	p, errs := newPlan(c, av, vmMajor)
 	errs = append(errs, c.validate(p)...)
 	// The groups' content joins the template's after the template's own
 	// is checked, so an index in an error is the template's and a

@@ -53,7 +53,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if av.native, err = nativeGroupsRun(res, all, builtinsOf(res.Groups)); err != nil {
 		return err
 	}
-	p, err := s.replan(av)
+	p, err := s.replan(av, "")
 	if err != nil {
 		return fmt.Errorf("the plan from the site's appliance (commit %s, environment %s): %w", res.Commit, res.Environment, err)
 	}

@@ -52,6 +52,19 @@ func sources(srcs []packagesets.ApplianceVar) string {
 	return strings.Join(out, "; ")
 }
 
+// perMajor is what a group's per_major values replace, by major.
+func perMajor(vals []packagesets.MajorValue) string {
+	var out []string
+	for _, m := range vals {
+		replaces := ""
+		if len(m.Items) > 0 {
+			replaces = " " + codes(m.Items) + " replaced by"
+		}
+		out = append(out, fmt.Sprintf("on Rocky %s, `%s`%s %s", m.Major, m.Into, replaces, codes(m.Values)))
+	}
+	return strings.Join(out, "; ")
+}
+
 // fallbackOf names the built-in items a source replaces.
 func fallbackOf(s packagesets.ApplianceVar) string {
 	if len(s.Items) == 0 || s.Var == "" {
