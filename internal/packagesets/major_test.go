@@ -13,6 +13,7 @@ func TestForMajor(t *testing.T) {
 	}{
 		{"slurm_stats", "python_envs/0/interpreter", "python3", "python3.9"},
 		{"rebuild", "python_envs/0/interpreter", "python3", "python3.9"},
+		{"ansible_init", "python_envs/0/interpreter", "python3", "python3.9"},
 		{"openondemand_rstudio", "rpm_urls/0/url", "/server/rhel9/x86_64/", "/server/rhel8/x86_64/"},
 		{"k3s", "rpm_urls/0/url", "k3s-selinux-1.6-1.el9.noarch.rpm", "k3s-selinux-1.6-1.el8.noarch.rpm"},
 	} {
