@@ -3,6 +3,7 @@ package packagesets
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // DataMajor is the Rocky major the groups' own values are for: the
@@ -56,4 +57,19 @@ func (g Group) checkPerMajor() error {
 		}
 	}
 	return nil
+}
+
+// DataValues are what m replaces in g's own (RL9) data: Items, or the
+// scalar or list at Into.
+func (m MajorValue) DataValues(g Group) []string {
+	if len(m.Items) > 0 || m.Into == "packages" {
+		return m.Items
+	}
+	path, _ := strings.CutPrefix(m.Into, "content/")
+	parent, key, err := walk(g.Content, strings.Split(path, "/"))
+	if err != nil {
+		return nil
+	}
+	v, _ := Strings(parent[key])
+	return v
 }

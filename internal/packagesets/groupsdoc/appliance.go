@@ -94,6 +94,12 @@ func contractTable(d *data) string {
 			}
 			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s | %s | %s |\n", g, g, s.Into, builtin, from, cell(scope))
 		}
+		// what the role chooses by the major in a task, not a variable
+		for _, m := range d.Groups[g].PerMajor {
+			rl9 := m.DataValues(packagesets.Group{Name: g, Set: d.Groups[g]})
+			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s (Rocky %s) | – (the role's task) | fact `ansible_distribution_major_version`: on Rocky %s %s |\n",
+				g, g, m.Into, codes(rl9), packagesets.DataMajor, m.Major, cell(codes(m.Values)))
+		}
 	}
 	lu := d.LocalUsers
 	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n", codes(lu.Users), lu.Var)
