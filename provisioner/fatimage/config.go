@@ -202,8 +202,8 @@ type Config struct {
 	PythonIndexInsecure bool `mapstructure:"python_index_insecure"`
 	// Base URL of Posit's downloads the built-in group
 	// openondemand_rstudio fetches rstudio-server from
-	// (`<base>/server/rhel9/x86_64/...`), for a mirror. Default
-	// https://download2.rstudio.org.
+	// (`<base>/server/rhel<major>/x86_64/...`: rhel9, or rhel8 on Rocky
+	// 8), for a mirror. Default https://download2.rstudio.org.
 	RStudioDownloadURL string `mapstructure:"rstudio_download_url"`
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
