@@ -22,16 +22,6 @@ variable "lab_repos" {
   type = list(map(string))
 }
 
-variable "git_base_url" {
-  type    = string
-  default = env("LAB_GIT_URL")
-}
-
-variable "python_index_url" {
-  type    = string
-  default = env("LAB_PYPI_URL")
-}
-
 build {
   sources = ["source.fatimage-openstack.lab"]
 

@@ -3,16 +3,6 @@
 # differ by major, from the lab's el8 snapshots, with no appliance
 # checkout (the groups' own per-major values). The repositories' os_version
 # says 8.10, so Prepare resolves the groups for Rocky 8.
-variable "git_base_url" {
-  type    = string
-  default = env("LAB_GIT_URL")
-}
-
-variable "python_index_url" {
-  type    = string
-  default = env("LAB_PYPI_URL")
-}
-
 variable "container_registry" {
   type    = string
   default = env("LAB_REGISTRY")

@@ -239,15 +239,7 @@ func rockyRepoFiles(major string) []imageFile {
 		{"Rocky-Extras", "extras", "Extras", "extras", "1"},
 	} {
 		out = append(out, imageFile{"etc/yum.repos.d/" + r.file + ".repo", 0o644, fmt.Sprintf(`# %[1]s.repo
-#
-# The mirrorlist system uses the connecting IP address of the client and the
-# update status of each mirror to pick current mirrors that are geographically
-# close to the client.  You should use this for Rocky updates unless you are
-# manually picking other mirrors.
-#
-# If the mirrorlist does not work for you, you can try the commented out
-# baseurl line instead.
-
+`+mirrorlistNote+`
 [%[2]s]
 name=Rocky Linux $releasever - %[3]s
 mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=%[4]s-$releasever
@@ -261,8 +253,8 @@ gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
 	return out
 }
 
-const rockyRepo = `# rocky.repo
-#
+// mirrorlistNote is the comment Rocky's repo files open with.
+const mirrorlistNote = `#
 # The mirrorlist system uses the connecting IP address of the client and the
 # update status of each mirror to pick current mirrors that are geographically
 # close to the client.  You should use this for Rocky updates unless you are
@@ -270,7 +262,10 @@ const rockyRepo = `# rocky.repo
 #
 # If the mirrorlist does not work for you, you can try the commented out
 # baseurl line instead.
+`
 
+const rockyRepo = `# rocky.repo
+` + mirrorlistNote + `
 [baseos]
 name=Rocky Linux $releasever - BaseOS
 mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=BaseOS-$releasever$rltype
@@ -357,15 +352,7 @@ gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9
 `
 
 const rockyExtrasRepo = `# rocky-extras.repo
-#
-# The mirrorlist system uses the connecting IP address of the client and the
-# update status of each mirror to pick current mirrors that are geographically
-# close to the client.  You should use this for Rocky updates unless you are
-# manually picking other mirrors.
-#
-# If the mirrorlist does not work for you, you can try the commented out
-# baseurl line instead.
-
+` + mirrorlistNote + `
 [extras]
 name=Rocky Linux $releasever - Extras
 mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=extras-$releasever$rltype
