@@ -12,6 +12,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
@@ -354,5 +355,25 @@ func TestApplianceProxySecretsRedacted(t *testing.T) {
 	out := redact.String("changed: [default] => (item={'key': 'http_proxy', 'value': 'http://squid:" + pw + "@proxy.site:3128'})")
 	if strings.Contains(out, pw) {
 		t.Errorf("the proxy password is shown: %s", out)
+	}
+}
+
+// With the site's appliance the major is its facts' (the build VM's, as
+// the site's Ansible gathered them), whatever the repositories say: on
+// Rocky 8 the groups take their RL8 values.
+func TestPlanFromApplianceFactsMajor(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "rebuild")
+	res.Values[""]["ansible_distribution_version"] = appliance.Value{Value: "8.10", Defined: true}
+	res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Value: "8", Defined: true}
+	p, err := c.plan(newApplianceValues(res), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.PythonEnvs, func(e python.PythonEnv) bool { return e.Path == "/opt/slurm-tools" })
+	if p.osMajor != "8" || i < 0 || p.PythonEnvs[i].Interpreter != "python3.9" || !slices.Contains(p.sets.Packages, "el8:python39") {
+		t.Errorf("major %q, python_envs %+v, packages %v", p.osMajor, p.PythonEnvs, p.sets.Packages)
 	}
 }
