@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
@@ -25,23 +26,7 @@ func TestApplianceValuesBuild(t *testing.T) {
 	labtest.Require(t)
 	site := appliancesite.New(t, appliancesite.Overrides)
 	name := fmt.Sprintf("e2e-appliance-values-%d", time.Now().Unix())
-	dir := t.TempDir()
-	var repoHCL []string
-	for _, r := range theLab.SnapshotRepos(repos.NewerTimestamp) {
-		m := r.(map[string]any)
-		var kv []string
-		for k, v := range m {
-			kv = append(kv, fmt.Sprintf("%s = %q", k, fmt.Sprint(v)))
-		}
-		sort.Strings(kv)
-		repoHCL = append(repoHCL, "{"+strings.Join(kv, ", ")+"}")
-	}
-	vars := filepath.Join(dir, "appliance.pkrvars.hcl")
-	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = [%q]\nappliance_collections_path = [%q]\n",
-		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, site.RolesPath[0], site.CollectionsPath[0])
-	if err := os.WriteFile(vars, []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	vars := applianceVars(t, site, theLab.SnapshotRepos(repos.NewerTimestamp))
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
 		append(labBinaryVars(), "-var", "image_name="+name, "-var-file", vars)...)
 	if r.ExitCode != 0 {
@@ -82,4 +67,27 @@ func TestApplianceValuesBuild(t *testing.T) {
 	if info.Appliance.Values != "site" || filepath.Base(info.Appliance.Environment) != appliancesite.Overrides || len(info.Appliance.FromAppliance) < 8 {
 		t.Errorf("image.json appliance: %+v", info.Appliance)
 	}
+}
+
+// applianceVars writes fat-appliance.pkr.hcl's variables for site, with
+// the lab's snapshots snaps as its repos.
+func applianceVars(t *testing.T, site *appliance.Site, snaps []any) string {
+	t.Helper()
+	var repoHCL []string
+	for _, r := range snaps {
+		m := r.(map[string]any)
+		var kv []string
+		for k, v := range m {
+			kv = append(kv, fmt.Sprintf("%s = %q", k, fmt.Sprint(v)))
+		}
+		sort.Strings(kv)
+		repoHCL = append(repoHCL, "{"+strings.Join(kv, ", ")+"}")
+	}
+	vars := filepath.Join(t.TempDir(), "appliance.pkrvars.hcl")
+	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = [%q]\nappliance_collections_path = [%q]\n",
+		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, site.RolesPath[0], site.CollectionsPath[0])
+	if err := os.WriteFile(vars, []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return vars
 }

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 )
 
 // TestFatBuildRocky8 builds from the lab's Rocky 8.10 base image with
@@ -61,5 +63,40 @@ func TestFatBuildRocky8(t *testing.T) {
 	}
 	if !strings.Contains(r.Output(), "/server/rhel8/x86_64/rstudio-server-rhel-2025.05.1-513-x86_64.rpm") {
 		t.Errorf("the build does not name the rhel8 URL:\n%s", r.Output())
+	}
+}
+
+// TestApplianceValuesBuildRocky8 builds on Rocky 8.10 from the site's
+// appliance (its .stackhpc environment): the site's Ansible resolves the
+// variables with the RL8 VM's facts (appliances_extra_packages' python312
+// on 8.10, not 8.9's python36), and the groups take their RL8 values for
+// the major the facts say (the slurm-tools venv of the rebuild group,
+// made with python3.9).
+func TestApplianceValuesBuildRocky8(t *testing.T) {
+	labtest.Require(t)
+	site := appliancesite.New(t, ".stackhpc")
+	name := fmt.Sprintf("e2e-appliance-rl8-%d", time.Now().Unix())
+	vars := applianceVars(t, site, theLab.SnapshotReposFor("8", repos.NewerTimestamp))
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
+		append(labBinaryVars(), "-var", "image_name="+name, "-var-file", vars, "-var", "source_image_name="+lab.BaseImage8Name,
+			"-var", "inventory_groups=extra_packages,openondemand,kernel_modules,rebuild")...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build failed:\n%s", r.Output())
+	}
+	img := findImage(t, name)
+	labtest.RequireClean(t, theLab)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, stop := labtest.BootDial(ctx, t, theLab, name+"-boot", img.ID)
+	defer stop()
+	for _, row := range []contractRow{
+		{"Rocky 8.10 from the site's values", "python3 -c 'import json; i = json.load(open(\"/var/lib/image/image.json\")); print(i[\"os\"], i[\"appliance\"][\"values\"])'", "Rocky 8.10 site"},
+		{"the facts' extra packages and el8 packages", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' python3.12 ondemand mod_auth_openidc; rpm -q python36 >/dev/null && echo python36 || true",
+			"python3.12-3.12.9-1.el8_10.1\nondemand-4.1.4-1.el8\nmod_auth_openidc-2.4.10-1.el8\npython36"},
+		{"the slurm-tools venv made with python3.9", "readlink /opt/slurm-tools/bin/python3.9; rpm -q --qf '%{NAME}\\n' python39", "/usr/bin/python3.9\npython39"},
+	} {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("%s:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
+		}
 	}
 }

@@ -22,6 +22,11 @@ variable "lab_repos" {
   type = list(map(string))
 }
 
+variable "inventory_groups" {
+  type    = string
+  default = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
+}
+
 build {
   sources = ["source.fatimage-openstack.lab"]
 
@@ -31,7 +36,7 @@ build {
     appliance_environment      = var.appliance_environment
     appliance_roles_path       = var.appliance_roles_path
     appliance_collections_path = var.appliance_collections_path
-    inventory_groups           = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
+    inventory_groups           = var.inventory_groups
     release_base_url           = var.release_base_url
     grafana_dashboards_url     = var.grafana_dashboards_url
     git_base_url               = var.git_base_url
