@@ -372,6 +372,7 @@ func (l *Lab) writeEnv() error {
 		"LAB_SITE_PULP_USERNAME": SitePulpUser,
 		"LAB_SITE_PULP_PASSWORD": l.SitePulpPassword,
 		"LAB_BASE_IMAGE":         BaseImageName,
+		"LAB_BASE_IMAGE_RL8":     BaseImage8Name,
 		"LAB_NETWORK":            "lab-net",
 		"LAB_FLOATING_NETWORK":   "public",
 		"LAB_ADMIN_CLOUD":        AdminCloudName,
