@@ -202,7 +202,7 @@ variable "github_releases_url" {
 variable "rstudio_download_url" {
   type        = string
   default     = "https://download2.rstudio.org"
-  description = "Where the openondemand_rstudio group downloads rstudio-server from (<base>/server/rhel9/x86_64/...)."
+  description = "Where the openondemand_rstudio group downloads rstudio-server from (<base>/server/rhel<major>/x86_64/...)."
 }
 
 variable "python_index_url" {

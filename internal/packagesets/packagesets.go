@@ -76,6 +76,9 @@ type Set struct {
 	// site's appliance, run through the site's Ansible (the group is
 	// then not built natively); "" none.
 	SiteRole string `yaml:"site_role"`
+	// PerMajor are the parts of the set that differ on another Rocky
+	// major than the data's, RL9 (major.go).
+	PerMajor []MajorValue `yaml:"per_major"`
 }
 
 // NeededRepo is a repository a group needs configured.
@@ -178,6 +181,9 @@ func mustLoad(b []byte) *table {
 		}
 		if err := (Group{name, g}).checkSources(); err != nil {
 			panic("package_sets.yaml: group " + name + ": " + err.Error())
+		}
+		if err := (Group{name, g}).checkPerMajor(); err != nil {
+			panic("package_sets.yaml: " + err.Error())
 		}
 		for other := range g.WithGroup {
 			if _, ok := t.Groups[other]; !ok {

@@ -23,9 +23,9 @@ const queryScript = "../../provisioner/fatimage/scripts/sbom.sh"
 // the newest of each name, as dnf would install.
 func labDB(t *testing.T, res *repos.Result, ts string) string {
 	t.Helper()
-	files := slices.Clone(res.BaseImageRPMs)
+	files := slices.Clone(res.BaseImageRPMs["9"])
 	for _, s := range res.Snapshots {
-		if s.Timestamp == ts {
+		if s.Timestamp == ts && s.Major == "9" {
 			m, _ := filepath.Glob(filepath.Join(s.Dir, "Packages", "*", "*.rpm"))
 			files = append(files, m...)
 		}

@@ -12,6 +12,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
@@ -114,7 +115,7 @@ func sitePlan(t *testing.T, holds bool) (*Config, *appliance.Result, *plan) {
 	c := siteConfig(t)
 	res := overridesResult()
 	holdAll(res, holds)
-	p, err := c.plan(newApplianceValues(res))
+	p, err := c.plan(newApplianceValues(res), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +196,12 @@ func TestPlanFromApplianceBinaries(t *testing.T) {
 		t.Errorf("the built-in version the site pins too: %+v", p.binaries)
 	}
 	res.Values[""]["node_exporter_version"] = appliance.Value{Defined: true, Value: "1.12.0"}
-	if _, err := c.plan(newApplianceValues(res)); err == nil || !strings.Contains(err.Error(), "(node_exporter): sha256 is required (version 1.12.0 is not a built-in one)") {
+	if _, err := c.plan(newApplianceValues(res), ""); err == nil || !strings.Contains(err.Error(), "(node_exporter): sha256 is required (version 1.12.0 is not a built-in one)") {
 		t.Errorf("another version without its sha256: %v", err)
 	}
 	sum := strings.Repeat("ab", 32)
 	c.Binaries = []Binary{{Name: "node_exporter", SHA256: sum}}
-	p, err := c.plan(newApplianceValues(res))
+	p, err := c.plan(newApplianceValues(res), "")
 	if err != nil || p.binaries[0].Version != "1.12.0" || p.binaries[0].SHA256 != sum {
 		t.Errorf("the site's version with the template's sha256: %+v, %v", p.binaries, err)
 	}
@@ -246,7 +247,7 @@ func TestPlanFromApplianceErrors(t *testing.T) {
 		res := overridesResult()
 		holdAll(res, true)
 		change(res)
-		_, err := c.plan(newApplianceValues(res))
+		_, err := c.plan(newApplianceValues(res), "")
 		want := map[string]string{"undefined": `group "grafana": grafana_version: not defined`, "template": "vault_x is undefined",
 			"condition": `ondemand_dex_package (role osc.ood)`, "repo": "dnf_repos_extra.x: pulp_path, pulp_timestamp and repo_file are needed", "no uid": `appliances_local_users[0]: user "x": a name and a uid`}[name]
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -283,7 +284,7 @@ func TestPlanFallback(t *testing.T) {
 // the communicator's key; without one the step fails before any Ansible.
 func TestStepApplianceNeedsSSH(t *testing.T) {
 	c := siteConfig(t)
-	p, err := c.plan(nil)
+	p, err := c.plan(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,5 +355,25 @@ func TestApplianceProxySecretsRedacted(t *testing.T) {
 	out := redact.String("changed: [default] => (item={'key': 'http_proxy', 'value': 'http://squid:" + pw + "@proxy.site:3128'})")
 	if strings.Contains(out, pw) {
 		t.Errorf("the proxy password is shown: %s", out)
+	}
+}
+
+// With the site's appliance the major is its facts' (the build VM's, as
+// the site's Ansible gathered them), whatever the repositories say: on
+// Rocky 8 the groups take their RL8 values.
+func TestPlanFromApplianceFactsMajor(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "rebuild")
+	res.Values[""]["ansible_distribution_version"] = appliance.Value{Value: "8.10", Defined: true}
+	res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Value: "8", Defined: true}
+	p, err := c.plan(newApplianceValues(res), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.PythonEnvs, func(e python.PythonEnv) bool { return e.Path == "/opt/slurm-tools" })
+	if p.osMajor != "8" || i < 0 || p.PythonEnvs[i].Interpreter != "python3.9" || !slices.Contains(p.sets.Packages, "el8:python39") {
+		t.Errorf("major %q, python_envs %+v, packages %v", p.osMajor, p.PythonEnvs, p.sets.Packages)
 	}
 }

@@ -203,8 +203,8 @@ type Config struct {
 	PythonIndexInsecure bool `mapstructure:"python_index_insecure"`
 	// Base URL of Posit's downloads the built-in group
 	// openondemand_rstudio fetches rstudio-server from
-	// (`<base>/server/rhel9/x86_64/...`), for a mirror. Default
-	// https://download2.rstudio.org.
+	// (`<base>/server/rhel<major>/x86_64/...`: rhel9, or rhel8 on Rocky
+	// 8), for a mirror. Default https://download2.rstudio.org.
 	RStudioDownloadURL string `mapstructure:"rstudio_download_url"`
 	// Install sssd-ldap with the sssd group, as the appliance's
 	// `sssd_install_ldap` does.
@@ -350,7 +350,7 @@ func (c *Config) prepare(raws ...any) (*plan, error) {
 		return nil, err
 	}
 	c.setDefaults()
-	p, err := c.plan(nil)
+	p, err := c.plan(nil, "")
 	if err == nil && p.site == nil && len(p.sets.groups) > 0 {
 		// a provisioner's Prepare has no Ui: Packer's log has it at
 		// validate, the build output at the run's start (step appliance)
@@ -363,8 +363,8 @@ func (c *Config) prepare(raws ...any) (*plan, error) {
 // with the groups' values from av (nil: the built-in ones), and
 // validates it: at Prepare without av, at the run's start with the
 // values the site's appliance resolved on the build VM.
-func (c *Config) plan(av *applianceValues) (*plan, error) {
-	p, errs := newPlan(c, av)
+func (c *Config) plan(av *applianceValues, vmMajor string) (*plan, error) {
+	p, errs := newPlan(c, av, vmMajor)
 	errs = append(errs, c.validate(p)...)
 	// The groups' content joins the template's after the template's own
 	// is checked, so an index in an error is the template's and a

@@ -144,7 +144,7 @@ func TestPrepareValidation(t *testing.T) {
 }
 
 func TestGroupsResolve(t *testing.T) {
-	r, err := resolveGroups([]string{"control", "compute"}, nil, nil)
+	r, err := resolveGroups([]string{"control", "compute"}, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestGroupsResolve(t *testing.T) {
 	if got := strings.Join(users, ","); got != "slurm:202::0,node-exp:975:node-exp:975,prometheus:981:prometheus:976,grafana:984:grafana:979" {
 		t.Errorf("users %s", got)
 	}
-	fat, err := resolveGroups([]string{"fatimage"}, nil, nil)
+	fat, err := resolveGroups([]string{"fatimage"}, nil, nil, "")
 	// OnDemand's module streams are profiles installed in the one
 	// transaction (no `dnf module enable` process of their own)
 	if err != nil || len(fat.Modules) != 0 {
@@ -185,7 +185,7 @@ func TestGroupsResolve(t *testing.T) {
 		t.Errorf("fatimage users %v services %v", fat.users, fat.Services)
 	}
 	// an extra build's feature group brings only its own packages
-	nfs, _ := resolveGroups([]string{"nfs"}, nil, nil)
+	nfs, _ := resolveGroups([]string{"nfs"}, nil, nil, "")
 	if strings.Join(nfs.Packages, ",") != "nfs-utils" || len(nfs.users)+len(nfs.binaries)+len(nfs.Remove) != 0 {
 		t.Errorf("nfs %+v", nfs)
 	}

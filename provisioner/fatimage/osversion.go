@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // osReleaseCommand reads the build VM's OS release; Go parses it.
@@ -65,4 +67,41 @@ func reposFor(repos []Repo, v string) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// majorFor is the Rocky major the groups are resolved for (their
+// per_major values): the build VM's when read (vm), else its facts' (the
+// site's appliance), else the repositories' os_version's; "" when none
+// says, and the groups' own data (RL9) is assumed until the step connect
+// reads the VM's.
+func (p *plan) majorFor(vm string) string {
+	if vm != "" {
+		return vm
+	}
+	if p.appliance != nil {
+		if v, defined, err := p.appliance.look.Value("", factMajor); err == nil && defined && fmt.Sprint(v) != "" {
+			return fmt.Sprint(v)
+		}
+	}
+	if vs := reposOSVersions(p.repos); len(vs) > 0 {
+		major, _, _ := strings.Cut(vs[0], ".")
+		return major
+	}
+	return ""
+}
+
+// planForVM makes the run's plan for the build VM's Rocky major (VERSION_ID
+// vm) when Prepare could only assume the groups' own, RL9.
+func (s *state) planForVM(vm string) error {
+	major, _, _ := strings.Cut(vm, ".")
+	if major == "" || major == packagesets.DataMajor {
+		return nil
+	}
+	p, err := s.replan(s.plan.appliance, major)
+	if err != nil {
+		return fmt.Errorf("the plan for the build VM's Rocky %s: %w", vm, err)
+	}
+	s.plan = p
+	s.say(fmt.Sprintf("the build VM runs Rocky %s: the groups' values for Rocky %s", vm, major))
+	return nil
 }

@@ -104,3 +104,45 @@ func TestConnectChecksTheVMsOSVersion(t *testing.T) {
 		}
 	}
 }
+
+// The groups' per_major values: RL8's where the repositories' os_version
+// says 8, or where the step connect finds an RL8 VM and nothing said the
+// major before; RL9's (the data's) otherwise.
+func TestGroupsPerMajor(t *testing.T) {
+	clearArkEnv(t)
+	for _, tc := range []struct {
+		repos, vm, want string
+	}{
+		{"8.10", "", "8"},
+		{"9.6", "", "9"},
+		{"", "", ""},
+		{"", "8.10", "8"},
+		{"", "9.6", ""},
+	} {
+		var p Provisioner
+		repo := map[string]any{"name": "baseos", "repo_file": "rocky", "repo_name": "baseos", "baseurl": "https://ark.example/rocky/BaseOS/", "gpgcheck": true}
+		if tc.repos != "" {
+			repo["os_version"] = tc.repos
+		}
+		if err := p.Prepare(map[string]any{"repos": []map[string]any{repo}, "repo_username": "maj-user", "repo_password": "Maj-Pw-41x",
+			"groups": []string{"slurm_stats", "openondemand_rstudio"}}); err != nil {
+			t.Fatal(err)
+		}
+		pl := p.plan
+		if tc.vm != "" {
+			s := &state{cfg: &p.config, plan: p.plan, replan: p.config.plan, ui: packersdk.TestUi(t), comm: &osReleaseComm{version: tc.vm}}
+			if err := stepConnect(t.Context(), s); err != nil {
+				t.Fatal(err)
+			}
+			pl = s.plan
+		}
+		interp, rhel := "python3", "/server/rhel9/"
+		if tc.want == "8" {
+			interp, rhel = "python3.9", "/server/rhel8/"
+		}
+		if pl.osMajor != tc.want || len(pl.PythonEnvs) != 1 || pl.PythonEnvs[0].Interpreter != interp ||
+			len(pl.RPMURLs) != 1 || !strings.Contains(pl.RPMURLs[0].URL, rhel) || !slices.Contains(pl.sets.Packages, "el8:python39") {
+			t.Errorf("repos %q, VM %q: major %q, python_envs %+v, rpm_urls %+v, packages %v", tc.repos, tc.vm, pl.osMajor, pl.PythonEnvs, pl.RPMURLs, pl.sets.Packages)
+		}
+	}
+}

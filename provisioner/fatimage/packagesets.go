@@ -21,14 +21,20 @@ type resolved struct {
 	applied []packagesets.Applied
 }
 
-// resolveGroups merges the sets of the groups names stand for, with
+// resolveGroups merges the sets of the groups names stand for, as built
+// on Rocky major (their per_major values; "": the data's, RL9), with
 // their values from the site's appliance when av is given. A group's
 // with_option set joins it when that option is true, its with_group set
 // when that group is among the groups too.
-func resolveGroups(names []string, options map[string]bool, av *applianceValues) (*resolved, error) {
+func resolveGroups(names []string, options map[string]bool, av *applianceValues, major string) (*resolved, error) {
 	all, err := packagesets.Resolve(names, options)
 	if err != nil {
 		return nil, err
+	}
+	for i := range all {
+		if all[i], err = packagesets.ForMajor(all[i], major); err != nil {
+			return nil, err
+		}
 	}
 	var applied []packagesets.Applied
 	if av != nil {

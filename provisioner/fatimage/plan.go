@@ -63,9 +63,11 @@ type plan struct {
 	// step `appliance`); nil: the built-in values (appliance commit
 	// f49fc24), as in the plan Prepare makes.
 	appliance *applianceValues
-	sets      *resolved // what the groups resolved to; never nil
-	users     []User    // the groups' users replaced or joined by `users`
-	binaries  []Binary  // the groups' binaries, then `binaries`
+	// osMajor is the Rocky major the groups were resolved for (osmajor.go).
+	osMajor  string
+	sets     *resolved // what the groups resolved to; never nil
+	users    []User    // the groups' users replaced or joined by `users`
+	binaries []Binary  // the groups' binaries, then `binaries`
 
 	// ContentOptions are the groups' content merged with the template's
 	// (groupcontent.go); origins, by option name, say where each item of
@@ -75,10 +77,11 @@ type plan struct {
 }
 
 // newPlan resolves c (decoded and defaulted) into a plan, with the
-// groups' values from av (the site's appliance; nil: the built-in ones);
-// the errors are those of decoding `repos` and resolving the groups and
-// the inventory.
-func newPlan(c *Config, av *applianceValues) (*plan, []error) {
+// groups' values from av (the site's appliance; nil: the built-in ones)
+// for the build VM's Rocky major (vmMajor: read from the VM; "": the
+// facts', the repositories' or the data's, osmajor.go); the errors are
+// those of decoding `repos` and resolving the groups and the inventory.
+func newPlan(c *Config, av *applianceValues, vmMajor string) (*plan, []error) {
 	p := &plan{cfg: c, site: c.applianceSite(), appliance: av, sets: &resolved{}, origins: map[string][]origin{}}
 	errs := p.decodeRepos()
 	if av != nil {
@@ -127,7 +130,8 @@ func newPlan(c *Config, av *applianceValues) (*plan, []error) {
 	default:
 		p.update = true
 	}
-	sets, setsErr := resolveGroups(p.setNames, c.groupOptions(), av)
+	p.osMajor = p.majorFor(vmMajor)
+	sets, setsErr := resolveGroups(p.setNames, c.groupOptions(), av, p.osMajor)
 	if setsErr != nil {
 		if len(typos) == 0 { // else the "did you mean" already names the cause
 			errs = append(errs, setsErr)

@@ -59,8 +59,10 @@ type state struct {
 	cfg  *Config // the options as written (defaulted)
 	plan *plan   // what Prepare resolved: repos, groups, users, content
 	// replan makes the plan anew with the groups' values from the site's
-	// appliance (Config.plan); only the step appliance, first, calls it.
-	replan func(*applianceValues) (*plan, error)
+	// appliance (Config.plan; the step appliance, first) or for the
+	// build VM's Rocky major (the step connect, when the plan could only
+	// assume it).
+	replan func(av *applianceValues, vmMajor string) (*plan, error)
 	ui     packersdk.Ui
 	comm   packersdk.Communicator
 

@@ -57,7 +57,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if av.repoFiles, err = s.fetchVendorRepoFiles(ctx, av, groups); err != nil {
 		return err
 	}
-	p, err := s.replan(av)
+	p, err := s.replan(av, "")
 	if err != nil {
 		return fmt.Errorf("the plan from the site's appliance (commit %s, environment %s): %w", res.Commit, res.Environment, err)
 	}

@@ -7,14 +7,17 @@ import (
 )
 
 // stepConnect finds the login user, checks the VM's OS version against
-// the repositories' and makes the run's work dir.
+// the repositories', makes the plan for the VM's Rocky major when nothing
+// else said it, and makes the run's work dir.
 func stepConnect(ctx context.Context, s *state) error {
 	out, err := s.runPlain(ctx, "id -un")
 	if err != nil {
 		return fmt.Errorf("finding the login user: %w", err)
 	}
 	s.loginUser = strings.TrimSpace(out)
-	if len(reposOSVersions(s.plan.repos)) > 0 {
+	// the groups' values depend on the major: read it when nothing said it
+	needMajor := s.plan.osMajor == "" && len(s.plan.sets.groups) > 0
+	if len(reposOSVersions(s.plan.repos)) > 0 || needMajor {
 		osRelease, err := s.runPlain(ctx, osReleaseCommand)
 		if err != nil {
 			return fmt.Errorf("reading the VM's /etc/os-release: %w", err)
@@ -26,6 +29,11 @@ func stepConnect(ctx context.Context, s *state) error {
 			}
 			for _, w := range warnings {
 				s.say(w)
+			}
+			if needMajor {
+				if err := s.planForVM(vm); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -22,6 +22,17 @@ variable "grafana_dashboards_url" {
   default = env("LAB_GRAFANA_URL")
 }
 
+# the lab's git server and package index (the groups' checkouts and venvs)
+variable "git_base_url" {
+  type    = string
+  default = env("LAB_GIT_URL")
+}
+
+variable "python_index_url" {
+  type    = string
+  default = env("LAB_PYPI_URL")
+}
+
 variable "binary_sha256" {
   type    = map(string)
   default = {}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 )
 
 // TestApplianceValuesBuild builds with packer from the site's appliance:
@@ -22,8 +23,7 @@ func TestApplianceValuesBuild(t *testing.T) {
 	labtest.Require(t)
 	site := appliancesite.New(t, appliancesite.Overrides)
 	name := fmt.Sprintf("e2e-appliance-values-%d", time.Now().Unix())
-	dir := t.TempDir()
-	vars := applianceVars(t, dir, site)
+	vars := applianceVars(t, t.TempDir(), site, theLab.SnapshotRepos(repos.NewerTimestamp))
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
 		append(labBinaryVars(), "-var", "image_name="+name, "-var-file", vars)...)
 	if r.ExitCode != 0 {

@@ -182,7 +182,7 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 	site := appliancesite.New(t, appliancesite.Extra)
 	dir := t.TempDir()
 	name := fmt.Sprintf("e2e-appliance-extra-%d", time.Now().Unix())
-	vars := applianceVars(t, dir, site)
+	vars := applianceVars(t, dir, site, theLab.SnapshotRepos(repos.NewerTimestamp))
 	// (no binaries: a template's binaries entry would add them)
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=doca,cuda",
 		"-var", "source_image_name="+fatImageName, "-var-file", vars)
@@ -250,13 +250,12 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 }
 
 // applianceVars writes, into dir, the variables of fat-appliance.pkr.hcl:
-// the lab's newer snapshots as
-// lab_repos, and the site's checkout, environment, roles and
+// snaps (the lab's snapshots of one major) as lab_repos, and the site's checkout, environment, roles and
 // collections.
-func applianceVars(t *testing.T, dir string, site *appliance.Site) string {
+func applianceVars(t *testing.T, dir string, site *appliance.Site, snaps []any) string {
 	t.Helper()
 	var repoHCL []string
-	for _, r := range theLab.SnapshotRepos(repos.NewerTimestamp) {
+	for _, r := range snaps {
 		var kv []string
 		for k, v := range r.(map[string]any) {
 			kv = append(kv, fmt.Sprintf("%s = %q", k, fmt.Sprint(v)))

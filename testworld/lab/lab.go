@@ -32,11 +32,13 @@ import (
 // Names and credentials a lab always has.
 const (
 	BaseImageName = "Rocky-9-GenericCloud-Base-9.6"
-	SSHUser       = "rocky"
-	CloudName     = "lab"
-	ArkUser       = "lab-ark"
-	SitePulpUser  = "lab-site-admin"
-	RegistryUser  = "lab-pull"
+	// BaseImage8Name is the Rocky 8.10 base image (BaseImages).
+	BaseImage8Name = "Rocky-8-GenericCloud-Base-8.10"
+	SSHUser        = "rocky"
+	CloudName      = "lab"
+	ArkUser        = "lab-ark"
+	SitePulpUser   = "lab-site-admin"
+	RegistryUser   = "lab-pull"
 	// AdminCloudName is the clouds.yaml entry of the lab's admin, for the
 	// few tests that need what only an admin may do; builds use CloudName,
 	// a project member, as on a real site.
@@ -255,7 +257,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		l.Cloud.AddFlavor(f)
 	}
 	l.Cloud.SetFaults(o.Faults...)
-	if err = l.addBaseImage(); err != nil {
+	if err = l.addBaseImages(); err != nil {
 		return l, err
 	}
 	if err = l.writeEnv(); err != nil {
@@ -272,31 +274,53 @@ var Flavors = []cloud.Flavor{
 	{ID: "3", Name: "general.v1.small", VCPUs: 2, RAM: 4096, Disk: 20},
 }
 
-// addBaseImage builds the GenericCloud-like image from the repositories'
-// base packages and registers it in Glance.
-func (l *Lab) addBaseImage() error {
-	disk, err := vm.BuildBaseImage(l.VMs, vm.BaseImageOptions{
-		RockyVersion: "9.6",
-		RPMs:         l.Repos.BaseImageRPMs,
-		GPGKeys:      map[string][]byte{"RPM-GPG-KEY-Rocky-9": l.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]},
-	})
-	if err != nil {
-		return fmt.Errorf("lab: building %s: %w", BaseImageName, err)
+// BaseImages are the lab's GenericCloud-like base images by Rocky major:
+// BaseImageName (RL9) and BaseImage8Name.
+var BaseImages = map[string]struct{ Name, Version string }{
+	"9": {BaseImageName, "9.6"},
+	"8": {BaseImage8Name, "8.10"},
+}
+
+// addBaseImages builds the GenericCloud-like images from the
+// repositories' base packages of each major and registers them in
+// Glance: RL9's is BaseImageID, BaseImageDisk.
+func (l *Lab) addBaseImages() error {
+	for _, major := range repos.Majors {
+		id, disk, err := l.addBaseImage(major)
+		if err != nil {
+			return err
+		}
+		if major == "9" {
+			l.BaseImageID, l.BaseImageDisk = id, disk
+		}
 	}
-	l.BaseImageDisk = disk
-	l.BaseImageID, err = l.Cloud.AddImage(cloud.ImageSeed{
-		Name:       BaseImageName,
+	return nil
+}
+
+func (l *Lab) addBaseImage(major string) (id, disk string, err error) {
+	img := BaseImages[major]
+	key := l.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-"+major]
+	keys := map[string][]byte{"RPM-GPG-KEY-Rocky-" + major: key}
+	if major == "8" {
+		keys["RPM-GPG-KEY-rockyofficial"] = key // what Rocky 8's repo files name
+	}
+	disk, err = vm.BuildBaseImage(l.VMs, vm.BaseImageOptions{RockyVersion: img.Version, Codename: repos.RockyCodename(img.Version), RPMs: l.Repos.BaseImageRPMs[major], GPGKeys: keys})
+	if err != nil {
+		return "", "", fmt.Errorf("lab: building %s: %w", img.Name, err)
+	}
+	id, err = l.Cloud.AddImage(cloud.ImageSeed{
+		Name:       img.Name,
 		Disk:       disk,
 		Visibility: "public",
 		MinDisk:    10,
 		Properties: map[string]string{
-			"os_distro": "rocky", "os_version": "9.6", "hw_disk_bus": "scsi", "signature_verified": "False",
+			"os_distro": "rocky", "os_version": img.Version, "hw_disk_bus": "scsi", "signature_verified": "False",
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("lab: registering %s: %w", BaseImageName, err)
+		return "", "", fmt.Errorf("lab: registering %s: %w", img.Name, err)
 	}
-	return nil
+	return id, disk, nil
 }
 
 func (l *Lab) metadata(fixedIP string) *vm.Metadata {
@@ -354,6 +378,7 @@ func (l *Lab) writeEnv() error {
 		"LAB_SITE_PULP_USERNAME": SitePulpUser,
 		"LAB_SITE_PULP_PASSWORD": l.SitePulpPassword,
 		"LAB_BASE_IMAGE":         BaseImageName,
+		"LAB_BASE_IMAGE_RL8":     BaseImage8Name,
 		"LAB_NETWORK":            "lab-net",
 		"LAB_FLOATING_NETWORK":   "public",
 		"LAB_ADMIN_CLOUD":        AdminCloudName,
@@ -445,10 +470,13 @@ func (l *Lab) ReleasesReachableFromVMs() bool { return l.ServerReachableFromVMs(
 // of the fatimage-ark data source's `repos` output, ready for the fatimage
 // provisioner's `repos`; the vendor repositories (VendorRepo) are not
 // among them, as the data source does not give them.
-func (l *Lab) SnapshotRepos(timestamp string) []any {
+func (l *Lab) SnapshotRepos(timestamp string) []any { return l.SnapshotReposFor("9", timestamp) }
+
+// SnapshotReposFor is SnapshotRepos for Rocky major's repositories.
+func (l *Lab) SnapshotReposFor(major, timestamp string) []any {
 	var out []any
 	for _, s := range l.Repos.Snapshots {
-		if s.Timestamp != timestamp || s.Vendor {
+		if s.Timestamp != timestamp || s.Vendor || s.Major != major {
 			continue
 		}
 		out = append(out, map[string]any{

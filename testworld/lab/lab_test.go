@@ -145,7 +145,7 @@ func TestOpenStackCLI(t *testing.T) {
 // pickPackage chooses a BaseOS package the base image does not have.
 func pickPackage(t *testing.T, r *repos.Result) string {
 	for _, p := range r.Packages["baseos"] {
-		if !slices.ContainsFunc(r.BaseImageRPMs, func(f string) bool { return strings.HasPrefix(filepath.Base(f), p+"-") }) {
+		if !slices.ContainsFunc(r.BaseImageRPMs["9"], func(f string) bool { return strings.HasPrefix(filepath.Base(f), p+"-") }) {
 			return p
 		}
 	}

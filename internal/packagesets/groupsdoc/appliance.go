@@ -52,6 +52,19 @@ func sources(srcs []packagesets.ApplianceVar) string {
 	return strings.Join(out, "; ")
 }
 
+// perMajor is what a group's per_major values replace, by major.
+func perMajor(vals []packagesets.MajorValue) string {
+	var out []string
+	for _, m := range vals {
+		replaces := ""
+		if len(m.Items) > 0 {
+			replaces = " " + codes(m.Items) + " replaced by"
+		}
+		out = append(out, fmt.Sprintf("on Rocky %s, `%s`%s %s", m.Major, m.Into, replaces, codes(m.Values)))
+	}
+	return strings.Join(out, "; ")
+}
+
 // fallbackOf names the built-in items a source replaces.
 func fallbackOf(s packagesets.ApplianceVar) string {
 	if len(s.Items) == 0 || s.Var == "" {
@@ -80,6 +93,12 @@ func contractTable(d *data) string {
 				builtin = "none"
 			}
 			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s | %s | %s |\n", g, g, s.Into, builtin, from, cell(scope))
+		}
+		// what the role chooses by the major in a task, not a variable
+		for _, m := range d.Groups[g].PerMajor {
+			rl9 := m.DataValues(packagesets.Group{Name: g, Set: d.Groups[g]})
+			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s (Rocky %s) | – (the role's task) | fact `ansible_distribution_major_version`: on Rocky %s %s |\n",
+				g, g, m.Into, codes(rl9), packagesets.DataMajor, m.Major, cell(codes(m.Values)))
 		}
 	}
 	for _, g := range d.groupNames() {

@@ -79,6 +79,12 @@ How to read a group:
   role named and only when the condition holds; without it, the values
   above (appliance commit f49fc24) are used
   ([appliance-variables.md](../appliance-variables.md)).
+- **Per Rocky major**: the group's values are Rocky 9's; on the major
+  named (the build VM's: its facts with ` + "`appliance_environment`" + `, else the
+  repositories' ` + "`os_version`" + `, else its ` + "`/etc/os-release`" + `) the value given
+  replaces the one at that place, where the appliance's role chooses by
+  ` + "`ansible_distribution_major_version`" + ` in a task (an interpreter, a URL)
+  rather than through a variable. Packages differ by their ` + "`el8:`" + ` prefix.
 - **Reads**: the provisioner options the group's values come from.
 `
 
@@ -181,6 +187,7 @@ func writeSet(w *strings.Builder, d *data, s packagesets.Set) {
 	if s.SiteRole != "" {
 		item("With the site's appliance", fmt.Sprintf("not built natively: the appliance's role %s runs through the site's Ansible", code(s.SiteRole)))
 	}
+	item("Per Rocky major", perMajor(s.PerMajor))
 	if c := content(s.Content); c != "" {
 		b = append(b, "- **Content**:\n"+c)
 	}

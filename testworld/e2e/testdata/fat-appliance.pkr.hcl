@@ -30,14 +30,9 @@ variable "lab_repos" {
   type = list(map(string))
 }
 
-variable "git_base_url" {
+variable "inventory_groups" {
   type    = string
-  default = env("LAB_GIT_URL")
-}
-
-variable "python_index_url" {
-  type    = string
-  default = env("LAB_PYPI_URL")
+  default = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
 }
 
 build {

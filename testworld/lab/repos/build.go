@@ -35,7 +35,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/5" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel
+const builderVersion = "lab-repos/6" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -60,6 +60,7 @@ type Snapshot struct {
 	RepoFile  string // .repo file name without ".repo"
 	RepoName  string // section name in RepoFile
 	Vendor    bool   // a site's vendor repository (repoDef.Vendor)
+	Major     string // the Rocky major it is for ("9", "8")
 }
 
 // BasePath is the Pulp distribution base path: PulpPath/Timestamp.
@@ -67,34 +68,47 @@ func (s Snapshot) BasePath() string { return s.PulpPath + "/" + s.Timestamp }
 
 // Result describes built repositories.
 type Result struct {
-	Snapshots      []Snapshot
-	GPGPublicKey   []byte            // armored lab public key
-	GPGKeyFiles    map[string][]byte // file name in /etc/pki/rpm-gpg -> key
-	BaseImageRPMs  []string          // RPMs a fresh Rocky-9-GenericCloud-Base-9.6 has installed
-	TimestampsYAML []byte            // dnf_repo_timestamps.yml pinning the newer snapshots
-	Packages       map[string][]string
-	Fingerprint    string // of the lab key
-	Hash           string // recipe hash (cache key)
+	Snapshots    []Snapshot
+	GPGPublicKey []byte            // armored lab public key
+	GPGKeyFiles  map[string][]byte // file name in /etc/pki/rpm-gpg -> key
+	// BaseImageRPMs are the RPMs a fresh GenericCloud base image has
+	// installed, by Rocky major (Rocky-9-GenericCloud-Base-9.6, ...-8.10)
+	BaseImageRPMs  map[string][]string
+	TimestampsYAML []byte              // dnf_repo_timestamps.yml pinning the newer snapshots
+	Packages       map[string][]string // RL9's, by repository key
+	Fingerprint    string              // of the lab key
+	Hash           string              // recipe hash (cache key)
 }
 
 // Timestamps returns the older and newer snapshot timestamps.
 func Timestamps() (older, newer string) { return OlderTimestamp, NewerTimestamp }
 
-// Snapshot returns the snapshot of repo at timestamp ts.
+// Snapshot returns the RL9 snapshot of repo at timestamp ts.
 func (r *Result) Snapshot(repo, ts string) (Snapshot, bool) {
+	return r.SnapshotFor("9", repo, ts)
+}
+
+// SnapshotFor returns the snapshot of repo for Rocky major at timestamp ts.
+func (r *Result) SnapshotFor(major, repo, ts string) (Snapshot, bool) {
 	for _, s := range r.Snapshots {
-		if s.Repo == repo && s.Timestamp == ts {
+		if s.Major == major && s.Repo == repo && s.Timestamp == ts {
 			return s, true
 		}
 	}
 	return Snapshot{}, false
 }
 
-// Distributions returns one pulpfake distribution per snapshot, all behind
-// guard (nil: open) but the public vendor repositories'.
+// Distributions returns one pulpfake distribution per snapshot path (a
+// repository both majors share, as grafana's, is one), all behind guard
+// (nil: open) but the public vendor repositories'.
 func Distributions(r *Result, guard *pulpfake.Guard) []pulpfake.Distribution {
 	out := make([]pulpfake.Distribution, 0, len(r.Snapshots))
+	seen := map[string]bool{}
 	for _, s := range r.Snapshots {
+		if seen[s.BasePath()] {
+			continue
+		}
+		seen[s.BasePath()] = true
 		g := guard
 		if Public(s.Repo) {
 			g = nil
@@ -127,7 +141,26 @@ type artifact struct {
 	evr    string
 	newer  bool // only in the newer snapshot
 	bucket int
-	file   string // relative to the rpms dir
+	file   string   // relative to the rpms dir
+	majors []string // the Rocky majors whose repositories hold it
+}
+
+// major is the Rocky major the artifact was made for first (its files
+// name it: the release, key file names).
+func (a *artifact) major() string { return a.majors[0] }
+
+func (a *artifact) in(major string) bool { return slices.Contains(a.majors, major) }
+
+// el8EVR rewrites a Rocky 9 EVR's el9 tags for Rocky 8.10.
+var el8EVR = strings.NewReplacer("module+el9.6.0", "module+el8.10.0", ".el9_6", ".el8_10", ".el9_5", ".el8_10", ".el9_4", ".el8_10",
+	".el9s", ".el8s", ".el9", ".el8")
+
+// evrFor is a catalog EVR (Rocky 9's) as major's repositories carry it.
+func evrFor(evr, major string) string {
+	if major == "8" {
+		return el8EVR.Replace(evr)
+	}
+	return evr
 }
 
 func (a *artifact) epoch() string {
@@ -260,13 +293,15 @@ func saveResult(dir string, r *Result) error {
 		}
 		rel.Snapshots[i].Dir = p
 	}
-	rel.BaseImageRPMs = nil
-	for _, f := range r.BaseImageRPMs {
-		p, err := filepath.Rel(dir, f)
-		if err != nil {
-			return err
+	rel.BaseImageRPMs = map[string][]string{}
+	for major, rpms := range r.BaseImageRPMs {
+		for _, f := range rpms {
+			p, err := filepath.Rel(dir, f)
+			if err != nil {
+				return err
+			}
+			rel.BaseImageRPMs[major] = append(rel.BaseImageRPMs[major], p)
 		}
-		rel.BaseImageRPMs = append(rel.BaseImageRPMs, p)
 	}
 	data, err := json.MarshalIndent(&rel, "", "  ")
 	if err != nil {
@@ -293,28 +328,43 @@ func loadResult(dir string) (*Result, error) {
 	for i := range r.Snapshots {
 		r.Snapshots[i].Dir = filepath.Join(dir, r.Snapshots[i].Dir)
 	}
-	for i := range r.BaseImageRPMs {
-		r.BaseImageRPMs[i] = filepath.Join(dir, r.BaseImageRPMs[i])
+	for _, rpms := range r.BaseImageRPMs {
+		for i := range rpms {
+			rpms[i] = filepath.Join(dir, rpms[i])
+		}
 	}
 	return &r, nil
 }
 
-// artifacts lists every RPM to build. Packages with the same name go to
-// different rpmbuild runs (buckets), as one spec cannot hold a subpackage
-// name twice.
+// artifacts lists every RPM to build, for every major: one whose EVR is
+// the same on both (no el tag) is built once and in both majors'
+// repositories. Packages with the same name go to different rpmbuild
+// runs (buckets), as one spec cannot hold a subpackage name twice.
 func artifacts() []*artifact {
 	seen := map[string]int{}
+	byFile := map[string]*artifact{}
 	var out []*artifact
-	add := func(d pkgDef, evr string, newer bool) {
-		a := &artifact{def: d, evr: evr, newer: newer, bucket: seen[d.Name]}
-		seen[d.Name]++
+	add := func(d pkgDef, evr, major string, newer bool) {
+		a := &artifact{def: d, evr: evr, newer: newer, majors: []string{major}}
 		a.file = fmt.Sprintf("%s-%s.noarch.rpm", d.Name, a.vr())
+		if prev := byFile[a.file]; prev != nil {
+			prev.majors = append(prev.majors, major)
+			return
+		}
+		a.bucket = seen[d.Name]
+		seen[d.Name]++
+		byFile[a.file] = a
 		out = append(out, a)
 	}
-	for _, d := range catalog {
-		add(d, d.EVR, false)
-		if d.Update != "" {
-			add(d, d.Update, true)
+	for _, major := range Majors {
+		for _, d := range catalog {
+			if d.Major != "" && d.Major != major {
+				continue
+			}
+			add(d, evrFor(d.EVR, major), major, false)
+			if d.Update != "" {
+				add(d, evrFor(d.Update, major), major, true)
+			}
 		}
 	}
 	return out
@@ -379,11 +429,21 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 	for _, n := range GPGKeyFileNames {
 		r.GPGKeyFiles[n] = key.Public
 	}
+	var made []Snapshot // one per directory: a path both majors share is made once
 	for _, rd := range repoDefs {
 		for _, ts := range []string{OlderTimestamp, NewerTimestamp} {
 			dir := filepath.Join(work, "pulp", filepath.FromSlash(rd.PulpPath), ts)
+			snap := Snapshot{
+				Repo: rd.Key, PulpPath: rd.PulpPath, Timestamp: ts, Dir: dir,
+				RepoFile: rd.RepoFile, RepoName: rd.repoName(), Vendor: rd.Vendor, Major: rd.major(),
+			}
+			r.Snapshots = append(r.Snapshots, snap)
+			if slices.ContainsFunc(made, func(s Snapshot) bool { return s.Dir == dir }) {
+				continue
+			}
+			made = append(made, snap)
 			for _, a := range arts {
-				if a.def.Repo != rd.Key || (a.newer && ts == OlderTimestamp) {
+				if a.def.Repo != rd.Key || !a.in(rd.major()) || (a.newer && ts == OlderTimestamp) {
 					continue
 				}
 				dst := filepath.Join(dir, "Packages", strings.ToLower(a.def.Name[:1]), a.file)
@@ -391,14 +451,13 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 					return nil, err
 				}
 			}
-			r.Snapshots = append(r.Snapshots, Snapshot{
-				Repo: rd.Key, PulpPath: rd.PulpPath, Timestamp: ts, Dir: dir,
-				RepoFile: rd.RepoFile, RepoName: rd.Key, Vendor: rd.Vendor,
-			})
+		}
+		if rd.major() != "9" {
+			continue
 		}
 		names := map[string]bool{}
 		for _, d := range catalog {
-			if d.Repo == rd.Key {
+			if d.Repo == rd.Key && d.Major != "8" {
 				names[d.Name] = true
 			}
 		}
@@ -407,8 +466,8 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 		}
 		sort.Strings(r.Packages[rd.Key])
 	}
-	err = parallel(len(r.Snapshots), func(i int) error {
-		s := r.Snapshots[i]
+	err = parallel(len(made), func(i int) error {
+		s := made[i]
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return err
 		}
@@ -424,7 +483,7 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("createrepo_c %s: %v: %s", s.Dir, err, out)
 		}
-		if mods := modulesYAML(s.Repo, arts, s.Timestamp == NewerTimestamp); mods != "" {
+		if mods := modulesYAML(s.Repo, arts, s.Timestamp == NewerTimestamp, s.Major); mods != "" {
 			f := filepath.Join(filepath.Dir(s.Dir), s.Timestamp+"-modules.yaml")
 			if err := os.WriteFile(f, []byte(mods), 0o644); err != nil {
 				return err
@@ -439,17 +498,21 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 	if err != nil {
 		return nil, err
 	}
-	logf("repos: createrepo_c of %d snapshots: %v", len(r.Snapshots), time.Since(t0).Round(time.Millisecond))
+	logf("repos: createrepo_c of %d snapshots: %v", len(made), time.Since(t0).Round(time.Millisecond))
 
-	for _, a := range arts {
-		if a.def.Base && !a.newer {
-			r.BaseImageRPMs = append(r.BaseImageRPMs, filepath.Join(rpmsDir, a.file))
+	r.BaseImageRPMs = map[string][]string{}
+	for _, major := range Majors {
+		for _, a := range arts {
+			if a.def.Base && !a.newer && a.in(major) {
+				r.BaseImageRPMs[major] = append(r.BaseImageRPMs[major], filepath.Join(rpmsDir, a.file))
+			}
 		}
 	}
 
-	// Keys sorted as in the appliance's generated file.
+	// Keys sorted as in the appliance's generated file (each key's
+	// versions in the table's order).
 	sorted := slices.Clone(repoDefs)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
 	tf := timestamps.New()
 	for _, rd := range sorted {
 		if rd.Vendor {
@@ -457,7 +520,7 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 		}
 		tf.Put(timestamps.Entry{
 			Repo: rd.Key, Version: rd.VersionOS, PulpPath: rd.PulpPath, PulpTimestamp: NewerTimestamp,
-			RepoFile: rd.RepoFile, GPGCheck: rd.GPGCheck,
+			RepoFile: rd.RepoFile, RepoName: rd.RepoName, GPGCheck: rd.GPGCheck,
 		})
 	}
 	y, err := tf.Marshal()
@@ -550,8 +613,8 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 		}}
 	case "rocky-release":
 		fs = append(fs,
-			stagedFile{Path: "/etc/rocky-release", Data: "Rocky Linux release 9.6 (Blue Onyx)\n", Mode: 0o644},
-			stagedFile{Path: "/etc/system-release-cpe", Data: "cpe:/o:rocky:rocky:9::baseos\n", Mode: 0o644},
+			stagedFile{Path: "/etc/rocky-release", Data: rockyRelease(a.version()), Mode: 0o644},
+			stagedFile{Path: "/etc/system-release-cpe", Data: "cpe:/o:rocky:rocky:" + a.major() + "::baseos\n", Mode: 0o644},
 			stagedFile{Path: "/etc/redhat-release", Symlink: "rocky-release"},
 			stagedFile{Path: "/etc/system-release", Symlink: "rocky-release"},
 		)
@@ -561,10 +624,10 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			Data: fmt.Sprintf("# lab stand-in kernel-devel %s.x86_64\n", a.vr()), Mode: 0o644,
 		})
 	case "rocky-gpg-keys":
-		fs = append(fs, stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", Data: string(key.Public), Mode: 0o644})
+		fs = append(fs, stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-" + a.major(), Data: string(key.Public), Mode: 0o644})
 	case "epel-release":
 		fs = append(fs,
-			stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-9", Data: string(key.Public), Mode: 0o644},
+			stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-EPEL-" + a.major(), Data: string(key.Public), Mode: 0o644},
 			stagedFile{Path: "/etc/yum.repos.d/epel.repo", Data: epelRepo, Mode: 0o644, Config: true},
 			stagedFile{Path: "/etc/yum.repos.d/epel-testing.repo", Data: epelTestingRepo, Mode: 0o644, Config: true},
 			stagedFile{Path: "/etc/yum.repos.d/epel-cisco-openh264.repo", Data: epelOpenH264Repo, Mode: 0o644, Config: true},
@@ -792,13 +855,14 @@ cp -a %s/. %%{buildroot}/
 	return nil
 }
 
-// modulesYAML is repo's modulemd v2 metadata: one document per module
-// stream with the stream's packages in the snapshot as its artifacts.
-func modulesYAML(repo string, arts []*artifact, newer bool) string {
+// modulesYAML is repo's modulemd v2 metadata for Rocky major: one
+// document per module stream with the stream's packages in the snapshot
+// as its artifacts.
+func modulesYAML(repo string, arts []*artifact, newer bool, major string) string {
 	streams := map[string][]string{}
 	var order []string
 	for _, a := range arts {
-		if a.def.Repo != repo || a.def.Module == "" || (a.newer && !newer) {
+		if a.def.Repo != repo || a.def.Module == "" || (a.newer && !newer) || !a.in(major) {
 			continue
 		}
 		if _, ok := streams[a.def.Module]; !ok {
@@ -817,27 +881,27 @@ func modulesYAML(repo string, arts []*artifact, newer bool) string {
 document: modulemd
 version: 2
 data:
-  name: %s
-  stream: "%s"
-  version: %d
-  context: 9
+  name: %[1]s
+  stream: "%[2]s"
+  version: %[3]d
+  context: %[5]s
   arch: x86_64
-  summary: %s (lab stand-in)
+  summary: %[1]s (lab stand-in)
   description: >-
-    Lab stand-in for the %s module stream.
+    Lab stand-in for the %[4]s module stream.
   license:
     module: [MIT]
   dependencies:
   - buildrequires:
-      platform: [el9]
+      platform: [el%[5]s]
     requires:
-      platform: [el9]
+      platform: [el%[5]s]
   profiles:
     common:
-      rpms: [%s]
+      rpms: [%[1]s]
   artifacts:
     rpms:
-`, name, stream, 9060020250601000000+i, name, m, name)
+`, name, stream, 9060020250601000000+i, m, major)
 		for _, r := range streams[m] {
 			fmt.Fprintf(&b, "    - %s\n", r)
 		}

@@ -1,5 +1,7 @@
 package repos
 
+import "strings"
+
 // The recipe: which repositories the lab mirrors and which stand-in
 // packages each carries. Everything here feeds the cache key, so any edit
 // rebuilds the repositories on the next Build.
@@ -10,13 +12,18 @@ const (
 	NewerTimestamp = "20251106T211545"
 )
 
+// Majors are the Rocky majors the lab serves: RL9, whose repositories
+// every build uses unless it asks for another, and RL8.
+var Majors = []string{"9", "8"}
+
 // repoDef describes one appliance repository.
 type repoDef struct {
 	Key       string // key under dnf_repos_default, also the .repo section name
-	VersionOS string // OS version key in the timestamps file: "9.6" or "9"
+	VersionOS string // OS version key in the timestamps file: "9.6" or "9"; its major is the repository's
 	PulpPath  string
 	RepoFile  string
-	GPGCheck  *bool // nil: default (true)
+	RepoName  string // the .repo section name when not Key (RL8's crb is powertools)
+	GPGCheck  *bool  // nil: default (true)
 	// Vendor: a site's vendor repository (an extra build's doca, cuda),
 	// given to builds as a repos entry of its own, not in the
 	// appliance's timestamps file.
@@ -51,6 +58,44 @@ var repoDefs = []repoDef{
 	// a site's own repository, which a site adds with the appliance's
 	// dnf_repos_extra (testworld/appliancesite/overrides)
 	{Key: "siteextra", VersionOS: "9", PulpPath: "site/extra/el9/x86_64", RepoFile: "site-extra", Vendor: true},
+
+	// Rocky 8.10's, as the appliance's timestamps file has them (RL8's
+	// own repo files; CRB is PowerTools); the same catalog fills them,
+	// with its EVRs for el8 (evrFor)
+	{Key: "baseos", VersionOS: "8.10", PulpPath: "rocky/8.10/BaseOS/x86_64/os", RepoFile: "Rocky-BaseOS"},
+	{Key: "appstream", VersionOS: "8.10", PulpPath: "rocky/8.10/AppStream/x86_64/os", RepoFile: "Rocky-AppStream"},
+	{Key: "crb", VersionOS: "8.10", PulpPath: "rocky/8.10/PowerTools/x86_64/os", RepoFile: "Rocky-PowerTools", RepoName: "powertools"},
+	{Key: "extras", VersionOS: "8.10", PulpPath: "rocky/8.10/extras/x86_64/os", RepoFile: "Rocky-Extras"},
+	{Key: "epel", VersionOS: "8", PulpPath: "epel/8/Everything/x86_64", RepoFile: "epel"},
+	{Key: "OpenHPC", VersionOS: "8", PulpPath: "OpenHPC/2/EL_8", RepoFile: "OpenHPC"},
+	{Key: "OpenHPC-updates", VersionOS: "8", PulpPath: "OpenHPC/2/updates/EL_8", RepoFile: "OpenHPC"},
+	{Key: "grafana", VersionOS: "8", PulpPath: "grafana/oss/rpm", RepoFile: "grafana"},
+	{Key: "ondemand-web", VersionOS: "8", PulpPath: "ondemand/4.1/web/el8/x86_64", RepoFile: "ondemand-web"},
+	{Key: "TurboVNC", VersionOS: "8", PulpPath: "turbovnc/x86_64", RepoFile: "TurboVNC"},
+}
+
+// rockyRelease is /etc/rocky-release of Rocky version ("9.6", "8.10").
+func rockyRelease(version string) string {
+	return "Rocky Linux release " + version + " (" + RockyCodename(version) + ")\n"
+}
+
+// RockyCodename is the release's name: Rocky 8's Green Obsidian, 9's Blue Onyx.
+func RockyCodename(version string) string {
+	if strings.HasPrefix(version, "8.") {
+		return "Green Obsidian"
+	}
+	return "Blue Onyx"
+}
+
+// major is the Rocky major a repository is for.
+func (rd repoDef) major() string { m, _, _ := strings.Cut(rd.VersionOS, "."); return m }
+
+// repoName is the .repo section name.
+func (rd repoDef) repoName() string {
+	if rd.RepoName != "" {
+		return rd.RepoName
+	}
+	return rd.Key
 }
 
 // GPGKeyFileNames are the names under /etc/pki/rpm-gpg that the appliance
@@ -58,6 +103,8 @@ var repoDefs = []repoDef{
 var GPGKeyFileNames = []string{
 	"RPM-GPG-KEY-Rocky-9",
 	"RPM-GPG-KEY-EPEL-9",
+	"RPM-GPG-KEY-Rocky-8",
+	"RPM-GPG-KEY-EPEL-8",
 	"RPM-GPG-KEY-OpenHPC-3",
 	"RPM-GPG-KEY-centos-storage-sig",
 	"RPM-GPG-KEY-CernVM",
@@ -65,8 +112,11 @@ var GPGKeyFileNames = []string{
 	"RPM-GPG-KEY-ondemand",
 }
 
-// pkgDef is one stand-in package. EVR is "[epoch:]version-release".
+// pkgDef is one stand-in package. EVR is "[epoch:]version-release", as
+// on Rocky 9: on Rocky 8 its el9 tags read el8 (evrFor).
 type pkgDef struct {
+	// Major: only in that Rocky major's repositories ("" both).
+	Major    string
 	Repo     string
 	Name     string
 	EVR      string   // in both snapshots
@@ -103,28 +153,49 @@ type pkgDef struct {
 // OpenHPC 3 / Ceph reef / Grafana OSS. Versions are plausible, not exact.
 var catalog = []pkgDef{
 	// --- BaseOS ---
-	{Repo: "baseos", Name: "rocky-release", EVR: "9.6-1.2.el9", Update: "9.6-1.3.el9", Base: true,
+	{Major: "9", Repo: "baseos", Name: "rocky-release", EVR: "9.6-1.2.el9", Update: "9.6-1.3.el9", Base: true,
 		Requires: []string{"rocky-gpg-keys"},
 		Provides: []string{"system-release(releasever) = 9", "system-release = {evr}", "redhat-release = {evr}", "base-module(platform:el9)"}},
-	{Repo: "baseos", Name: "rocky-gpg-keys", EVR: "9.6-1.2.el9", Base: true},
-	{Repo: "baseos", Name: "kernel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
+	{Major: "9", Repo: "baseos", Name: "rocky-gpg-keys", EVR: "9.6-1.2.el9", Base: true},
+	{Major: "9", Repo: "baseos", Name: "kernel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
 		Requires: []string{"kernel-core = {evr}"}, Provides: []string{"installonlypkg(kernel)"}},
-	{Repo: "baseos", Name: "kernel-core", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
+	{Major: "9", Repo: "baseos", Name: "kernel-core", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6", Base: true,
 		Requires: []string{"dracut"}, Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
 	{Repo: "baseos", Name: "dracut", EVR: "057-87.git20250311.el9_6", Base: true, Bins: []string{"/usr/bin/dracut"}},
 	// /usr/src/kernels/<version>.x86_64, what kernel module builds compile against
-	{Repo: "appstream", Name: "kernel-devel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6",
+	{Major: "9", Repo: "appstream", Name: "kernel-devel", EVR: "5.14.0-570.17.1.el9_6", Update: "5.14.0-570.58.1.el9_6",
 		Provides: []string{"kernel-devel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
 	{Repo: "baseos", Name: "glibc", EVR: "2.34-168.el9_6.14", Update: "2.34-168.el9_6.23", Base: true},
 	{Repo: "baseos", Name: "openssl-libs", EVR: "1:3.2.2-6.el9_5.1", Update: "1:3.2.2-6.el9_5.2", Base: true},
 	{Repo: "baseos", Name: "tzdata", EVR: "2025a-1.el9", Update: "2025b-1.el9", Base: true},
-	{Repo: "baseos", Name: "python3", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true,
+	{Major: "9", Repo: "baseos", Name: "python3", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true,
 		Requires: []string{"python3-libs = {evr}"},
 		// RL9's python3 is 3.9: it provides python39 (what the appliance's
 		// mysql role installs for RL8) and ships /usr/bin/python3.9
 		Provides: []string{"/usr/bin/python3", "python(abi) = 3.9", "python3.9 = {evr}", "python39 = {evr}"},
 		Links:    map[string]string{"/usr/bin/python3.9": "python3"}},
-	{Repo: "baseos", Name: "python3-libs", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true},
+	{Major: "9", Repo: "baseos", Name: "python3-libs", EVR: "3.9.21-2.el9", Update: "3.9.21-2.el9_6.1", Base: true},
+	// Rocky 8.10: its release, kernel and interpreters. python3 is
+	// python36's (3.6, the interpreter that runs it is the VM's own as
+	// every stand-in's); python39 ships /usr/bin/python3.9 (non-modular
+	// here, from the python39 module stream on Rocky)
+	{Major: "8", Repo: "baseos", Name: "rocky-release", EVR: "8.10-1.9.el8", Base: true,
+		Requires: []string{"rocky-gpg-keys"},
+		Provides: []string{"system-release(releasever) = 8", "system-release = {evr}", "redhat-release = {evr}", "base-module(platform:el8)"}},
+	{Major: "8", Repo: "baseos", Name: "rocky-gpg-keys", EVR: "8.10-1.9.el8", Base: true},
+	{Major: "8", Repo: "baseos", Name: "kernel", EVR: "4.18.0-553.5.1.el8_10", Update: "4.18.0-553.81.1.el8_10", Base: true,
+		Requires: []string{"kernel-core = {evr}"}, Provides: []string{"installonlypkg(kernel)"}},
+	{Major: "8", Repo: "baseos", Name: "kernel-core", EVR: "4.18.0-553.5.1.el8_10", Update: "4.18.0-553.81.1.el8_10", Base: true,
+		Requires: []string{"dracut"}, Provides: []string{"kernel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+	{Major: "8", Repo: "baseos", Name: "kernel-devel", EVR: "4.18.0-553.5.1.el8_10", Update: "4.18.0-553.81.1.el8_10",
+		Provides: []string{"kernel-devel-uname-r = {vr}.x86_64", "installonlypkg(kernel)"}},
+	{Major: "8", Repo: "appstream", Name: "python36", EVR: "3.6.8-39.module+el8.10.0+1910+234ad790.rocky", Base: true,
+		Provides: []string{"python3 = {evr}", "/usr/bin/python3", "python(abi) = 3.6"},
+		Links:    map[string]string{"/usr/bin/python3.6": "python3"}},
+	{Major: "8", Repo: "appstream", Name: "python39", EVR: "3.9.20-1.module+el8.10.0+1871+4f5e8bd8", Update: "3.9.20-2.module+el8.10.0+1960+7c8e7f4a",
+		Provides: []string{"python3.9 = {evr}", "/usr/bin/python3.9", "python(abi) = 3.9"},
+		Links:    map[string]string{"/usr/bin/python3.9": "python3"}},
+	{Major: "8", Repo: "extras", Name: "epel-release", EVR: "8-22.el8", Requires: []string{"redhat-release >= 8"}},
 	{Repo: "baseos", Name: "cockpit-bridge", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
 	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
@@ -191,7 +262,7 @@ var catalog = []pkgDef{
 	{Repo: "crb", Name: "munge-devel", EVR: "0.5.13-13.el9", Requires: []string{"munge-libs = {evr}"}},
 
 	// --- extras ---
-	{Repo: "extras", Name: "epel-release", EVR: "9-10.el9", Requires: []string{"redhat-release >= 9"}},
+	{Major: "9", Repo: "extras", Name: "epel-release", EVR: "9-10.el9", Requires: []string{"redhat-release >= 9"}},
 
 	// --- EPEL ---
 	{Repo: "epel", Name: "apptainer", EVR: "1.4.1-1.el9", Update: "1.4.2-1.el9", Bins: []string{"/usr/bin/apptainer"}},

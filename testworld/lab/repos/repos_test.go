@@ -167,14 +167,14 @@ func TestSnapshotsHaveValidRepodata(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rd := range repoDefs {
-		e, ok := tf.Lookup(rd.Key, "9.6")
+		e, ok := tf.Lookup(rd.Key, map[string]string{"9": "9.6", "8": "8.10"}[rd.major()])
 		if rd.Vendor {
 			if ok {
 				t.Errorf("vendor repository %s in the timestamps file", rd.Key)
 			}
 			continue
 		}
-		if !ok || e.PulpPath != rd.PulpPath || e.PulpTimestamp != newer || e.RepoFile != rd.RepoFile {
+		if !ok || e.PulpPath != rd.PulpPath || e.PulpTimestamp != newer || e.RepoFile != rd.RepoFile || e.RepoName != rd.RepoName {
 			t.Errorf("timestamps entry for %s: %+v, %v", rd.Key, e, ok)
 		}
 	}
@@ -209,7 +209,7 @@ func TestSignaturesAndHostPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, nil, "rpm", "--dbpath", db, "--import", keyFile)
-	rpms, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(r.BaseImageRPMs[0])), "rpms", "*.rpm"))
+	rpms, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(r.BaseImageRPMs["9"][0])), "rpms", "*.rpm"))
 	if len(rpms) < 100 {
 		t.Fatalf("only %d RPMs", len(rpms))
 	}
@@ -233,7 +233,7 @@ func TestSignaturesAndHostPaths(t *testing.T) {
 	}
 
 	// The base image has rocky-release and the older kernel.
-	names := run(t, nil, "rpm", append([]string{"--dbpath", db, "-qp", "--nosignature", "--qf", "%{NAME}\n"}, r.BaseImageRPMs...)...)
+	names := run(t, nil, "rpm", append([]string{"--dbpath", db, "-qp", "--nosignature", "--qf", "%{NAME}\n"}, r.BaseImageRPMs["9"]...)...)
 	for _, want := range []string{"rocky-release", "kernel", "kernel-core", "glibc", "cockpit-ws"} {
 		if !slices.Contains(strings.Fields(names), want) {
 			t.Errorf("BaseImageRPMs lack %s: %s", want, names)
@@ -317,17 +317,25 @@ func TestDistributions(t *testing.T) {
 	r := built(t)
 	g := &pulpfake.Guard{Users: map[string]string{"u": "p"}}
 	ds := Distributions(r, g)
-	if len(ds) != len(r.Snapshots) {
-		t.Fatalf("%d distributions", len(ds))
+	// one per path: grafana's and TurboVNC's serve both majors
+	if len(ds) != len(r.Snapshots)-4 {
+		t.Fatalf("%d distributions for %d snapshots", len(ds), len(r.Snapshots))
+	}
+	for _, s := range r.Snapshots {
+		want := g
+		if slices.Contains([]string{"doca", "cuda"}, s.Repo) {
+			want = nil // the vendors' own are open
+		}
+		if !slices.ContainsFunc(ds, func(d pulpfake.Distribution) bool {
+			return d.BasePath == s.PulpPath+"/"+s.Timestamp && d.Dir == s.Dir && d.Guard == want
+		}) {
+			t.Errorf("no distribution for %+v", s)
+		}
 	}
 	public := 0
-	for i, d := range ds {
-		want := g
-		if slices.Contains([]string{"doca", "cuda"}, r.Snapshots[i].Repo) {
-			want, public = nil, public+1 // the vendors' own are open
-		}
-		if d.BasePath != r.Snapshots[i].PulpPath+"/"+r.Snapshots[i].Timestamp || d.Dir != r.Snapshots[i].Dir || d.Guard != want {
-			t.Errorf("distribution %d: %+v", i, d)
+	for _, d := range ds {
+		if d.Guard == nil {
+			public++
 		}
 	}
 	if public != 4 {
@@ -338,6 +346,46 @@ func TestDistributions(t *testing.T) {
 		"\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9\n"
 	if got := string(VendorRepoFile(cuda, "http://pulp.example/pulp/content/")); got != want {
 		t.Errorf("cuda's .repo file:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Rocky 8.10's repositories hold the catalog with el8 EVRs, RL8's own
+// release, kernel and interpreters (python36's python3, python39), and
+// nothing tagged el9; its base image RPMs are RL8's.
+func TestRocky8Snapshots(t *testing.T) {
+	r := built(t)
+	_, newer := Timestamps()
+	got := map[string]string{}
+	for _, s := range r.Snapshots {
+		if s.Major != "8" || s.Timestamp != newer {
+			continue
+		}
+		for _, p := range readPrimary(t, s.Dir).Packages {
+			if strings.Contains(p.Version.Rel, "el9") {
+				t.Errorf("%s: %s-%s-%s", s.BasePath(), p.Name, p.Version.Ver, p.Version.Rel)
+			}
+			got[s.Repo+" "+p.Name] += " " + p.Version.Ver + "-" + p.Version.Rel
+		}
+	}
+	for k, want := range map[string]string{
+		"baseos rocky-release": " 8.10-1.9.el8", "baseos kernel-core": "4.18.0-553.81.1.el8_10", "appstream python36": "3.6.8-",
+		"appstream python39": "3.9.20-", "extras epel-release": " 8-22.el8", "appstream podman": ".el8_10", "epel apptainer": ".el8",
+		"OpenHPC-updates slurm-ohpc": "23.11.10-321.ohpc.3.2", "TurboVNC turbovnc": "3.0.1-20230811",
+	} {
+		if !strings.Contains(got[k], want) {
+			t.Errorf("el8 %s: %q, want %q in it", k, got[k], want)
+		}
+	}
+	if got["baseos python3"] != "" || got["epel-cisco-openh264 openh264"] != "" {
+		t.Errorf("el8 has RL9's python3 %q or openh264 %q", got["baseos python3"], got["epel-cisco-openh264 openh264"])
+	}
+	var base []string
+	for _, f := range r.BaseImageRPMs["8"] {
+		base = append(base, filepath.Base(f))
+	}
+	b := strings.Join(base, " ")
+	if !strings.Contains(b, "rocky-release-8.10-1.9.el8.") || !strings.Contains(b, "python36-3.6.8") || strings.Contains(b, "el9") {
+		t.Errorf("RL8 base image RPMs: %s", b)
 	}
 }
 
@@ -395,7 +443,7 @@ func newInstallroot(t *testing.T, r *Result, srv *pulpfake.Server) *installroot 
 func (ir *installroot) writeRepos(ts, user, password string) {
 	var b strings.Builder
 	for _, s := range ir.res.Snapshots {
-		if s.Timestamp != ts {
+		if s.Timestamp != ts || s.Major != "9" {
 			continue
 		}
 		fmt.Fprintf(&b, "[%s]\nname = %s\nbaseurl = %s/%s\ngpgcheck = 1\nenabled = 1\nusername = %s\npassword = %s\n\n",
@@ -467,7 +515,7 @@ func TestDnfInstallAndUpgrade(t *testing.T) {
 	}
 	// A fresh GenericCloud image: base RPMs installed, the lab key imported.
 	ir.rpm("--import", keyFile)
-	ir.rpm(append([]string{"-i"}, r.BaseImageRPMs...)...)
+	ir.rpm(append([]string{"-i"}, r.BaseImageRPMs["9"]...)...)
 	if _, err := os.Stat(filepath.Join(ir.root, "var/lib/rpm")); err != nil {
 		t.Fatalf("rpm database not at /var/lib/rpm in the root: %v", err)
 	}

@@ -32,6 +32,10 @@ var URLRPMs = []URLRPM{
 		Name: "prometheus-slurm-exporter", EVR: "0.22-1.el8"},
 	{Path: "/server/rhel9/x86_64/rstudio-server-rhel-2025.05.1-513-x86_64.rpm",
 		Name: "rstudio-server", EVR: "2025.05.1+513-1", Signed: true},
+	// Posit's Rocky 8 build, at the rhel8 path (its release marks the
+	// stand-in apart, so an image shows which one it has)
+	{Path: "/server/rhel8/x86_64/rstudio-server-rhel-2025.05.1-513-x86_64.rpm",
+		Name: "rstudio-server", EVR: "2025.05.1+513-1.rhel8", Signed: true},
 	{Path: "/coder/code-server/releases/download/v4.102.2/code-server-4.102.2-amd64.rpm",
 		Name: "code-server", EVR: "4.102.2-1"},
 }
@@ -72,17 +76,27 @@ func BuildURLRPMs(o Options) (map[string][]byte, error) {
 		return nil, err
 	}
 	var arts []*artifact
+	var chunks [][]*artifact // a name once per rpmbuild run
 	var signed []string
+	seen := map[string]int{}
 	for _, u := range URLRPMs {
-		a := &artifact{def: pkgDef{Repo: "by URL", Name: u.Name, EVR: u.EVR, Bins: []string{"/usr/bin/" + u.Name}}, evr: u.EVR}
+		a := &artifact{def: pkgDef{Repo: "by URL", Name: u.Name, EVR: u.EVR, Bins: []string{"/usr/bin/" + u.Name}}, evr: u.EVR, majors: []string{"9"}}
 		a.file = fmt.Sprintf("%s-%s.noarch.rpm", u.Name, a.vr())
 		arts = append(arts, a)
+		if n := seen[u.Name]; n < len(chunks) {
+			chunks[n] = append(chunks[n], a)
+		} else {
+			chunks = append(chunks, []*artifact{a})
+		}
+		seen[u.Name]++
 		if u.Signed {
 			signed = append(signed, filepath.Join(rpmsDir, a.file))
 		}
 	}
-	if err := buildChunk(filepath.Join(work, "build"), 0, arts, key, rpmsDir); err != nil {
-		return nil, err
+	for i, c := range chunks {
+		if err := buildChunk(filepath.Join(work, "build", fmt.Sprint(i)), i, c, key, rpmsDir); err != nil {
+			return nil, err
+		}
 	}
 	if len(signed) > 0 {
 		if err := signAll(key, [][]string{signed}); err != nil {

@@ -10,7 +10,8 @@ import (
 
 // BaseImageOptions configure BuildBaseImage.
 type BaseImageOptions struct {
-	RockyVersion string            // "9.6"
+	RockyVersion string            // "9.6" or "8.10"
+	Codename     string            // "Blue Onyx" (9), "Green Obsidian" (8)
 	RPMs         []string          // RPM files installed into the image's rpm db (rpm -i --nodeps, in the chroot)
 	GPGKeys      map[string][]byte // files under /etc/pki/rpm-gpg/ (not imported)
 }
@@ -31,6 +32,9 @@ func BuildBaseImage(m *Manager, opts BaseImageOptions) (diskID string, err error
 	if ver == "" {
 		ver = "9.6"
 	}
+	if opts.Codename == "" {
+		opts.Codename = "Blue Onyx"
+	}
 	major, _, _ := strings.Cut(ver, ".")
 	disk, err := m.CloneDisk("")
 	if err != nil {
@@ -42,13 +46,17 @@ func BuildBaseImage(m *Manager, opts BaseImageOptions) (diskID string, err error
 		}
 	}()
 	upper := filepath.Join(disk, "upper")
+	support := map[string]string{"8": "2029-05-31"}[major]
+	if support == "" {
+		support = "2032-05-31"
+	}
 	osRelease := fmt.Sprintf(`NAME="Rocky Linux"
-VERSION="%[1]s (Blue Onyx)"
+VERSION="%[1]s (%[3]s)"
 ID="rocky"
 ID_LIKE="rhel centos fedora"
 VERSION_ID="%[1]s"
 PLATFORM_ID="platform:el%[2]s"
-PRETTY_NAME="Rocky Linux %[1]s (Blue Onyx)"
+PRETTY_NAME="Rocky Linux %[1]s (%[3]s)"
 ANSI_COLOR="0;32"
 LOGO="fedora-logo-icon"
 CPE_NAME="cpe:/o:rocky:rocky:%[2]s::baseos"
@@ -56,13 +64,13 @@ HOME_URL="https://rockylinux.org/"
 VENDOR_NAME="RESF"
 VENDOR_URL="https://resf.org/"
 BUG_REPORT_URL="https://bugs.rockylinux.org/"
-SUPPORT_END="2032-05-31"
+SUPPORT_END="%[4]s"
 ROCKY_SUPPORT_PRODUCT="Rocky-Linux-%[2]s"
 ROCKY_SUPPORT_PRODUCT_VERSION="%[1]s"
 REDHAT_SUPPORT_PRODUCT="Rocky Linux"
 REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
-`, ver, major)
-	release := fmt.Sprintf("Rocky Linux release %s (Blue Onyx)\n", ver)
+`, ver, major, opts.Codename, support)
+	release := fmt.Sprintf("Rocky Linux release %s (%s)\n", ver, opts.Codename)
 	files := []imageFile{
 		{"etc/os-release", 0o644, osRelease},
 		{"usr/lib/os-release", 0o644, osRelease},
@@ -77,8 +85,6 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		{"etc/dnf/vars/contentdir", 0o644, "pub/rocky\n"},
 		{"etc/dnf/vars/sigcontentdir", 0o644, "pub/sig\n"},
 		{"etc/dnf/vars/rltype", 0o644, "\n"},
-		{"etc/yum.repos.d/rocky.repo", 0o644, rockyRepo},
-		{"etc/yum.repos.d/rocky-extras.repo", 0o644, rockyExtrasRepo},
 		{"etc/selinux/config", 0o644, "# This file controls the state of SELinux on the system.\nSELINUX=enforcing\nSELINUXTYPE=targeted\n"},
 		{"etc/hostname", 0o644, "localhost\n"},
 		{"etc/hosts", 0o644, "127.0.0.1   localhost localhost.localdomain localhost4 localhost4.localdomain4\n::1         localhost localhost.localdomain localhost6 localhost6.localdomain6\n"},
@@ -90,6 +96,7 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		{"usr/bin/ansible-init", 0o755, ansibleInitScript},
 		{"usr/bin/update-ca-trust", 0o755, updateCATrustScript},
 	}
+	files = append(files, rockyRepoFiles(major)...)
 	for name, data := range opts.GPGKeys {
 		if strings.Contains(name, "/") || name == "" || name == "." || name == ".." {
 			return "", fmt.Errorf("vm: bad GPG key file name %q", name)
@@ -217,8 +224,37 @@ func writeUpperFile(lower, upper, rel string, mode os.FileMode, data []byte) err
 	return os.Chmod(p, mode)
 }
 
-const rockyRepo = `# rocky.repo
-#
+// rockyRepoFiles are the repo files of a Rocky GenericCloud image of
+// major: Rocky 9's rocky.repo and rocky-extras.repo, Rocky 8's one file
+// per repository (its key RPM-GPG-KEY-rockyofficial).
+func rockyRepoFiles(major string) []imageFile {
+	if major != "8" {
+		return []imageFile{{"etc/yum.repos.d/rocky.repo", 0o644, rockyRepo}, {"etc/yum.repos.d/rocky-extras.repo", 0o644, rockyExtrasRepo}}
+	}
+	var out []imageFile
+	for _, r := range []struct{ file, section, name, repo, enabled string }{
+		{"Rocky-BaseOS", "baseos", "BaseOS", "BaseOS", "1"},
+		{"Rocky-AppStream", "appstream", "AppStream", "AppStream", "1"},
+		{"Rocky-PowerTools", "powertools", "PowerTools", "PowerTools", "0"},
+		{"Rocky-Extras", "extras", "Extras", "extras", "1"},
+	} {
+		out = append(out, imageFile{"etc/yum.repos.d/" + r.file + ".repo", 0o644, fmt.Sprintf(`# %[1]s.repo
+`+mirrorlistNote+`
+[%[2]s]
+name=Rocky Linux $releasever - %[3]s
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=%[4]s-$releasever
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/%[4]s/$basearch/os/
+gpgcheck=1
+enabled=%[5]s
+countme=1
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
+`, r.file, r.section, r.name, r.repo, r.enabled)})
+	}
+	return out
+}
+
+// mirrorlistNote is the comment Rocky's repo files open with.
+const mirrorlistNote = `#
 # The mirrorlist system uses the connecting IP address of the client and the
 # update status of each mirror to pick current mirrors that are geographically
 # close to the client.  You should use this for Rocky updates unless you are
@@ -226,7 +262,10 @@ const rockyRepo = `# rocky.repo
 #
 # If the mirrorlist does not work for you, you can try the commented out
 # baseurl line instead.
+`
 
+const rockyRepo = `# rocky.repo
+` + mirrorlistNote + `
 [baseos]
 name=Rocky Linux $releasever - BaseOS
 mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=BaseOS-$releasever$rltype
@@ -313,15 +352,7 @@ gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9
 `
 
 const rockyExtrasRepo = `# rocky-extras.repo
-#
-# The mirrorlist system uses the connecting IP address of the client and the
-# update status of each mirror to pick current mirrors that are geographically
-# close to the client.  You should use this for Rocky updates unless you are
-# manually picking other mirrors.
-#
-# If the mirrorlist does not work for you, you can try the commented out
-# baseurl line instead.
-
+` + mirrorlistNote + `
 [extras]
 name=Rocky Linux $releasever - Extras
 mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=$basearch&repo=extras-$releasever$rltype
