@@ -12,7 +12,6 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // fakeCheckout is the least an appliance checkout and environment hold
@@ -331,28 +330,5 @@ func TestApplianceTarget(t *testing.T) {
 	}
 	if _, err := applianceTarget(map[string]any{"ConnType": "winrm"}); err == nil || !strings.Contains(err.Error(), "winrm") {
 		t.Errorf("winrm: %v", err)
-	}
-}
-
-// TestApplianceProxySecretsRedacted: the site's proxy credentials, which
-// the proxy role prints when it runs through Ansible, are asked for in
-// the resolution and redacted from then on, in every form.
-func TestApplianceProxySecretsRedacted(t *testing.T) {
-	req := applianceRequest()
-	for _, v := range applianceSecretVars {
-		if !slices.ContainsFunc(req.Queries, func(q appliance.Query) bool { return q.Role == "" && slices.Contains(q.Vars, v) }) {
-			t.Errorf("the resolution does not ask for %s", v)
-		}
-	}
-	const pw = "site-proxy-Secret-7f3a9c"
-	res := &appliance.Result{Values: map[string]map[string]appliance.Value{"": {
-		"proxy_basic_user":     {Defined: true, Value: "squid"},
-		"proxy_basic_password": {Defined: true, Value: pw},
-		"proxy_http_proxy":     {Defined: true, Value: "http://squid:" + pw + "@proxy.site:3128"},
-	}}}
-	redactApplianceSecrets(res)
-	out := redact.String("changed: [default] => (item={'key': 'http_proxy', 'value': 'http://squid:" + pw + "@proxy.site:3128'})")
-	if strings.Contains(out, pw) {
-		t.Errorf("the proxy password is shown: %s", out)
 	}
 }
