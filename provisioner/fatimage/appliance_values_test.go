@@ -12,6 +12,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 )
 
 // fakeCheckout is the least an appliance checkout and environment hold
@@ -76,12 +77,18 @@ func overridesResult() *appliance.Result {
 				"node_exporter_version":               str("1.11.1"),
 				"openondemand_install_app_rstudio":    str(map[string]any{"rstudio": map[string]any{"version": "2026.01.1"}}),
 				"openondemand_install_app_codeserver": str(map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}}),
+				"openondemand_install_app_jupyter":    str(map[string]any{"jupyter": map[string]any{"version": "master"}}),
 				"ansible_distribution_version":        str("9.6"),
 				"ansible_distribution_major_version":  str("9"),
 			},
-			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
+			"osc.ood":     {"ondemand_dex_package": str("ondemand-dex")},
+			"mysql":       {"mysql_tag": str("8.0.30")},
+			"opensearch":  {"opensearch_version": str("2.9.0")},
+			"filebeat":    {"filebeat_version": str("7.12.1")},
+			"slurm_tools": {"pytools_gitref": str("v3.0")},
 		},
 		RoleConditions: map[string]map[string]appliance.Truth{
+			"":             {},
 			"openondemand": {},
 			"osc.ood":      {"install_ondemand_dex | bool": {Holds: true}},
 		},
@@ -330,5 +337,58 @@ func TestApplianceTarget(t *testing.T) {
 	}
 	if _, err := applianceTarget(map[string]any{"ConnType": "winrm"}); err == nil || !strings.Contains(err.Error(), "winrm") {
 		t.Errorf("winrm: %v", err)
+	}
+}
+
+// TestPlanFromApplianceAppsImagesPins: a site's overrides of which Open
+// OnDemand apps are installed (an app's partition unset), jupyter's
+// branch, the container images' tags and the slurm-tools venv's pin
+// change the build plan: the checkouts, the images and the units running
+// them, the venv's requirements.
+func TestPlanFromApplianceAppsImagesPins(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "mysql", "opensearch", "filebeat", "slurm_stats")
+	res.RoleConditions[""]["'rstudio' in ood_install_apps"] = appliance.Truth{Holds: false}
+	str := func(v any) appliance.Value { return appliance.Value{Defined: true, Value: v} }
+	res.Values[""]["openondemand_install_app_jupyter"] = str(map[string]any{"jupyter": map[string]any{"version": "v0.2"}})
+	res.Values["mysql"]["mysql_tag"] = str("8.0.31")
+	res.Values["opensearch"]["opensearch_version"] = str("2.11.0")
+	res.Values["filebeat"]["filebeat_version"] = str("7.12.2")
+	res.Values["slurm_tools"]["pytools_gitref"] = str("v2.0")
+	p, err := c.plan(newApplianceValues(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dests []string
+	for _, g := range p.GitCheckouts {
+		dests = append(dests, g.Destination)
+	}
+	if !slices.Equal(dests, []string{"/var/www/ood/apps/sys/jupyter", "/var/www/ood/apps/sys/codeserver"}) || p.GitCheckouts[0].Branch != "v0.2" {
+		t.Errorf("the apps: %+v", p.GitCheckouts)
+	}
+	if o := p.origins["git_checkouts"]; len(o) < 2 || o[1].variable != "openondemand_install_app_codeserver" {
+		t.Errorf("origins %+v", o)
+	}
+	images := map[string]bool{}
+	for _, ct := range p.Containers {
+		images[ct.Image[strings.LastIndex(ct.Image, "/")+1:]] = true
+	}
+	for _, want := range []string{"mysql:8.0.31", "opensearch:2.11.0", "filebeat-oss:7.12.2"} {
+		if !images[want] {
+			t.Errorf("images %v lack %s", images, want)
+		}
+	}
+	for _, u := range p.SystemdUnits {
+		if (u.Name == "opensearch.service" && !strings.Contains(u.Content, "opensearch:2.11.0")) ||
+			(u.Name == "mysql.service" && !strings.Contains(u.Content, "mysql:8.0.31")) {
+			t.Errorf("%s runs another image:\n%s", u.Name, u.Content)
+		}
+	}
+	if !slices.ContainsFunc(p.PythonEnvs, func(e python.PythonEnv) bool {
+		return e.Path == "/opt/slurm-tools" && slices.ContainsFunc(e.Requirements, func(r string) bool { return strings.HasSuffix(r, "slurm-openstack-tools.git@v2.0") })
+	}) {
+		t.Errorf("the slurm-tools venv: %+v", p.PythonEnvs)
 	}
 }
