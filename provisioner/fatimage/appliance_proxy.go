@@ -46,7 +46,7 @@ type buildProxy struct {
 // resolved them for the build host, and the first that it could not
 // template (an error only if the proxy is used: forBuild).
 func proxySettings(res *appliance.Result) *buildProxy {
-	p := &buildProxy{dnf: true}
+	p := &buildProxy{dnf: true, err: res.RoleMissing(proxyScope)}
 	for name, dst := range map[string]*string{"proxy_http_proxy": &p.http, "proxy_https_proxy": &p.https,
 		"proxy_no_proxy": &p.noProxy, "proxy_basic_user": &p.user, "proxy_basic_password": &p.password} {
 		v := res.Values[proxyScope][name]

@@ -78,6 +78,9 @@ func applianceRequest() appliance.Request {
 type resultLookup struct{ res *appliance.Result }
 
 func (l resultLookup) Value(role, name string) (any, bool, error) {
+	if err := l.res.RoleMissing(role); err != nil {
+		return nil, false, err
+	}
 	v, ok := l.res.Values[role][name]
 	if !ok {
 		return nil, false, fmt.Errorf("%s was not asked for", name)
@@ -89,6 +92,9 @@ func (l resultLookup) Value(role, name string) (any, bool, error) {
 }
 
 func (l resultLookup) Holds(role, cond string) (bool, error) {
+	if err := l.res.RoleMissing(role); err != nil {
+		return false, err
+	}
 	t, ok := l.res.RoleConditions[role][cond]
 	if !ok {
 		return false, fmt.Errorf("condition %q was not asked for", cond)

@@ -392,3 +392,24 @@ func TestPlanFromApplianceAppsImagesPins(t *testing.T) {
 		t.Errorf("the slurm-tools venv: %+v", p.PythonEnvs)
 	}
 }
+
+// TestPlanFromApplianceMissingRole: a site without the osc.ood role
+// builds what needs none of its values; a build of the openondemand
+// group fails naming the role and where the site's Ansible looks for it.
+func TestPlanFromApplianceMissingRole(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	delete(res.Values, "osc.ood")
+	delete(res.RoleConditions, "osc.ood")
+	res.MissingRoles = map[string]string{"osc.ood": "/site/roles, /galaxy/roles"}
+	_, err := c.plan(newApplianceValues(res))
+	if err == nil || !strings.Contains(err.Error(), `group "openondemand"`) ||
+		!strings.Contains(err.Error(), "the role osc.ood is not installed: the site's Ansible looks for it in /site/roles, /galaxy/roles") {
+		t.Errorf("openondemand without osc.ood: %v", err)
+	}
+	res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "openondemand" })
+	if _, err := c.plan(newApplianceValues(res)); err != nil {
+		t.Errorf("a build without openondemand: %v", err)
+	}
+}
