@@ -44,7 +44,7 @@ type applianceValues struct {
 func applianceRequest() appliance.Request {
 	type scope struct{ vars, conds []string }
 	repos := packagesets.ApplianceExtraRepos()
-	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor}},
+	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar}},
 		proxyScope: {vars: slices.Clone(proxyVars)}}
 	for _, v := range packagesets.ApplianceBinaryVars() {
 		byRole[""].vars = append(byRole[""].vars, v)

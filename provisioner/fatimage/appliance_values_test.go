@@ -413,3 +413,25 @@ func TestPlanFromApplianceMissingRole(t *testing.T) {
 		t.Errorf("a build without openondemand: %v", err)
 	}
 }
+
+// TestOODAppsNotInstalled: an app the site's ood_install_apps names that
+// the openondemand group installs no checkout of is said, not skipped
+// silently; the built-in ones are not.
+func TestOODAppsNotInstalled(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	apps := map[string]any{"jupyter": map[string]any{}, "rstudio": map[string]any{}, "codeserver": map[string]any{}}
+	res.Values[""][oodAppsVar] = appliance.Value{Defined: true, Value: apps}
+	p, err := c.plan(newApplianceValues(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := oodAppsNotInstalled(res, p); w != "" {
+		t.Errorf("the built-in apps: %s", w)
+	}
+	apps["matlab"] = map[string]any{"repo": "https://github.com/stackhpc/ood-stackhpc-matlab.git"}
+	if w := oodAppsNotInstalled(res, p); !strings.Contains(w, "ood_install_apps names matlab, which the openondemand group does not install") {
+		t.Errorf("matlab: %q", w)
+	}
+}

@@ -64,6 +64,9 @@ func stepAppliance(ctx context.Context, s *state) error {
 	}
 	s.plan = p
 	s.say(fmt.Sprintf("%s; %d values from it; groups %s", res.Summary(), len(p.sets.applied), strings.Join(p.setNames, ", ")))
+	if w := oodAppsNotInstalled(res, p); w != "" {
+		s.say(w)
+	}
 	if px := p.proxy(); px != nil {
 		s.say(fmt.Sprintf("appliance: the build host is in the proxy group: every download of the build goes through %s (proxy_http_proxy), dnf's too: %v (proxy_dnf)", px.shown(), px.dnf))
 	}
