@@ -18,6 +18,7 @@ packages=(
   docker-registry                                   # the lab's OCI registry (the distribution registry)
   shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
   nodejs                                            # internal/sbom: the independent CycloneDX validator (scripts/sbom-validator.sh)
+  tinyproxy                                         # the lab's forward proxy for builds behind a site proxy (testworld/lab/proxy.go)
 )
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }
 missing=()

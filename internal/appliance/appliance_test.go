@@ -272,8 +272,10 @@ func TestRunUsesTheVenv(t *testing.T) {
 func TestResolveErrors(t *testing.T) {
 	s := appliancesite.New(t, ".stackhpc", "fatimage")
 	ctx := context.Background()
+	// a role the site lacks is left out (TestMissingRoleLeftOut), not
+	// imported: what fails is reaching the (fake) VM
 	_, err := s.Resolve(ctx, fakeTarget, appliance.Request{Queries: []appliance.Query{{Role: "no_such_role", Vars: []string{"x"}}}}, &strings.Builder{})
-	if err == nil || !strings.Contains(err.Error(), "'no_such_role' was not found") {
+	if err == nil || strings.Contains(err.Error(), "no_such_role") || !strings.Contains(err.Error(), "UNREACHABLE") {
 		t.Errorf("a missing role: %v", err)
 	}
 	closed := appliance.Target{Host: "127.0.0.1", Port: 9, User: "rocky", PrivateKey: []byte("not a key")}

@@ -15,3 +15,8 @@ var ResolvePlaybook = resolvePlaybook
 
 // DecodeResult is decodeResult, for tests.
 var DecodeResult = decodeResult
+
+// WithoutMissingRoles is withoutMissingRoles, for tests.
+func (s *Site) WithoutMissingRoles(req Request) (Request, map[string]string, error) {
+	return s.withoutMissingRoles(req)
+}

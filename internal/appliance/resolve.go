@@ -74,6 +74,19 @@ type Result struct {
 	Patterns    map[string]bool
 	Conditions  map[string]Truth
 	Expressions map[string]Value
+	// MissingRoles are the queries' roles the site does not have, each
+	// with where it was looked for: their queries were left out, so that
+	// a build needing none of their values resolves the rest.
+	MissingRoles map[string]string
+}
+
+// RoleMissing is the error of a value or condition asked in a role's
+// scope that the site lacks; nil when it has the role.
+func (r *Result) RoleMissing(role string) error {
+	if where, ok := r.MissingRoles[role]; ok {
+		return fmt.Errorf("the role %s is not installed: the site's Ansible looks for it in %s", role, where)
+	}
+	return nil
 }
 
 var (
@@ -111,6 +124,10 @@ func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer
 	if err := req.check(); err != nil {
 		return nil, err
 	}
+	req, missing, err := s.withoutMissingRoles(req)
+	if err != nil {
+		return nil, err
+	}
 	inv, err := s.prepare(t)
 	if err != nil {
 		return nil, err
@@ -135,7 +152,7 @@ func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer
 	if err != nil {
 		return nil, err
 	}
-	res.Environment = s.Environment
+	res.Environment, res.MissingRoles = s.Environment, missing
 	if res.Commit, err = s.Commit(ctx); err != nil {
 		res.CommitError = err.Error()
 	}
@@ -242,4 +259,32 @@ func value(name string, r taskResult) Value {
 	// Ansible appends where in our playbook the task is: not the site's concern.
 	msg, _, _ = strings.Cut(msg, "\n\nThe error appears to be in")
 	return Value{Defined: true, Error: msg}
+}
+
+// withoutMissingRoles is req without the queries of roles the site has
+// not installed (a role's import fails the whole playbook), and those
+// roles with where they were looked for. Collection roles
+// (namespace.collection.role) are left to Ansible.
+func (s *Site) withoutMissingRoles(req Request) (Request, map[string]string, error) {
+	out := req
+	out.Queries = nil
+	missing := map[string]string{}
+	for _, q := range req.Queries {
+		if q.Role != "" && strings.Count(q.Role, ".") < 2 {
+			dir, err := s.FindRole(q.Role)
+			if err != nil {
+				return req, nil, err
+			}
+			if dir == "" {
+				paths, err := s.RolesSearchPath()
+				if err != nil {
+					return req, nil, err
+				}
+				missing[q.Role] = strings.Join(paths, ", ") + " (the roles_path of " + s.config() + ", then appliance_roles_path)"
+				continue
+			}
+		}
+		out.Queries = append(out.Queries, q)
+	}
+	return out, missing, nil
 }

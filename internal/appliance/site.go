@@ -194,15 +194,25 @@ func readDefaults(cfgFile string) (map[string]string, error) {
 // site: the first of the environment's roles_path and then RolesPath that
 // has it; "" when none has.
 func (s *Site) FindRole(name string) (string, error) {
-	cfg, err := readPaths(s.config())
+	paths, err := s.RolesSearchPath()
 	if err != nil {
 		return "", err
 	}
-	for _, d := range append(cfg["roles_path"], s.RolesPath...) {
+	for _, d := range paths {
 		p := filepath.Join(d, name)
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
 			return p, nil
 		}
 	}
 	return "", nil
+}
+
+// RolesSearchPath are the directories roles are looked for in, in order:
+// the environment's roles_path, then RolesPath.
+func (s *Site) RolesSearchPath() ([]string, error) {
+	cfg, err := readPaths(s.config())
+	if err != nil {
+		return nil, err
+	}
+	return append(cfg["roles_path"], s.RolesPath...), nil
 }

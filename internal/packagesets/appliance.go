@@ -36,6 +36,14 @@ type ApplianceVar struct {
 	// Format makes an item of each value: "{}" is the value
 	// (grafana_version 10.4.18 with "grafana-{}" is grafana-10.4.18).
 	Format string `yaml:"format"`
+	// Within is the text of the single value at Into (a unit's content)
+	// that the one value, formatted, replaces wherever it occurs: the
+	// built-in tag in the unit running an image (opensearch:2.9.0).
+	Within string `yaml:"within"`
+	// Drop: Into is an element of a content list (content/git_checkouts/0)
+	// that the build leaves out when When does not hold (the Open
+	// OnDemand apps the site's ood_install_apps does not name).
+	Drop bool `yaml:"drop"`
 }
 
 // LocalUsers is the appliance variable of the users bootstrap.yml
@@ -127,9 +135,19 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 	if g.Content != nil {
 		out.Content = deepCopy(g.Content).(map[string]any)
 	}
+	var drops []string
 	for _, s := range g.Appliance {
-		vals, err := s.values(look)
-		if err == nil {
+		var vals []string
+		var err error
+		if s.Drop {
+			var holds bool
+			if holds, err = look.Holds(s.Role, s.When); err == nil {
+				vals = []string{"kept"}
+				if !holds {
+					vals, drops = []string{"left out"}, append(drops, s.Into)
+				}
+			}
+		} else if vals, err = s.values(look); err == nil {
 			err = out.put(s, vals)
 		}
 		if err != nil {
@@ -138,7 +156,96 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 		}
 		applied = append(applied, Applied{Group: g.Name, ApplianceVar: s, Values: vals})
 	}
-	return out, applied, errors.Join(errs...)
+	// after every source: the indices they name are the table's
+	if err := out.drop(drops); err != nil {
+		errs = append(errs, fmt.Errorf("group %q: %w", g.Name, err))
+	}
+	return out, renumber(applied, drops), errors.Join(errs...)
+}
+
+// renumber makes the applied sources' paths name the elements where
+// they are once the dropped ones are left out; the sources of a dropped
+// element go with it (its drop stays, at the table's index).
+func renumber(applied []Applied, drops []string) []Applied {
+	var out []Applied
+	for _, a := range applied {
+		list, n, tail, ok := elementOf(a.Into)
+		if a.Drop || !ok {
+			out = append(out, a)
+			continue
+		}
+		before, gone := 0, false
+		for _, d := range drops {
+			if dl, i, _, _ := elementOf(d); dl == list {
+				gone = gone || i == n
+				if i < n {
+					before++
+				}
+			}
+		}
+		if !gone {
+			a.Into = list + "/" + strconv.Itoa(n-before) + tail
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// elementOf splits content/<list>/<index>[/rest] (a list of the content
+// with a key, not nested in another list).
+func elementOf(into string) (list string, idx int, tail string, ok bool) {
+	parts := strings.SplitN(into, "/", 4)
+	if len(parts) < 3 || parts[0] != "content" {
+		return "", 0, "", false
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return "", 0, "", false
+	}
+	if len(parts) == 4 {
+		tail = "/" + parts[3]
+	}
+	return parts[0] + "/" + parts[1], n, tail, true
+}
+
+// drop leaves out the content list elements at the paths (each
+// content/<list path>/<index>).
+func (g *Group) drop(paths []string) error {
+	lists := map[string][]any{}
+	for _, into := range paths {
+		parent, key, idx, err := g.element(into)
+		if err != nil {
+			return err
+		}
+		list := parent[key].([]any)
+		list[idx] = nil
+		lists[into[:strings.LastIndex(into, "/")]] = list
+	}
+	for into, list := range lists {
+		parent, key, _, _ := g.element(into + "/0")
+		parent[key] = slices.DeleteFunc(list, func(e any) bool { return e == nil })
+	}
+	return nil
+}
+
+// element is the map holding the list that the content path into ends
+// in an index of, the list's key and the index.
+func (g *Group) element(into string) (map[string]any, string, int, error) {
+	path, ok := strings.CutPrefix(into, "content/")
+	i := strings.LastIndex(path, "/")
+	if !ok || i < 0 {
+		return nil, "", 0, fmt.Errorf("drop %q: not a content list element", into)
+	}
+	parent, key, err := walk(g.Content, strings.Split(path[:i], "/"))
+	if err != nil {
+		return nil, "", 0, err
+	}
+	list, _ := parent[key].([]any)
+	n, err := strconv.Atoi(path[i+1:])
+	if err != nil || n < 0 || n >= len(list) {
+		return nil, "", 0, fmt.Errorf("drop %q: no such element", into)
+	}
+	return parent, key, n, nil
 }
 
 func (s ApplianceVar) label() string {
@@ -247,11 +354,14 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	if err != nil {
 		return err
 	}
-	if _, scalar := parent[key].(string); scalar {
+	if cur, scalar := parent[key].(string); scalar {
 		if len(vals) != 1 {
 			return fmt.Errorf("%d values for the one value of %s", len(vals), s.Into)
 		}
 		parent[key] = vals[0]
+		if s.Within != "" {
+			parent[key] = strings.ReplaceAll(cur, s.Within, vals[0])
+		}
 		return nil
 	}
 	cur, _ := Strings(parent[key])
@@ -326,6 +436,15 @@ func deepCopy(v any) any {
 // and every item named there.
 func (g Group) checkSources() error {
 	for _, s := range g.Appliance {
+		if s.Drop {
+			if s.Var != "" || s.When == "" {
+				return fmt.Errorf("appliance source into %s: drop takes a condition and no variable", s.Into)
+			}
+			if _, _, _, err := g.element(s.Into); err != nil {
+				return err
+			}
+			continue
+		}
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
@@ -345,6 +464,9 @@ func (g Group) checkSources() error {
 				return fmt.Errorf("appliance source %s: %w", s.Var, err)
 			}
 			cur, _ = Strings(parent[key])
+			if s.Within != "" && (len(cur) != 1 || !strings.Contains(cur[0], s.Within)) {
+				return fmt.Errorf("appliance source %s: %q is not within %s", s.Var, s.Within, s.Into)
+			}
 		}
 		for _, it := range s.Items {
 			if s.Var != "" && !slices.Contains(cur, it) {

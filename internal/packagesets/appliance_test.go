@@ -50,7 +50,9 @@ func TestWithAppliance(t *testing.T) {
 		"osc.ood/ondemand_dex_package":         "ondemand-dex",
 		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"repo": "x", "version": "2026.01.1"}},
 		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
-	}, holds: map[string]bool{"osc.ood/install_ondemand_dex | bool": true}}
+		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "main"}},
+	}, holds: map[string]bool{"osc.ood/install_ondemand_dex | bool": true,
+		"/'jupyter' in ood_install_apps": true, "/'rstudio' in ood_install_apps": true, "/'codeserver' in ood_install_apps": true}}
 	groups, err := Expand("kernel_modules", "grafana", "openondemand", "openhpc")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +85,7 @@ func TestWithAppliance(t *testing.T) {
 		t.Errorf("openondemand %v", ood)
 	}
 	apps := got[2].Content["git_checkouts"].([]any)
-	if apps[1].(map[string]any)["tag"] != "2026.01.1" || apps[2].(map[string]any)["tag"] != "2025.09.1" || apps[0].(map[string]any)["branch"] != "master" {
+	if apps[1].(map[string]any)["tag"] != "2026.01.1" || apps[2].(map[string]any)["tag"] != "2025.09.1" || apps[0].(map[string]any)["branch"] != "main" {
 		t.Errorf("the apps' tags from openondemand_install_app_*: %v", apps)
 	}
 	if builtin().Groups["openondemand"].Content["git_checkouts"].([]any)[1].(map[string]any)["tag"] != "2025.08.1" {
@@ -132,10 +134,74 @@ func TestCheckSources(t *testing.T) {
 		{ApplianceVar{Into: "remove", Var: "v"}, "not packages nor a content path"},
 		{ApplianceVar{Into: "content/files/3/x", Var: "v"}, "not an index"},
 		{ApplianceVar{Into: "packages"}, "neither a variable nor a condition"},
+		{ApplianceVar{Into: "content/files/0", Drop: true, When: "c"}, "no such element"},
+		{ApplianceVar{Into: "content/files", Var: "v", Within: "zz"}, `"zz" is not within content/files`},
+		{ApplianceVar{Into: "content/files", Drop: true, Var: "v", When: "c"}, "drop takes a condition and no variable"},
 	} {
 		g.Appliance = []ApplianceVar{tc.src}
 		if err := g.checkSources(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+// TestWithApplianceAppsImagesPins: which Open OnDemand apps, the
+// container images' tags (in the units running them too) and the
+// slurm-tools venv's pin come from the site's appliance.
+func TestWithApplianceAppsImagesPins(t *testing.T) {
+	look := fakeLookup{vals: map[string]any{
+		"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "ondemand-dex",
+		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"version": "2025.08.1"}},
+		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
+		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "v1.2"}},
+		"mysql/mysql_tag":                      "8.0.31",
+		"opensearch/opensearch_version":        "2.11.0",
+		"filebeat/filebeat_version":            "7.12.2",
+		"slurm_tools/pytools_gitref":           "v2.0",
+	}, holds: map[string]bool{"/'jupyter' in ood_install_apps": true, "/'codeserver' in ood_install_apps": true}}
+	groups, err := Expand("openondemand", "mysql", "opensearch", "filebeat", "slurm_stats", "rebuild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Group{}
+	var intos []string
+	for _, g := range groups {
+		ng, applied, err := WithAppliance(g, look)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[g.Name] = ng
+		for _, a := range applied {
+			if strings.HasPrefix(a.Into, "content/git_checkouts") {
+				intos = append(intos, a.Into+" "+a.Var)
+			}
+		}
+	}
+	// the sources name the elements where they are once rstudio's is out
+	if !slices.Equal(intos, []string{"content/git_checkouts/0/branch openondemand_install_app_jupyter", "content/git_checkouts/1/tag openondemand_install_app_codeserver",
+		"content/git_checkouts/0 ", "content/git_checkouts/1 ", "content/git_checkouts/2 "}) {
+		t.Errorf("applied %q", intos)
+	}
+	// rstudio's partition is unset: not installed; jupyter at the site's version
+	apps := got["openondemand"].Content["git_checkouts"].([]any)
+	if len(apps) != 2 || apps[0].(map[string]any)["branch"] != "v1.2" || !strings.Contains(apps[1].(map[string]any)["repo"].(string), "codeserver") {
+		t.Errorf("apps %v", apps)
+	}
+	for name, want := range map[string]string{"mysql": "/library/mysql:8.0.31", "opensearch": "/opensearchproject/opensearch:2.11.0", "filebeat": "/beats/filebeat-oss:7.12.2"} {
+		c := got[name].Content
+		img := c["containers"].([]any)[0].(map[string]any)["image"].(string)
+		unit := c["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+		if !strings.HasSuffix(img, want) || !strings.Contains(unit, want) {
+			t.Errorf("%s: image %s, unit %s, want %s in both", name, img, unit, want)
+		}
+		if old := builtin().Groups[name].Content["containers"].([]any)[0].(map[string]any)["image"].(string); strings.HasSuffix(old, want) {
+			t.Errorf("the table changed: %s", old)
+		}
+	}
+	for _, name := range []string{"slurm_stats", "rebuild"} {
+		reqs := got[name].Content["python_envs"].([]any)[0].(map[string]any)["requirements"].([]any)
+		if !strings.HasSuffix(reqs[0].(string), "slurm-openstack-tools.git@v2.0") || len(reqs) != 4 {
+			t.Errorf("%s: %v", name, reqs)
 		}
 	}
 }

@@ -66,6 +66,20 @@ func TestApplianceProxyRows(t *testing.T) {
 	if stepIndex(t, "cleanup") < install {
 		t.Error("cleanup runs before the proxy is removed")
 	}
+	// the plugin's own work uses the proxy from the start when
+	// bootstrap.yml's play runs for the host, not for final.yml's
+	res := &appliance.Result{Patterns: map[string]bool{set.Hosts: true}, Conditions: map[string]appliance.Truth{},
+		Values: map[string]map[string]appliance.Value{proxyScope: {"proxy_http_proxy": {Defined: true, Value: "http://squid.site:3128"}}}}
+	for _, c := range unset.When {
+		res.Conditions[c] = appliance.Truth{Holds: true}
+	}
+	if p, err := proxySettings(res).forBuild(res, all); err != nil || p == nil || p.http != "http://squid.site:3128" {
+		t.Errorf("a host in proxy: %v %v", p, err)
+	}
+	res.Patterns[set.Hosts] = false
+	if p, err := proxySettings(res).forBuild(res, all); err != nil || p != nil {
+		t.Errorf("a host not in proxy: %v %v", p, err)
+	}
 }
 
 // TestApplianceDeliberateRows pins the rows docs/appliance-contract.md

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // The built-in groups' values from the site's appliance (issue #25):
@@ -36,7 +34,9 @@ type applianceValues struct {
 	// build host whatever its groups (the rebuild role's install): the
 	// appliance would run them, so the build installs them natively.
 	native []string
-	look   packagesets.Lookup
+	// proxy is the site's proxy for the build host; nil without one.
+	proxy *buildProxy
+	look  packagesets.Lookup
 	// repoFiles are the .repo files of the vendor repositories the
 	// groups take from the appliance (cuda_repo_url), by URL, as fetched.
 	repoFiles map[string]string
@@ -47,7 +47,8 @@ type applianceValues struct {
 func applianceRequest() appliance.Request {
 	type scope struct{ vars, conds []string }
 	repos := packagesets.ApplianceExtraRepos()
-	byRole := map[string]*scope{"": {vars: append([]string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor}, applianceSecretVars...)}}
+	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar}},
+		proxyScope: {vars: slices.Clone(proxyVars)}}
 	for _, v := range packagesets.ApplianceBinaryVars() {
 		byRole[""].vars = append(byRole[""].vars, v)
 	}
@@ -88,6 +89,9 @@ func applianceRequest() appliance.Request {
 type resultLookup struct{ res *appliance.Result }
 
 func (l resultLookup) Value(role, name string) (any, bool, error) {
+	if err := l.res.RoleMissing(role); err != nil {
+		return nil, false, err
+	}
 	v, ok := l.res.Values[role][name]
 	if !ok {
 		return nil, false, fmt.Errorf("%s was not asked for", name)
@@ -99,6 +103,9 @@ func (l resultLookup) Value(role, name string) (any, bool, error) {
 }
 
 func (l resultLookup) Holds(role, cond string) (bool, error) {
+	if err := l.res.RoleMissing(role); err != nil {
+		return false, err
+	}
 	t, ok := l.res.RoleConditions[role][cond]
 	if !ok {
 		return false, fmt.Errorf("condition %q was not asked for", cond)
@@ -240,28 +247,4 @@ func (p *plan) applianceRecord() *imageAppliance {
 			Role: a.Role, When: a.When, Values: append([]string{}, a.Values...)})
 	}
 	return r
-}
-
-// applianceSecretVars are the site's credentials its roles may print when
-// they run through Ansible (the proxy role's loop shows its settings): the
-// build learns them to redact them like the template's. The proxy URL is
-// user:password@host when proxy_basic_password is set.
-var applianceSecretVars = []string{"proxy_basic_user", "proxy_basic_password", "proxy_http_proxy"}
-
-// redactApplianceSecrets adds the site's credentials resolved by res to
-// what every log line, message and error is filtered for.
-func redactApplianceSecrets(res *appliance.Result) {
-	str := func(name string) string {
-		v := res.Values[""][name]
-		s, _ := v.Value.(string)
-		return strings.TrimSpace(s)
-	}
-	user, password := str("proxy_basic_user"), str("proxy_basic_password")
-	if password == "" {
-		return
-	}
-	redact.AddBasic(user, password)
-	if u := str("proxy_http_proxy"); strings.Contains(u, password) {
-		redact.Add(u)
-	}
 }

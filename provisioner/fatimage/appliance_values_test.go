@@ -13,7 +13,6 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
-	"github.com/stackhpc/packer-plugin-fatimage/internal/redact"
 )
 
 // fakeCheckout is the least an appliance checkout and environment hold
@@ -78,12 +77,18 @@ func overridesResult() *appliance.Result {
 				"node_exporter_version":               str("1.11.1"),
 				"openondemand_install_app_rstudio":    str(map[string]any{"rstudio": map[string]any{"version": "2026.01.1"}}),
 				"openondemand_install_app_codeserver": str(map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}}),
+				"openondemand_install_app_jupyter":    str(map[string]any{"jupyter": map[string]any{"version": "master"}}),
 				"ansible_distribution_version":        str("9.6"),
 				"ansible_distribution_major_version":  str("9"),
 			},
-			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
+			"osc.ood":     {"ondemand_dex_package": str("ondemand-dex")},
+			"mysql":       {"mysql_tag": str("8.0.30")},
+			"opensearch":  {"opensearch_version": str("2.9.0")},
+			"filebeat":    {"filebeat_version": str("7.12.1")},
+			"slurm_tools": {"pytools_gitref": str("v3.0")},
 		},
 		RoleConditions: map[string]map[string]appliance.Truth{
+			"":             {},
 			"openondemand": {},
 			"osc.ood":      {"install_ondemand_dex | bool": {Holds: true}},
 		},
@@ -335,26 +340,99 @@ func TestApplianceTarget(t *testing.T) {
 	}
 }
 
-// TestApplianceProxySecretsRedacted: the site's proxy credentials, which
-// the proxy role prints when it runs through Ansible, are asked for in
-// the resolution and redacted from then on, in every form.
-func TestApplianceProxySecretsRedacted(t *testing.T) {
-	req := applianceRequest()
-	for _, v := range applianceSecretVars {
-		if !slices.ContainsFunc(req.Queries, func(q appliance.Query) bool { return q.Role == "" && slices.Contains(q.Vars, v) }) {
-			t.Errorf("the resolution does not ask for %s", v)
+// TestPlanFromApplianceAppsImagesPins: a site's overrides of which Open
+// OnDemand apps are installed (an app's partition unset), jupyter's
+// branch, the container images' tags and the slurm-tools venv's pin
+// change the build plan: the checkouts, the images and the units running
+// them, the venv's requirements.
+func TestPlanFromApplianceAppsImagesPins(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "mysql", "opensearch", "filebeat", "slurm_stats")
+	res.RoleConditions[""]["'rstudio' in ood_install_apps"] = appliance.Truth{Holds: false}
+	str := func(v any) appliance.Value { return appliance.Value{Defined: true, Value: v} }
+	res.Values[""]["openondemand_install_app_jupyter"] = str(map[string]any{"jupyter": map[string]any{"version": "v0.2"}})
+	res.Values["mysql"]["mysql_tag"] = str("8.0.31")
+	res.Values["opensearch"]["opensearch_version"] = str("2.11.0")
+	res.Values["filebeat"]["filebeat_version"] = str("7.12.2")
+	res.Values["slurm_tools"]["pytools_gitref"] = str("v2.0")
+	p, err := c.plan(newApplianceValues(res), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dests []string
+	for _, g := range p.GitCheckouts {
+		dests = append(dests, g.Destination)
+	}
+	if !slices.Equal(dests, []string{"/var/www/ood/apps/sys/jupyter", "/var/www/ood/apps/sys/codeserver"}) || p.GitCheckouts[0].Branch != "v0.2" {
+		t.Errorf("the apps: %+v", p.GitCheckouts)
+	}
+	if o := p.origins["git_checkouts"]; len(o) < 2 || o[1].variable != "openondemand_install_app_codeserver" {
+		t.Errorf("origins %+v", o)
+	}
+	images := map[string]bool{}
+	for _, ct := range p.Containers {
+		images[ct.Image[strings.LastIndex(ct.Image, "/")+1:]] = true
+	}
+	for _, want := range []string{"mysql:8.0.31", "opensearch:2.11.0", "filebeat-oss:7.12.2"} {
+		if !images[want] {
+			t.Errorf("images %v lack %s", images, want)
 		}
 	}
-	const pw = "site-proxy-Secret-7f3a9c"
-	res := &appliance.Result{Values: map[string]map[string]appliance.Value{"": {
-		"proxy_basic_user":     {Defined: true, Value: "squid"},
-		"proxy_basic_password": {Defined: true, Value: pw},
-		"proxy_http_proxy":     {Defined: true, Value: "http://squid:" + pw + "@proxy.site:3128"},
-	}}}
-	redactApplianceSecrets(res)
-	out := redact.String("changed: [default] => (item={'key': 'http_proxy', 'value': 'http://squid:" + pw + "@proxy.site:3128'})")
-	if strings.Contains(out, pw) {
-		t.Errorf("the proxy password is shown: %s", out)
+	for _, u := range p.SystemdUnits {
+		if (u.Name == "opensearch.service" && !strings.Contains(u.Content, "opensearch:2.11.0")) ||
+			(u.Name == "mysql.service" && !strings.Contains(u.Content, "mysql:8.0.31")) {
+			t.Errorf("%s runs another image:\n%s", u.Name, u.Content)
+		}
+	}
+	if !slices.ContainsFunc(p.PythonEnvs, func(e python.PythonEnv) bool {
+		return e.Path == "/opt/slurm-tools" && slices.ContainsFunc(e.Requirements, func(r string) bool { return strings.HasSuffix(r, "slurm-openstack-tools.git@v2.0") })
+	}) {
+		t.Errorf("the slurm-tools venv: %+v", p.PythonEnvs)
+	}
+}
+
+// TestPlanFromApplianceMissingRole: a site without the osc.ood role
+// builds what needs none of its values; a build of the openondemand
+// group fails naming the role and where the site's Ansible looks for it.
+func TestPlanFromApplianceMissingRole(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	delete(res.Values, "osc.ood")
+	delete(res.RoleConditions, "osc.ood")
+	res.MissingRoles = map[string]string{"osc.ood": "/site/roles, /galaxy/roles"}
+	_, err := c.plan(newApplianceValues(res), "")
+	if err == nil || !strings.Contains(err.Error(), `group "openondemand"`) ||
+		!strings.Contains(err.Error(), "the role osc.ood is not installed: the site's Ansible looks for it in /site/roles, /galaxy/roles") {
+		t.Errorf("openondemand without osc.ood: %v", err)
+	}
+	res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "openondemand" })
+	if _, err := c.plan(newApplianceValues(res), ""); err != nil {
+		t.Errorf("a build without openondemand: %v", err)
+	}
+}
+
+// TestOODAppsNotInstalled: an app the site's ood_install_apps names that
+// the openondemand group installs no checkout of is said, not skipped
+// silently; the built-in ones are not.
+func TestOODAppsNotInstalled(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	apps := map[string]any{"jupyter": map[string]any{}, "rstudio": map[string]any{}, "codeserver": map[string]any{}}
+	res.Values[""][oodAppsVar] = appliance.Value{Defined: true, Value: apps}
+	p, err := c.plan(newApplianceValues(res), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := oodAppsNotInstalled(res, p); w != "" {
+		t.Errorf("the built-in apps: %s", w)
+	}
+	apps["matlab"] = map[string]any{"repo": "https://github.com/stackhpc/ood-stackhpc-matlab.git"}
+	if w := oodAppsNotInstalled(res, p); !strings.Contains(w, "ood_install_apps names matlab, which the openondemand group does not install") {
+		t.Errorf("matlab: %q", w)
 	}
 }
 

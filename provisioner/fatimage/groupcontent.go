@@ -192,8 +192,10 @@ type groupItems struct {
 func ofKind[T any](groups []groupItems, get func(*ContentOptions) *[]T) []owned[T] {
 	var out []owned[T]
 	for _, g := range groups {
-		for _, v := range *get(g.items) {
-			out = append(out, owned[T]{g.origin, v})
+		for i, v := range *get(g.items) {
+			o := g.origin
+			o.index = i
+			out = append(out, owned[T]{o, v})
 		}
 	}
 	return out
@@ -204,7 +206,7 @@ func ofKind[T any](groups []groupItems, get func(*ContentOptions) *[]T) []owned[
 func mergeKind[T any](p *plan, groups []groupItems, option, field string, get func(*ContentOptions) *[]T, id func(T) string, errs *[]error) {
 	items := ofKind(groups, get)
 	for i := range items {
-		items[i].origin.variable = p.contentVariable(items[i].origin.group, option)
+		items[i].origin.variable = p.contentVariable(items[i].origin.group, option, items[i].origin.index)
 	}
 	merged, origins := mergeEntries(field, items, *get(p.cfg.templateContent()), id, errs)
 	*get(&p.ContentOptions) = merged
@@ -213,9 +215,9 @@ func mergeKind[T any](p *plan, groups []groupItems, option, field string, get fu
 
 // contentVariable is the appliance variable a group's items of a content
 // option came from, when the site's appliance gave them.
-func (p *plan) contentVariable(group, option string) string {
+func (p *plan) contentVariable(group, option string, index int) string {
 	for _, a := range p.sets.applied {
-		if a.Group == group && strings.HasPrefix(a.Into, "content/"+option+"/") {
+		if a.Group == group && a.Var != "" && (a.Into == "content/"+option || strings.HasPrefix(a.Into, fmt.Sprintf("content/%s/%d/", option, index))) {
 			return a.Var
 		}
 	}

@@ -26,6 +26,8 @@ type origin struct {
 	// variable is the appliance variable the group's item came from, as
 	// the site's Ansible resolved it ("" built in, or not from one).
 	variable string
+	// index is the item's place in its group's list (to find its variable).
+	index int
 }
 
 func (o origin) String() string {

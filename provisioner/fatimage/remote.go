@@ -204,6 +204,10 @@ const inlineScriptMax = 64 << 10
 func (s *state) runScriptMode(ctx context.Context, step string, sc *vmScript, stream bool) (string, error) {
 	s.seq++
 	remote := path.Join(s.workDir, fmt.Sprintf("%02d-%s.sh", s.seq, step))
+	if px := s.plan.proxy(); px != nil {
+		// every script's downloads go through the site's proxy (appliance_proxy.go)
+		sc.addSecret(staged{proxyEnvFile, px.env()})
+	}
 	full := sc.render(s.workDir, s.loginUser)
 	cmd, err := s.executeCommand(remote)
 	if err != nil {

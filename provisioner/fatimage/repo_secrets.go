@@ -45,6 +45,7 @@ func (p *plan) knownSecrets() []string {
 	for _, s := range p.repoOptionSecrets() {
 		forms = append(forms, redact.Forms(s)...)
 	}
+	forms = append(forms, p.proxy().secrets()...)
 	forms = slices.DeleteFunc(forms, func(f string) bool { return f == "" })
 	slices.Sort(forms)
 	return slices.Compact(forms)

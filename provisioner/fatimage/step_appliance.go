@@ -45,11 +45,16 @@ func stepAppliance(ctx context.Context, s *state) error {
 		return err
 	}
 	s.applianceRes, s.applianceAll, s.applianceTarget = res, all, t
-	redactApplianceSecrets(res)
+	// the proxy role prints its settings when it runs through Ansible
+	proxy := proxySettings(res)
+	proxy.redactSecrets()
 	if res.CommitError != "" {
 		s.say("WARNING: appliance: " + res.CommitError)
 	}
 	av := newApplianceValues(res)
+	if av.proxy, err = proxy.forBuild(res, all); err != nil {
+		return err
+	}
 	if av.native, err = nativeGroupsRun(res, all, builtinsOf(res.Groups)); err != nil {
 		return err
 	}
@@ -63,6 +68,12 @@ func stepAppliance(ctx context.Context, s *state) error {
 	}
 	s.plan = p
 	s.say(fmt.Sprintf("%s; %d values from it; groups %s", res.Summary(), len(p.sets.applied), strings.Join(p.setNames, ", ")))
+	if w := oodAppsNotInstalled(res, p); w != "" {
+		s.say(w)
+	}
+	if px := p.proxy(); px != nil {
+		s.say(fmt.Sprintf("appliance: the build host is in the proxy group: every download of the build goes through %s (proxy_http_proxy), dnf's too: %v (proxy_dnf)", px.shown(), px.dnf))
+	}
 	return nil
 }
 

@@ -2,6 +2,12 @@ package fatimage
 
 import "context"
 
+// credentialSweepPaths are where, beside the repository files, the end
+// of the build looks for its credentials: where the appliance's proxy
+// role writes the site's proxy, URL and credentials, which final.yml's
+// play must have taken out again.
+var credentialSweepPaths = []string{"/etc/dnf/dnf.conf", "/etc/environment", "/etc/systemd/system.conf.d"}
+
 // stepDisableRepos rewrites the repositories disabled and without
 // credentials, disables every other one and checks no password is left;
 // with disable_repos = false it warns when credentials stay behind.
@@ -43,7 +49,7 @@ func stepDisableRepos(ctx context.Context, s *state) error {
 	installRepoFiles(sc, repoFiles, s.workDir, true)
 	sc.call("remove_repo_copies")
 	sc.call("disable_other_repos", repoFileNames(repoFiles)...)
-	sc.call("verify_repos_clean", pw)
+	sc.call("verify_repos_clean", append([]string{pw}, credentialSweepPaths...)...)
 	_, err := s.runScript(ctx, sc)
 	return err
 }

@@ -210,6 +210,16 @@ func siteConfig(t *testing.T, site *appliance.Site) map[string]any {
 // and returns its output.
 func provisionSite(ctx context.Context, t *testing.T, srv *labtest.Server, comm packersdk.Communicator, raw map[string]any) string {
 	t.Helper()
+	out, err := tryProvisionSite(ctx, t, srv, comm, raw)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return out
+}
+
+// tryProvisionSite is provisionSite returning the provisioner's error.
+func tryProvisionSite(ctx context.Context, t *testing.T, srv *labtest.Server, comm packersdk.Communicator, raw map[string]any) (string, error) {
+	t.Helper()
 	var p fatimage.Provisioner
 	if err := p.Prepare(raw); err != nil {
 		t.Fatal(err)
@@ -217,8 +227,6 @@ func provisionSite(ctx context.Context, t *testing.T, srv *labtest.Server, comm 
 	var uiOut logtail.Buffer
 	ui := &packersdk.BasicUi{Writer: &uiOut, ErrorWriter: &uiOut}
 	generated := map[string]any{"Host": srv.IP, "Port": 22, "User": lab.SSHUser, "SSHPrivateKey": string(srv.PrivateKey), "ConnType": "ssh"}
-	if err := p.Provision(ctx, ui, comm, generated); err != nil {
-		t.Fatalf("%v\n%s", err, uiOut.String())
-	}
-	return uiOut.String()
+	err := p.Provision(ctx, ui, comm, generated)
+	return uiOut.String(), err
 }

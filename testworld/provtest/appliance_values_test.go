@@ -144,7 +144,15 @@ func TestApplianceValuesLab(t *testing.T) {
 // environment the image carries the checkout's values, those the
 // contract test checks (the pins of f49fc24), and none of the site's.
 func TestApplianceStockValuesLab(t *testing.T) {
-	comm, _ := applianceBuild(t, ".stackhpc")
+	comm, out := applianceBuild(t, ".stackhpc")
+	// .stackhpc sets the three apps' partitions: its ood_install_apps
+	// names them, the conditions hold on the VM, and no app is left out
+	if got := run(t, comm, "ls /var/www/ood/apps/sys"); !strings.Contains(got, "codeserver") || !strings.Contains(got, "jupyter") || !strings.Contains(got, "rstudio") {
+		t.Errorf("apps: %q", got)
+	}
+	if strings.Contains(out, "ood_install_apps names") {
+		t.Errorf("an app of .stackhpc's is not installed:\n%s", out)
+	}
 	for name, want := range map[string]string{
 		"ondemand": "4.1.4", "grafana": "10.4.18", "fatimage-site-extra": "", "slurm-sview-ohpc": "", "htop": "3.3.0",
 		// .stackhpc's builder group_vars: oidc_uri and install_ondemand_dex

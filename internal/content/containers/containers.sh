@@ -90,16 +90,29 @@ fatimage_oci_resolve() {
 
 # fatimage_podman <user> <home> podman-args...: runs podman as the user,
 # rootless (storage under the home) for any user but root, in a clean
-# environment as a login would have it.
+# environment as a login would have it, with the site's proxy (read from
+# a copy only the user reads, on the tmpfs: never in an argument).
 fatimage_podman() {
 	_u=$1 _h=$2
 	shift 2
 	if [ "$_u" = root ]; then
 		fatimage_run podman "$@"
-	else
-		(cd "$_h" && fatimage_run runuser -u "$_u" -- env -i HOME="$_h" USER="$_u" LOGNAME="$_u" \
-			PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin podman --cgroup-manager=cgroupfs "$@")
+		return
 	fi
+	_pf=/dev/null
+	if [ -f "$FATIMAGE_SECRETDIR/proxy.env" ]; then
+		_pf=$(mktemp "$FATIMAGE_SECRETDIR-proxy.XXXXXX")
+		cat "$FATIMAGE_SECRETDIR/proxy.env" >"$_pf"
+		chown "$_u" "$_pf"
+	fi
+	_rc=0
+	# shellcheck disable=SC2016 # the inner shell expands them
+	(cd "$_h" && fatimage_run runuser -u "$_u" -- env -i HOME="$_h" USER="$_u" LOGNAME="$_u" \
+		PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin \
+		sh -c 'set -a && . "$1" && set +a && shift && exec "$@"' fatimage-proxy "$_pf" \
+		podman --cgroup-manager=cgroupfs "$@") || _rc=$?
+	[ "$_pf" = /dev/null ] || rm -f "$_pf"
+	return "$_rc"
 }
 
 # fatimage_has_digest <user> <home> <image> <digest>: the image is in the

@@ -26,8 +26,14 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Format != "" {
 		from += " as `" + s.Format + "`"
 	}
+	if s.Within != "" {
+		from += " in place of `" + s.Within + "`"
+	}
 	if s.Var == "" {
 		from = codes(s.Items)
+	}
+	if s.Drop {
+		from = "left out unless the condition holds"
 	}
 	scope = "–"
 	if s.Role != "" {
@@ -82,11 +88,15 @@ func contractTable(d *data) string {
 	for _, g := range d.groupNames() {
 		for _, s := range d.Groups[g].Appliance {
 			from, scope := sourceText(s)
-			if s.Var == "" {
+			if s.Var == "" && !s.Drop {
 				from = "–"
 			}
 			builtin := codes(s.Items)
 			switch {
+			case s.Drop:
+				builtin = "installed"
+			case s.Within != "":
+				builtin = "`" + s.Within + "`"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
 				builtin = "the whole list"
 			case s.Var != "" && len(s.Items) == 0, s.Var == "" && !allIn(s.Items, d.Groups[g].Packages):

@@ -13,25 +13,36 @@ remove_repo_copies() {
   done
 }
 
-# verify_repos_clean PWFILE fails when any credential the run knows (in
-# PWFILE, one form a line, removed here) is in any file under
-# /etc/yum.repos.d, when a section is still enabled, or when other files
-# than .repo ones are left there.
+# verify_repos_clean PWFILE PATH... fails when any credential the run
+# knows (in PWFILE, one form a line, removed here: the repositories',
+# the registries', the site proxy's) is in any file under
+# /etc/yum.repos.d or the PATHs that exist (where the appliance's proxy
+# role writes the proxy: dnf.conf, /etc/environment, systemd's manager
+# configuration), when a section is still enabled, or when other files
+# than .repo ones are left in /etc/yum.repos.d. REPOS_DIR names that
+# directory (tests).
 verify_repos_clean() {
   pw=$1
-  if [ -s "$pw" ] && grep -rlF -f "$pw" /etc/yum.repos.d; then
+  shift
+  repos=${REPOS_DIR:-/etc/yum.repos.d}
+  set -- "$repos" "$@"
+  for p in "$@"; do
+    shift
+    if [ -e "$p" ]; then set -- "$@" "$p"; fi
+  done
+  if [ -s "$pw" ] && [ $# -gt 0 ] && grep -rlF -f "$pw" "$@"; then
     rm -f "$pw"
     fatimage_cause "a credential of the build is still in the files above"
     exit 1
   fi
   rm -f "$pw"
-  if grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d; then
+  if grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' "$repos"; then
     fatimage_cause "repositories still enabled in the files above"
     exit 1
   fi
-  left=$(find /etc/yum.repos.d -mindepth 1 ! -name '*.repo' -print)
+  left=$(find "$repos" -mindepth 1 ! -name '*.repo' -print)
   if [ -n "$left" ]; then
-    fatimage_cause "unexpected files in /etc/yum.repos.d: $left"
+    fatimage_cause "unexpected files in $repos: $left"
     exit 1
   fi
   echo "repositories disabled, no credentials left"

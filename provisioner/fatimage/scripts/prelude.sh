@@ -39,13 +39,17 @@ FATIMAGE_EOF
     shift
     _n=$((_n - 1))
   done
+  # traced (and so named in errors) without the options below: the same
+  # every time, they would only lengthen the error's headline
+  printf '+fatimage: dnf %s\n' "$*" >&2
   if [ -d "$FATIMAGE_SECRETDIR/repos" ]; then
-    # traced (and so named in errors) without this option: the same
-    # every time, it would only lengthen the error's headline
-    printf '+fatimage: dnf %s\n' "$*" >&2
-    dnf "--setopt=reposdir=$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" "$@"
+    set -- "--setopt=reposdir=$FATIMAGE_SECRETDIR/repos,/etc/yum.repos.d,/etc/yum/repos.d,/etc/distro.repos.d" "$@"
+  fi
+  if [ "${FATIMAGE_PROXY_DNF:-1}" = 0 ]; then
+    # the site's proxy_dnf is false: dnf goes direct, the rest through it
+    env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY dnf "$@"
   else
-    fatimage_run dnf "$@"
+    dnf "$@"
   fi
 }
 
@@ -74,4 +78,12 @@ fatimage_secrets_in() {
   (umask 077 && mkdir "$FATIMAGE_SECRETDIR")
   chmod 0700 "$FATIMAGE_SECRETDIR"
   tar -xf - -C "$FATIMAGE_SECRETDIR" --no-same-owner
+  # the site's proxy (its variables, quoted by the provisioner): exported,
+  # so every command of the script (dnf, curl, pip, git, podman) uses it
+  if [ -f "$FATIMAGE_SECRETDIR/proxy.env" ]; then
+    set -a
+    # shellcheck source=/dev/null
+    . "$FATIMAGE_SECRETDIR/proxy.env"
+    set +a
+  fi
 }
