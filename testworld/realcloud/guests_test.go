@@ -1,0 +1,168 @@
+//go:build realcloud
+
+package realcloud
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"golang.org/x/crypto/ssh"
+)
+
+// A whole build with SSH on a real guest: real Nova boots the guest image
+// as a lab VM (systemd, cloud-init, sshd), cloud-init takes the builder's
+// imported keypair from real Nova's metadata API, the builder reaches sshd
+// through the floating IP Neutron associated, a shell provisioner writes a
+// file and reads meta_data.json (ansible_init_disable = "true" during the
+// build), the guest is stopped and snapshotted (its disk written into
+// Glance), and nothing is left. Then the image boots as a new server that
+// answers SSH with the file and without ansible_init_disable.
+func TestGuestSSHBuild(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	name := uniqueName("rc-guest")
+	marker := "built-" + name
+	r := mustBuild(t, tr, guestTemplate(t, tr, name, fmt.Sprintf(`
+  provisioner "shell" {
+    inline = [
+      "echo %s | sudo tee /etc/rc-marker",
+      "curl -sf http://169.254.169.254/openstack/latest/meta_data.json",
+    ]
+  }
+`, marker)))
+	mustContain(t, r.Output(), "Creating server "+name, "Allocating a floating IP", "Connected to SSH!",
+		`"ansible_init_disable": "true"`, "Creating image "+name+" from server")
+	ic := client(t, tr, false, openstack.NewImageV2)
+	img := imageNamed(t, ic, name)
+	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" {
+		t.Fatalf("image %s: status %s, disk_format %s", img.ID, img.Status, img.DiskFormat)
+	}
+	out := bootAndSSH(t, tr, img.ID, name+"-boot",
+		"cat /etc/rc-marker; curl -sf http://169.254.169.254/openstack/latest/meta_data.json")
+	if !strings.Contains(out, marker) {
+		t.Errorf("the new server has no /etc/rc-marker from the build:\n%s", out)
+	}
+	if strings.Contains(out, "ansible_init_disable") || !strings.Contains(out, name+"-boot") {
+		t.Errorf("the new server's metadata (its own name, no ansible_init_disable):\n%s", out)
+	}
+}
+
+func guestTemplate(t *testing.T, tr *Tier, name, extra string) string {
+	t.Helper()
+	return fmt.Sprintf(`
+source "fatimage-openstack" "rc" {
+  flavor              = "m1.small"
+  networks            = [%q]
+  source_image_name   = %q
+  floating_ip_network = %q
+  ssh_username        = "rocky"
+  ssh_timeout         = "5m"
+  instance_name       = %q
+  image_name          = %q
+}
+build {
+  sources = ["source.fatimage-openstack.rc"]
+%s}
+`, networkID(t, tr, TenantNetwork), GuestImageName, FloatingNetwork, name, name, extra)
+}
+
+// bootAndSSH boots image as a new server with a new keypair, runs cmd on it
+// over SSH at its fixed address and returns the output; the server and
+// keypair are deleted when the test ends.
+func bootAndSSH(t *testing.T, tr *Tier, image, name, cmd string) string {
+	t.Helper()
+	ctx := context.Background()
+	cc := client(t, tr, false, openstack.NewComputeV2)
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshPub, _ := ssh.NewPublicKey(pub)
+	signer, _ := ssh.NewSignerFromKey(priv)
+	if _, err := keypairs.Create(ctx, cc, keypairs.CreateOpts{Name: name, PublicKey: string(ssh.MarshalAuthorizedKey(sshPub))}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { keypairs.Delete(ctx, cc, name, nil) })
+	srv, err := servers.Create(ctx, cc, keypairs.CreateOptsExt{CreateOptsBuilder: servers.CreateOpts{
+		Name: name, ImageRef: image, FlavorRef: "1",
+		Networks: []servers.Network{{UUID: networkID(t, tr, TenantNetwork)}},
+	}, KeyName: name}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteServer(t, cc, srv.ID) })
+	if err := servers.WaitForStatus(ctxTimeout(t, 5*time.Minute), cc, srv.ID, "ACTIVE"); err != nil {
+		t.Fatalf("server %s: %v", srv.ID, err)
+	}
+	s, err := servers.Get(ctx, cc, srv.ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := fixedAddress(s)
+	cfg := &ssh.ClientConfig{User: "rocky", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second}
+	var lastErr error
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		var c *ssh.Client
+		if c, lastErr = ssh.Dial("tcp", ip+":22", cfg); lastErr != nil {
+			continue
+		}
+		sess, err := c.NewSession()
+		if err != nil {
+			c.Close()
+			t.Fatal(err)
+		}
+		out, err := sess.CombinedOutput(cmd)
+		c.Close()
+		if err != nil {
+			t.Fatalf("%s on %s: %v\n%s", cmd, ip, err, out)
+		}
+		return string(out)
+	}
+	t.Fatalf("no SSH on server %s at %s: %v", srv.ID, ip, lastErr)
+	return ""
+}
+
+func fixedAddress(s *servers.Server) string {
+	for _, addrs := range s.Addresses {
+		list, _ := addrs.([]any)
+		for _, a := range list {
+			m, _ := a.(map[string]any)
+			if m["OS-EXT-IPS:type"] == "fixed" && m["version"] == float64(4) {
+				return fmt.Sprint(m["addr"])
+			}
+		}
+	}
+	return ""
+}
+
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// deleteServer deletes a server and waits until Nova no longer has it.
+func deleteServer(t *testing.T, cc *gophercloud.ServiceClient, id string) {
+	ctx := context.Background()
+	if err := servers.Delete(ctx, cc, id).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+		t.Errorf("deleting server %s: %v", id, err)
+		return
+	}
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if _, err := servers.Get(ctx, cc, id).Extract(); gophercloud.ResponseCodeIs(err, 404) {
+			return
+		}
+	}
+	t.Errorf("server %s still there 3 minutes after its delete", id)
+}
