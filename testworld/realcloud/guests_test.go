@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,23 +38,36 @@ func TestGuestSSHBuild(t *testing.T) {
     inline = [
       "echo %s | sudo tee /etc/rc-marker",
       "curl -sf http://169.254.169.254/openstack/latest/meta_data.json",
+      "test -e /var/lib/ansible-init.done && echo ansible-init-ran || echo ansible-init-disabled",
     ]
   }
 `, marker)))
 	mustContain(t, r.Output(), "Creating server "+name, "Allocating a floating IP", "Connected to SSH!",
-		`"ansible_init_disable": "true"`, "Creating image "+name+" from server")
+		`"ansible_init_disable": "true"`, "ansible-init-disabled", "Creating image "+name+" from server")
 	ic := client(t, tr, false, openstack.NewImageV2)
 	img := imageNamed(t, ic, name)
 	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" {
 		t.Fatalf("image %s: status %s, disk_format %s", img.ID, img.Status, img.DiskFormat)
 	}
-	out := bootAndSSH(t, tr, img.ID, name+"-boot",
-		"cat /etc/rc-marker; curl -sf http://169.254.169.254/openstack/latest/meta_data.json")
+	// ansible-init (a oneshot unit) runs at the new server's boot: its
+	// metadata has no ansible_init_disable.
+	cc := client(t, tr, false, openstack.NewComputeV2)
+	id, out := bootAndSSH(t, tr, cc, img.ID, name+"-boot",
+		"cat /etc/rc-marker; curl -sf http://169.254.169.254/openstack/latest/meta_data.json; "+
+			"for i in $(seq 60); do test -e /var/lib/ansible-init.done && break; sleep 1; done; "+
+			"test -e /var/lib/ansible-init.done && echo ansible-init-ran")
 	if !strings.Contains(out, marker) {
 		t.Errorf("the new server has no /etc/rc-marker from the build:\n%s", out)
 	}
-	if strings.Contains(out, "ansible_init_disable") || !strings.Contains(out, name+"-boot") {
-		t.Errorf("the new server's metadata (its own name, no ansible_init_disable):\n%s", out)
+	if strings.Contains(out, "ansible_init_disable") || !strings.Contains(out, name+"-boot") || !strings.Contains(out, "ansible-init-ran") {
+		t.Errorf("the new server's metadata (its own name, no ansible_init_disable) and ansible-init:\n%s", out)
+	}
+	// A guest that powers itself off is SHUTOFF in Nova, as libvirt reports it.
+	if _, err := guestRun(t, cc, id, "sudo systemctl poweroff"); err != nil {
+		t.Logf("poweroff: %v (the connection may close first)", err)
+	}
+	if err := servers.WaitForStatus(ctxTimeout(t, 2*time.Minute), cc, id, "SHUTOFF"); err != nil {
+		t.Errorf("server %s after the guest powered off: %v", id, err)
 	}
 }
 
@@ -76,13 +90,16 @@ build {
 `, networkID(t, tr, TenantNetwork), GuestImageName, FloatingNetwork, name, name, extra)
 }
 
+// guestKeys are the keypair bootAndSSH imports, by server id.
+var guestKeys = map[string]ssh.Signer{}
+
 // bootAndSSH boots image as a new server with a new keypair, runs cmd on it
-// over SSH at its fixed address and returns the output; the server and
-// keypair are deleted when the test ends.
-func bootAndSSH(t *testing.T, tr *Tier, image, name, cmd string) string {
+// over SSH at its fixed address (retrying while sshd is not up) and
+// returns the server's id and the output; the server and keypair are
+// deleted when the test ends.
+func bootAndSSH(t *testing.T, tr *Tier, cc *gophercloud.ServiceClient, image, name, cmd string) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	cc := client(t, tr, false, openstack.NewComputeV2)
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -101,36 +118,48 @@ func bootAndSSH(t *testing.T, tr *Tier, image, name, cmd string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteServer(t, cc, srv.ID) })
+	guestKeys[srv.ID] = signer
 	if err := servers.WaitForStatus(ctxTimeout(t, 5*time.Minute), cc, srv.ID, "ACTIVE"); err != nil {
 		t.Fatalf("server %s: %v", srv.ID, err)
 	}
-	s, err := servers.Get(ctx, cc, srv.ID).Extract()
+	var lastErr error
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		out, err := guestRun(t, cc, srv.ID, cmd)
+		if err == nil {
+			return srv.ID, out
+		}
+		lastErr = err
+	}
+	t.Fatalf("no SSH on server %s: %v", srv.ID, lastErr)
+	return "", ""
+}
+
+// guestRun runs cmd on the server over SSH at its fixed address; a
+// command that fails fails the test.
+func guestRun(t *testing.T, cc *gophercloud.ServiceClient, id, cmd string) (string, error) {
+	t.Helper()
+	s, err := servers.Get(context.Background(), cc, id).Extract()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ip := fixedAddress(s)
-	cfg := &ssh.ClientConfig{User: "rocky", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
+	cfg := &ssh.ClientConfig{User: "rocky", Auth: []ssh.AuthMethod{ssh.PublicKeys(guestKeys[id])},
 		HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second}
-	var lastErr error
-	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		var c *ssh.Client
-		if c, lastErr = ssh.Dial("tcp", ip+":22", cfg); lastErr != nil {
-			continue
-		}
-		sess, err := c.NewSession()
-		if err != nil {
-			c.Close()
-			t.Fatal(err)
-		}
-		out, err := sess.CombinedOutput(cmd)
-		c.Close()
-		if err != nil {
-			t.Fatalf("%s on %s: %v\n%s", cmd, ip, err, out)
-		}
-		return string(out)
+	c, err := ssh.Dial("tcp", ip+":22", cfg)
+	if err != nil {
+		return "", err
 	}
-	t.Fatalf("no SSH on server %s at %s: %v", srv.ID, ip, lastErr)
-	return ""
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		return "", err
+	}
+	out, err := sess.CombinedOutput(cmd)
+	var exit *ssh.ExitError
+	if errors.As(err, &exit) {
+		t.Fatalf("%s on %s: %v\n%s", cmd, ip, err, out)
+	}
+	return string(out), err
 }
 
 func fixedAddress(s *servers.Server) string {

@@ -33,7 +33,7 @@ func TestWriteConfigs(t *testing.T) {
 	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
 	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:29506/nova_api", "osapi_compute_listen_port = 29502",
 		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.GuestDriver", "max_attempts = 1", "token_cache_time = 10",
-		"enabled_apis = osapi_compute,metadata", "metadata_listen_port = 29511", "metadata_proxy_shared_secret = md-secret-91c2",
+		"enabled_apis = osapi_compute,metadata", "metadata_listen_port = 29511", "metadata_proxy_shared_secret = md-secret-91c2", "sync_power_state_interval = 5",
 		"memcached_servers = 127.0.0.1:29510"} {
 		if !strings.Contains(string(nova), want) {
 			t.Errorf("nova.conf lacks %q", want)
