@@ -62,6 +62,7 @@ func TestGuestSSHBuild(t *testing.T) {
 	if strings.Contains(out, "ansible_init_disable") || !strings.Contains(out, name+"-boot") || !strings.Contains(out, "ansible-init-ran") {
 		t.Errorf("the new server's metadata (its own name, no ansible_init_disable) and ansible-init:\n%s", out)
 	}
+	guestConsoleAndReboot(t, cc, id)
 	// A guest that powers itself off is SHUTOFF in Nova, as libvirt reports it.
 	if _, err := guestRun(t, cc, id, "sudo systemctl poweroff"); err != nil {
 		t.Logf("poweroff: %v (the connection may close first)", err)
@@ -69,6 +70,37 @@ func TestGuestSSHBuild(t *testing.T) {
 	if err := servers.WaitForStatus(ctxTimeout(t, 2*time.Minute), cc, id, "SHUTOFF"); err != nil {
 		t.Errorf("server %s after the guest powered off: %v", id, err)
 	}
+}
+
+// guestConsoleAndReboot: Nova's console output is the guest's console, and
+// a soft reboot through Nova restarts the guest's init (a new PID 1 start
+// time) and leaves it ACTIVE and answering SSH.
+func guestConsoleAndReboot(t *testing.T, cc *gophercloud.ServiceClient, id string) {
+	t.Helper()
+	ctx := context.Background()
+	console, err := servers.ShowConsoleOutput(ctx, cc, id, servers.ShowConsoleOutputOpts{Length: 200}).Extract()
+	if err != nil || !strings.Contains(console, "cloud-init") {
+		t.Errorf("console output of %s (%v):\n%s", id, err, console)
+	}
+	const initStart = "cut -d' ' -f22 /proc/1/stat"
+	before, err := guestRun(t, cc, id, initStart)
+	if err != nil {
+		t.Fatalf("SSH to %s: %v", id, err)
+	}
+	if err := servers.Reboot(ctx, cc, id, servers.RebootOpts{Type: servers.SoftReboot}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	var after string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		s, err := servers.Get(ctx, cc, id).Extract()
+		if err != nil || s.Status != "ACTIVE" {
+			continue
+		}
+		if after, err = guestRun(t, cc, id, initStart); err == nil && after != before {
+			return
+		}
+	}
+	t.Errorf("server %s: no new boot after a soft reboot (init started at %q, then %q)", id, before, after)
 }
 
 func guestTemplate(t *testing.T, tr *Tier, name, extra string) string {
