@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -18,7 +19,10 @@ import (
 // (hashicorp/packer-plugin-openstack, pinned in tools/official; the
 // binary from OFFICIAL_PLUGIN_DIR, else .tools/bin: make official-tools)
 // against the real services, both image paths, with communicator none:
-// what the lab's TestOfficialBuilderOnLab checks against the double.
+// what the lab's TestOfficialBuilderOnLab checks against the double; and
+// a whole build with SSH on a real guest (the official builder's own
+// temporary keypair, the floating IP, a shell provisioner), whose image
+// boots as a new server that answers SSH with what the build wrote.
 func TestOfficialBuilder(t *testing.T) {
 	tr := tier(t)
 	dir := os.Getenv("OFFICIAL_PLUGIN_DIR")
@@ -38,10 +42,20 @@ func TestOfficialBuilder(t *testing.T) {
 		t.Fatalf("packer plugins install: %s", r.Output())
 	}
 	ic := client(t, tr, false, openstack.NewImageV2)
-	for _, volume := range []bool{false, true} {
-		t.Run(fmt.Sprintf("use_blockstorage_volume=%v", volume), func(t *testing.T) {
+	cases := []struct{ name, image, comm, provisioner string }{
+		{"use_blockstorage_volume=false", BaseImageName, `communicator = "none"`, ""},
+		{"use_blockstorage_volume=true", BaseImageName, `communicator = "none"`, ""},
+		{"ssh", GuestImageName, `ssh_username = "rocky"`, `provisioner "shell" { inline = ["echo official-%s | sudo tee /etc/rc-marker"] }`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			clean(t, tr)
 			name := uniqueName("rc-official")
+			volume := c.name == "use_blockstorage_volume=true"
+			prov := c.provisioner
+			if prov != "" {
+				prov = fmt.Sprintf(prov, name)
+			}
 			tpl := fmt.Sprintf(`
 packer {
   required_plugins {
@@ -57,7 +71,7 @@ source "openstack" "rc" {
   flavor                  = "m1.small"
   networks                = [%q]
   floating_ip_network     = %q
-  communicator            = "none"
+  %s
   use_blockstorage_volume = %v
   volume_size             = 1
   image_name              = %q
@@ -66,8 +80,9 @@ source "openstack" "rc" {
 }
 build {
   sources = ["source.openstack.rc"]
+  %s
 }
-`, CloudName, BaseImageName, networkID(t, tr, TenantNetwork), FloatingNetwork, volume, name)
+`, CloudName, c.image, networkID(t, tr, TenantNetwork), FloatingNetwork, c.comm, volume, name, prov)
 			work := t.TempDir()
 			if err := os.WriteFile(filepath.Join(work, "official.pkr.hcl"), []byte(tpl), 0o600); err != nil {
 				t.Fatal(err)
@@ -83,6 +98,12 @@ build {
 			img := imageNamed(t, ic, name)
 			if img.Status != images.ImageStatusActive {
 				t.Errorf("image %s is %s", img.ID, img.Status)
+			}
+			if c.name == "ssh" {
+				_, out := bootAndSSH(t, tr, client(t, tr, false, openstack.NewComputeV2), img.ID, name+"-boot", "cat /etc/rc-marker")
+				if !strings.Contains(out, "official-"+name) {
+					t.Errorf("the new server has no /etc/rc-marker from the official build:\n%s", out)
+				}
 			}
 		})
 	}

@@ -28,11 +28,13 @@ type Ports struct {
 	// Memcached is the cache Keystone's processes and the services'
 	// token checks share.
 	Memcached int
+	// Metadata is Nova's metadata API (the guests' 169.254.169.254).
+	Metadata int
 }
 
 // DefaultPorts are the tier's ports: high and fixed, away from the lab's,
 // which it picks at random.
-var DefaultPorts = Ports{Keystone: 29500, Glance: 29501, Nova: 29502, Placement: 29503, Neutron: 29504, Cinder: 29505, Memcached: 29510}
+var DefaultPorts = Ports{Keystone: 29500, Glance: 29501, Nova: 29502, Placement: 29503, Neutron: 29504, Cinder: 29505, Memcached: 29510, Metadata: 29511}
 
 // Names of what the tier creates.
 const (
@@ -66,8 +68,10 @@ const TokenCacheSeconds = 10
 type Values struct {
 	Host, State, DB, RPC, AuthURL string
 	ServiceUser, ServicePassword  string
-	Ports                         Ports
-	TokenCacheSeconds             int // TokenCacheSeconds unless set
+	// MetadataSecret is Nova's metadata_proxy_shared_secret.
+	MetadataSecret    string
+	Ports             Ports
+	TokenCacheSeconds int // TokenCacheSeconds unless set
 }
 
 //go:embed etc/*.tmpl
@@ -94,7 +98,7 @@ func WriteConfigs(etc string, v Values) error {
 	if v.TokenCacheSeconds == 0 {
 		v.TokenCacheSeconds = TokenCacheSeconds
 	}
-	for _, field := range []struct{ name, val string }{{"state dir", v.State}, {"database URL", v.DB}, {"transport URL", v.RPC}, {"service password", v.ServicePassword}} {
+	for _, field := range []struct{ name, val string }{{"state dir", v.State}, {"database URL", v.DB}, {"transport URL", v.RPC}, {"service password", v.ServicePassword}, {"metadata secret", v.MetadataSecret}} {
 		if field.val == "" {
 			return fmt.Errorf("realcloud: configs: no %s", field.name)
 		}
@@ -126,6 +130,9 @@ func WriteConfigs(etc string, v Values) error {
 	}
 	return nil
 }
+
+// MetadataURL is Nova's metadata API.
+func MetadataURL(p Ports) string { return fmt.Sprintf("http://%s:%d", Host, p.Metadata) }
 
 // AuthURL is Keystone's URL.
 func AuthURL(p Ports) string { return fmt.Sprintf("http://%s:%d/v3", Host, p.Keystone) }

@@ -12,7 +12,7 @@ import (
 func TestWriteConfigs(t *testing.T) {
 	etc := t.TempDir()
 	v := Values{Host: Host, State: "/state", DB: "mysql+pymysql://u:dbpw@127.0.0.1:29506", RPC: "rabbit://guest:guest@127.0.0.1:29507/",
-		ServiceUser: ServiceUser, ServicePassword: "svc-pw-7f3a", Ports: DefaultPorts}
+		ServiceUser: ServiceUser, ServicePassword: "svc-pw-7f3a", MetadataSecret: "md-secret-91c2", Ports: DefaultPorts}
 	if err := WriteConfigs(etc, v); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,8 @@ func TestWriteConfigs(t *testing.T) {
 	}
 	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
 	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:29506/nova_api", "osapi_compute_listen_port = 29502",
-		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.SnapshotFakeDriver", "max_attempts = 1", "token_cache_time = 10",
+		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.GuestDriver", "max_attempts = 1", "token_cache_time = 10",
+		"enabled_apis = osapi_compute,metadata", "metadata_listen_port = 29511", "metadata_proxy_shared_secret = md-secret-91c2", "sync_power_state_interval = 5",
 		"memcached_servers = 127.0.0.1:29510"} {
 		if !strings.Contains(string(nova), want) {
 			t.Errorf("nova.conf lacks %q", want)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -297,6 +298,9 @@ func (t *Tier) SeedResources(ctx context.Context) error {
 	if err := ensureBaseImage(ctx, img); err != nil {
 		return err
 	}
+	if err := ensureGuestImage(ctx, img, t.GuestImage()); err != nil {
+		return err
+	}
 	id, err := openstack.NewIdentityV3(admin, EndpointOpts)
 	if err != nil {
 		return err
@@ -374,7 +378,12 @@ func ensureRouter(ctx context.Context, c *gophercloud.ServiceClient, external, t
 }
 
 func ensureBaseImage(ctx context.Context, c *gophercloud.ServiceClient) error {
-	pages, err := images.List(c, images.ListOpts{Name: BaseImageName}).AllPages(ctx)
+	return ensureImage(ctx, c, BaseImageName, bytes.NewReader(BaseImage()))
+}
+
+// ensureImage creates the public image name with data, unless it exists.
+func ensureImage(ctx context.Context, c *gophercloud.ServiceClient, name string, data io.Reader) error {
+	pages, err := images.List(c, images.ListOpts{Name: name}).AllPages(ctx)
 	if err != nil {
 		return err
 	}
@@ -389,14 +398,14 @@ func ensureBaseImage(ctx context.Context, c *gophercloud.ServiceClient) error {
 	}
 	vis := images.ImageVisibilityPublic
 	im, err := images.Create(ctx, c, images.CreateOpts{
-		Name: BaseImageName, DiskFormat: "raw", ContainerFormat: "bare", Visibility: &vis,
+		Name: name, DiskFormat: "raw", ContainerFormat: "bare", Visibility: &vis,
 		Properties: map[string]string{"os_distro": "rocky", "os_version": "9.6", "os_type": "linux"},
 	}).Extract()
 	if err != nil {
-		return fmt.Errorf("realcloud: creating %s: %w", BaseImageName, err)
+		return fmt.Errorf("realcloud: creating %s: %w", name, err)
 	}
-	if err := imagedata.Upload(ctx, c, im.ID, bytes.NewReader(BaseImage())).ExtractErr(); err != nil {
-		return fmt.Errorf("realcloud: uploading %s: %w", BaseImageName, err)
+	if err := imagedata.Upload(ctx, c, im.ID, data).ExtractErr(); err != nil {
+		return fmt.Errorf("realcloud: uploading %s: %w", name, err)
 	}
 	return nil
 }

@@ -173,7 +173,18 @@ uwsgi_app() {
 
 # py SERVICE ARGS...: a service through python/launch.py, with the fatcloud
 # drivers on its path.
-py() { start "$1" env PYTHONPATH="$HERE/python" FATCLOUD_DISK_DIR="$STATE/disks" /usr/bin/python3 "$HERE/python/launch.py" "$@"; }
+py() {
+	start "$1" env PYTHONPATH="$HERE/python" FATCLOUD_DISK_DIR="$STATE/disks" FATCLOUD_GUEST_SOCKET="$RUN/guests.sock" \
+		/usr/bin/python3 "$HERE/python/launch.py" "$@"
+}
+
+# The guest host: the lab's VMs Nova's driver boots. Its first start
+# builds the VM userland (cached with the lab's) and the guest base image.
+start_guests() {
+	start guests "$STATE/bin/realcloud" guests
+	wait_for "the guest host" 900 test -S "$RUN/guests.sock"
+	timing "guest host up"
+}
 
 start_apis() {
 	uwsgi_app keystone "$PORT_KEYSTONE" /usr/bin/keystone-wsgi-public OS_KEYSTONE_CONFIG_FILES="$ETC/keystone.conf"
@@ -183,6 +194,7 @@ start_apis() {
 	uwsgi_app placement "$PORT_PLACEMENT" /usr/bin/placement-api OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
 	start glance glance-api --config-file "$ETC/glance-api.conf"
 	py neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
+	start_guests
 	start nova-api nova-api --config-file "$ETC/nova.conf"
 	start nova-conductor nova-conductor --config-file "$ETC/nova.conf"
 	start nova-scheduler nova-scheduler --config-file "$ETC/nova.conf"
@@ -191,7 +203,7 @@ start_apis() {
 	start cinder-scheduler cinder-scheduler --config-file "$ETC/cinder.conf"
 	py cinder-volume --config-file "$ETC/cinder.conf"
 	local p
-	for p in "$PORT_PLACEMENT" "$PORT_GLANCE" "$PORT_NEUTRON" "$PORT_NOVA" "$PORT_CINDER"; do
+	for p in "$PORT_PLACEMENT" "$PORT_GLANCE" "$PORT_NEUTRON" "$PORT_NOVA" "$PORT_METADATA" "$PORT_CINDER"; do
 		wait_for "the API on port $p" 180 port_open "$p"
 	done
 	timing "APIs listening"

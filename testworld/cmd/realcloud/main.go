@@ -2,6 +2,7 @@
 // shell half is testworld/realcloud/*.sh):
 //
 //	realcloud configs            render the services' configs (FATCLOUD_* env)
+//	realcloud guests             run the guest host (Nova's VMs) until SIGTERM
 //	realcloud seed identity      catalog, service user, member user, projects
 //	realcloud seed resources     flavors, networks, router, base image, env file
 //	realcloud status             the cloud's resources as JSON, by kind
@@ -12,7 +13,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
@@ -40,10 +43,16 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
+		ms, err := t.Secret("metadata")
+		if err != nil {
+			return err
+		}
 		return realcloud.WriteConfigs(filepath.Join(t.Dir, "etc"), realcloud.Values{
 			Host: realcloud.Host, State: t.Dir, DB: os.Getenv("FATCLOUD_DB"), RPC: os.Getenv("FATCLOUD_RPC"),
-			ServiceUser: realcloud.ServiceUser, ServicePassword: sp, Ports: t.Ports,
+			ServiceUser: realcloud.ServiceUser, ServicePassword: sp, MetadataSecret: ms, Ports: t.Ports,
 		})
+	case len(args) == 1 && args[0] == "guests":
+		return guests(t)
 	case len(args) == 2 && args[0] == "seed" && args[1] == "identity":
 		return t.SeedIdentity(ctx)
 	case len(args) == 2 && args[0] == "seed" && args[1] == "resources":
@@ -64,5 +73,14 @@ func run(args []string) error {
 		fmt.Println(string(out))
 		return nil
 	}
-	return fmt.Errorf("usage: realcloud configs | seed identity | seed resources | status")
+	return fmt.Errorf("usage: realcloud configs | guests | seed identity | seed resources | status")
+}
+
+// guests runs the guest host in the foreground until SIGTERM or SIGINT.
+func guests(t *realcloud.Tier) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return t.RunGuests(ctx, func(format string, args ...any) {
+		fmt.Printf("%s %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	})
 }

@@ -44,6 +44,7 @@ type MachineSpec struct {
 	ID, Name, Hostname string
 	Disk               string        // boot disk (used in place, not copied)
 	FixedIP            string        // on the lab network
+	MAC                string        // eth0's; "" derives one from FixedIP
 	SSHDelay           time.Duration // fault injection: sshd starts this long after boot
 }
 
@@ -143,12 +144,15 @@ func (m *Manager) Boot(spec MachineSpec, onPower func(PowerState)) (*Machine, er
 		seq:     seq,
 		ns:      fmt.Sprintf("fatlab-%s-%d", m.tag, seq),
 		veth:    fmt.Sprintf("fl%s%04x", m.tag, seq&0xffff),
-		mac:     fmt.Sprintf("02:fa:%02x:%02x:%02x:%02x", ip[0], ip[1], ip[2], ip[3]),
+		mac:     spec.MAC,
 		dir:     filepath.Join(m.stateDir, "machines", strconv.Itoa(seq)),
 		state:   PowerShutdown,
 	}
 	if host == "" {
 		host = fmt.Sprintf("vm-%d", seq)
+	}
+	if vm.mac == "" {
+		vm.mac = fmt.Sprintf("02:fa:%02x:%02x:%02x:%02x", ip[0], ip[1], ip[2], ip[3])
 	}
 	vm.host = host
 	vm.console = filepath.Join(vm.dir, "console.log")

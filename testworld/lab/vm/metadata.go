@@ -24,7 +24,11 @@ func (m *Manager) startMetadata() error {
 	}
 	m.mdListener = l
 	m.mdAddr = l.Addr().String()
-	m.mdServer = &http.Server{Handler: http.HandlerFunc(m.serveMetadata), ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = http.HandlerFunc(m.serveMetadata)
+	if m.opts.MetadataProxy != nil {
+		h = m.opts.MetadataProxy
+	}
+	m.mdServer = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = m.mdServer.Serve(l) }()
 	return nil
 }

@@ -66,7 +66,11 @@ type ManagerOptions struct {
 	// Metadata returns what the metadata service answers for the VM with this
 	// fixed IP (nil: unknown VM -> 404).
 	Metadata func(fixedIP string) *Metadata
-	Logf     func(format string, args ...any)
+	// MetadataProxy, when set, answers every request to 169.254.169.254
+	// instead (the real-cloud tier forwards them to Nova's metadata API, as
+	// Neutron's metadata proxy does); Metadata then only feeds config drives.
+	MetadataProxy http.Handler
+	Logf          func(format string, args ...any)
 }
 
 // Metadata is what the metadata service serves for one VM.

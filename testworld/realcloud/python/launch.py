@@ -12,10 +12,10 @@ def main():
     if service == "nova-compute":
         # nova.cmd's import monkey-patches eventlet: it comes first.
         from nova.cmd import compute
-        from fatcloud import nova_driver
+        from fatcloud import guest_driver
         # Nova loads compute_driver below nova.virt only: the driver is
         # registered there as nova.virt.fatcloud_driver.
-        sys.modules["nova.virt.fatcloud_driver"] = nova_driver
+        sys.modules["nova.virt.fatcloud_driver"] = guest_driver
         return compute.main()
     if service == "cinder-volume":
         from cinder.cmd import volume

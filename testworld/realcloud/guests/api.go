@@ -1,0 +1,187 @@
+package guests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
+)
+
+// Spec is what Nova's driver sends to spawn a guest.
+type Spec struct {
+	UUID      string `json:"uuid"`
+	Name      string `json:"name"`
+	Hostname  string `json:"hostname"`
+	ProjectID string `json:"project_id"`
+	FixedIP   string `json:"fixed_ip"`
+	MAC       string `json:"mac"`
+	// Image is the image file Nova downloaded from Glance, DiskFormat its
+	// format and Checksum its checksum (the unpack cache's key).
+	Image      string `json:"image"`
+	DiskFormat string `json:"disk_format"`
+	Checksum   string `json:"checksum"`
+}
+
+// action is a power operation; Timeout bounds a clean shutdown (seconds,
+// 0: power off at once), as Nova's power_off passes it.
+type action struct {
+	Action  string `json:"action"` // stop, start, reboot, reboot_hard
+	Timeout int    `json:"timeout"`
+}
+
+type export struct {
+	Path       string `json:"path"`
+	DiskFormat string `json:"disk_format"`
+}
+
+func (h *Host) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /servers", h.spawn)
+	mux.HandleFunc("GET /servers/{uuid}", h.show)
+	mux.HandleFunc("DELETE /servers/{uuid}", h.destroy)
+	mux.HandleFunc("POST /servers/{uuid}/action", h.act)
+	mux.HandleFunc("GET /servers/{uuid}/console", h.console)
+	mux.HandleFunc("POST /servers/{uuid}/export", h.export)
+	return mux
+}
+
+func answer(w http.ResponseWriter, v any, err error) {
+	switch {
+	case errors.Is(err, errNoGuest):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+}
+
+func (h *Host) spawn(w http.ResponseWriter, r *http.Request) {
+	var s Spec
+	if err := json.NewDecoder(r.Body).Decode(&s); err != nil || s.UUID == "" || s.FixedIP == "" || s.Image == "" {
+		http.Error(w, fmt.Sprintf("a spawn needs uuid, fixed_ip and image (%v)", err), http.StatusBadRequest)
+		return
+	}
+	answer(w, map[string]string{"power": "running"}, h.boot(s))
+}
+
+func (h *Host) boot(s Spec) error {
+	h.mu.Lock()
+	if _, ok := h.servers[s.UUID]; ok {
+		h.mu.Unlock()
+		return fmt.Errorf("guest %s exists", s.UUID)
+	}
+	g := &guest{spec: s, fips: map[string]bool{}}
+	h.servers[s.UUID] = g
+	h.mu.Unlock()
+	disk, err := h.vms.UnpackDisk(s.Image, s.DiskFormat, s.Checksum)
+	if err == nil {
+		g.disk = disk
+		g.machine, err = h.vms.Boot(vm.MachineSpec{
+			ID: s.UUID, Name: s.Name, Hostname: s.Hostname, Disk: disk, FixedIP: s.FixedIP, MAC: s.MAC,
+		}, nil)
+	}
+	if err != nil {
+		h.forget(g)
+		return err
+	}
+	h.opts.Logf("guests: %s (%s) booted on %s", s.UUID, s.Name, s.FixedIP)
+	return nil
+}
+
+// forget removes a guest and its disk.
+func (h *Host) forget(g *guest) {
+	h.mu.Lock()
+	delete(h.servers, g.spec.UUID)
+	h.mu.Unlock()
+	if g.disk != "" {
+		if err := h.vms.DeleteDisk(g.disk); err != nil {
+			h.opts.Logf("guests: deleting the disk of %s: %v", g.spec.UUID, err)
+		}
+	}
+}
+
+func (h *Host) show(w http.ResponseWriter, r *http.Request) {
+	g, err := h.get(r.PathValue("uuid"))
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	answer(w, map[string]string{"power": g.machine.PowerState().String()}, nil)
+}
+
+func (h *Host) destroy(w http.ResponseWriter, r *http.Request) {
+	g, err := h.get(r.PathValue("uuid"))
+	if err == nil {
+		err = g.machine.Destroy()
+		if err == nil || errors.Is(err, vm.ErrDestroyed) {
+			h.forget(g)
+			err = nil
+		}
+	}
+	answer(w, map[string]string{}, err)
+}
+
+func (h *Host) act(w http.ResponseWriter, r *http.Request) {
+	g, err := h.get(r.PathValue("uuid"))
+	var a action
+	if err == nil {
+		err = json.NewDecoder(r.Body).Decode(&a)
+	}
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	limit := 2 * time.Minute // a boot
+	if a.Action == "stop" {
+		limit = time.Duration(a.Timeout) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
+	defer cancel()
+	m := g.machine
+	switch a.Action {
+	case "stop":
+		err = m.Stop(ctx) // past the timeout the machine is killed
+	case "start":
+		err = m.Start(ctx)
+	case "reboot":
+		err = m.Reboot(ctx, false)
+	case "reboot_hard":
+		err = m.Reboot(ctx, true)
+	default:
+		http.Error(w, "unknown action "+a.Action, http.StatusBadRequest)
+		return
+	}
+	answer(w, map[string]string{"power": m.PowerState().String()}, err)
+}
+
+func (h *Host) console(w http.ResponseWriter, r *http.Request) {
+	g, err := h.get(r.PathValue("uuid"))
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(g.machine.ConsoleLog()))
+}
+
+// export writes the guest's disk as an image file (raw ext4, or qcow2)
+// for a snapshot; Nova's driver uploads it to Glance.
+func (h *Host) export(w http.ResponseWriter, r *http.Request) {
+	g, err := h.get(r.PathValue("uuid"))
+	var e export
+	if err == nil {
+		err = json.NewDecoder(r.Body).Decode(&e)
+	}
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	size, err := h.vms.ExportDisk(g.disk, e.DiskFormat, e.Path)
+	answer(w, map[string]int64{"virtual_size": size}, err)
+}

@@ -1,0 +1,83 @@
+"""Unit tests of guest_driver's own logic; what it does inside real Nova
+(a guest booted, stopped, snapshotted) is what TestGuestSSHBuild checks."""
+
+import http.server
+import os
+import socketserver
+import subprocess
+import tempfile
+import threading
+import unittest
+
+
+class _Unix(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def address_string(self):
+        return "guests"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path == "/servers/known":
+            body, ctype, status = b'{"power": "shutdown"}', "application/json", 200
+        elif self.path == "/servers/known/console":
+            body, ctype, status = b"login: ", "text/plain", 200
+        else:
+            body, ctype, status = b"no such guest", "text/plain", 404
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class GuestDriverTest(unittest.TestCase):
+    def setUp(self):
+        from fatcloud import guest_driver
+        self.d = guest_driver
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def test_is_ext4(self):
+        fs = os.path.join(self.tmp.name, "fs")
+        with open(fs, "wb") as f:
+            f.truncate(4 << 20)
+        subprocess.run(["mkfs.ext4", "-q", "-F", fs], check=True)
+        self.assertTrue(self.d.is_ext4(fs))
+        other = os.path.join(self.tmp.name, "other")
+        with open(other, "wb") as f:
+            f.write(b"fatimage realcloud base image\n" + b"\0" * (1 << 20))
+        self.assertFalse(self.d.is_ext4(other))
+        self.assertFalse(self.d.is_ext4(os.path.join(self.tmp.name, "none")))
+
+    def test_first_ipv4(self):
+        from nova.network import model
+        v6 = model.FixedIP(address="fd00::5", version=6)
+        v4 = model.FixedIP(address="10.42.0.7", version=4)
+        vif = model.VIF(id="p1", address="fa:16:3e:00:00:07", network=model.Network(
+            subnets=[model.Subnet(cidr="fd00::/64", ips=[v6]),
+                     model.Subnet(cidr="10.42.0.0/24", ips=[v4])]))
+        self.assertEqual(self.d.first_ipv4(model.NetworkInfo([vif])),
+                         ("10.42.0.7", "fa:16:3e:00:00:07"))
+        self.assertEqual(self.d.first_ipv4(None), (None, None))
+
+    def test_call(self):
+        sock = os.path.join(self.tmp.name, "guests.sock")
+        srv = _Unix(sock, _Handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.shutdown)
+        os.environ[self.d.SOCKET_ENV] = sock
+        self.assertEqual(self.d.call("GET", "/servers/known"), {"power": "shutdown"})
+        self.assertEqual(self.d.call("GET", "/servers/known/console"), b"login: ")
+        with self.assertRaises(self.d.GuestError) as e:
+            self.d.call("GET", "/servers/unknown")
+        self.assertEqual(e.exception.status, 404)
+        self.assertEqual(self.d.POWER_STATES["shutdown"], 4)  # libvirt's SHUTDOWN
+
+
+if __name__ == "__main__":
+    unittest.main()
