@@ -105,7 +105,7 @@ func (h *Host) writeBaseImage() error {
 		return err
 	}
 	disk, err := vm.BuildBaseImage(h.vms, vm.BaseImageOptions{
-		RockyVersion: "9.6", RPMs: rs.BaseImageRPMs,
+		RockyVersion: "9.6", RPMs: rs.BaseImageRPMs["9"],
 		GPGKeys: map[string][]byte{"RPM-GPG-KEY-Rocky-9": rs.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]},
 	})
 	if err != nil {
