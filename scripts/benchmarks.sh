@@ -214,6 +214,15 @@ $(grep -h '^Benchmark' "$out/fast.txt" | sed 's/^/fast       /')
   in-process over the SDK's SSH communicator, ansible-playbook, and the
   bare commands the provisioner sent (the floor), each on a fresh VM; SSH
   sessions and dnf processes counted on the VM the same way for all.
+- **Appliance variable resolution** (in \`BenchmarkWholeBuild\`, both
+  profiles): each round resolves once what a build with
+  \`appliance_dir\` and \`appliance_environment\` resolves in its first
+  step (\`fatimage.ApplianceRequest\` through \`internal/appliance\`,
+  the real appliance checkout and \`testworld/appliancesite\`'s
+  \`overrides\` environment) on a fresh lab VM, its boot not counted,
+  beside that round's fatimage whole build (which uses the built-in
+  values, as its image is compared with today's stack's); the share is
+  resolution / (whole build + resolution), from the medians.
 - **SBOM cost** (\`BenchmarkSBOMCost\`): the provisioner in-process
   with the whole-build workload on two fresh VMs, without the SBOM
   options and then with \`sbom_output\`, \`change_report_output\` and

@@ -34,12 +34,10 @@ func stepAppliance(ctx context.Context, s *state) error {
 	// no_log) goes to Packer's log; a failure carries its tail.
 	// One resolution serves the values and what fatimage.yml runs for
 	// the build host (step_appliance_steps.go).
-	req := applianceRequest()
-	all, err := s.plan.site.Steps()
+	req, all, err := ApplianceRequest(s.plan.site)
 	if err != nil {
-		return fmt.Errorf("appliance: %w", err)
+		return err
 	}
-	req.AddSteps(all)
 	res, err := s.plan.site.Resolve(ctx, t, req, log.Writer())
 	if err != nil {
 		return err
@@ -75,6 +73,20 @@ func stepAppliance(ctx context.Context, s *state) error {
 		s.say(fmt.Sprintf("appliance: the build host is in the proxy group: every download of the build goes through %s (proxy_http_proxy), dnf's too: %v (proxy_dnf)", px.shown(), px.dnf))
 	}
 	return nil
+}
+
+// ApplianceRequest is the one resolution the step asks of site's
+// Ansible: the built-in groups' variables and conditions, and what
+// fatimage.yml runs for the build host (its steps are returned too).
+// Exported for the benchmark, which resolves it as a build does.
+func ApplianceRequest(site *appliance.Site) (appliance.Request, []appliance.Step, error) {
+	req := applianceRequest()
+	all, err := site.Steps()
+	if err != nil {
+		return req, nil, fmt.Errorf("appliance: %w", err)
+	}
+	req.AddSteps(all)
+	return req, all, nil
 }
 
 // applianceTarget is the build VM as Packer's communicator reaches it:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/buildtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
@@ -117,8 +118,10 @@ func BenchmarkWholeBuild(b *testing.B) {
 	p := packertest.Setup(b)
 	InstallOfficial(b, p)
 	w := benchWorkload(b)
+	site := applianceSite(b)
 	runs := map[string][]*stackRun{}
 	var rows [][]string
+	var resolves []*appliance.Result
 	for b.Loop() {
 		for round := range rounds() {
 			for _, s := range roundStacks(Stacks, round) {
@@ -133,6 +136,7 @@ func BenchmarkWholeBuild(b *testing.B) {
 				}
 				rows = append(rows, append(row, r.reboots, strconv.Itoa(r.secrets), strconv.Itoa(r.leftover)))
 			}
+			resolves = append(resolves, resolveAppliance(b, theLab, site))
 		}
 	}
 	// The end states: every image against ours of the first round.
@@ -173,22 +177,13 @@ func BenchmarkWholeBuild(b *testing.B) {
 	}
 	t.Print(os.Stdout)
 	provisioningByPhase(profile, runs).Print(os.Stdout)
-	for _, r := range []*stackRun{ours, ex, ap} {
-		var tr [][]string
-		for _, s := range r.steps {
-			name := s.Name
-			if len(name) > 72 {
-				name = name[:69] + "..."
-			}
-			tr = append(tr, []string{name, secs(s.Took), GroupOf(s.Name)})
-		}
-		(&Table{Title: "Steps of " + r.stack.Name + " (median run)", Header: []string{"step or task", "s", "phase"}, Rows: tr}).Print(os.Stdout)
-	}
+	printSteps(ours, ex, ap)
 	var al [][]string
 	for _, a := range EndStateAllowList {
 		al = append(al, []string{"/" + a.Pattern, a.Why})
 	}
 	(&Table{Title: "End-state allow-list: where the images may differ, and why", Header: []string{"path", "why"}, Rows: al}).Print(os.Stdout)
+	printApplianceCost(b, profile, resolves, runs["fatimage"])
 	b.ReportMetric(ours.wall.Seconds(), "fatimage-s")
 	b.ReportMetric(ex.wall.Seconds(), "official-expert-s")
 	b.ReportMetric(ap.wall.Seconds(), "official-appliance-s")
@@ -219,6 +214,34 @@ func benchWorkload(b *testing.B) *Workload {
 		fmt.Println()
 	}
 	return w
+}
+
+// printSteps prints the steps or tasks of each run (the median runs).
+func printSteps(runs ...*stackRun) {
+	for _, r := range runs {
+		var tr [][]string
+		for _, s := range r.steps {
+			name := s.Name
+			if len(name) > 72 {
+				name = name[:69] + "..."
+			}
+			tr = append(tr, []string{name, secs(s.Took), GroupOf(s.Name)})
+		}
+		(&Table{Title: "Steps of " + r.stack.Name + " (median run)", Header: []string{"step or task", "s", "phase"}, Rows: tr}).Print(os.Stdout)
+	}
+}
+
+// printApplianceCost prints the appliance resolution's table beside the
+// fatimage whole builds and reports its figures.
+func printApplianceCost(b *testing.B, profile string, res []*appliance.Result, ours []*stackRun) {
+	var builds []time.Duration
+	for _, r := range ours {
+		builds = append(builds, r.wall)
+	}
+	t, resolve, share := applianceCost(profile, res, builds)
+	t.Print(os.Stdout)
+	b.ReportMetric(resolve.Seconds(), "appliance-resolve-s")
+	b.ReportMetric(share, "appliance-resolve/build")
 }
 
 func atoi(s string) int {

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/pulpfake"
 )
@@ -338,5 +339,31 @@ func TestProvisioningByPhaseTakesMedians(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The appliance resolution's table: each round beside its own fatimage
+// build, and the medians each taken apart (the median resolution need
+// not be the median build's round).
+func TestApplianceCostTakesMedians(t *testing.T) {
+	res := []*appliance.Result{
+		{Duration: 12 * time.Second, Commit: "f49fc24abcdef0123", Environment: "/x/environments/overrides"},
+		{Duration: 8 * time.Second, Commit: "f49fc24abcdef0123", Environment: "/x/environments/overrides"},
+		{Duration: 10 * time.Second, Commit: "f49fc24abcdef0123", Environment: "/x/environments/overrides"},
+	}
+	builds := []time.Duration{150 * time.Second, 190 * time.Second, 170 * time.Second}
+	tab, resolve, share := applianceCost("realistic", res, builds)
+	if resolve != 10*time.Second || share != 10.0/180 {
+		t.Errorf("median resolution %v, share %v; want 10s and 10/(170+10)", resolve, share)
+	}
+	if got := strings.Join(tab.Rows[1], " "); got != "2 8.00 190.00 4.0%" {
+		t.Errorf("round 2: %q", got)
+	}
+	if got := strings.Join(tab.Rows[3], " "); got != "median of 3 10.00 170.00 5.6%" {
+		t.Errorf("median row: %q", got)
+	}
+	notes := strings.Join(tab.Notes, "\n")
+	if !strings.Contains(notes, "appliance f49fc24abcde, environment overrides:") || !strings.Contains(notes, "in 10.0s") {
+		t.Errorf("notes do not say the median round's build line:\n%s", notes)
 	}
 }
