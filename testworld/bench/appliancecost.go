@@ -86,3 +86,13 @@ func applianceCost(profile string, res []*appliance.Result, builds []time.Durati
 
 // pct is r as a percentage.
 func pct(r float64) string { return strconv.FormatFloat(100*r, 'f', 1, 64) + "%" }
+
+// secs prints a duration as the bench's tables do.
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

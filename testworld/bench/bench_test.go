@@ -152,12 +152,3 @@ func measure(b *testing.B, v *VM, f func() Result) Result {
 	}
 	return r
 }
-
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) }
-
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
