@@ -182,6 +182,21 @@ func relTo(dir, path string) string {
 	return path
 }
 
+// restripRepoFiles is a script taking out again (or disabling, as the
+// repos step does) the sections of the build's repositories that a
+// transaction's packages added to /etc/yum.repos.d since the repos step
+// (epel-release's epel.repo, at public mirrors), so that a later dnf
+// process reads the build's own, from the tmpfs, and no other.
+func (s *state) restripRepoFiles() *vmScript {
+	sc := newScript("repofiles")
+	files := renderRepoFiles(s.plan.repos, "", "", false)
+	stripRepoFiles(sc, files, *s.cfg.ReplaceRepos)
+	if *s.cfg.ReplaceRepos && len(files) > 0 {
+		sc.call("disable_other_repos", repoFileNames(files)...)
+	}
+	return sc
+}
+
 // ansibleRepos (on) gives the site's Ansible the build's repositories
 // and no other: the transaction's packages may have added some to
 // /etc/yum.repos.d since the repos step (epel-release's epel.repo, at
@@ -196,11 +211,7 @@ func (s *state) ansibleRepos(ctx context.Context, on bool) error {
 	}
 	sc := newScript("repofiles")
 	if on {
-		files := renderRepoFiles(s.plan.repos, "", "", false)
-		stripRepoFiles(sc, files, *s.cfg.ReplaceRepos)
-		if *s.cfg.ReplaceRepos {
-			sc.call("disable_other_repos", repoFileNames(files)...)
-		}
+		sc.add(s.restripRepoFiles())
 		s.plan.buildRepoSecrets(sc, s.workDir)
 		sc.call("ansible_repos_on")
 	} else {

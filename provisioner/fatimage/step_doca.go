@@ -15,10 +15,14 @@ const docaProfile = "doca-ofed"
 // profile's packages come from that repository, which dnf reads only
 // when the process starts: an extra build with doca pays one dnf process
 // more), and the initramfs is rebuilt. The appliance's openibd restart
-// only loads the modules into the build VM's kernel: not done.
+// only loads the modules into the build VM's kernel: not done. The
+// transaction may have installed epel-release (a build from a base
+// image), whose epel.repo names public mirrors: the profile's dnf
+// process reads the build's repositories only, as the transaction's did.
 func stepDOCA(ctx context.Context, s *state) error {
 	s.say("doca: doca-kernel-support for the running kernel, then " + docaProfile)
-	if _, err := s.runScript(ctx, newScript("doca").call("doca_kernel_support")); err != nil {
+	sc := s.restripRepoFiles().add(newScript("doca").call("doca_kernel_support"))
+	if _, err := s.runScript(ctx, sc); err != nil {
 		return err
 	}
 	base := s.plan.packagePlan()

@@ -169,23 +169,25 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // checkApplianceExtraBuild does the appliance's doca,cuda extra build on
-// top of the fat image (fatImageName) from the site's appliance, as the
-// appliance runs it: testworld/appliancesite's extra environment over
-// the real checkout, whose group_vars point doca_repo_url and
-// cuda_repo_url at the lab's vendor mirrors and pin a newer driver and
+// top of the image sourceName (sourceID) of Rocky major, whose newest
+// kernel is kernel, from the site's appliance, as the appliance runs it:
+// testworld/appliancesite's extra environment over the real checkout,
+// whose group_vars point doca_repo_url and cuda_repo_url, templated from
+// the VM's major, at the lab's vendor mirrors and pin a newer driver and
 // toolkit. No repos entry names a vendor repository. Checked from
 // outside: the repositories' files as the roles write them, from the
-// site's URLs, disabled and without credentials; the site's pins; doca's
-// kernel support; image.json's record of the variables.
-func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
+// site's URLs for the major, disabled and without credentials; the
+// site's pins at the major's EVRs; doca's kernel support; image.json's
+// record of the variables.
+func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel string) {
 	t.Helper()
 	site := appliancesite.New(t, appliancesite.Extra)
 	dir := t.TempDir()
-	name := fmt.Sprintf("e2e-appliance-extra-%d", time.Now().Unix())
-	vars := applianceVars(t, dir, site, theLab.SnapshotRepos(repos.NewerTimestamp))
+	name := fmt.Sprintf("e2e-appliance-extra-rl%s-%d", major, time.Now().Unix())
+	vars := applianceVars(t, dir, site, theLab.SnapshotReposFor(major, repos.NewerTimestamp))
 	// (no binaries: a template's binaries entry would add them)
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=doca,cuda",
-		"-var", "source_image_name="+fatImageName, "-var-file", vars)
+		"-var", "source_image_name="+sourceName, "-var-file", vars)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build of the appliance's extra build:\n%s", r.Output())
 	}
@@ -193,8 +195,8 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 	if strings.Contains(out, theLab.ArkPassword) {
 		t.Fatal("the Ark password appeared in packer's output")
 	}
-	for _, want := range []string{fatImageID, "native: role doca in ansible/fatimage.yml: group doca", "native: role cuda (tasks_from",
-		"doca-kernel-support: building the DOCA kernel packages for 5.14.0-570.58.1.el9_6.x86_64 (lab stand-in)"} {
+	for _, want := range []string{sourceID, "native: role doca in ansible/fatimage.yml: group doca", "native: role cuda (tasks_from",
+		"doca-kernel-support: building the DOCA kernel packages for " + kernel + ".x86_64 (lab stand-in)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("build output lacks %q:\n%s", want, out)
 		}
@@ -206,18 +208,22 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 	defer cancel()
 	_, c, stop := labtest.BootDial(ctx, t, theLab, name+"-check", img.ID)
 	defer stop()
-	docaURL := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/") + "/doca/3.2.3/rhel9/x86_64/" + repos.NewerTimestamp + "/"
-	cudaBase := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/") + "/cuda/repos/rhel9/x86_64/" + repos.NewerTimestamp
+	content := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/")
+	docaURL := content + "/doca/3.2.3/rhel" + major + "/x86_64/" + repos.NewerTimestamp + "/"
+	cudaBase := content + "/cuda/repos/rhel" + major + "/x86_64/" + repos.NewerTimestamp
+	el, cudaFile := ".el"+major, "cuda-rhel"+major
 	rows := []contractRow{
 		{"cuda: the site's driver pin (cuda_nvidia_driver_version) from the 610-open stream", "rpm -q --qf '%{NAME}-%{EPOCH}:%{VERSION}-%{RELEASE}\\n' nvidia-open nvidia-driver",
-			"nvidia-open-3:610.60.02-1.el9\nnvidia-driver-3:610.60.02-1.el9"},
+			"nvidia-open-3:610.60.02-1" + el + "\nnvidia-driver-3:610.60.02-1" + el},
 		{"cuda: the site's toolkit pin (cuda_package_version)", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}\\n' cuda-toolkit", "cuda-toolkit-13.4.0-1"},
 		{"doca: doca-extra, the generated kernel repository RPM, doca-ofed", "rpm -q --qf '%{NAME}-%{VERSION}\\n' doca-extra doca-kernel-repo doca-ofed",
 			"doca-extra-3.2.3\ndoca-kernel-repo-3.2.3\ndoca-ofed-3.2.3"},
+		{"doca: the major's build of doca-ofed", "rpm -q --qf '%{RELEASE}\\n' doca-ofed", "1" + el},
 		{"doca: the role's repository file from doca_repo_url, gpgcheck off, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|enabled)' /etc/yum.repos.d/doca.repo | tr -d ' '",
 			"[doca]\nbaseurl=" + docaURL + "\nenabled=0\ngpgcheck=0"},
-		{"cuda: the .repo file cuda_repo_url names, as cuda-rhel9.repo, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|gpgkey|enabled)' /etc/yum.repos.d/cuda-rhel9.repo | tr -d ' '",
-			"[cuda-rhel9-x86_64]\nbaseurl=" + cudaBase + "\nenabled=0\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9"},
+		{"cuda: the .repo file cuda_repo_url names, as the major's cuda-rhelN.repo, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|gpgkey|enabled)' /etc/yum.repos.d/" + cudaFile + ".repo | tr -d ' '",
+			"[" + cudaFile + "-x86_64]\nbaseurl=" + cudaBase + "\nenabled=0\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-" + major},
+		{"doca: kernel-devel of the newest kernel, at the major's EVR", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", kernel},
 		{"no credentials in any repository file", "sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l", "0"},
 	}
 	for _, row := range rows {
@@ -243,7 +249,7 @@ func checkApplianceExtraBuild(t *testing.T, fatImageName, fatImageID string) {
 		got[v.Into+" "+v.Variable] = strings.Join(v.Values, " ")
 	}
 	if info.CUDA != "13.4.0" || info.Appliance.Values != "site" || got["repos/doca doca_repo_url"] != docaURL ||
-		got["repos/cuda cuda_repo_url"] != theLab.VendorRepoFileURL("cuda") || got["packages cuda_packages"] != "cuda-toolkit-13.4.0-1 nvidia-gds cmake" {
+		got["repos/cuda cuda_repo_url"] != theLab.VendorRepoFileURLFor(major, "cuda") || got["packages cuda_packages"] != "cuda-toolkit-13.4.0-1 nvidia-gds cmake" {
 		t.Errorf("image.json cuda %q, appliance %q, from_appliance %v", info.CUDA, info.Appliance.Values, got)
 	}
 	requireNoSecrets(t, imageFiles(t, img.ID))

@@ -195,7 +195,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	for _, s := range l.Repos.Snapshots {
 		if repos.Public(s.Repo) && s.Timestamp == repos.NewerTimestamp {
-			l.Pulp.AddDistribution(pulpfake.Distribution{BasePath: vendorRepoFilePath + s.Repo,
+			l.Pulp.AddDistribution(pulpfake.Distribution{BasePath: repos.VendorRepoFilePath(vendorRepoFileDir, s),
 				Files: map[string][]byte{s.RepoFile + ".repo": repos.VendorRepoFile(s, l.Pulp.ContentURL())}})
 		}
 	}
@@ -488,19 +488,22 @@ func (l *Lab) SnapshotReposFor(major, timestamp string) []any {
 	return out
 }
 
-// vendorRepoFilePath is where the Pulp double serves the public vendor
+// vendorRepoFileDir is where the Pulp double serves the public vendor
 // repositories' .repo files (VendorRepoFileURL).
-const vendorRepoFilePath = "vendor-repo-files/"
+const vendorRepoFileDir = "vendor-repo-files"
 
-// VendorRepoFileURL is the URL of a .repo file for the public vendor
-// repository key's newer snapshot (cuda: what a site's cuda_repo_url
-// names), "" for a key the lab serves none for.
-func (l *Lab) VendorRepoFileURL(key string) string {
-	s, ok := l.Repos.Snapshot(key, repos.NewerTimestamp)
+// VendorRepoFileURL is VendorRepoFileURLFor RL9.
+func (l *Lab) VendorRepoFileURL(key string) string { return l.VendorRepoFileURLFor("9", key) }
+
+// VendorRepoFileURLFor is the URL of a .repo file for Rocky major's
+// public vendor repository key's newer snapshot (cuda: what a site's
+// cuda_repo_url names), "" for a key the lab serves none for.
+func (l *Lab) VendorRepoFileURLFor(major, key string) string {
+	s, ok := l.Repos.SnapshotFor(major, key, repos.NewerTimestamp)
 	if !ok || !repos.Public(key) {
 		return ""
 	}
-	return strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + vendorRepoFilePath + key + "/" + s.RepoFile + ".repo"
+	return strings.TrimRight(l.Env["ARK_CONTENT_URL"], "/") + "/" + repos.VendorRepoFilePath(vendorRepoFileDir, s) + "/" + s.RepoFile + ".repo"
 }
 
 // VendorRepo is the newer snapshot of the vendor repository key (doca,

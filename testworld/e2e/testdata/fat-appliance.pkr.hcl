@@ -2,9 +2,9 @@
 # groups and their values come from the site's appliance checkout and
 # environment, read by the site's Ansible on the build VM; the lab's
 # snapshots of every repository the groups install from. With
-# inventory_groups = "doca,cuda" and source_image_name a fat image, the
-# appliance's extra build (its vendor repositories from the site's
-# variables: no repos entry names them).
+# inventory_groups = "doca,cuda" and source_image_name a fat image (or
+# RL8's base image), the appliance's extra build (its vendor
+# repositories from the site's variables: no repos entry names them).
 variable "inventory_groups" {
   type    = string
   default = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
@@ -28,11 +28,6 @@ variable "appliance_collections_path" {
 
 variable "lab_repos" {
   type = list(map(string))
-}
-
-variable "inventory_groups" {
-  type    = string
-  default = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
 }
 
 build {

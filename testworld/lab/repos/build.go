@@ -127,12 +127,21 @@ func Public(key string) bool {
 // VendorRepoFile is a .repo file for the public vendor snapshot s, as
 // the vendor publishes one beside its repository (NVIDIA's
 // cuda-rhel9.repo: section <file>-x86_64, gpgcheck on), its baseurl under
-// contentURL. Stand-in: its gpgkey is the image's Rocky key file, which
-// in the lab is the lab key signing the stand-ins (NVIDIA's names its
-// own key's URL).
+// contentURL. Stand-in: its gpgkey is the image's Rocky key file of the
+// snapshot's major, which in the lab is the lab key signing the
+// stand-ins (NVIDIA's names its own key's URL).
 func VendorRepoFile(s Snapshot, contentURL string) []byte {
-	return fmt.Appendf(nil, "[%[1]s-x86_64]\nname=%[1]s-x86_64\nbaseurl=%[2]s/%[3]s\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9\n",
-		s.RepoFile, strings.TrimRight(contentURL, "/"), s.BasePath())
+	return fmt.Appendf(nil, "[%[1]s-x86_64]\nname=%[1]s-x86_64\nbaseurl=%[2]s/%[3]s\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-%[4]s\n",
+		s.RepoFile, strings.TrimRight(contentURL, "/"), s.BasePath(), s.Major)
+}
+
+// VendorRepoFilePath is where the lab serves the .repo file of the
+// public vendor snapshot s: its repository's path (without the
+// timestamp) under dir, as the vendor serves it beside the repository
+// (NVIDIA's cuda/repos/rhel9/x86_64/cuda-rhel9.repo), so each major's
+// has its own place.
+func VendorRepoFilePath(dir string, s Snapshot) string {
+	return strings.TrimRight(dir, "/") + "/" + s.PulpPath
 }
 
 // artifact is one RPM to build.

@@ -72,6 +72,10 @@ var repoDefs = []repoDef{
 	{Key: "grafana", VersionOS: "8", PulpPath: "grafana/oss/rpm", RepoFile: "grafana"},
 	{Key: "ondemand-web", VersionOS: "8", PulpPath: "ondemand/4.1/web/el8/x86_64", RepoFile: "ondemand-web"},
 	{Key: "TurboVNC", VersionOS: "8", PulpPath: "turbovnc/x86_64", RepoFile: "TurboVNC"},
+	// the vendors' el8 builds, at their upstream rhel8 paths (NVIDIA's
+	// .repo file names its major)
+	{Key: "doca", VersionOS: "8", PulpPath: "doca/3.2.3/rhel8/x86_64", RepoFile: "doca", Vendor: true, Public: true},
+	{Key: "cuda", VersionOS: "8", PulpPath: "cuda/repos/rhel8/x86_64", RepoFile: "cuda-rhel8", Vendor: true, Public: true},
 }
 
 // rockyRelease is /etc/rocky-release of Rocky version ("9.6", "8.10").

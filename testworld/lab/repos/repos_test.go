@@ -338,14 +338,19 @@ func TestDistributions(t *testing.T) {
 			public++
 		}
 	}
-	if public != 4 {
-		t.Errorf("%d open distributions, want doca's and cuda's two snapshots each", public)
+	if public != 8 {
+		t.Errorf("%d open distributions, want doca's and cuda's two snapshots each, for RL9 and RL8", public)
 	}
-	cuda, _ := r.Snapshot("cuda", NewerTimestamp)
-	want := "[cuda-rhel9-x86_64]\nname=cuda-rhel9-x86_64\nbaseurl=http://pulp.example/pulp/content/cuda/repos/rhel9/x86_64/" + NewerTimestamp +
-		"\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9\n"
-	if got := string(VendorRepoFile(cuda, "http://pulp.example/pulp/content/")); got != want {
-		t.Errorf("cuda's .repo file:\n%s\nwant\n%s", got, want)
+	for _, major := range Majors {
+		cuda, _ := r.SnapshotFor(major, "cuda", NewerTimestamp)
+		want := "[cuda-rhel" + major + "-x86_64]\nname=cuda-rhel" + major + "-x86_64\nbaseurl=http://pulp.example/pulp/content/cuda/repos/rhel" + major + "/x86_64/" + NewerTimestamp +
+			"\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-" + major + "\n"
+		if got := string(VendorRepoFile(cuda, "http://pulp.example/pulp/content/")); got != want {
+			t.Errorf("RL%s cuda's .repo file:\n%s\nwant\n%s", major, got, want)
+		}
+		if got, want := VendorRepoFilePath("files/", cuda), "files/cuda/repos/rhel"+major+"/x86_64"; got != want {
+			t.Errorf("RL%s cuda's .repo file served under %s, want %s", major, got, want)
+		}
 	}
 }
 
@@ -371,6 +376,8 @@ func TestRocky8Snapshots(t *testing.T) {
 		"baseos rocky-release": " 8.10-1.9.el8", "baseos kernel-core": "4.18.0-553.81.1.el8_10", "appstream python36": "3.6.8-",
 		"appstream python39": "3.9.20-", "extras epel-release": " 8-22.el8", "appstream podman": ".el8_10", "epel apptainer": ".el8",
 		"OpenHPC-updates slurm-ohpc": "23.11.10-321.ohpc.3.2", "TurboVNC turbovnc": "3.0.1-20230811",
+		"doca doca-ofed": " 3.2.3-1.el8", "doca mlnx-ofa_kernel": ".el8", "cuda nvidia-open": "610.60.02-1.el8",
+		"cuda cuda-toolkit": "13.4.0-1",
 	} {
 		if !strings.Contains(got[k], want) {
 			t.Errorf("el8 %s: %q, want %q in it", k, got[k], want)
