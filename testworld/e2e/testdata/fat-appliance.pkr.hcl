@@ -30,11 +30,6 @@ variable "lab_repos" {
   type = list(map(string))
 }
 
-variable "inventory_groups" {
-  type    = string
-  default = "extra_packages,openhpc,openondemand,grafana,kernel_modules"
-}
-
 build {
   sources = ["source.fatimage-openstack.lab"]
 
