@@ -35,7 +35,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/6" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8
+const builderVersion = "lab-repos/7" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8; 7: source-built x86_64 packages and their SRPMs
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -151,6 +151,7 @@ type artifact struct {
 	newer  bool // only in the newer snapshot
 	bucket int
 	file   string   // relative to the rpms dir
+	src    bool     // the .src.rpm of def's source package (def.SRPM == def.Name)
 	majors []string // the Rocky majors whose repositories hold it
 }
 
@@ -282,7 +283,7 @@ func removeStaleBuilds(cache string) {
 }
 
 func checkTools() error {
-	for _, t := range []string{"rpmbuild", "rpmsign", "gpg", "gpgconf", "createrepo_c", "modifyrepo_c"} {
+	for _, t := range []string{"rpmbuild", "rpmsign", "gpg", "gpgconf", "createrepo_c", "modifyrepo_c", "tar"} {
 		if _, err := exec.LookPath(t); err != nil {
 			return fmt.Errorf("repos: %s not found (install rpm, gnupg and createrepo-c)", t)
 		}
@@ -355,15 +356,25 @@ func artifacts() []*artifact {
 	var out []*artifact
 	add := func(d pkgDef, evr, major string, newer bool) {
 		a := &artifact{def: d, evr: evr, newer: newer, majors: []string{major}}
-		a.file = fmt.Sprintf("%s-%s.noarch.rpm", d.Name, a.vr())
-		if prev := byFile[a.file]; prev != nil {
-			prev.majors = append(prev.majors, major)
-			return
+		arts := []*artifact{a}
+		if d.SRPM != "" { // built from its source package, not in a chunk
+			a.file, a.bucket = fmt.Sprintf("%s-%s.%s.rpm", d.Name, a.vr(), srcArch), -1
+			if d.SRPM == d.Name {
+				arts = append(arts, &artifact{def: d, evr: evr, newer: newer, majors: []string{major}, bucket: -1, src: true,
+					file: fmt.Sprintf("%s-%s.src.rpm", d.Name, a.vr())})
+			}
+		} else {
+			a.file, a.bucket = fmt.Sprintf("%s-%s.noarch.rpm", d.Name, a.vr()), seen[d.Name]
+			seen[d.Name]++
 		}
-		a.bucket = seen[d.Name]
-		seen[d.Name]++
-		byFile[a.file] = a
-		out = append(out, a)
+		for _, a := range arts {
+			if prev := byFile[a.file]; prev != nil {
+				prev.majors = append(prev.majors, major)
+				continue
+			}
+			byFile[a.file] = a
+			out = append(out, a)
+		}
 	}
 	for _, major := range Majors {
 		for _, d := range catalog {
@@ -405,8 +416,13 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 		}
 	}
 
+	srcs := sourceGroups(arts)
 	t0 := time.Now()
-	err := parallel(len(chunks), func(i int) error {
+	err := parallel(len(chunks)+len(srcs), func(i int) error {
+		if i >= len(chunks) {
+			j := i - len(chunks)
+			return buildSource(filepath.Join(work, "build", fmt.Sprintf("source%02d", j)), srcs[j], key, rpmsDir)
+		}
 		return buildChunk(filepath.Join(work, "build", fmt.Sprintf("chunk%02d", i)), i, chunks[i], key, rpmsDir)
 	})
 	if err != nil {
@@ -416,9 +432,9 @@ func buildInto(work string, key *signingKey, logf func(string, ...any)) (*Result
 
 	// Sign.
 	t0 = time.Now()
-	groups := make([][]string, len(chunks))
-	for i := range chunks {
-		for _, a := range chunks[i] {
+	groups := make([][]string, len(chunks)+len(srcs))
+	for i, chunk := range slices.Concat(chunks, srcs) {
+		for _, a := range chunk {
 			groups[i] = append(groups[i], filepath.Join(rpmsDir, a.file))
 		}
 	}
@@ -798,69 +814,87 @@ cp -a %s/. %%{buildroot}/
 
 `, idx, tree)
 	for _, a := range arts {
-		fs := a.files(key)
 		fmt.Fprintf(&spec, "%%package -n %s\n", a.def.Name)
 		if e := a.epoch(); e != "" {
 			fmt.Fprintf(&spec, "Epoch: %s\n", e)
 		}
 		fmt.Fprintf(&spec, "Version: %s\nRelease: %s\nSummary: Lab stand-in for %s\nLicense: MIT\nAutoReqProv: no\n",
 			a.version(), a.release(), a.def.Name)
-		for _, req := range a.def.Requires {
-			fmt.Fprintf(&spec, "Requires: %s\n", a.subst(req))
+		if err := a.writeSpec(&spec, tree, key); err != nil {
+			return err
 		}
-		for _, p := range a.def.Provides {
-			fmt.Fprintf(&spec, "Provides: %s\n", a.subst(p))
-		}
-		for _, r := range a.def.Recommends {
-			fmt.Fprintf(&spec, "Recommends: %s\n", a.subst(r))
-		}
-		fmt.Fprintf(&spec, "%%description -n %s\nLab stand-in for the %s package (%s).\n\n", a.def.Name, a.def.Name, a.def.Repo)
-		spec.WriteString(a.scriptlets())
-		fmt.Fprintf(&spec, "%%files -n %s\n%%defattr(-,root,root,-)\n", a.def.Name)
-		for _, f := range fs {
-			dst := filepath.Join(tree, filepath.FromSlash(f.Path))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			if f.Symlink != "" {
-				if err := os.Symlink(f.Symlink, dst); err != nil {
-					return err
-				}
-			} else if err := os.WriteFile(dst, []byte(f.Data), f.Mode); err != nil {
-				return err
-			} else if err := os.Chmod(dst, f.Mode); err != nil { // umask
-				return err
-			}
-			if f.Config {
-				fmt.Fprintf(&spec, "%%config(noreplace) %s\n", f.Path)
-			} else {
-				fmt.Fprintf(&spec, "%s\n", f.Path)
-			}
-		}
-		spec.WriteString("\n")
 	}
 	specFile := filepath.Join(dir, "standins.spec")
 	if err := os.WriteFile(specFile, spec.Bytes(), 0o644); err != nil {
 		return err
 	}
-	top := filepath.Join(dir, "top")
-	cmd := exec.Command("rpmbuild", "--quiet",
-		"--define", "_topdir "+top,
-		"--define", "_rpmdir "+filepath.Join(dir, "out"),
-		"--define", "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm",
-		"--define", "_buildhost lab.invalid",
-		"--define", "use_source_date_epoch_as_buildtime 1",
-		"--define", "clamp_mtime_to_source_date_epoch 1",
-		"-bb", specFile)
-	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+sourceDateEpoch, "HOME="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("rpmbuild chunk %d: %v: %s", idx, err, out)
+	if err := rpmbuild(dir, "-bb", specFile); err != nil {
+		return fmt.Errorf("rpmbuild chunk %d: %w", idx, err)
 	}
 	for _, a := range arts {
 		if err := os.Rename(filepath.Join(dir, "out", a.file), filepath.Join(rpmsDir, a.file)); err != nil {
 			return fmt.Errorf("rpmbuild chunk %d: %w", idx, err)
 		}
 	}
+	return nil
+}
+
+// rpmbuild runs rpmbuild mode (-bb, -ba) on specFile with dir's top (its
+// SOURCES) and out (the packages, flat) directories, reproducibly.
+func rpmbuild(dir, mode, specFile string) error {
+	top := filepath.Join(dir, "top")
+	cmd := exec.Command("rpmbuild", "--quiet",
+		"--define", "_topdir "+top,
+		"--define", "_rpmdir "+filepath.Join(dir, "out"),
+		"--define", "_srcrpmdir "+filepath.Join(dir, "out"),
+		"--define", "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm",
+		"--define", "_buildhost lab.invalid",
+		"--define", "use_source_date_epoch_as_buildtime 1",
+		"--define", "clamp_mtime_to_source_date_epoch 1",
+		mode, specFile)
+	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+sourceDateEpoch, "HOME="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// writeSpec writes a's dependencies, description, scriptlets and file
+// list into spec (after its own header) and stages its files in tree.
+func (a *artifact) writeSpec(spec *bytes.Buffer, tree string, key *signingKey) error {
+	for _, req := range a.def.Requires {
+		fmt.Fprintf(spec, "Requires: %s\n", a.subst(req))
+	}
+	for _, p := range a.def.Provides {
+		fmt.Fprintf(spec, "Provides: %s\n", a.subst(p))
+	}
+	for _, r := range a.def.Recommends {
+		fmt.Fprintf(spec, "Recommends: %s\n", a.subst(r))
+	}
+	fmt.Fprintf(spec, "%%description -n %s\nLab stand-in for the %s package (%s).\n\n", a.def.Name, a.def.Name, a.def.Repo)
+	spec.WriteString(a.scriptlets())
+	fmt.Fprintf(spec, "%%files -n %s\n%%defattr(-,root,root,-)\n", a.def.Name)
+	for _, f := range a.files(key) {
+		dst := filepath.Join(tree, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if f.Symlink != "" {
+			if err := os.Symlink(f.Symlink, dst); err != nil {
+				return err
+			}
+		} else if err := os.WriteFile(dst, []byte(f.Data), f.Mode); err != nil {
+			return err
+		} else if err := os.Chmod(dst, f.Mode); err != nil { // umask
+			return err
+		}
+		if f.Config {
+			fmt.Fprintf(spec, "%%config(noreplace) %s\n", f.Path)
+		} else {
+			fmt.Fprintf(spec, "%s\n", f.Path)
+		}
+	}
+	spec.WriteString("\n")
 	return nil
 }
 

@@ -147,6 +147,10 @@ type pkgDef struct {
 	// Files are extra files the package ships, by absolute path
 	// (standins_system.go); under a bin directory they are executable.
 	Files map[string]string
+	// SRPM: built as x86_64 from this source package, whose .src.rpm
+	// the repository holds too (srpm.go); the package of that name is
+	// the spec's main package.
+	SRPM string
 	// Links are symlinks the package ships (path -> target). A named
 	// interpreter (python3.9, python3.12) links to the VM's own python3,
 	// so what a build runs with it really runs.
@@ -228,6 +232,9 @@ var catalog = []pkgDef{
 		Requires: []string{"containers-common"}},
 	{Repo: "appstream", Name: "patch", EVR: "2.7.6-16.el9"},
 	{Repo: "appstream", Name: "cmake", EVR: "3.26.5-2.el9", Bins: []string{"/usr/bin/cmake"}},
+	// what slurm_recompile installs to rebuild Slurm: the VM's own
+	// rpmbuild (Debian's rpm, in the lab userland) does the building
+	{Repo: "appstream", Name: "rpm-build", EVR: "4.16.1.3-37.el9"},
 	{Repo: "appstream", Name: "wget", EVR: "1.21.1-8.el9_4"},
 	{Repo: "appstream", Name: "bind-libs", EVR: "32:9.16.23-31.el9_6"},
 	{Repo: "appstream", Name: "bind-utils", EVR: "32:9.16.23-31.el9_6", Requires: []string{"bind-libs = {evr}"}},
@@ -294,16 +301,16 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "ohpc-filesystem", EVR: "3.0-300.ohpc.1.1"},
 	{Repo: "OpenHPC", Name: "ohpc-release", EVR: "3-1.el9"},
 	{Repo: "OpenHPC", Name: "ohpc-base-compute", EVR: "3.0-300.ohpc.3.1", Requires: []string{"ohpc-filesystem"}},
-	{Repo: "OpenHPC", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"}, Recommends: slurmRecommends,
+	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"}, Recommends: slurmRecommends,
 		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
-	{Repo: "OpenHPC", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
+	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
-	{Repo: "OpenHPC", Name: "slurm-slurmd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
+	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}, Units: []string{"slurmd.service"}},
-	{Repo: "OpenHPC", Name: "slurm-slurmdbd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
+	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmdbd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}, Units: []string{"slurmdbd.service"}},
-	{Repo: "OpenHPC", Name: "slurm-example-configs-ohpc", EVR: "22.05.8-300.ohpc.3.1"},
-	{Repo: "OpenHPC", Name: "slurm-libpmi-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"slurm-ohpc = {evr}"}},
+	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-example-configs-ohpc", EVR: "22.05.8-300.ohpc.3.1"},
+	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-libpmi-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"slurm-ohpc = {evr}"}},
 	{Repo: "OpenHPC", Name: "ohpc-slurm-server", EVR: "3.0-300.ohpc.3.1",
 		Requires: []string{"slurm-slurmctld-ohpc", "slurm-ohpc", "munge", "ohpc-filesystem"}},
 	{Repo: "OpenHPC", Name: "ohpc-slurm-client", EVR: "3.0-300.ohpc.3.1",
@@ -317,19 +324,19 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "nhc-ohpc", EVR: "1.4.3-300.ohpc.1.4", Requires: []string{"ohpc-filesystem"}},
 
 	// --- OpenHPC 3 updates: newer slurm, bumped again in the newer snapshot ---
-	{Repo: "OpenHPC-updates", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
-	{Repo: "OpenHPC-updates", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
-	{Repo: "OpenHPC-updates", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmd"}, Units: []string{"slurmd.service"}},
-	{Repo: "OpenHPC-updates", Name: "slurm-slurmdbd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmdbd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmdbd"}, Units: []string{"slurmdbd.service"}},
-	{Repo: "OpenHPC-updates", Name: "slurm-example-configs-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2"},
-	{Repo: "OpenHPC-updates", Name: "slurm-libpmi-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-example-configs-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2"},
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-libpmi-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}},
 	// a site's openhpc_packages_extra (testworld/appliancesite/overrides)
-	{Repo: "OpenHPC-updates", Name: "slurm-sview-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
+	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-sview-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}},
 	{Repo: "OpenHPC-updates", Name: "ohpc-slurm-server", EVR: "3.2-320.ohpc.1.1",
 		Requires: []string{"slurm-slurmctld-ohpc", "slurm-ohpc", "munge", "ohpc-filesystem"}},
@@ -381,7 +388,9 @@ var catalog = []pkgDef{
 		Bins: []string{"/usr/bin/nvidia-persistenced"}, Units: []string{"nvidia-persistenced.service"}},
 	{Repo: "cuda", Name: "kmod-nvidia-open-dkms", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open"},
 	{Repo: "cuda", Name: "nvidia-driver", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
-		Requires: []string{"nvidia-persistenced = {evr}"}},
+		// NVML's runtime library, without the unversioned link that
+		// slurm_recompile adds
+		Requires: []string{"nvidia-persistenced = {evr}"}, Files: map[string]string{"/usr/lib64/libnvidia-ml.so.1": "lab stand-in NVML\n"}},
 	{Repo: "cuda", Name: "nvidia-open", EVR: "3:610.57.04-1.el9", Update: "3:610.60.02-1.el9", Module: "nvidia-driver:610-open",
 		Requires: []string{"nvidia-driver = {evr}", "kmod-nvidia-open-dkms = {evr}"}},
 	{Repo: "cuda", Name: "cuda-nvcc-13-3", EVR: "13.3.107-1", Bins: []string{"/usr/local/cuda-13.3/bin/nvcc"}},
