@@ -22,11 +22,13 @@ import (
 func rpmURLVars(t *testing.T) []string {
 	t.Helper()
 	var vars []string
+	seen := map[string]bool{}
 	for _, u := range repos.URLRPMs {
 		key := map[string]string{"prometheus-slurm-exporter": "exporter", "rstudio-server": "rstudio"}[u.Name]
-		if key == "" {
-			continue
+		if key == "" || seen[key] {
+			continue // the first of a name is the RL9 build (rstudio's rhel8 one follows)
 		}
+		seen[key] = true
 		vars = append(vars, "-var", key+"_url="+theLab.Releases.FileURL(u.Path), "-var", key+"_sha256="+theLab.Releases.SHA256(u.Path))
 	}
 	g := theLab.Releases.GrafanaPlugins()[0]
