@@ -371,16 +371,7 @@ var interruptCases = []struct {
 // packer must exit non-zero.
 func interruptAt(t *testing.T, tr *Tier, template, waitFor string, atSignal func()) {
 	t.Helper()
-	p := packertest.Setup(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(pluginBlock+template), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env, err := tr.Env()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc := p.Start(t, dir, env, "build", ".")
+	proc := startBuild(t, tr, template)
 	proc.WaitFor(t, waitFor, buildTimeout)
 	if atSignal != nil {
 		atSignal()
