@@ -26,6 +26,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/realcloud/guests"
 )
 
 // baseChecksum is the MD5 Glance records for the tier's base image: a
@@ -288,41 +289,34 @@ func TestSpawnFailure(t *testing.T) {
 	mustContain(t, r.Output(), "ERROR")
 }
 
-// Ctrl-C at each builder step in turn (communicator none: the steps that
-// talk to the cloud), on the server-snapshot and the volume path: the
+// Ctrl-C at each builder step in turn, on the server-snapshot and the
+// volume path with communicator none (the steps that talk to the cloud),
+// and on an SSH build of a real guest (the keypair, the guest booting,
+// SSH awaited and connected, the guest stopped and snapshotted): the
 // signal goes to packer's process group as soon as the step's line is
 // printed, while the step's calls to the real services are under way;
-// packer must exit non-zero, and the real services count nothing left.
-// The builder's own unit and lab tests hold each call in flight with
-// faults; here the services' own latency does.
+// packer must exit non-zero, and the real services count nothing left
+// (the guest host no guest and no VM process: count.go). The builder's
+// own unit and lab tests hold each call in flight with faults; here the
+// services' own latency does.
 func TestInterrupt(t *testing.T) {
 	tr := tier(t)
 	share := shareProject(t, tr)
-	for _, tc := range []struct {
-		step, waitFor string
-		volume        bool
-	}{
-		{step: "StepAuthenticate", waitFor: "Authenticating to"},
-		{step: "StepLoadFlavor", waitFor: "Loading flavor"},
-		{step: "StepSourceImage", waitFor: "Flavor m1.small"},
-		{step: "StepCreateVolume", waitFor: "Creating boot volume", volume: true},
-		{step: "StepRunServer-create", waitFor: "Creating server"},
-		{step: "StepRunServer-BUILD", waitFor: "to become ACTIVE"},
-		{step: "StepFloatingIP", waitFor: "Allocating a floating IP"},
-		{step: "StepStopServer", waitFor: "Stopping server"},
-		{step: "StepCreateImage-snapshot", waitFor: "Creating image"},
-		{step: "StepCreateImage-saving", waitFor: "to become active"},
-		{step: "StepCreateImage-volume-upload", waitFor: "Uploading volume", volume: true},
-		// members and their acceptance (a second authentication) follow
-		// the patch: the build is still running when the signal lands
-		{step: "StepUpdateImage", waitFor: "Updating image"},
-	} {
+	for _, tc := range interruptCases {
 		t.Run(tc.step, func(t *testing.T) {
 			clean(t, tr)
-			p := packertest.Setup(t)
-			dir := t.TempDir()
 			name := uniqueName("rc-int")
-			tpl := pluginBlock + rcTemplate(t, tr, fmt.Sprintf(`
+			var tpl string
+			if tc.guest {
+				// the provisioner's sleep holds the SSH session open when
+				// the signal lands
+				tpl = guestTemplate(t, tr, name, `
+  provisioner "shell" {
+    inline = ["echo interrupt-provisioning", "sleep 5"]
+  }
+`)
+			} else {
+				tpl = rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   floating_ip_network = %q
   use_blockstorage_volume = %v
@@ -331,25 +325,81 @@ func TestInterrupt(t *testing.T) {
   image_visibility = "shared"
   image_members = [%q]
   image_auto_accept_members = true`, BaseImageName, FloatingNetwork, tc.volume, name, share), "")
-			if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(tpl), 0o600); err != nil {
-				t.Fatal(err)
 			}
-			env, err := tr.Env()
-			if err != nil {
-				t.Fatal(err)
+			var atSignal func()
+			if tc.running {
+				atSignal = func() { requireGuestRunning(t, tr, name) }
 			}
-			proc := p.Start(t, dir, env, "build", ".")
-			proc.WaitFor(t, tc.waitFor, buildTimeout)
-			if err := proc.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			res := proc.Wait(t, buildTimeout)
-			if res.ExitCode == 0 {
-				// the image would count as a leftover too
-				t.Fatalf("packer exited 0 after Ctrl-C:\n%s", res.Output())
-			}
+			interruptAt(t, tr, tpl, tc.waitFor, atSignal)
 		})
 	}
+}
+
+// interruptCases: the step, the line after which the signal is sent, and
+// the build (volume: boot from a volume; guest: an SSH build of a real
+// guest from GuestImageName; running: the guest host runs it when the
+// signal is sent, which proves the count sees a guest).
+var interruptCases = []struct {
+	step, waitFor          string
+	volume, guest, running bool
+}{
+	{step: "StepAuthenticate", waitFor: "Authenticating to"},
+	{step: "StepLoadFlavor", waitFor: "Loading flavor"},
+	{step: "StepSourceImage", waitFor: "Flavor m1.small"},
+	{step: "StepCreateVolume", waitFor: "Creating boot volume", volume: true},
+	{step: "StepRunServer-create", waitFor: "Creating server"},
+	{step: "StepRunServer-BUILD", waitFor: "to become ACTIVE"},
+	{step: "StepFloatingIP", waitFor: "Allocating a floating IP"},
+	{step: "StepStopServer", waitFor: "Stopping server"},
+	{step: "StepCreateImage-snapshot", waitFor: "Creating image"},
+	{step: "StepCreateImage-saving", waitFor: "to become active"},
+	{step: "StepCreateImage-volume-upload", waitFor: "Uploading volume", volume: true},
+	// members and their acceptance (a second authentication) follow
+	// the patch: the build is still running when the signal lands
+	{step: "StepUpdateImage", waitFor: "Updating image"},
+	{step: "guest-StepKeyPair", waitFor: "Creating the temporary keypair", guest: true},
+	{step: "guest-StepRunServer-BUILD", waitFor: "to become ACTIVE", guest: true},
+	{step: "guest-StepFloatingIP", waitFor: "Allocating a floating IP", guest: true, running: true},
+	{step: "guest-StepConnect-waiting", waitFor: "Waiting for SSH to become available", guest: true, running: true},
+	{step: "guest-StepProvision-connected", waitFor: "interrupt-provisioning", guest: true, running: true},
+	{step: "guest-StepStopServer", waitFor: "Stopping server", guest: true},
+	{step: "guest-StepCreateImage-snapshot", waitFor: "Creating image", guest: true},
+}
+
+// interruptAt runs packer build on template and sends Ctrl-C to its
+// process group once waitFor is printed (after atSignal, unless nil);
+// packer must exit non-zero.
+func interruptAt(t *testing.T, tr *Tier, template, waitFor string, atSignal func()) {
+	t.Helper()
+	proc := startBuild(t, tr, template)
+	proc.WaitFor(t, waitFor, buildTimeout)
+	if atSignal != nil {
+		atSignal()
+	}
+	if err := proc.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	res := proc.Wait(t, buildTimeout)
+	if res.ExitCode == 0 {
+		// the image would count as a leftover too
+		t.Fatalf("packer exited 0 after Ctrl-C:\n%s", res.Output())
+	}
+}
+
+// requireGuestRunning: the guest host runs the guest of the server called
+// name, and processes run in its VMs.
+func requireGuestRunning(t *testing.T, tr *Tier, name string) {
+	t.Helper()
+	l, err := guests.List(context.Background(), tr.GuestSocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range l.Servers {
+		if g.Name == name && g.Power == "running" && l.Processes > 0 {
+			return
+		}
+	}
+	t.Errorf("the guest host runs no guest %s: %+v", name, l)
 }
 
 // shareProject is the second project of the member (the env file's

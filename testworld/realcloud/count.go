@@ -19,13 +19,17 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/realcloud/guests"
 )
 
 // Resources are the ids of what lives in the cloud that a build may make,
 // by kind, over every project (counted as the admin, by the real
 // services): servers, volumes, volume snapshots, images, floating IPs,
 // ports not owned by a router, security groups other than "default", the
-// member user's keypairs and application credentials.
+// member user's keypairs and application credentials; and the guests the
+// guest host runs (guests.go), with any VM processes running when it holds
+// no guest.
 type Resources map[string][]string
 
 // Snapshot lists the cloud's resources.
@@ -176,10 +180,29 @@ func (t *Tier) Snapshot(ctx context.Context) (Resources, error) {
 	for _, a := range acs {
 		add("application_credentials", a.ID+" "+a.Name)
 	}
+	if err := t.countGuests(ctx, add); err != nil {
+		return nil, err
+	}
 	for k := range out {
 		sort.Strings(out[k])
 	}
 	return out, nil
+}
+
+// countGuests adds the guest host's guests and, when it holds none, the
+// processes still running in its VMs (a VM its record lost).
+func (t *Tier) countGuests(ctx context.Context, add func(kind, id string)) error {
+	l, err := guests.List(ctx, t.GuestSocket())
+	if err != nil {
+		return fmt.Errorf("realcloud: listing guests: %w", err)
+	}
+	for _, g := range l.Servers {
+		add("guests", g.UUID+" "+g.Name+" "+g.Power)
+	}
+	if len(l.Servers) == 0 && l.Processes > 0 {
+		add("guest_processes", fmt.Sprintf("unowned %d", l.Processes))
+	}
+	return nil
 }
 
 // Added is what r has that before has not, by kind.

@@ -95,6 +95,12 @@ packer {
 // follows it) with the tier's env plus extra.
 func build(t *testing.T, tr *Tier, template string, extra ...string) packertest.Result {
 	t.Helper()
+	return startBuild(t, tr, template, extra...).Wait(t, buildTimeout)
+}
+
+// startBuild starts packer build as build runs it.
+func startBuild(t *testing.T, tr *Tier, template string, extra ...string) *packertest.Proc {
+	t.Helper()
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(pluginBlock+template), 0o600); err != nil {
@@ -104,7 +110,7 @@ func build(t *testing.T, tr *Tier, template string, extra ...string) packertest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runPacker(t, p, dir, append(env, extra...), "build", ".")
+	return p.Start(t, dir, append(env, extra...), "build", ".")
 }
 
 // buildTimeout bounds one packer run against the tier. A build takes

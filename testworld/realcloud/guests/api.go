@@ -41,6 +41,7 @@ type export struct {
 func (h *Host) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /servers", h.spawn)
+	mux.HandleFunc("GET /servers", h.list)
 	mux.HandleFunc("GET /servers/{uuid}", h.show)
 	mux.HandleFunc("DELETE /servers/{uuid}", h.destroy)
 	mux.HandleFunc("POST /servers/{uuid}/action", h.act)
@@ -82,9 +83,13 @@ func (h *Host) boot(s Spec) error {
 	disk, err := h.vms.UnpackDisk(s.Image, s.DiskFormat, s.Checksum)
 	if err == nil {
 		g.disk = disk
-		g.machine, err = h.vms.Boot(vm.MachineSpec{
+		var m *vm.Machine
+		m, err = h.vms.Boot(vm.MachineSpec{
 			ID: s.UUID, Name: s.Name, Hostname: s.Hostname, Disk: disk, FixedIP: s.FixedIP, MAC: s.MAC,
 		}, nil)
+		h.mu.Lock() // list reads it while the boot runs
+		g.machine = m
+		h.mu.Unlock()
 	}
 	if err != nil {
 		h.forget(g)
@@ -106,13 +111,39 @@ func (h *Host) forget(g *guest) {
 	}
 }
 
+// list is every guest the host holds and the processes running in its
+// VMs (all of them, a guest's or not): a test counting what a build left
+// sees a VM whose guest record is gone but whose processes still run.
+func (h *Host) list(w http.ResponseWriter, _ *http.Request) {
+	h.mu.Lock()
+	l := Listing{Servers: []Listed{}}
+	for _, g := range h.servers {
+		l.Servers = append(l.Servers, Listed{UUID: g.spec.UUID, Name: g.spec.Name, Power: g.power()})
+	}
+	h.mu.Unlock()
+	l.Processes = len(h.vms.PIDs())
+	answer(w, l, nil)
+}
+
+// power is the guest's power state, "none" while its machine boots (no
+// power state Nova's driver knows); the caller holds h.mu.
+func (g *guest) power() string {
+	if g.machine == nil {
+		return "none"
+	}
+	return g.machine.PowerState().String()
+}
+
 func (h *Host) show(w http.ResponseWriter, r *http.Request) {
 	g, err := h.get(r.PathValue("uuid"))
 	if err != nil {
 		answer(w, nil, err)
 		return
 	}
-	answer(w, map[string]string{"power": g.machine.PowerState().String()}, nil)
+	h.mu.Lock()
+	power := g.power()
+	h.mu.Unlock()
+	answer(w, map[string]string{"power": power}, nil)
 }
 
 func (h *Host) destroy(w http.ResponseWriter, r *http.Request) {
