@@ -54,6 +54,8 @@ func answer(w http.ResponseWriter, v any, err error) {
 	switch {
 	case errors.Is(err, errNoGuest):
 		http.Error(w, err.Error(), http.StatusNotFound)
+	case errors.Is(err, errBooting):
+		http.Error(w, err.Error(), http.StatusConflict)
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	default:
@@ -147,9 +149,9 @@ func (h *Host) show(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Host) destroy(w http.ResponseWriter, r *http.Request) {
-	g, err := h.get(r.PathValue("uuid"))
+	g, m, err := h.machineOf(r.PathValue("uuid"))
 	if err == nil {
-		err = g.machine.Destroy()
+		err = m.Destroy()
 		if err == nil || errors.Is(err, vm.ErrDestroyed) {
 			h.forget(g)
 			err = nil
@@ -159,7 +161,7 @@ func (h *Host) destroy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Host) act(w http.ResponseWriter, r *http.Request) {
-	g, err := h.get(r.PathValue("uuid"))
+	_, m, err := h.machineOf(r.PathValue("uuid"))
 	var a action
 	if err == nil {
 		err = json.NewDecoder(r.Body).Decode(&a)
@@ -174,7 +176,6 @@ func (h *Host) act(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
-	m := g.machine
 	switch a.Action {
 	case "stop":
 		err = m.Stop(ctx) // past the timeout the machine is killed
@@ -192,13 +193,13 @@ func (h *Host) act(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Host) console(w http.ResponseWriter, r *http.Request) {
-	g, err := h.get(r.PathValue("uuid"))
+	_, m, err := h.machineOf(r.PathValue("uuid"))
 	if err != nil {
 		answer(w, nil, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte(g.machine.ConsoleLog()))
+	_, _ = w.Write([]byte(m.ConsoleLog()))
 }
 
 // export writes the guest's disk as an image file (raw ext4, or qcow2)

@@ -157,3 +157,22 @@ func (h *Host) get(uuid string) (*guest, error) {
 }
 
 var errNoGuest = errors.New("no such guest")
+
+// errBooting: the guest's boot has not made its machine yet.
+var errBooting = errors.New("guest still booting")
+
+// machineOf is the guest uuid names with its machine, both read under
+// h.mu (boot sets the machine while the API serves); every handler that
+// acts on the machine goes through it, so none sees it unset.
+func (h *Host) machineOf(uuid string) (*guest, *vm.Machine, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g, ok := h.servers[uuid]
+	switch {
+	case !ok:
+		return nil, nil, fmt.Errorf("%w: %s", errNoGuest, uuid)
+	case g.machine == nil:
+		return nil, nil, fmt.Errorf("%w: %s", errBooting, uuid)
+	}
+	return g, g.machine, nil
+}
