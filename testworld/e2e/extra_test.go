@@ -174,19 +174,24 @@ func sortedKeys(m map[string]string) []string {
 // testworld/appliancesite's extra environment over the real checkout,
 // whose group_vars point doca_repo_url and cuda_repo_url, templated from
 // the VM's major, at the lab's vendor mirrors and pin a newer driver and
-// toolkit. No repos entry names a vendor repository. Checked from
+// toolkit, and whose inventory puts cuda hosts in slurm_recompile. No
+// repos entry names a vendor repository; the repositories are the
+// major's snapshots, their -source ones too, as a site's timestamps
+// file has them. groups are the build's inventory_groups (doca,cuda, and
+// openhpc where the source image has no Slurm to rebuild). Checked from
 // outside: the repositories' files as the roles write them, from the
 // site's URLs for the major, disabled and without credentials; the
-// site's pins at the major's EVRs; doca's kernel support; image.json's
-// record of the variables.
-func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel string) {
+// site's pins at the major's EVRs; doca's kernel support; Slurm rebuilt
+// with NVML (checkRecompiledSlurm); image.json's record of the variables.
+func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID, kernel string) {
 	t.Helper()
 	site := appliancesite.New(t, appliancesite.Extra)
 	dir := t.TempDir()
 	name := fmt.Sprintf("e2e-appliance-extra-rl%s-%d", major, time.Now().Unix())
-	vars := applianceVars(t, dir, site, theLab.SnapshotReposFor(major, repos.NewerTimestamp))
+	snaps := theLab.SnapshotReposFor(major, repos.NewerTimestamp)
+	vars := applianceVars(t, dir, site, snaps)
 	// (no binaries: a template's binaries entry would add them)
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=doca,cuda",
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups="+groups,
 		"-var", "source_image_name="+sourceName, "-var-file", vars)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build of the appliance's extra build:\n%s", r.Output())
@@ -196,7 +201,7 @@ func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel 
 		t.Fatal("the Ark password appeared in packer's output")
 	}
 	for _, want := range []string{sourceID, "native: role doca in ansible/fatimage.yml: group doca", "native: role cuda (tasks_from",
-		"doca-kernel-support: building the DOCA kernel packages for " + kernel + ".x86_64 (lab stand-in)"} {
+		"doca-kernel-support: building the DOCA kernel packages for " + kernel + ".x86_64 (lab stand-in)", "ansible: role slurm_recompile"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("build output lacks %q:\n%s", want, out)
 		}
@@ -252,7 +257,70 @@ func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel 
 		got["repos/cuda cuda_repo_url"] != theLab.VendorRepoFileURLFor(major, "cuda") || got["packages cuda_packages"] != "cuda-toolkit-13.4.0-1 nvidia-gds cmake" {
 		t.Errorf("image.json cuda %q, appliance %q, from_appliance %v", info.CUDA, info.Appliance.Values, got)
 	}
+	checkRecompiledSlurm(t, c, snaps)
 	requireNoSecrets(t, imageFiles(t, img.ID))
+}
+
+// checkRecompiledSlurm checks from outside the booted image of an
+// appliance extra build whose host is in cuda and slurm_recompile what
+// the role slurm_recompile leaves: every installed Slurm package is the
+// VM's rebuild of the snapshot's source package (not the repository's,
+// built on lab.invalid), configured with NVML against the toolkit of
+// the site's pin; dnf builddep's build dependency; the libnvidia-ml.so
+// link; the role's rpmbuild tree left as the appliance leaves it. The
+// -source sections its dnf download enabled are the build's own (the
+// snapshots'), left disabled as every other.
+func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
+	t.Helper()
+	for _, row := range []contractRow{
+		{"slurm_recompile: every installed Slurm package rebuilt on the VM from the snapshot's SRPM",
+			"rpm -qa --qf '%{SOURCERPM} %{BUILDHOST}\\n' | grep '^slurm-ohpc-' | sed -e 's/ lab[.]invalid$/ (the repository build)/' -e t -e 's/ .*/ (rebuilt on the VM)/' | sort -u",
+			"slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm (rebuilt on the VM)"},
+		{"slurm_recompile: configured with NVML of the site's toolkit (cuda_package_version 13.4.0-1)", "cat /usr/share/slurm-ohpc/lab-configure",
+			"configure --with-nvml=/usr/local/cuda-13.4/targets/x86_64-linux/"},
+		{"slurm_recompile: rpm-build, and munge-devel from dnf builddep", "rpm -q --qf '%{NAME}\\n' rpm-build munge-devel", "rpm-build\nmunge-devel"},
+		{"slurm_recompile: the libnvidia-ml.so link", "readlink /lib64/libnvidia-ml.so; test -e /lib64/libnvidia-ml.so && echo resolves", "/lib64/libnvidia-ml.so.1\nresolves"},
+		{"slurm_recompile: its rpmbuild tree, as the appliance leaves it", "sudo ls /root/rpmbuild/RPMS/x86_64 | grep -c '^slurm-.*-23[.]11[.]10-321[.]ohpc[.]3[.]2[.]x86_64[.]rpm$'", "7"},
+		{"no repository left enabled", "sudo grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d | wc -l", "0"},
+	} {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("slurm_recompile row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
+		}
+	}
+	// every -source section of the image's repository files: the build's
+	// (the snapshots') with their baseurl, others (Rocky's plus-source)
+	// only as the base image had them; all disabled
+	got := map[string][]string{}
+	for _, l := range strings.Split(c.Run(t, "cd /etc/yum.repos.d && sudo awk -F ' *= *' '/^\\[/ { s = $0 } s ~ /-source\\]$/ && $1 ~ /^(baseurl|enabled)$/ { print FILENAME \" \" s, $1 \"=\" $2 }' OFS=' ' *.repo"), "\n") {
+		if at := strings.LastIndex(l, " "); at > 0 {
+			got[l[:at]] = append(got[l[:at]], l[at+1:])
+		}
+	}
+	content := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/")
+	ours := 0
+	for _, r := range snaps {
+		m := r.(map[string]any)
+		if !strings.HasSuffix(m["name"].(string), "-source") {
+			continue
+		}
+		ours++
+		key := fmt.Sprintf("%s.repo [%s]", m["repo_file"], m["repo_name"])
+		want := []string{fmt.Sprintf("baseurl=%s/%s/%s", content, m["path"], m["timestamp"]), "enabled=0"}
+		if !slices.Equal(got[key], want) {
+			t.Errorf("%s: %v, want %v", key, got[key], want)
+		}
+		delete(got, key)
+	}
+	for key, lines := range got {
+		if !slices.Equal(lines, []string{"enabled=0"}) {
+			t.Errorf("%s, not the build's: %v, want enabled=0 only", key, lines)
+		}
+	}
+	if ours == 0 {
+		t.Error("the build had no -source repository")
+	}
+	// where the role's dnf download left the SRPM (the appliance leaves it too)
+	t.Logf("SRPMs left in the image: %q", c.Run(t, "sudo find / -xdev -name 'slurm-ohpc-*.src.rpm' -not -path '/var/cache/*' 2>/dev/null || true"))
 }
 
 // applianceVars writes, into dir, the variables of fat-appliance.pkr.hcl:
