@@ -231,11 +231,7 @@ func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID,
 		{"doca: kernel-devel of the newest kernel, at the major's EVR", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", kernel},
 		{"no credentials in any repository file", "sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l", "0"},
 	}
-	for _, row := range rows {
-		if got := c.Run(t, row.cmd); got != row.want {
-			t.Errorf("appliance extra build row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
-		}
-	}
+	runRows(t, c, "appliance extra build", rows)
 	var info struct {
 		CUDA      string `json:"cuda"`
 		Appliance struct {
@@ -272,7 +268,7 @@ func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID,
 // snapshots'), left disabled as every other.
 func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
 	t.Helper()
-	for _, row := range []contractRow{
+	runRows(t, c, "slurm_recompile", []contractRow{
 		{"slurm_recompile: every installed Slurm package rebuilt on the VM from the snapshot's SRPM",
 			"rpm -qa --qf '%{SOURCERPM} %{BUILDHOST}\\n' | grep '^slurm-ohpc-' | sed -e 's/ lab[.]invalid$/ (the repository build)/' -e t -e 's/ .*/ (rebuilt on the VM)/' | sort -u",
 			"slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm (rebuilt on the VM)"},
@@ -282,11 +278,7 @@ func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
 		{"slurm_recompile: the libnvidia-ml.so link", "readlink /lib64/libnvidia-ml.so; test -e /lib64/libnvidia-ml.so && echo resolves", "/lib64/libnvidia-ml.so.1\nresolves"},
 		{"slurm_recompile: its rpmbuild tree, as the appliance leaves it", "sudo ls /root/rpmbuild/RPMS/x86_64 | grep -c '^slurm-.*-23[.]11[.]10-321[.]ohpc[.]3[.]2[.]x86_64[.]rpm$'", "7"},
 		{"no repository left enabled", "sudo grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d | wc -l", "0"},
-	} {
-		if got := c.Run(t, row.cmd); got != row.want {
-			t.Errorf("slurm_recompile row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
-		}
-	}
+	})
 	// every -source section of the image's repository files: the build's
 	// (the snapshots') with their baseurl, others (Rocky's plus-source)
 	// only as the base image had them; all disabled
@@ -321,6 +313,17 @@ func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
 	}
 	// where the role's dnf download left the SRPM (the appliance leaves it too)
 	t.Logf("SRPMs left in the image: %q", c.Run(t, "sudo find / -xdev -name 'slurm-ohpc-*.src.rpm' -not -path '/var/cache/*' 2>/dev/null || true"))
+}
+
+// runRows runs each row's command on c and reports the rows (of what)
+// whose output is not the row's.
+func runRows(t *testing.T, c *labtest.Client, what string, rows []contractRow) {
+	t.Helper()
+	for _, row := range rows {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("%s row %q:\n%s\nprints\n%s\nwant\n%s", what, row.row, row.cmd, got, row.want)
+		}
+	}
 }
 
 // applianceVars writes, into dir, the variables of fat-appliance.pkr.hcl:
