@@ -263,7 +263,8 @@ func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID,
 // VM's rebuild of the snapshot's source package (not the repository's,
 // built on lab.invalid), configured with NVML against the toolkit of
 // the site's pin; dnf builddep's build dependency; the libnvidia-ml.so
-// link; the role's rpmbuild tree left as the appliance leaves it. The
+// link; the role's rpmbuild tree and the SRPM it downloaded left as the
+// appliance leaves them. The
 // -source sections its dnf download enabled are the build's own (the
 // snapshots'), left disabled as every other.
 func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
@@ -277,6 +278,8 @@ func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
 		{"slurm_recompile: rpm-build, and munge-devel from dnf builddep", "rpm -q --qf '%{NAME}\\n' rpm-build munge-devel", "rpm-build\nmunge-devel"},
 		{"slurm_recompile: the libnvidia-ml.so link", "readlink /lib64/libnvidia-ml.so; test -e /lib64/libnvidia-ml.so && echo resolves", "/lib64/libnvidia-ml.so.1\nresolves"},
 		{"slurm_recompile: its rpmbuild tree, as the appliance leaves it", "sudo ls /root/rpmbuild/RPMS/x86_64 | grep -c '^slurm-.*-23[.]11[.]10-321[.]ohpc[.]3[.]2[.]x86_64[.]rpm$'", "7"},
+		{"slurm_recompile: the SRPM its dnf download left in the login user's (moved) home, as the appliance leaves it",
+			"sudo find / -xdev -name 'slurm-ohpc-*.src.rpm' -not -path '/var/cache/*'", "/var/lib/rocky/slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm"},
 		{"no repository left enabled", "sudo grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d | wc -l", "0"},
 	})
 	// every -source section of the image's repository files: the build's
@@ -311,8 +314,6 @@ func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
 	if ours == 0 {
 		t.Error("the build had no -source repository")
 	}
-	// where the role's dnf download left the SRPM (the appliance leaves it too)
-	t.Logf("SRPMs left in the image: %q", c.Run(t, "sudo find / -xdev -name 'slurm-ohpc-*.src.rpm' -not -path '/var/cache/*' 2>/dev/null || true"))
 }
 
 // runRows runs each row's command on c and reports the rows (of what)
