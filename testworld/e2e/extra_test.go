@@ -352,41 +352,47 @@ func applianceVars(t *testing.T, dir string, site *appliance.Site, snaps []any) 
 }
 
 // TestApplianceRecompileNeedsSourceRepos is the appliance's doca,cuda
-// extra build (with openhpc, for a Slurm to rebuild) on the RL9 base
-// image with the snapshots but not their -source repositories, as a site
-// whose Pulp lacks them: the image's own -source sections (rocky.repo's,
-// rocky-extras.repo's, and epel.repo's from the build's epel-release)
-// are what slurm_recompile's dnf download --source enables, at public
-// mirrors the lab's VMs cannot reach. The build warns naming each before
-// the role runs, and fails with that message, leaving no image and
-// nothing in the cloud.
+// extra build (with openhpc, for a Slurm to rebuild) on each major's
+// base image with the snapshots but not their -source repositories, as a
+// site whose Pulp lacks them: the image's own -source sections (RL9's
+// rocky.repo and rocky-extras.repo, RL8's Rocky-Sources.repo, and
+// epel.repo from the build's epel-release) are what slurm_recompile's dnf
+// download --source enables, at public mirrors the lab's VMs cannot
+// reach. The build warns naming each before the role runs, and fails
+// with that message, leaving no image and nothing in the cloud.
 func TestApplianceRecompileNeedsSourceRepos(t *testing.T) {
 	labtest.Require(t)
-	site := appliancesite.New(t, appliancesite.Extra)
-	name := fmt.Sprintf("e2e-recompile-nosource-%d", time.Now().Unix())
-	var snaps []any
-	for _, r := range theLab.SnapshotReposFor("9", repos.NewerTimestamp) {
-		if !strings.HasSuffix(r.(map[string]any)["name"].(string), "-source") {
-			snaps = append(snaps, r)
-		}
+	for _, tc := range []struct{ major, image, named string }{
+		{"9", lab.BaseImageName, "rocky-extras.repo [extras-source], rocky.repo [baseos-source], rocky.repo [appstream-source], rocky.repo [crb-source], epel.repo [epel-source]"},
+		{"8", lab.BaseImage8Name, "Rocky-Sources.repo [baseos-source], Rocky-Sources.repo [appstream-source], epel.repo [epel-source]"},
+	} {
+		t.Run("rl"+tc.major, func(t *testing.T) {
+			site := appliancesite.New(t, appliancesite.Extra)
+			name := fmt.Sprintf("e2e-recompile-nosource-rl%s-%d", tc.major, time.Now().Unix())
+			var snaps []any
+			for _, r := range theLab.SnapshotReposFor(tc.major, repos.NewerTimestamp) {
+				if !strings.HasSuffix(r.(map[string]any)["name"].(string), "-source") {
+					snaps = append(snaps, r)
+				}
+			}
+			vars := applianceVars(t, t.TempDir(), site, snaps)
+			r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=openhpc,doca,cuda",
+				"-var", "source_image_name="+tc.image, "-var-file", vars)
+			out := r.Output()
+			for _, want := range []string{"WARNING: role slurm_recompile: its dnf download --source enables the -source section of every enabled repository",
+				"give the snapshots' source repositories in repos"} {
+				if r.ExitCode == 0 || !strings.Contains(out, want) {
+					t.Errorf("exit %d, want %q in:\n%s", r.ExitCode, want, out)
+				}
+			}
+			for _, section := range strings.Split(tc.named, ", ") {
+				// in the warning and in the build's error
+				if n := strings.Count(out, section); n < 2 {
+					t.Errorf("%s named %d times, want the warning and the error:\n%s", section, n, out)
+				}
+			}
+			requireNoImage(t, name)
+			labtest.RequireClean(t, theLab)
+		})
 	}
-	vars := applianceVars(t, t.TempDir(), site, snaps)
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=openhpc,doca,cuda",
-		"-var", "source_image_name="+lab.BaseImageName, "-var-file", vars)
-	out := r.Output()
-	named := "rocky-extras.repo [extras-source], rocky.repo [baseos-source], rocky.repo [appstream-source], rocky.repo [crb-source], epel.repo [epel-source]"
-	for _, want := range []string{"WARNING: role slurm_recompile: its dnf download --source enables the -source section of every enabled repository",
-		"give the snapshots' source repositories in repos"} {
-		if r.ExitCode == 0 || !strings.Contains(out, want) {
-			t.Errorf("exit %d, want %q in:\n%s", r.ExitCode, want, out)
-		}
-	}
-	for _, section := range strings.Split(named, ", ") {
-		// in the warning and in the build's error
-		if n := strings.Count(out, section); n < 2 {
-			t.Errorf("%s named %d times, want the warning and the error:\n%s", section, n, out)
-		}
-	}
-	requireNoImage(t, name)
-	labtest.RequireClean(t, theLab)
 }

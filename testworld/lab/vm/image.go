@@ -226,7 +226,9 @@ func writeUpperFile(lower, upper, rel string, mode os.FileMode, data []byte) err
 
 // rockyRepoFiles are the repo files of a Rocky GenericCloud image of
 // major: Rocky 9's rocky.repo and rocky-extras.repo, Rocky 8's one file
-// per repository (its key RPM-GPG-KEY-rockyofficial).
+// per repository (its key RPM-GPG-KEY-rockyofficial) and its sources'
+// Rocky-Sources.repo (what slurm_recompile's dnf download --source
+// enables when the build's repositories lack them).
 func rockyRepoFiles(major string) []imageFile {
 	if major != "8" {
 		return []imageFile{{"etc/yum.repos.d/rocky.repo", 0o644, rockyRepo}, {"etc/yum.repos.d/rocky-extras.repo", 0o644, rockyExtrasRepo}}
@@ -250,8 +252,27 @@ countme=1
 gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
 `, r.file, r.section, r.name, r.repo, r.enabled)})
 	}
-	return out
+	return append(out, imageFile{"etc/yum.repos.d/Rocky-Sources.repo", 0o644, rocky8SourcesRepo})
 }
+
+const rocky8SourcesRepo = `# Rocky-Sources.repo
+
+[baseos-source]
+name=Rocky Linux $releasever - BaseOS - Source
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=source&repo=BaseOS-$releasever-source
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/BaseOS/source/tree/
+gpgcheck=1
+enabled=0
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
+
+[appstream-source]
+name=Rocky Linux $releasever - AppStream - Source
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=source&repo=AppStream-$releasever-source
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/AppStream/source/tree/
+gpgcheck=1
+enabled=0
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
+`
 
 // mirrorlistNote is the comment Rocky's repo files open with.
 const mirrorlistNote = `#
