@@ -252,27 +252,25 @@ countme=1
 gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
 `, r.file, r.section, r.name, r.repo, r.enabled)})
 	}
-	return append(out, imageFile{"etc/yum.repos.d/Rocky-Sources.repo", 0o644, rocky8SourcesRepo})
+	return append(out, imageFile{"etc/yum.repos.d/Rocky-Sources.repo", 0o644, rocky8SourcesRepo()})
 }
 
-const rocky8SourcesRepo = `# Rocky-Sources.repo
-
-[baseos-source]
-name=Rocky Linux $releasever - BaseOS - Source
-mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=source&repo=BaseOS-$releasever-source
-#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/BaseOS/source/tree/
+// rocky8SourcesRepo is Rocky 8's Rocky-Sources.repo.
+func rocky8SourcesRepo() string {
+	out := "# Rocky-Sources.repo\n"
+	for _, r := range []struct{ section, repo string }{{"baseos-source", "BaseOS"}, {"appstream-source", "AppStream"}} {
+		out += fmt.Sprintf(`
+[%[1]s]
+name=Rocky Linux $releasever - %[2]s - Source
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=source&repo=%[2]s-$releasever-source
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/%[2]s/source/tree/
 gpgcheck=1
 enabled=0
 gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
-
-[appstream-source]
-name=Rocky Linux $releasever - AppStream - Source
-mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=source&repo=AppStream-$releasever-source
-#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/AppStream/source/tree/
-gpgcheck=1
-enabled=0
-gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
-`
+`, r.section, r.repo)
+	}
+	return out
+}
 
 // mirrorlistNote is the comment Rocky's repo files open with.
 const mirrorlistNote = `#
