@@ -31,11 +31,14 @@ type repoDef struct {
 	// Public: served without the Ark content guard, as the vendors serve
 	// theirs (a serving matter, not content: not in the cache key).
 	Public bool `json:"-"`
+	// Source: a `-source` repository of the appliance's timestamps file.
+	// The lab's hold no package: the one source package a build fetches,
+	// Slurm's, is in OpenHPC's repositories (srpm.go), as upstream.
+	Source bool
 }
 
-// repoDefs are the appliance's Rocky 9 repositories (keys, pulp paths and
-// repo files as in the appliance's dnf_repo_timestamps.yml; the -source
-// repositories are left out).
+// repoDefs are the appliance's Rocky 9 and 8 repositories (keys, pulp
+// paths and repo files as in the appliance's dnf_repo_timestamps.yml).
 var repoDefs = []repoDef{
 	{Key: "baseos", VersionOS: "9.6", PulpPath: "rocky/9.6/BaseOS/x86_64/os", RepoFile: "rocky"},
 	{Key: "appstream", VersionOS: "9.6", PulpPath: "rocky/9.6/AppStream/x86_64/os", RepoFile: "rocky"},
@@ -52,6 +55,15 @@ var repoDefs = []repoDef{
 	{Key: "cernvmfs_cfg", VersionOS: "9", PulpPath: "cvmfs-config/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_pkgs", VersionOS: "9", PulpPath: "cvmfs/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_eessi_cfg", VersionOS: "9", PulpPath: "eessi/rhel/8/noarch", RepoFile: "cvmfs-config-eessi"},
+	// the source repositories, whose sections the slurm_recompile role's
+	// `dnf download --source` enables (extras-source's 9.6 path is the
+	// appliance's)
+	{Key: "baseos-source", VersionOS: "9.6", PulpPath: "rocky/9.6/BaseOS/source/tree", RepoFile: "rocky", Source: true},
+	{Key: "appstream-source", VersionOS: "9.6", PulpPath: "rocky/9.6/AppStream/source/tree", RepoFile: "rocky", Source: true},
+	{Key: "crb-source", VersionOS: "9.6", PulpPath: "rocky/9.6/CRB/source/tree", RepoFile: "rocky", Source: true},
+	{Key: "extras-source", VersionOS: "9.6", PulpPath: "rocky/9.6/extras/source/os", RepoFile: "rocky-extras", Source: true},
+	{Key: "epel-source", VersionOS: "9", PulpPath: "epel/9/Everything/source/tree", RepoFile: "epel", Source: true},
+	{Key: "TurboVNC-source", VersionOS: "9", PulpPath: "turbovnc/srpms", RepoFile: "TurboVNC", Source: true},
 	// the extra builds' vendor repositories, at their upstream paths
 	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true, Public: true},
 	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true, Public: true},
@@ -72,6 +84,13 @@ var repoDefs = []repoDef{
 	{Key: "grafana", VersionOS: "8", PulpPath: "grafana/oss/rpm", RepoFile: "grafana"},
 	{Key: "ondemand-web", VersionOS: "8", PulpPath: "ondemand/4.1/web/el8/x86_64", RepoFile: "ondemand-web"},
 	{Key: "TurboVNC", VersionOS: "8", PulpPath: "turbovnc/x86_64", RepoFile: "TurboVNC"},
+	// RL8's source repositories, in Rocky 8's one Rocky-Sources.repo
+	{Key: "baseos-source", VersionOS: "8.10", PulpPath: "rocky/8.10/BaseOS/source/tree", RepoFile: "Rocky-Sources", Source: true},
+	{Key: "appstream-source", VersionOS: "8.10", PulpPath: "rocky/8.10/AppStream/source/tree", RepoFile: "Rocky-Sources", Source: true},
+	{Key: "crb-source", VersionOS: "8.10", PulpPath: "rocky/8.10/PowerTools/source/tree", RepoFile: "Rocky-Sources", RepoName: "powertools-source", Source: true},
+	{Key: "extras-source", VersionOS: "8.10", PulpPath: "rocky/8.10/extras/source/tree", RepoFile: "Rocky-Sources", Source: true},
+	{Key: "epel-source", VersionOS: "8", PulpPath: "epel/8/Everything/source/tree", RepoFile: "epel", Source: true},
+	{Key: "TurboVNC-source", VersionOS: "8", PulpPath: "turbovnc/srpms", RepoFile: "TurboVNC", Source: true},
 	// the vendors' el8 builds, at their upstream rhel8 paths (NVIDIA's
 	// .repo file names its major)
 	{Key: "doca", VersionOS: "8", PulpPath: "doca/3.2.3/rhel8/x86_64", RepoFile: "doca", Vendor: true, Public: true},
@@ -151,6 +170,9 @@ type pkgDef struct {
 	// the repository holds too (srpm.go); the package of that name is
 	// the spec's main package.
 	SRPM string
+	// BuildRequires of the source package (its main package's def): what
+	// `dnf builddep` installs before a rebuild.
+	BuildRequires []string
 	// Links are symlinks the package ships (path -> target). A named
 	// interpreter (python3.9, python3.12) links to the VM's own python3,
 	// so what a build runs with it really runs.
@@ -302,7 +324,7 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "ohpc-release", EVR: "3-1.el9"},
 	{Repo: "OpenHPC", Name: "ohpc-base-compute", EVR: "3.0-300.ohpc.3.1", Requires: []string{"ohpc-filesystem"}},
 	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"}, Recommends: slurmRecommends,
-		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+		BuildRequires: slurmBuildRequires, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
@@ -325,7 +347,7 @@ var catalog = []pkgDef{
 
 	// --- OpenHPC 3 updates: newer slurm, bumped again in the newer snapshot ---
 	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+		BuildRequires: slurmBuildRequires, Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
