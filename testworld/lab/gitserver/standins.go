@@ -15,7 +15,7 @@ import (
 // The stand-in of lustre/lustre-release (standin/lustre) is a client
 // tree that the appliance's lustre role really builds: `sh ./autogen.sh`
 // makes configure, `./configure <lustre_configure_opts>` finds the
-// running kernel's kernel-devel, and `make rpms` compiles lfs and builds
+// running kernel's kernel-devel, and `make rpms` builds
 // kmod-lustre-client and lustre-client with rpmbuild, leaving them at the
 // top of the tree where the role's find looks.
 
