@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -160,6 +161,41 @@ func checkExtraBuild(t *testing.T, p *packertest.Packer, dir string, env, vars [
 	labtest.RequireClean(t, theLab)
 }
 
+// checkLustreBuilt checks, on the booted image of an extra build with
+// lustre (c) and in the build's output (out), that the lustre role built
+// the client RPMs from the lab's lustre-release at 2.15.8 and installed
+// them: kernel-devel of the running kernel (the host's, ansible_kernel)
+// beside doca's of the newest kernel package (kernel), the module under
+// the running kernel's /lib/modules, lfs of the version, the build
+// directory deleted by the role itself (its task changed: the cleanup
+// empties /tmp anyway).
+func checkLustreBuilt(t *testing.T, c *labtest.Client, out, major, kernel string) {
+	t.Helper()
+	running := c.Run(t, "uname -r")
+	devel := []string{kernel + ".x86_64", running}
+	slices.Sort(devel)
+	for _, row := range []contractRow{
+		{"lustre: the client RPMs the role built, for the major", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}\\n' kmod-lustre-client lustre-client",
+			"kmod-lustre-client-2.15.8-1.el" + major + ".x86_64\nlustre-client-2.15.8-1.el" + major + ".x86_64"},
+		{"lustre: the module for the running kernel, mount.lustre, lfs", "ls /lib/modules/$(uname -r)/extra/lustre-client/fs; rpm -qf --qf '%{NAME}\\n' /usr/sbin/mount.lustre; lfs --version",
+			"lustre.ko\nlustre-client\nlfs 2.15.8"},
+		{"kernel-devel: doca's of the newest kernel, the lustre role's of the running one", "ls /usr/src/kernels", strings.Join(devel, "\n")},
+		{"lustre: no build directory left", "ls -d /tmp/lustre-release 2>/dev/null | wc -l", "0"},
+	} {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("lustre row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
+		}
+	}
+	for _, want := range []string{"fatimage: ansible: role lustre (tasks_from install.yml) in ansible/fatimage.yml", "TASK [lustre : Build lustre]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("build output lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`TASK \[lustre : Delete lustre build dir\][^\n]*\n[^\n]*changed: \[default\]`).MatchString(out) {
+		t.Errorf("the role did not delete its build directory:\n%s", out)
+	}
+}
+
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -169,21 +205,23 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// checkApplianceExtraBuild does the appliance's doca,cuda extra build on
-// top of the image sourceName (sourceID) of Rocky major, whose newest
-// kernel is kernel, from the site's appliance, as the appliance runs it:
-// testworld/appliancesite's extra environment over the real checkout,
-// whose group_vars point doca_repo_url and cuda_repo_url, templated from
-// the VM's major, at the lab's vendor mirrors and pin a newer driver and
-// toolkit, and whose inventory puts cuda hosts in slurm_recompile. No
-// repos entry names a vendor repository; the repositories are the
-// major's snapshots, their -source ones too, as a site's timestamps
-// file has them. groups are the build's inventory_groups (doca,cuda, and
-// openhpc where the source image has no Slurm to rebuild). Checked from
-// outside: the repositories' files as the roles write them, from the
-// site's URLs for the major, disabled and without credentials; the
-// site's pins at the major's EVRs; doca's kernel support; Slurm rebuilt
-// with NVML (checkRecompiledSlurm); image.json's record of the variables.
+// checkApplianceExtraBuild does the appliance's extra build (groups, the
+// build's inventory_groups: doca,cuda,lustre, with openhpc where the
+// source image has no Slurm to rebuild) on top of the image sourceName
+// (sourceID) of Rocky major, whose newest kernel is kernel, from the
+// site's appliance, as the appliance runs it: testworld/appliancesite's
+// extra environment over the real checkout, whose group_vars point
+// doca_repo_url and cuda_repo_url, templated from the VM's major, at the
+// lab's vendor mirrors, pin a newer driver and toolkit, and point
+// lustre_repo at the lab's git server, and whose inventory puts cuda
+// hosts in slurm_recompile. No repos entry names a vendor repository; the
+// repositories are the major's snapshots, their -source ones too, as a
+// site's timestamps file has them. Checked from outside: the
+// repositories' files as the roles write them, from the site's URLs for
+// the major, disabled and without credentials; the site's pins at the
+// major's EVRs; doca's kernel support; the lustre role's build
+// (checkLustreBuilt); Slurm rebuilt with NVML (checkRecompiledSlurm);
+// image.json's record of the variables.
 func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID, kernel string) {
 	t.Helper()
 	site := appliancesite.New(t, appliancesite.Extra)
@@ -229,7 +267,6 @@ func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID,
 			"[doca]\nbaseurl=" + docaURL + "\nenabled=0\ngpgcheck=0"},
 		{"cuda: the .repo file cuda_repo_url names, as the major's cuda-rhelN.repo, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|gpgkey|enabled)' /etc/yum.repos.d/" + cudaFile + ".repo | tr -d ' '",
 			"[" + cudaFile + "-x86_64]\nbaseurl=" + cudaBase + "\nenabled=0\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-" + major},
-		{"doca: kernel-devel of the newest kernel, at the major's EVR", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", kernel},
 		{"no credentials in any repository file", "sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l", "0"},
 	}
 	runRows(t, c, "appliance extra build", rows)
@@ -241,10 +278,18 @@ func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID,
 				Into, Variable string
 				Values         []string
 			} `json:"from_appliance"`
+			Ansible []struct {
+				Kind, Name, File, Phase string
+				TasksFrom               string `json:"tasks_from"`
+			} `json:"ansible"`
 		} `json:"appliance"`
 	}
 	if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &info); err != nil {
 		t.Fatal(err)
+	}
+	checkLustreBuilt(t, c, out, major, kernel)
+	if got := fmt.Sprint(info.Appliance.Ansible); got != "[{role lustre ansible/fatimage.yml install install.yml} {role slurm_recompile ansible/fatimage.yml install }]" {
+		t.Errorf("image.json appliance.ansible %s, want the lustre role's install.yml, then slurm_recompile, in fatimage.yml's order", got)
 	}
 	got := map[string]string{}
 	for _, v := range info.Appliance.FromAppliance {

@@ -114,5 +114,5 @@ func TestApplianceValuesBuildRocky8(t *testing.T) {
 func TestApplianceExtraBuildRocky8(t *testing.T) {
 	labtest.Require(t)
 	base := findImage(t, lab.BaseImage8Name)
-	checkApplianceExtraBuild(t, "8", "openhpc,doca,cuda", lab.BaseImage8Name, base.ID, "4.18.0-553.5.1.el8_10")
+	checkApplianceExtraBuild(t, "8", "openhpc,doca,cuda,lustre", lab.BaseImage8Name, base.ID, "4.18.0-553.5.1.el8_10")
 }

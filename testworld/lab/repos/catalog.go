@@ -1,6 +1,9 @@
 package repos
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
 
 // The recipe: which repositories the lab mirrors and which stand-in
 // packages each carries. Everything here feeds the cache key, so any edit
@@ -181,7 +184,7 @@ type pkgDef struct {
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
 // OpenHPC 3 / Ceph reef / Grafana OSS. Versions are plausible, not exact.
-var catalog = []pkgDef{
+var catalog = append([]pkgDef{
 	// --- BaseOS ---
 	{Major: "9", Repo: "baseos", Name: "rocky-release", EVR: "9.6-1.2.el9", Update: "9.6-1.3.el9", Base: true,
 		Requires: []string{"rocky-gpg-keys"},
@@ -418,6 +421,53 @@ var catalog = []pkgDef{
 	{Repo: "cuda", Name: "cuda-nvcc-13-3", EVR: "13.3.107-1", Bins: []string{"/usr/local/cuda-13.3/bin/nvcc"}},
 	{Repo: "cuda", Name: "cuda-toolkit", EVR: "13.3.1-1", Update: "13.4.0-1", Requires: []string{"cuda-nvcc-13-3"}},
 	{Repo: "cuda", Name: "nvidia-gds", EVR: "13.3.1-1", Requires: []string{"nvidia-driver"}},
+
+	// --- what the lustre role installs to build the client RPMs
+	// (lustre_build_packages): markers only, the VM's own userland
+	// (Debian's gcc, make, rpmbuild, git) does the building ---
+	{Repo: "appstream", Name: "gcc", EVR: "11.5.0-5.el9_5"},
+	{Repo: "appstream", Name: "libtool", EVR: "2.4.6-46.el9"},
+	{Major: "9", Repo: "appstream", Name: "python3-devel", EVR: "3.9.21-2.el9", Requires: []string{"python3"}},
+	{Major: "8", Repo: "appstream", Name: "python36-devel", EVR: "3.6.8-39.module+el8.10.0+1910+234ad790.rocky",
+		Requires: []string{"python36"}, Provides: []string{"python3-devel = {evr}"}},
+	{Repo: "appstream", Name: "openmpi", EVR: "4.1.1-5.el9"},
+	{Repo: "appstream", Name: "elfutils-libelf-devel", EVR: "0.192-5.el9"},
+	{Repo: "appstream", Name: "libmount-devel", EVR: "2.37.4-21.el9"},
+	{Repo: "appstream", Name: "libnl3-devel", EVR: "3.11.0-1.el9"},
+	{Repo: "crb", Name: "libyaml-devel", EVR: "0.2.5-7.el9"},
+	{Major: "9", Repo: "baseos", Name: "kernel-abi-stablelists", EVR: "5.14.0-570.58.1.el9_6"},
+	{Major: "8", Repo: "baseos", Name: "kernel-abi-stablelists", EVR: "4.18.0-553.81.1.el8_10"},
+	{Repo: "baseos", Name: "libaio", EVR: "0.3.111-13.el9"},
+	{Repo: "appstream", Name: "libaio-devel", EVR: "0.3.111-13.el9", Requires: []string{"libaio = {evr}"}},
+}, hostKernelDevel())
+
+// hostKernelDevel is kernel-devel for the kernel the lab's VMs run, their
+// host's, which is what `uname -r` and Ansible's ansible_kernel say on
+// them: the lustre role installs kernel-devel-{{ ansible_kernel }} and
+// builds against /usr/src/kernels/<that release>, as on Rocky, where the
+// release names a kernel package. A release with dashes (Debian's,
+// 6.12.48+deb13-amd64) is no RPM version: the stand-in is version its
+// part before the first dash, release the rest with dashes made
+// underscores, and provides the name the role asks for (not
+// kernel-devel-uname-r = <release>: no RPM version has two dashes).
+func hostKernelDevel() pkgDef {
+	release := hostKernelRelease()
+	v, r, ok := strings.Cut(release, "-")
+	if !ok {
+		r = "0"
+	}
+	return pkgDef{Repo: "appstream", Name: "kernel-devel", EVR: v + "-" + strings.ReplaceAll(r, "-", "_"),
+		Provides: []string{"kernel-devel-" + release, "installonlypkg(kernel)"},
+		Files:    map[string]string{"/usr/src/kernels/" + release + "/Makefile": "# lab stand-in kernel-devel " + release + "\n"}}
+}
+
+// hostKernelRelease is the running kernel's release (uname -r).
+func hostKernelRelease() string {
+	data, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "0.0.0-unknown"
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // FatPackages are the package names a fat Rocky 9 build installs (spec
