@@ -196,7 +196,7 @@ func checkLustreBuilt(t *testing.T, c *labtest.Client, out, major, kernel string
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -388,8 +388,9 @@ func applianceVars(t *testing.T, dir string, site *appliance.Site, snaps []any) 
 		repoHCL = append(repoHCL, "{"+strings.Join(kv, ", ")+"}")
 	}
 	vars := filepath.Join(dir, "appliance.pkrvars.hcl")
-	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = [%q]\nappliance_collections_path = [%q]\n",
-		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, site.RolesPath[0], site.CollectionsPath[0])
+	list := func(l []string) string { data, _ := json.Marshal(l); return string(data) }
+	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = %s\nappliance_collections_path = %s\n",
+		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, list(site.RolesPath), list(site.CollectionsPath))
 	if err := os.WriteFile(vars, []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}

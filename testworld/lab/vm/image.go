@@ -123,6 +123,11 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 	if err := mkdirUpper(m.rootfs, upper, "var/log/journal"); err != nil {
 		return "", err
 	}
+	// kmod's /etc/modprobe.d, where the appliance's mitigations play copies
+	// its denylist (its copy does not create the directory)
+	if err := mkdirUpper(m.rootfs, upper, "etc/modprobe.d"); err != nil {
+		return "", err
+	}
 	// Rocky's trust store anchors (update-ca-trust reads them)
 	if err := mkdirUpper(m.rootfs, upper, "etc/pki/ca-trust/source/anchors"); err != nil {
 		return "", err
