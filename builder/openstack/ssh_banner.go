@@ -32,7 +32,15 @@ func bannerHost(c *Config, host func(multistep.StateBag) (string, error)) func(m
 		return host
 	}
 	var deadline time.Time
+	asked := false
 	return func(state multistep.StateBag) (string, error) {
+		if !asked {
+			// the SDK's StepConnect asks once to print the address
+			// before its wait (and its "Waiting for SSH" line) starts:
+			// only the wait's calls probe
+			asked = true
+			return host(state)
+		}
 		if deadline.IsZero() && c.Comm.SSHTimeout > 0 {
 			// the SDK gives up at ssh_timeout from its first call of Host
 			deadline = time.Now().Add(c.Comm.SSHTimeout)

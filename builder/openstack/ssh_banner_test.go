@@ -157,6 +157,7 @@ func TestBannerHostWaitsForSSHD(t *testing.T) {
 	c.Comm.SSHPort = p
 	c.Comm.SSHTimeout = 1500 * time.Millisecond
 	h := bannerHost(c, func(multistep.StateBag) (string, error) { return "127.0.0.1", nil })
+	_, _ = h(new(multistep.BasicStateBag)) // the SDK's first call (TestBannerHostFirstCallOnlyAsks)
 	start := time.Now()
 	got, err := h(new(multistep.BasicStateBag))
 	if err != nil || got != "127.0.0.1" {
@@ -164,5 +165,24 @@ func TestBannerHostWaitsForSSHD(t *testing.T) {
 	}
 	if waited := time.Since(start); waited < time.Second {
 		t.Errorf("returned after %s with nothing listening: it should probe until ssh_timeout", waited)
+	}
+}
+
+// The SDK's StepConnect asks for the address once to print it before its
+// wait starts: that call must not wait for sshd (with no ssh_timeout it
+// would wait for ever, and the "Waiting for SSH" line would come late).
+func TestBannerHostFirstCallOnlyAsks(t *testing.T) {
+	_, port := freePort(t)
+	p, _ := strconv.Atoi(port)
+	c := &Config{}
+	c.Comm.Type = "ssh"
+	c.Comm.SSHPort = p
+	h := bannerHost(c, func(multistep.StateBag) (string, error) { return "127.0.0.1", nil })
+	first := make(chan struct{})
+	go func() { _, _ = h(new(multistep.BasicStateBag)); close(first) }()
+	select {
+	case <-first:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first call (the SDK's \"Using SSH communicator\" line) waited for sshd")
 	}
 }
