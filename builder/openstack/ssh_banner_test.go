@@ -71,6 +71,21 @@ func freePort(t *testing.T) (string, string) {
 	return "127.0.0.1", strconv.Itoa(addr.Port)
 }
 
+// sshConfig is a Config whose communicator is SSH to port on the guest,
+// with ssh_timeout timeout (none when 0).
+func sshConfig(t *testing.T, port string, timeout time.Duration) *Config {
+	t.Helper()
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{}
+	c.Comm.Type = "ssh"
+	c.Comm.SSHPort = p
+	c.Comm.SSHTimeout = timeout
+	return c
+}
+
 func TestWaitBannerReturnsWhenSSHDStarts(t *testing.T) {
 	host, port := freePort(t)
 	var lookups atomic.Int32
@@ -128,15 +143,12 @@ func TestWaitBannerGivesUp(t *testing.T) {
 
 func TestBannerHostLeavesIndirectConnectionsToTheSDK(t *testing.T) {
 	_, port := freePort(t)
-	p, _ := strconv.Atoi(port)
 	for name, set := range map[string]func(*Config){
 		"winrm":   func(c *Config) { c.Comm.Type = "winrm" },
 		"bastion": func(c *Config) { c.Comm.SSHBastionHost = "bastion.example" },
 		"proxy":   func(c *Config) { c.Comm.SSHProxyHost = "proxy.example" },
 	} {
-		c := &Config{}
-		c.Comm.Type = "ssh"
-		c.Comm.SSHPort = p
+		c := sshConfig(t, port, 0)
 		set(c)
 		h := bannerHost(c, func(multistep.StateBag) (string, error) { return "127.0.0.1", nil })
 		done := make(chan struct{})
@@ -151,11 +163,7 @@ func TestBannerHostLeavesIndirectConnectionsToTheSDK(t *testing.T) {
 
 func TestBannerHostWaitsForSSHD(t *testing.T) {
 	_, port := freePort(t)
-	p, _ := strconv.Atoi(port)
-	c := &Config{}
-	c.Comm.Type = "ssh"
-	c.Comm.SSHPort = p
-	c.Comm.SSHTimeout = 1500 * time.Millisecond
+	c := sshConfig(t, port, 1500*time.Millisecond)
 	h := bannerHost(c, func(multistep.StateBag) (string, error) { return "127.0.0.1", nil })
 	_, _ = h(new(multistep.BasicStateBag)) // the SDK's first call (TestBannerHostFirstCallOnlyAsks)
 	start := time.Now()
@@ -173,10 +181,7 @@ func TestBannerHostWaitsForSSHD(t *testing.T) {
 // would wait for ever, and the "Waiting for SSH" line would come late).
 func TestBannerHostFirstCallOnlyAsks(t *testing.T) {
 	_, port := freePort(t)
-	p, _ := strconv.Atoi(port)
-	c := &Config{}
-	c.Comm.Type = "ssh"
-	c.Comm.SSHPort = p
+	c := sshConfig(t, port, 0)
 	h := bannerHost(c, func(multistep.StateBag) (string, error) { return "127.0.0.1", nil })
 	first := make(chan struct{})
 	go func() { _, _ = h(new(multistep.BasicStateBag)); close(first) }()
