@@ -59,10 +59,11 @@ func (pl *plan) packagePlan() packagePlan {
 	p.Install = slices.DeleteFunc(p.Install, func(n string) bool { return slices.Contains(p.NoWeakDeps, n) })
 	// the appliance installs with dnf's `state: present`, which leaves an
 	// installed package at its version, where `dnf install` takes it to
-	// the snapshot's newest; with the update, everything goes there anyway
+	// the snapshot's newest (a group's latest: `state: latest`); with the
+	// update, everything goes there anyway
 	if !p.Update {
 		for _, n := range slices.Concat(p.NoWeakDeps, p.Install) {
-			if presentSpec(n) {
+			if presentSpec(n) && !slices.Contains(pl.sets.Latest, n) {
 				p.Present = append(p.Present, n)
 			}
 		}

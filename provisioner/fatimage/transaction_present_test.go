@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 )
 
 // TestPresentSpec: the specs rpm may find present are names and provides,
@@ -50,6 +52,24 @@ func TestPresentOnlyWithoutUpdate(t *testing.T) {
 		if slices.Contains(got, "@Xfce") {
 			t.Errorf("Present = %q: a group", got)
 		}
+	}
+}
+
+// TestPresentNotLatest: a site's grafana_version `latest` is the bare
+// grafana, which cloudalchemy.grafana installs with `state: latest`: it
+// goes to the newest even without the update; the rest stays present.
+func TestPresentNotLatest(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Values[""]["grafana_version"] = appliance.Value{Defined: true, Value: "latest"}
+	pl, err := c.plan(newApplianceValues(res), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pl.packagePlan()
+	if p.Update || !slices.Contains(p.Install, "grafana") || slices.Contains(p.Present, "grafana") || !slices.Contains(p.Present, "htop") {
+		t.Errorf("update %v, install %q, present %q: want grafana installed at the newest, htop present", p.Update, p.Install, p.Present)
 	}
 }
 
