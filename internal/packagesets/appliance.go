@@ -36,6 +36,11 @@ type ApplianceVar struct {
 	// Format makes an item of each value: "{}" is the value
 	// (grafana_version 10.4.18 with "grafana-{}" is grafana-10.4.18).
 	Format string `yaml:"format"`
+	// Latest is the package the value `latest` stands for, which the
+	// role then installs with `state: latest` (cloudalchemy.grafana's
+	// grafana, osc.ood's ondemand): the item is that name, unformatted,
+	// and it joins the group's Latest.
+	Latest string `yaml:"latest"`
 	// Within is the text of the single value at Into (a unit's content)
 	// that the one value, formatted, replaces wherever it occurs: the
 	// built-in tag in the unit running an image (opensearch:2.9.0).
@@ -149,6 +154,9 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 			}
 		} else if vals, err = s.values(look); err == nil {
 			err = out.put(s, vals)
+			if s.Latest != "" && slices.Contains(vals, s.Latest) {
+				out.Latest = append(slices.Clip(out.Latest), s.Latest)
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("group %q: %s: %w", g.Name, s.label(), err))
@@ -293,8 +301,11 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Format != "" {
-		for i, it := range items {
+	for i, it := range items {
+		switch {
+		case s.Latest != "" && it == "latest":
+			items[i] = s.Latest
+		case s.Format != "":
 			items[i] = strings.ReplaceAll(s.Format, "{}", it)
 		}
 	}
@@ -447,6 +458,9 @@ func (g Group) checkSources() error {
 		}
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
+		}
+		if s.Latest != "" && s.Into != "packages" {
+			return fmt.Errorf("appliance source %s: latest names a package, into %q is not packages", s.Var, s.Into)
 		}
 		var cur []string
 		switch s.Into {

@@ -96,6 +96,40 @@ func TestWithAppliance(t *testing.T) {
 	}
 }
 
+// TestWithApplianceLatest: a site's `latest` for grafana_version or
+// ondemand_package is the package's bare name, which the roles install
+// with `state: latest`: it joins the group's Latest; a pinned version
+// does not.
+func TestWithApplianceLatest(t *testing.T) {
+	groups, err := Expand("grafana", "openondemand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		value, want string
+		latest      []string
+	}{{"latest", "grafana", []string{"grafana"}}, {"10.4.19", "grafana-10.4.19", nil}, {"latest", "ondemand", []string{"ondemand"}}, {"ondemand-4.1.5", "ondemand-4.1.5", nil}} {
+		g, v := groups[0], "/grafana_version"
+		if strings.HasPrefix(tc.want, "ondemand") {
+			g, v = groups[1], "/ondemand_package"
+		}
+		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex"}
+		for _, app := range []string{"rstudio", "codeserver", "jupyter"} {
+			vals["/openondemand_install_app_"+app] = map[string]any{app: map[string]any{"version": "v1"}}
+		}
+		got, _, err := WithAppliance(g, fakeLookup{vals: vals})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(got.Packages, tc.want) || !slices.Equal(got.Latest, tc.latest) {
+			t.Errorf("%s %s: packages %v, latest %v; want %s, latest %v", v, tc.value, got.Packages, got.Latest, tc.want, tc.latest)
+		}
+	}
+	if l := builtin().Groups["grafana"].Latest; l != nil {
+		t.Errorf("the table changed: latest %v", l)
+	}
+}
+
 func TestWithApplianceErrors(t *testing.T) {
 	g, _ := Expand("grafana")
 	_, _, err := WithAppliance(g[0], fakeLookup{})
@@ -137,6 +171,7 @@ func TestCheckSources(t *testing.T) {
 		{ApplianceVar{Into: "content/files/0", Drop: true, When: "c"}, "no such element"},
 		{ApplianceVar{Into: "content/files", Var: "v", Within: "zz"}, `"zz" is not within content/files`},
 		{ApplianceVar{Into: "content/files", Drop: true, Var: "v", When: "c"}, "drop takes a condition and no variable"},
+		{ApplianceVar{Into: "content/files", Var: "v", Latest: "a"}, `latest names a package, into "content/files" is not packages`},
 	} {
 		g.Appliance = []ApplianceVar{tc.src}
 		if err := g.checkSources(); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -29,6 +29,9 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Within != "" {
 		from += " in place of `" + s.Within + "`"
 	}
+	if s.Latest != "" {
+		from += " (`latest`: `" + s.Latest + "`, to the newest)"
+	}
 	if s.Var == "" {
 		from = codes(s.Items)
 	}
