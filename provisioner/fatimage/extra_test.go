@@ -291,6 +291,9 @@ func TestGroupK3sInstall(t *testing.T) {
 				t.Errorf("%s lacks %q:\n%s", name, want, u.Content)
 			}
 		}
+		if !strings.Contains(u.Content, "ExecStartPre=/bin/sh -c 'if systemctl is-enabled --quiet nm-cloud-setup.service 2>/dev/null; then") {
+			t.Errorf("%s does not refuse to start with nm-cloud-setup.service enabled:\n%s", name, u.Content)
+		}
 		if strings.Count(u.Content, "ExecStart=") != 1 {
 			t.Errorf("%s: one ExecStart wanted:\n%s", name, u.Content)
 		}
