@@ -26,24 +26,15 @@ import (
 // node IP the env file gives.
 func TestK3sRuntimeLab(t *testing.T) {
 	ctx, srv, comm := labVM(t, "k3s-runtime", 15*time.Minute)
-	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
-	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
-	raw := map[string]any{
-		"repos": labRepos(t),
-		"gpg_keys": []any{map[string]any{
-			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
-		}},
-		"groups":              []string{"k3s"},
-		"github_releases_url": theLab.Releases.URL(),
-		// helm comes from its own host: the template's item for the same
-		// place points it at the lab
-		"downloads": []any{map[string]any{
-			"url": theLab.Releases.FileURL(releases.HelmPath), "sha256": theLab.Releases.SHA256(releases.HelmPath),
-			"destination": "/usr/bin", "extract": true, "strip_components": 1, "members": []string{"linux-amd64/helm"},
-		}},
-		"update":             false,
-		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
-	}
+	raw := labConfig(t)
+	raw["groups"] = []string{"k3s"}
+	raw["github_releases_url"] = theLab.Releases.URL()
+	// helm comes from its own host: the template's item for the same
+	// place points it at the lab
+	raw["downloads"] = []any{map[string]any{
+		"url": theLab.Releases.FileURL(releases.HelmPath), "sha256": theLab.Releases.SHA256(releases.HelmPath),
+		"destination": "/usr/bin", "extract": true, "strip_components": 1, "members": []string{"linux-amd64/helm"},
+	}}
 	provisionSite(ctx, t, srv, comm, raw)
 
 	units := "/etc/systemd/system/k3s.service /etc/systemd/system/k3s-agent.service"
