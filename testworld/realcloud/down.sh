@@ -26,10 +26,44 @@ stop() {
 	log "stopped $name"
 }
 
+# neutron_leftovers: what Neutron's agents leave on the host when they stop
+# before the guests' ports are gone: the DHCP agent's namespaces and their
+# dnsmasq (which leave the agent's session), the Linux bridge agent's
+# iptables chains and ipsets and its ebtables ARP chains. Every name is
+# Neutron's own (qdhcp-, neutron-, NIP, neutronARP-/neutronMAC-): nothing
+# else on the host has them.
+neutron_leftovers() {
+	local ns t rule chain set
+	for ns in $(ip netns list | awk '$1 ~ /^qdhcp-/ {print $1}'); do
+		for pid in $(ip netns pids "$ns"); do kill -KILL "$pid" 2>/dev/null || true; done
+		ip netns delete "$ns"
+	done
+	for t in raw mangle nat filter; do
+		iptables-save -t "$t" 2>/dev/null | awk '/^-A [A-Z]+ .*-j neutron-/ {sub(/^-A/, "-D"); print}' |
+			while read -r rule; do eval "iptables -w -t $t $rule"; done
+		for chain in $(iptables-save -t "$t" 2>/dev/null | awk -F'[: ]' '/^:neutron-/ {print $2}'); do
+			iptables -w -t "$t" -F "$chain"
+		done
+		for chain in $(iptables-save -t "$t" 2>/dev/null | awk -F'[: ]' '/^:neutron-/ {print $2}'); do
+			iptables -w -t "$t" -X "$chain"
+		done
+	done
+	for set in $(ipset list -n 2>/dev/null | grep '^NIP' || true); do ipset destroy "$set"; done
+	# word splitting intended: ebtables lists a rule as its arguments
+	# shellcheck disable=SC2086
+	ebtables -t nat -L PREROUTING | { grep -- '-j neutron' || true; } | while read -r rule; do
+		ebtables -t nat -D PREROUTING $rule
+	done
+	for chain in $(ebtables -t nat -L | sed -n 's/^Bridge chain: \(neutron\(ARP\|MAC\)-[^,]*\),.*/\1/p'); do
+		ebtables -t nat -X "$chain"
+	done
+}
+
 [[ -d $STATE ]] || exit 0
 for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do
 	stop "${DAEMONS[i]}"
 done
+neutron_leftovers
 if port_open "$PORT_EPMD"; then
 	# RabbitMQ's epmd daemonises out of the broker's session; the port
 	# (ERL_EPMD_PORT, lib.sh) is the tier's own.

@@ -24,6 +24,10 @@ const GuestImageName = "realcloud-guest-rocky-9.6"
 // its router's address, and the public subnet's floating IPs.
 var GuestNetwork = vm.NetworkOptions{Bridge: "rcguest0", CIDR: "10.42.0.0/24", Gateway: "10.42.0.1", FloatingCIDR: "203.0.113.0/24"}
 
+// GuestPhysicalNetwork is Neutron's name of GuestNetwork's bridge: the
+// tenant network is a flat network on it (linuxbridge_agent.ini).
+const GuestPhysicalNetwork = "guests"
+
 // GuestSocket is the guest host's API socket (python/fatcloud/guest_driver.py).
 func (t *Tier) GuestSocket() string { return filepath.Join(t.Dir, "run", "guests.sock") }
 

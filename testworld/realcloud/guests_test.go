@@ -62,6 +62,7 @@ func TestGuestSSHBuild(t *testing.T) {
 	if strings.Contains(out, "ansible_init_disable") || !strings.Contains(out, name+"-boot") || !strings.Contains(out, "ansible-init-ran") {
 		t.Errorf("the new server's metadata (its own name, no ansible_init_disable) and ansible-init:\n%s", out)
 	}
+	requireAgentNetworking(t, tr, cc, id)
 	guestConsoleAndReboot(t, cc, id)
 	// A guest that powers itself off is SHUTOFF in Nova, as libvirt reports it.
 	if _, err := guestRun(t, cc, id, "sudo systemctl poweroff"); err != nil {

@@ -33,7 +33,8 @@ PORT_MEMCACHED=29510
 PORT_METADATA=29511
 
 # Every daemon the tier runs, in start order.
-DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests
+	neutron-linuxbridge-agent neutron-dhcp-agent nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
 
 export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
 export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -17,6 +19,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/agents"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/provider"
@@ -260,35 +263,22 @@ func (t *Tier) SeedResources(ctx context.Context) error {
 			return fmt.Errorf("realcloud: creating flavor %s: %w", f.Name, err)
 		}
 	}
+	id, err := openstack.NewIdentityV3(admin, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	memberProject, err := ensureProject(ctx, id, MemberProject, "default")
+	if err != nil {
+		return err
+	}
 	anet, err := openstack.NewNetworkV2(admin, EndpointOpts)
 	if err != nil {
 		return err
 	}
-	pub, err := ensureNetwork(ctx, anet, FloatingNetwork, external.CreateOptsExt{
-		CreateOptsBuilder: provider.CreateOptsExt{
-			CreateOptsBuilder: networks.CreateOpts{Name: FloatingNetwork, Shared: gophercloud.Enabled},
-			Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: "ext"}},
-		},
-		External: gophercloud.Enabled,
-	})
-	if err != nil {
+	if err := waitAgents(ctx, anet); err != nil {
 		return err
 	}
-	if err := ensureSubnet(ctx, anet, pub, "public-subnet", "203.0.113.0/24"); err != nil {
-		return err
-	}
-	mnet, err := openstack.NewNetworkV2(member, EndpointOpts)
-	if err != nil {
-		return err
-	}
-	tenant, err := ensureNetwork(ctx, mnet, TenantNetwork, networks.CreateOpts{Name: TenantNetwork})
-	if err != nil {
-		return err
-	}
-	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, "10.42.0.0/24"); err != nil {
-		return err
-	}
-	if err := ensureRouter(ctx, mnet, pub, tenant); err != nil {
+	if err := seedNetworks(ctx, anet, member, memberProject); err != nil {
 		return err
 	}
 	img, err := openstack.NewImageV2(admin, EndpointOpts)
@@ -301,16 +291,91 @@ func (t *Tier) SeedResources(ctx context.Context) error {
 	if err := ensureGuestImage(ctx, img, t.GuestImage()); err != nil {
 		return err
 	}
-	id, err := openstack.NewIdentityV3(admin, EndpointOpts)
-	if err != nil {
-		return err
-	}
 	share, err := ensureProject(ctx, id, ShareProject, "default")
 	if err != nil {
 		return err
 	}
 	_, err = t.WriteEnv(share)
 	return err
+}
+
+// seedNetworks creates the external network "public" and the member's
+// network, subnet (DHCP on: Neutron's DHCP agent serves the guests) and
+// router to public. The member's network is a flat provider network on
+// the guest host's bridge (physical network "guests"), made by the admin
+// for the member's project, as sites make provider networks.
+func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *gophercloud.ProviderClient, memberProject string) error {
+	pub, err := ensureNetwork(ctx, anet, FloatingNetwork, external.CreateOptsExt{
+		CreateOptsBuilder: provider.CreateOptsExt{
+			CreateOptsBuilder: networks.CreateOpts{Name: FloatingNetwork, Shared: gophercloud.Enabled},
+			Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: "ext"}},
+		},
+		External: gophercloud.Enabled,
+	})
+	if err != nil {
+		return err
+	}
+	if err := ensureSubnet(ctx, anet, pub, "public-subnet", "203.0.113.0/24", false); err != nil {
+		return err
+	}
+	tenant, err := ensureNetwork(ctx, anet, TenantNetwork, provider.CreateOptsExt{
+		CreateOptsBuilder: networks.CreateOpts{Name: TenantNetwork, ProjectID: memberProject},
+		Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: GuestPhysicalNetwork}},
+	})
+	if err != nil {
+		return err
+	}
+	var n struct {
+		networks.Network
+		provider.NetworkProviderExt
+	}
+	if err := networks.Get(ctx, anet, tenant).ExtractInto(&n); err != nil {
+		return err
+	}
+	if n.NetworkType != "flat" || n.PhysicalNetwork != GuestPhysicalNetwork {
+		// made by an earlier tier, before its guests were on Neutron's agents
+		return fmt.Errorf("realcloud: network %s is %s on %q, not flat on %q: remake the tier (make realcloud-down REALCLOUD_PURGE=1)",
+			TenantNetwork, n.NetworkType, n.PhysicalNetwork, GuestPhysicalNetwork)
+	}
+	mnet, err := openstack.NewNetworkV2(member, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, GuestNetwork.CIDR, true); err != nil {
+		return err
+	}
+	return ensureRouter(ctx, mnet, pub, tenant)
+}
+
+// waitAgents waits until Neutron reports the agents up.sh started alive on
+// the compute host: a port binds only where its agent runs.
+func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
+	want := []string{"Linux bridge agent", "DHCP agent"}
+	var missing []string
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		pages, err := agents.List(c, agents.ListOpts{Host: "realcloud", Alive: gophercloud.Enabled}).AllPages(ctx)
+		if err != nil {
+			return fmt.Errorf("realcloud: listing Neutron's agents: %w", err)
+		}
+		all, err := agents.ExtractAgents(pages)
+		if err != nil {
+			return err
+		}
+		alive := map[string]bool{}
+		for _, a := range all {
+			alive[a.AgentType] = true
+		}
+		missing = missing[:0]
+		for _, w := range want {
+			if !alive[w] {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("realcloud: Neutron's %s not alive on host realcloud after 2 minutes (logs in .realcloud/log)", strings.Join(missing, " and "))
 }
 
 func findNetwork(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
@@ -336,7 +401,7 @@ func ensureNetwork(ctx context.Context, c *gophercloud.ServiceClient, name strin
 	return n.ID, nil
 }
 
-func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string) error {
+func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string, dhcp bool) error {
 	pages, err := subnets.List(c, subnets.ListOpts{NetworkID: network}).AllPages(ctx)
 	if err != nil {
 		return err
@@ -344,7 +409,7 @@ func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, na
 	if all, err := subnets.ExtractSubnets(pages); err != nil || len(all) > 0 {
 		return err
 	}
-	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: gophercloud.Disabled}).Extract()
+	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: &dhcp}).Extract()
 	if err != nil {
 		return fmt.Errorf("realcloud: creating subnet %s: %w", name, err)
 	}

@@ -186,6 +186,16 @@ start_guests() {
 	timing "guest host up"
 }
 
+# Neutron's agents on the compute host: the Linux bridge agent plugs the
+# guests' taps into the guest host's bridge (so it starts after the guest
+# host) and applies their security groups; the DHCP agent's dnsmasq gives
+# the guests their addresses. seed resources waits until both report.
+start_agents() {
+	start neutron-linuxbridge-agent neutron-linuxbridge-agent --config-file "$ETC/neutron.conf" \
+		--config-file "$ETC/linuxbridge_agent.ini"
+	start neutron-dhcp-agent neutron-dhcp-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/dhcp_agent.ini"
+}
+
 start_apis() {
 	uwsgi_app keystone "$PORT_KEYSTONE" /usr/bin/keystone-wsgi-public OS_KEYSTONE_CONFIG_FILES="$ETC/keystone.conf"
 	wait_for keystone 90 port_open "$PORT_KEYSTONE"
@@ -193,8 +203,9 @@ start_apis() {
 	seed identity
 	uwsgi_app placement "$PORT_PLACEMENT" /usr/bin/placement-api OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
 	start glance glance-api --config-file "$ETC/glance-api.conf"
-	py neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
+	start neutron-server neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
 	start_guests
+	start_agents
 	start nova-api nova-api --config-file "$ETC/nova.conf"
 	start nova-conductor nova-conductor --config-file "$ETC/nova.conf"
 	start nova-scheduler nova-scheduler --config-file "$ETC/nova.conf"

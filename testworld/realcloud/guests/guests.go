@@ -107,6 +107,7 @@ func (h *Host) writeBaseImage() error {
 	disk, err := vm.BuildBaseImage(h.vms, vm.BaseImageOptions{
 		RockyVersion: "9.6", RPMs: rs.BaseImageRPMs["9"],
 		GPGKeys: map[string][]byte{"RPM-GPG-KEY-Rocky-9": rs.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]},
+		DHCP:    true, // Neutron's DHCP agent serves the guests' network
 	})
 	if err != nil {
 		return err
