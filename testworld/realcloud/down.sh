@@ -33,30 +33,37 @@ stop() {
 # Neutron's own (qdhcp-, neutron-, NIP, neutronARP-/neutronMAC-): nothing
 # else on the host has them.
 neutron_leftovers() {
-	local ns t rule chain set
+	local ns ipt t rule chain set
 	for ns in $(ip netns list | awk '$1 ~ /^qdhcp-/ {print $1}'); do
 		for pid in $(ip netns pids "$ns"); do kill -KILL "$pid" 2>/dev/null || true; done
 		ip netns delete "$ns"
 	done
-	for t in raw mangle nat filter; do
-		iptables-save -t "$t" 2>/dev/null | awk '/^-A [A-Z]+ .*-j neutron-/ {sub(/^-A/, "-D"); print}' |
-			while read -r rule; do eval "iptables -w -t $t $rule"; done
-		for chain in $(iptables-save -t "$t" 2>/dev/null | awk -F'[: ]' '/^:neutron-/ {print $2}'); do
-			iptables -w -t "$t" -F "$chain"
-		done
-		for chain in $(iptables-save -t "$t" 2>/dev/null | awk -F'[: ]' '/^:neutron-/ {print $2}'); do
-			iptables -w -t "$t" -X "$chain"
+	for ipt in iptables ip6tables; do
+		for t in raw mangle nat filter; do
+			"$ipt-save" -t "$t" 2>/dev/null | awk '/^-A [A-Z]+ .*-j neutron-/ {sub(/^-A/, "-D"); print}' |
+				while read -r rule; do eval "$ipt -w -t $t $rule"; done
+			for chain in $("$ipt-save" -t "$t" 2>/dev/null | awk -F'[: ]' '/^:neutron-/ {print $2}'); do
+				"$ipt" -w -t "$t" -F "$chain"
+			done
+			for chain in $("$ipt-save" -t "$t" 2>/dev/null | awk -F'[: ]' '/^:neutron-/ {print $2}'); do
+				"$ipt" -w -t "$t" -X "$chain"
+			done
 		done
 	done
-	for set in $(ipset list -n 2>/dev/null | grep '^NIP' || true); do ipset destroy "$set"; done
+	# a set the kernel still holds right after its last rule went is left
+	for set in $(ipset list -n 2>/dev/null | grep '^NIP' || true); do
+		ipset destroy "$set" || log "ipset $set left: it is still in use"
+	done
 	# word splitting intended: ebtables lists a rule as its arguments
 	# shellcheck disable=SC2086
 	ebtables -t nat -L PREROUTING | { grep -- '-j neutron' || true; } | while read -r rule; do
 		ebtables -t nat -D PREROUTING $rule
 	done
-	for chain in $(ebtables -t nat -L | sed -n 's/^Bridge chain: \(neutron\(ARP\|MAC\)-[^,]*\),.*/\1/p'); do
-		ebtables -t nat -X "$chain"
-	done
+	# flushed first: one chain jumps to another
+	local ebchains
+	ebchains=$(ebtables -t nat -L | sed -n 's/^Bridge chain: \(neutron\(ARP\|MAC\)-[^,]*\),.*/\1/p')
+	for chain in $ebchains; do ebtables -t nat -F "$chain"; done
+	for chain in $ebchains; do ebtables -t nat -X "$chain"; done
 }
 
 [[ -d $STATE ]] || exit 0
