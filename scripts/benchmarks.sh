@@ -54,8 +54,10 @@ else
   # realistic workload's dnf time would hide the cloud's part), the
   # interrupts (what is left behind does not depend on the cloud's pace),
   # and what measures no cloud transition (provisioning on booted VMs, the
-  # lab's start), where the realistic profile only added unmeasured boots
-  BENCH_WORKLOAD="${BENCH_FAST_WORKLOAD:-lab}" run fast 'WholeBuild|Builder|Interrupt|Provisioning|LabUp' ./testworld/bench/ ./testworld/lab/
+  # lab's start), where the realistic profile only added unmeasured boots;
+  # and the RL9 and RL8 fat builds at once against one after the other
+  # (the cloud's simulated waits would only stretch both sides alike)
+  BENCH_WORKLOAD="${BENCH_FAST_WORKLOAD:-lab}" run fast 'WholeBuild|Builder|Interrupt|Provisioning|LabUp|ConcurrentBuilds' ./testworld/bench/ ./testworld/lab/
   echo "load_after='$(cut -d' ' -f1-3 /proc/loadavg)'" >> "$out/meta"
 fi
 started='' load_before='' load_after='' commit='' dirty=0
@@ -229,6 +231,16 @@ $(grep -h '^Benchmark' "$out/fast.txt" | sed 's/^/fast       /')
   \`previous_manifest\` naming the first run's manifest; the \`sbom\`
   step is timed from the provisioner's own output lines, against that
   run's whole provisioning.
+- **Concurrent builds** (\`BenchmarkConcurrentBuilds\`, fast profile):
+  our RL9 and RL8 fat builds (the templates of testworld/e2e's
+  \`TestFatBuild\` and \`TestFatBuildRocky8\`) started at once with the
+  real packer binary on one runner, and the same two one after the other;
+  each build's wall time, both builds' and their ratio. While a build
+  runs, every \`packer-plugin-fatimage\` process in its packer's process
+  group (one per component) is read from /proc every 100 ms: the peak of
+  their VmRSS summed at one sample is the build's plugin memory, and each
+  process's VmHWM (the kernel's own high-water mark, which no gap between
+  samples lowers) is shown beside it.
 - **Builder** (\`BenchmarkBuilder\`): a builder-only build; the cloud
   records when each resource changed state and when the builder first read
   the new state.

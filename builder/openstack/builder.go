@@ -66,7 +66,7 @@ func (b *Builder) steps() []multistep.Step {
 		&StepFloatingIP{},
 		&communicator.StepConnect{
 			Config:    &c.Comm,
-			Host:      commHost(c),
+			Host:      bannerHost(c, commHost(c)),
 			SSHConfig: c.Comm.SSHConfigFunc(),
 			WinRMConfig: func(multistep.StateBag) (*communicator.WinRMConfig, error) {
 				return &communicator.WinRMConfig{Username: c.Comm.WinRMUser, Password: c.Comm.WinRMPassword}, nil

@@ -58,7 +58,7 @@ func overridesResult() *appliance.Result {
 	}
 	return &appliance.Result{
 		Commit: "0123456789abcdef0123456789abcdef01234567", Environment: "/site/environments/overrides",
-		Groups: []string{"builder", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter"},
+		Groups: []string{"builder", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter", "cluster"},
 		Values: map[string]map[string]appliance.Value{
 			"": {
 				"appliances_extra_packages": list("htop", "python312", "", "fatimage-site-extra"),
@@ -132,7 +132,7 @@ func sitePlan(t *testing.T, holds bool) (*Config, *appliance.Result, *plan) {
 // decide the groups, and image.json says so.
 func TestPlanFromAppliance(t *testing.T) {
 	_, res, p := sitePlan(t, true)
-	if !slices.Equal(p.setNames, []string{"always", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter"}) {
+	if !slices.Equal(p.setNames, []string{"always", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter", "cluster"}) {
 		t.Errorf("groups %v: want the host's groups' built-in sets (builder as always)", p.setNames)
 	}
 	for _, want := range []string{"fatimage-site-extra", "slurm-sview-ohpc", "ondemand-4.1.5", "grafana-10.4.19", "mod_auth_openidc", "ondemand-dex", "certbot", "mysql"} {
@@ -453,5 +453,39 @@ func TestPlanFromApplianceFactsMajor(t *testing.T) {
 	i := slices.IndexFunc(p.PythonEnvs, func(e python.PythonEnv) bool { return e.Path == "/opt/slurm-tools" })
 	if p.osMajor != "8" || i < 0 || p.PythonEnvs[i].Interpreter != "python3.9" || !slices.Contains(p.sets.Packages, "el8:python39") {
 		t.Errorf("major %q, python_envs %+v, packages %v", p.osMajor, p.PythonEnvs, p.sets.Packages)
+	}
+}
+
+// TestApplianceClusterPlay: bootstrap.yml adds appliances_local_users and
+// moves the login user's home in its play for `cluster`, so a build host
+// outside it gets neither (TestApplianceOwnBuild found the difference);
+// move_login_home set in the template still decides.
+func TestApplianceClusterPlay(t *testing.T) {
+	for _, move := range []*bool{nil, new(bool)} {
+		c := siteConfig(t)
+		c.MoveLoginHome = move
+		res := overridesResult()
+		res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
+		holdAll(res, true)
+		p, err := c.plan(newApplianceValues(res), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, u := range p.users {
+			names = append(names, u.Name)
+		}
+		if !slices.Equal(names, []string{"node-exp"}) || p.moveLoginHome {
+			t.Errorf("move_login_home %v: users %v, moveLoginHome %v: want node_exporter's node-exp only, no move", move, names, p.moveLoginHome)
+		}
+	}
+	c := siteConfig(t)
+	c.MoveLoginHome = new(bool)
+	*c.MoveLoginHome = true
+	res := overridesResult()
+	holdAll(res, true)
+	p, err := c.plan(newApplianceValues(res), "")
+	if err != nil || !p.moveLoginHome {
+		t.Errorf("move_login_home = true in a cluster build: %v, %v", p.moveLoginHome, err)
 	}
 }

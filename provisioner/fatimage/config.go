@@ -250,7 +250,9 @@ type Config struct {
 	DisableServices []string `mapstructure:"disable_services"`
 	// Users with fixed IDs, added to (or replacing by name) those of `groups`.
 	Users []User `mapstructure:"users"`
-	// Move the login user's home to `login_home`. Default true.
+	// Move the login user's home to `login_home`. Default true; with the
+	// site's appliance, whether the build host is in `cluster` (the
+	// appliance moves it in its play for `cluster`).
 	MoveLoginHome *bool `mapstructure:"move_login_home"`
 	// New home of the login user. Default /var/lib/<login user>.
 	LoginHome string `mapstructure:"login_home"`
@@ -387,7 +389,6 @@ func (c *Config) setDefaults() {
 	boolDefault(&c.Cleanup, true)
 	boolDefault(&c.DisableRepos, true)
 	boolDefault(&c.DefaultBinaries, true)
-	boolDefault(&c.MoveLoginHome, true)
 	if c.UpdateExclude == nil {
 		c.UpdateExclude = []string{"grafana", "apptainer"}
 	}

@@ -53,7 +53,7 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		u, _ := packagesets.LookupUser(name)
 		r.users = append(r.users, User(u))
 	}
-	if av != nil {
+	if av != nil && slices.Contains(av.groups, "cluster") { // bootstrap.yml adds them in its play for cluster
 		users, err := av.localUsers()
 		if err != nil {
 			return nil, err

@@ -54,6 +54,9 @@ type plan struct {
 	// update: `update`, or with an inventory whether the build host is
 	// in the appliance's `update` group.
 	update bool
+	// moveLoginHome: `move_login_home`, or with the site's appliance
+	// whether the build host is in its `cluster` group.
+	moveLoginHome bool
 	// hostGroups are the inventory groups of the build host (nil
 	// without inventory); setNames the built-in groups installed.
 	hostGroups []string
@@ -124,14 +127,7 @@ func newPlan(c *Config, av *applianceValues, vmMajor string) (*plan, []error) {
 		// their roles run through the site's Ansible (site_role)
 		p.setNames = slices.DeleteFunc(p.setNames, func(g string) bool { return packagesets.SiteRole(g) != "" })
 	}
-	switch {
-	case c.Update != nil:
-		p.update = *c.Update
-	case len(invPaths) > 0 || av != nil || c.ApplianceDir != "" && len(roleGroups(c.Groups)) > 0: // an extra build's host is not in `update`
-		p.update = slices.Contains(p.hostGroups, "update")
-	default:
-		p.update = true
-	}
+	p.hostDefaults(c, av != nil, len(invPaths) > 0)
 	p.osMajor = p.majorFor(vmMajor)
 	sets, setsErr := resolveGroups(p.setNames, c.groupOptions(), av, p.osMajor)
 	if setsErr != nil {
@@ -163,6 +159,29 @@ func newPlan(c *Config, av *applianceValues, vmMajor string) (*plan, []error) {
 // namedOrigins are the origins of merged, items known by name: the
 // template when it sets one of that name (it replaces a group's), else
 // the first group listing it.
+// hostDefaults decides update and moveLoginHome when the template leaves
+// them unset: with an inventory, as the appliance does for the build
+// host's groups (`update`; `cluster`, whose play moves the login user's
+// home), else true.
+func (p *plan) hostDefaults(c *Config, site, inventory bool) {
+	switch {
+	case c.Update != nil:
+		p.update = *c.Update
+	case inventory || site || c.ApplianceDir != "" && len(roleGroups(c.Groups)) > 0: // an extra build's host is not in `update`
+		p.update = slices.Contains(p.hostGroups, "update")
+	default:
+		p.update = true
+	}
+	switch {
+	case c.MoveLoginHome != nil:
+		p.moveLoginHome = *c.MoveLoginHome
+	case site: // the site's Ansible said the host's groups
+		p.moveLoginHome = slices.Contains(p.hostGroups, "cluster")
+	default:
+		p.moveLoginHome = true
+	}
+}
+
 func namedOrigins[T any](merged, template []T, groups []packagesets.Group, name func(T) string, listed func(packagesets.Group) []string) []origin {
 	out := make([]origin, len(merged))
 	for i, v := range merged {

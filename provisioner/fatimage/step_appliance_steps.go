@@ -102,23 +102,44 @@ func ansiblePhase(phase string) func(context.Context, *state) error {
 			if st.phase != phase || st.native != "" || st.inHook() {
 				continue
 			}
-			s.say("ansible: " + st.Label())
-			tasksFrom := ""
-			if v, ok := run.res.Expressions[st.TasksFrom]; ok {
-				tasksFrom, _ = v.Value.(string)
-			}
-			start := time.Now()
-			out := &uiWriter{ui: s.ui, redact: func(l string) string { return l }}
-			if err := s.plan.site.RunStep(ctx, run.target, st.Step, tasksFrom, out); err != nil {
+			if err := s.runAnsibleStep(ctx, i, st); err != nil {
 				return err
 			}
-			run.seconds[i] = time.Since(start).Seconds()
 		}
 		if phase != phasePre {
 			return s.ansibleRepos(ctx, false)
 		}
 		return nil
 	}
+}
+
+// runAnsibleStep runs step i through the site's ansible-playbook. A step
+// whose dnf enables source repositories is told first which of them are
+// not the build's (foreignSources), and its failure then names them.
+func (s *state) runAnsibleStep(ctx context.Context, i int, st applianceStep) error {
+	run := s.appliance
+	s.say("ansible: " + st.Label())
+	hint, err := s.foreignSources(ctx, st)
+	if err != nil {
+		return err
+	}
+	if hint != "" {
+		s.say("WARNING: " + hint)
+	}
+	tasksFrom := ""
+	if v, ok := run.res.Expressions[st.TasksFrom]; ok {
+		tasksFrom, _ = v.Value.(string)
+	}
+	start := time.Now()
+	out := &uiWriter{ui: s.ui, redact: func(l string) string { return l }}
+	if err := s.plan.site.RunStep(ctx, run.target, st.Step, tasksFrom, out); err != nil {
+		if hint != "" {
+			return fmt.Errorf("%s\n%w", hint, err)
+		}
+		return err
+	}
+	run.seconds[i] = time.Since(start).Seconds()
+	return nil
 }
 
 // applianceEntry is one step of the site's fatimage.yml in image.json's

@@ -62,7 +62,7 @@ var steps = []step{
 	// Container images: digests resolved and checked (host: fetched).
 	fetchStep("containers-fetch", kindContainers),
 	{name: "selinux", when: changesSELinux, run: stepSELinux},
-	{name: "login-home", when: func(s *state) bool { return *s.cfg.MoveLoginHome }, run: stepLoginHome},
+	{name: "login-home", when: func(s *state) bool { return s.plan.moveLoginHome }, run: stepLoginHome},
 	// Users before packages: their fixed UIDs must exist before a
 	// package's scriptlet creates the same user with another.
 	{name: "users", when: func(s *state) bool { return len(s.plan.users) > 0 }, run: stepUsers},

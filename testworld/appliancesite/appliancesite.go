@@ -25,7 +25,8 @@ const Overrides = "overrides"
 
 // Extra is this package's site environment for the extra builds
 // (extra/): the appliance's common inventory and its own group_vars,
-// which point the doca and cuda roles at the lab's vendor mirrors.
+// which point the doca and cuda roles at the lab's vendor mirrors and
+// the lustre role at its git server.
 const Extra = "extra"
 
 // Dir is the shared appliance directory (holding ansible-slurm-appliance

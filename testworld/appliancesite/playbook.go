@@ -23,15 +23,24 @@ func Roles() string {
 func AddToFatimage(tb testing.TB, s *appliance.Site, plays string) {
 	tb.Helper()
 	dst := filepath.Join(s.Repo, "ansible")
-	src, err := os.Readlink(dst)
-	must(tb, err)
-	must(tb, os.Remove(dst))
-	must(tb, os.Mkdir(dst, 0o755))
-	link(tb, src, dst, "fatimage.yml")
+	src := linkDir(tb, dst, "fatimage.yml")
 	orig, err := os.ReadFile(filepath.Join(src, "fatimage.yml"))
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(dst, "fatimage.yml"), append(orig, "\n"+plays...), 0o644))
 	s.RolesPath = append(s.RolesPath, Roles())
+}
+
+// linkDir turns dst, a link to a directory of the checkout, into a
+// directory of links to that directory's entries but skip, and returns
+// the checkout's directory.
+func linkDir(tb testing.TB, dst string, skip ...string) string {
+	tb.Helper()
+	src, err := os.Readlink(dst)
+	must(tb, err)
+	must(tb, os.Remove(dst))
+	must(tb, os.Mkdir(dst, 0o755))
+	link(tb, src, dst, skip...)
+	return src
 }
 
 // SiteRolePlay is a play running site_marker on the build host, as a

@@ -110,7 +110,7 @@ func wholeBuildNotes(profile string, runs map[string][]*stackRun) []string {
 		fmt.Sprintf("provisioning phase: official+appliance %s s (fatimage / it = %.3f)", secs(ap.Phases[prov]), ratio(ours.Phases[prov], ap.Phases[prov])),
 		fmt.Sprintf("GOAL guest boot until SSH (%s): fatimage / official = %.3f (medians: %s s of %d builds / %s s of %d builds; goal <= 1.02: %s)", profile,
 			ratio(ours.Phases[boot], ob), secs(ours.Phases[boot]), ours.Rounds, secs(ob), len(official), met(ratio(ours.Phases[boot], ob) <= 1.02)),
-		"guest boot until SSH: both builders wait in the Packer SDK's loop, which dials every 5 s, so a build's figure is the boot the cloud drew rounded up to the next 5 s step; the stacks of one round meet the same draws (the cloud's SeedJitter), other rounds others",
+		"guest boot until SSH: the official builder waits in the Packer SDK's loop, which dials every 5 s, so its figure is the boot the cloud drew rounded up to the next 5 s step; ours probes for sshd's identification line every 0.5 s before the SDK's first dial; the stacks of one round meet the same draws (the cloud's SeedJitter), other rounds others",
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
@@ -159,7 +161,42 @@ func checkExtraBuild(t *testing.T, p *packertest.Packer, dir string, env, vars [
 	labtest.RequireClean(t, theLab)
 }
 
-func sortedKeys(m map[string]string) []string {
+// checkLustreBuilt checks, on the booted image of an extra build with
+// lustre (c) and in the build's output (out), that the lustre role built
+// the client RPMs from the lab's lustre-release at 2.15.8 and installed
+// them: kernel-devel of the running kernel (the host's, ansible_kernel)
+// beside doca's of the newest kernel package (kernel), the module under
+// the running kernel's /lib/modules, lfs of the version, the build
+// directory deleted by the role itself (its task changed: the cleanup
+// empties /tmp anyway).
+func checkLustreBuilt(t *testing.T, c *labtest.Client, out, major, kernel string) {
+	t.Helper()
+	running := c.Run(t, "uname -r")
+	devel := []string{kernel + ".x86_64", running}
+	slices.Sort(devel)
+	for _, row := range []contractRow{
+		{"lustre: the client RPMs the role built, for the major", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}\\n' kmod-lustre-client lustre-client",
+			"kmod-lustre-client-2.15.8-1.el" + major + ".x86_64\nlustre-client-2.15.8-1.el" + major + ".x86_64"},
+		{"lustre: the module for the running kernel, mount.lustre, lfs", "ls /lib/modules/$(uname -r)/extra/lustre-client/fs; rpm -qf --qf '%{NAME}\\n' /usr/sbin/mount.lustre; lfs --version",
+			"lustre.ko\nlustre-client\nlfs 2.15.8"},
+		{"kernel-devel: doca's of the newest kernel, the lustre role's of the running one", "ls /usr/src/kernels", strings.Join(devel, "\n")},
+		{"lustre: no build directory left", "ls -d /tmp/lustre-release 2>/dev/null | wc -l", "0"},
+	} {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("lustre row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
+		}
+	}
+	for _, want := range []string{"fatimage: ansible: role lustre (tasks_from install.yml) in ansible/fatimage.yml", "TASK [lustre : Build lustre]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("build output lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`TASK \[lustre : Delete lustre build dir\][^\n]*\n[^\n]*changed: \[default\]`).MatchString(out) {
+		t.Errorf("the role did not delete its build directory:\n%s", out)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -168,25 +205,32 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// checkApplianceExtraBuild does the appliance's doca,cuda extra build on
-// top of the image sourceName (sourceID) of Rocky major, whose newest
-// kernel is kernel, from the site's appliance, as the appliance runs it:
-// testworld/appliancesite's extra environment over the real checkout,
-// whose group_vars point doca_repo_url and cuda_repo_url, templated from
-// the VM's major, at the lab's vendor mirrors and pin a newer driver and
-// toolkit. No repos entry names a vendor repository. Checked from
-// outside: the repositories' files as the roles write them, from the
-// site's URLs for the major, disabled and without credentials; the
-// site's pins at the major's EVRs; doca's kernel support; image.json's
-// record of the variables.
-func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel string) {
+// checkApplianceExtraBuild does the appliance's extra build (groups, the
+// build's inventory_groups: doca,cuda,lustre, with openhpc where the
+// source image has no Slurm to rebuild) on top of the image sourceName
+// (sourceID) of Rocky major, whose newest kernel is kernel, from the
+// site's appliance, as the appliance runs it: testworld/appliancesite's
+// extra environment over the real checkout, whose group_vars point
+// doca_repo_url and cuda_repo_url, templated from the VM's major, at the
+// lab's vendor mirrors, pin a newer driver and toolkit, and point
+// lustre_repo at the lab's git server, and whose inventory puts cuda
+// hosts in slurm_recompile. No repos entry names a vendor repository; the
+// repositories are the major's snapshots, their -source ones too, as a
+// site's timestamps file has them. Checked from outside: the
+// repositories' files as the roles write them, from the site's URLs for
+// the major, disabled and without credentials; the site's pins at the
+// major's EVRs; doca's kernel support; the lustre role's build
+// (checkLustreBuilt); Slurm rebuilt with NVML (checkRecompiledSlurm);
+// image.json's record of the variables.
+func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID, kernel string) {
 	t.Helper()
 	site := appliancesite.New(t, appliancesite.Extra)
 	dir := t.TempDir()
 	name := fmt.Sprintf("e2e-appliance-extra-rl%s-%d", major, time.Now().Unix())
-	vars := applianceVars(t, dir, site, theLab.SnapshotReposFor(major, repos.NewerTimestamp))
+	snaps := theLab.SnapshotReposFor(major, repos.NewerTimestamp)
+	vars := applianceVars(t, dir, site, snaps)
 	// (no binaries: a template's binaries entry would add them)
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=doca,cuda",
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups="+groups,
 		"-var", "source_image_name="+sourceName, "-var-file", vars)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build of the appliance's extra build:\n%s", r.Output())
@@ -196,7 +240,7 @@ func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel 
 		t.Fatal("the Ark password appeared in packer's output")
 	}
 	for _, want := range []string{sourceID, "native: role doca in ansible/fatimage.yml: group doca", "native: role cuda (tasks_from",
-		"doca-kernel-support: building the DOCA kernel packages for " + kernel + ".x86_64 (lab stand-in)"} {
+		"doca-kernel-support: building the DOCA kernel packages for " + kernel + ".x86_64 (lab stand-in)", "ansible: role slurm_recompile"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("build output lacks %q:\n%s", want, out)
 		}
@@ -223,14 +267,9 @@ func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel 
 			"[doca]\nbaseurl=" + docaURL + "\nenabled=0\ngpgcheck=0"},
 		{"cuda: the .repo file cuda_repo_url names, as the major's cuda-rhelN.repo, disabled", "sudo grep -E '^(\\[|baseurl|gpgcheck|gpgkey|enabled)' /etc/yum.repos.d/" + cudaFile + ".repo | tr -d ' '",
 			"[" + cudaFile + "-x86_64]\nbaseurl=" + cudaBase + "\nenabled=0\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-" + major},
-		{"doca: kernel-devel of the newest kernel, at the major's EVR", "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-devel", kernel},
 		{"no credentials in any repository file", "sudo grep -rlE '^(username|password)' /etc/yum.repos.d | wc -l", "0"},
 	}
-	for _, row := range rows {
-		if got := c.Run(t, row.cmd); got != row.want {
-			t.Errorf("appliance extra build row %q:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
-		}
-	}
+	runRows(t, c, "appliance extra build", rows)
 	var info struct {
 		CUDA      string `json:"cuda"`
 		Appliance struct {
@@ -239,10 +278,18 @@ func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel 
 				Into, Variable string
 				Values         []string
 			} `json:"from_appliance"`
+			Ansible []struct {
+				Kind, Name, File, Phase string
+				TasksFrom               string `json:"tasks_from"`
+			} `json:"ansible"`
 		} `json:"appliance"`
 	}
 	if err := json.Unmarshal([]byte(c.Run(t, "cat /var/lib/image/image.json")), &info); err != nil {
 		t.Fatal(err)
+	}
+	checkLustreBuilt(t, c, out, major, kernel)
+	if got := fmt.Sprint(info.Appliance.Ansible); got != "[{role lustre ansible/fatimage.yml install install.yml} {role slurm_recompile ansible/fatimage.yml install }]" {
+		t.Errorf("image.json appliance.ansible %s, want the lustre role's install.yml, then slurm_recompile, in fatimage.yml's order", got)
 	}
 	got := map[string]string{}
 	for _, v := range info.Appliance.FromAppliance {
@@ -252,7 +299,78 @@ func checkApplianceExtraBuild(t *testing.T, major, sourceName, sourceID, kernel 
 		got["repos/cuda cuda_repo_url"] != theLab.VendorRepoFileURLFor(major, "cuda") || got["packages cuda_packages"] != "cuda-toolkit-13.4.0-1 nvidia-gds cmake" {
 		t.Errorf("image.json cuda %q, appliance %q, from_appliance %v", info.CUDA, info.Appliance.Values, got)
 	}
+	checkRecompiledSlurm(t, c, snaps)
 	requireNoSecrets(t, imageFiles(t, img.ID))
+}
+
+// checkRecompiledSlurm checks from outside the booted image of an
+// appliance extra build whose host is in cuda and slurm_recompile what
+// the role slurm_recompile leaves: every installed Slurm package is the
+// VM's rebuild of the snapshot's source package (not the repository's,
+// built on lab.invalid), configured with NVML against the toolkit of
+// the site's pin; dnf builddep's build dependency; the libnvidia-ml.so
+// link; the role's rpmbuild tree and the SRPM it downloaded left as the
+// appliance leaves them. The
+// -source sections its dnf download enabled are the build's own (the
+// snapshots'), left disabled as every other.
+func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
+	t.Helper()
+	runRows(t, c, "slurm_recompile", []contractRow{
+		{"slurm_recompile: every installed Slurm package rebuilt on the VM from the snapshot's SRPM",
+			"rpm -qa --qf '%{SOURCERPM} %{BUILDHOST}\\n' | grep '^slurm-ohpc-' | sed -e 's/ lab[.]invalid$/ (the repository build)/' -e t -e 's/ .*/ (rebuilt on the VM)/' | sort -u",
+			"slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm (rebuilt on the VM)"},
+		{"slurm_recompile: configured with NVML of the site's toolkit (cuda_package_version 13.4.0-1)", "cat /usr/share/slurm-ohpc/lab-configure",
+			"configure --with-nvml=/usr/local/cuda-13.4/targets/x86_64-linux/"},
+		{"slurm_recompile: rpm-build, and munge-devel from dnf builddep", "rpm -q --qf '%{NAME}\\n' rpm-build munge-devel", "rpm-build\nmunge-devel"},
+		{"slurm_recompile: the libnvidia-ml.so link", "readlink /lib64/libnvidia-ml.so; test -e /lib64/libnvidia-ml.so && echo resolves", "/lib64/libnvidia-ml.so.1\nresolves"},
+		{"slurm_recompile: its rpmbuild tree, as the appliance leaves it", "sudo ls /root/rpmbuild/RPMS/x86_64 | grep -c '^slurm-.*-23[.]11[.]10-321[.]ohpc[.]3[.]2[.]x86_64[.]rpm$'", "7"},
+		{"slurm_recompile: the SRPM its dnf download left in the login user's (moved) home, as the appliance leaves it",
+			"sudo find / -xdev -name 'slurm-ohpc-*.src.rpm' -not -path '/var/cache/*'", "/var/lib/rocky/slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm"},
+		{"no repository left enabled", "sudo grep -rlE '^[[:space:]]*enabled[[:space:]]*=[[:space:]]*1' /etc/yum.repos.d | wc -l", "0"},
+	})
+	// every -source section of the image's repository files: the build's
+	// (the snapshots') with their baseurl, others (Rocky's plus-source)
+	// only as the base image had them; all disabled
+	got := map[string][]string{}
+	for _, l := range strings.Split(c.Run(t, "cd /etc/yum.repos.d && sudo awk -F ' *= *' '/^\\[/ { s = $0 } s ~ /-source\\]$/ && $1 ~ /^(baseurl|enabled)$/ { print FILENAME \" \" s, $1 \"=\" $2 }' OFS=' ' *.repo"), "\n") {
+		if at := strings.LastIndex(l, " "); at > 0 {
+			got[l[:at]] = append(got[l[:at]], l[at+1:])
+		}
+	}
+	content := strings.TrimRight(theLab.Env["ARK_CONTENT_URL"], "/")
+	ours := 0
+	for _, r := range snaps {
+		m := r.(map[string]any)
+		if !strings.HasSuffix(m["name"].(string), "-source") {
+			continue
+		}
+		ours++
+		key := fmt.Sprintf("%s.repo [%s]", m["repo_file"], m["repo_name"])
+		want := []string{fmt.Sprintf("baseurl=%s/%s/%s", content, m["path"], m["timestamp"]), "enabled=0"}
+		if !slices.Equal(got[key], want) {
+			t.Errorf("%s: %v, want %v", key, got[key], want)
+		}
+		delete(got, key)
+	}
+	for key, lines := range got {
+		if !slices.Equal(lines, []string{"enabled=0"}) {
+			t.Errorf("%s, not the build's: %v, want enabled=0 only", key, lines)
+		}
+	}
+	if ours == 0 {
+		t.Error("the build had no -source repository")
+	}
+}
+
+// runRows runs each row's command on c and reports the rows (of what)
+// whose output is not the row's.
+func runRows(t *testing.T, c *labtest.Client, what string, rows []contractRow) {
+	t.Helper()
+	for _, row := range rows {
+		if got := c.Run(t, row.cmd); got != row.want {
+			t.Errorf("%s row %q:\n%s\nprints\n%s\nwant\n%s", what, row.row, row.cmd, got, row.want)
+		}
+	}
 }
 
 // applianceVars writes, into dir, the variables of fat-appliance.pkr.hcl:
@@ -270,10 +388,57 @@ func applianceVars(t *testing.T, dir string, site *appliance.Site, snaps []any) 
 		repoHCL = append(repoHCL, "{"+strings.Join(kv, ", ")+"}")
 	}
 	vars := filepath.Join(dir, "appliance.pkrvars.hcl")
-	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = [%q]\nappliance_collections_path = [%q]\n",
-		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, site.RolesPath[0], site.CollectionsPath[0])
+	list := func(l []string) string { data, _ := json.Marshal(l); return string(data) }
+	hcl := fmt.Sprintf("lab_repos = [%s]\nappliance_dir = %q\nappliance_environment = %q\nappliance_roles_path = %s\nappliance_collections_path = %s\n",
+		strings.Join(repoHCL, ",\n"), site.Repo, site.Environment, list(site.RolesPath), list(site.CollectionsPath))
 	if err := os.WriteFile(vars, []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return vars
+}
+
+// TestApplianceRecompileNeedsSourceRepos is the appliance's doca,cuda
+// extra build (with openhpc, for a Slurm to rebuild) on each major's
+// base image with the snapshots but not their -source repositories, as a
+// site whose Pulp lacks them: the image's own -source sections (RL9's
+// rocky.repo and rocky-extras.repo, RL8's Rocky-Sources.repo, and
+// epel.repo from the build's epel-release) are what slurm_recompile's dnf
+// download --source enables, at public mirrors the lab's VMs cannot
+// reach. The build warns naming each before the role runs, and fails
+// with that message, leaving no image and nothing in the cloud.
+func TestApplianceRecompileNeedsSourceRepos(t *testing.T) {
+	labtest.Require(t)
+	for _, tc := range []struct{ major, image, named string }{
+		{"9", lab.BaseImageName, "rocky-extras.repo [extras-source], rocky.repo [baseos-source], rocky.repo [appstream-source], rocky.repo [crb-source], epel.repo [epel-source]"},
+		{"8", lab.BaseImage8Name, "Rocky-Sources.repo [baseos-source], Rocky-Sources.repo [appstream-source], epel.repo [epel-source]"},
+	} {
+		t.Run("rl"+tc.major, func(t *testing.T) {
+			site := appliancesite.New(t, appliancesite.Extra)
+			name := fmt.Sprintf("e2e-recompile-nosource-rl%s-%d", tc.major, time.Now().Unix())
+			var snaps []any
+			for _, r := range theLab.SnapshotReposFor(tc.major, repos.NewerTimestamp) {
+				if !strings.HasSuffix(r.(map[string]any)["name"].(string), "-source") {
+					snaps = append(snaps, r)
+				}
+			}
+			vars := applianceVars(t, t.TempDir(), site, snaps)
+			r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, "-var", "image_name="+name, "-var", "inventory_groups=openhpc,doca,cuda",
+				"-var", "source_image_name="+tc.image, "-var-file", vars)
+			out := r.Output()
+			for _, want := range []string{"WARNING: role slurm_recompile: its dnf download --source enables the -source section of every enabled repository",
+				"give the snapshots' source repositories in repos"} {
+				if r.ExitCode == 0 || !strings.Contains(out, want) {
+					t.Errorf("exit %d, want %q in:\n%s", r.ExitCode, want, out)
+				}
+			}
+			for _, section := range strings.Split(tc.named, ", ") {
+				// in the warning and in the build's error
+				if n := strings.Count(out, section); n < 2 {
+					t.Errorf("%s named %d times, want the warning and the error:\n%s", section, n, out)
+				}
+			}
+			requireNoImage(t, name)
+			labtest.RequireClean(t, theLab)
+		})
+	}
 }

@@ -105,12 +105,14 @@ func TestApplianceValuesBuildRocky8(t *testing.T) {
 // on Rocky 8.10 (checkApplianceExtraBuild): the site's URLs, templated
 // from the VM's major, name the rhel8 vendor mirrors and cuda-rhel8.repo.
 // It builds on the lab's RL8 base image, not an RL8 fat image: neither
-// group needs anything a fat build installs (their repositories, kernel
-// headers and cmake come from the el8 snapshots, and the base image has
-// the Rocky 8 key the cuda .repo names), and TestFatBuildRocky8 covers
-// the fat groups' RL8 values; so its newest kernel is the base image's.
+// group needs anything else a fat build installs (their repositories,
+// kernel headers and cmake come from the el8 snapshots, and the base
+// image has the Rocky 8 key the cuda .repo names), and TestFatBuildRocky8
+// covers the fat groups' RL8 values; so its newest kernel is the base
+// image's. The Slurm slurm_recompile rebuilds comes from the group
+// openhpc in the same build, installed natively before the role runs.
 func TestApplianceExtraBuildRocky8(t *testing.T) {
 	labtest.Require(t)
 	base := findImage(t, lab.BaseImage8Name)
-	checkApplianceExtraBuild(t, "8", lab.BaseImage8Name, base.ID, "4.18.0-553.5.1.el8_10")
+	checkApplianceExtraBuild(t, "8", "openhpc,doca,cuda,lustre", lab.BaseImage8Name, base.ID, "4.18.0-553.5.1.el8_10")
 }

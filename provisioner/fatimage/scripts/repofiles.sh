@@ -118,3 +118,23 @@ ansible_repos_off() {
   cat "$FATIMAGE_WORKDIR/dnf.conf.new" > "$conf"
   rm -f "$FATIMAGE_WORKDIR/dnf.conf.new"
 }
+
+# foreign_source_sections ID... prints "FILE [SECTION]" for each section of
+# /etc/yum.repos.d that `dnf download --source` enables for the enabled
+# repositories ID (dnf's enable_source_repos: ID-source, NAME-source-rpms
+# for NAME-rpms) and that would stop it when unreachable (no
+# skip_if_unavailable). The build's own sections are on the tmpfs, not
+# here: these are the base image's, at its mirrors. REPOS_D names the
+# directory (tests; /etc/yum.repos.d on the VM).
+# shellcheck disable=SC2016 # awk programs: $0 is awk's, not the shell's
+foreign_source_sections() {
+  for f in "${REPOS_D:-/etc/yum.repos.d}"/*.repo; do
+    [ -e "$f" ] || continue
+    awk -v ids="$*" -v file="${f##*/}" '
+      BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) { id = a[i]; if (sub(/-rpms$/, "", id)) w[id "-source-rpms"] = 1; else w[id "-source"] = 1 } }
+      function flush() { if (s in w && !skip) print file " [" s "]" }
+      /^[[:space:]]*\[/ { flush(); s = $0; gsub(/^[[:space:]]*\[|\][[:space:]]*$/, "", s); skip = 0; next }
+      tolower($0) ~ /^[[:space:]]*skip_if_unavailable[[:space:]]*=[[:space:]]*(1|true|yes|on)[[:space:]]*$/ { skip = 1 }
+      END { flush() }' "$f"
+  done
+}

@@ -64,7 +64,7 @@ type Server struct {
 
 // buildVersion names the layout of the built repositories; a change
 // rebuilds them.
-const buildVersion = "2"
+const buildVersion = "3" // 3: the lustre-release stand-in tree
 
 // Start builds missing repositories and serves them.
 func Start(o Options) (*Server, error) {

@@ -35,7 +35,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/7" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8; 7: source-built x86_64 packages and their SRPMs
+const builderVersion = "lab-repos/9" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8; 7: source-built x86_64 packages and their SRPMs; 8: -source repositories, BuildRequires; 9: kernel-devel of the host kernel
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -644,10 +644,16 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 			stagedFile{Path: "/etc/system-release", Symlink: "rocky-release"},
 		)
 	case "kernel-devel":
-		fs = append(fs, stagedFile{
+		// installed side by side, as on Rocky: only files of its own
+		// kernel, no shared marker (the host kernel's names its own
+		// directory, hostKernelDevel)
+		if len(a.def.Files) != 0 {
+			return extraFiles(a.def.Files)
+		}
+		return []stagedFile{{
 			Path: fmt.Sprintf("/usr/src/kernels/%s.x86_64/Makefile", a.vr()),
 			Data: fmt.Sprintf("# lab stand-in kernel-devel %s.x86_64\n", a.vr()), Mode: 0o644,
-		})
+		}}
 	case "rocky-gpg-keys":
 		fs = append(fs, stagedFile{Path: "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-" + a.major(), Data: string(key.Public), Mode: 0o644})
 	case "epel-release":
@@ -840,10 +846,12 @@ cp -a %s/. %%{buildroot}/
 }
 
 // rpmbuild runs rpmbuild mode (-bb, -ba) on specFile with dir's top (its
-// SOURCES) and out (the packages, flat) directories, reproducibly.
+// SOURCES) and out (the packages, flat) directories, reproducibly. Without
+// checking BuildRequires: the host's rpm database has none of the
+// catalog's packages (a VM's rebuild installs them with dnf builddep).
 func rpmbuild(dir, mode, specFile string) error {
 	top := filepath.Join(dir, "top")
-	cmd := exec.Command("rpmbuild", "--quiet",
+	cmd := exec.Command("rpmbuild", "--quiet", "--nodeps",
 		"--define", "_topdir "+top,
 		"--define", "_rpmdir "+filepath.Join(dir, "out"),
 		"--define", "_srcrpmdir "+filepath.Join(dir, "out"),

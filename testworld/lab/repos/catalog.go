@@ -1,6 +1,9 @@
 package repos
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
 
 // The recipe: which repositories the lab mirrors and which stand-in
 // packages each carries. Everything here feeds the cache key, so any edit
@@ -31,11 +34,14 @@ type repoDef struct {
 	// Public: served without the Ark content guard, as the vendors serve
 	// theirs (a serving matter, not content: not in the cache key).
 	Public bool `json:"-"`
+	// Source: a `-source` repository of the appliance's timestamps file.
+	// The lab's hold no package: the one source package a build fetches,
+	// Slurm's, is in OpenHPC's repositories (srpm.go), as upstream.
+	Source bool
 }
 
-// repoDefs are the appliance's Rocky 9 repositories (keys, pulp paths and
-// repo files as in the appliance's dnf_repo_timestamps.yml; the -source
-// repositories are left out).
+// repoDefs are the appliance's Rocky 9 and 8 repositories (keys, pulp
+// paths and repo files as in the appliance's dnf_repo_timestamps.yml).
 var repoDefs = []repoDef{
 	{Key: "baseos", VersionOS: "9.6", PulpPath: "rocky/9.6/BaseOS/x86_64/os", RepoFile: "rocky"},
 	{Key: "appstream", VersionOS: "9.6", PulpPath: "rocky/9.6/AppStream/x86_64/os", RepoFile: "rocky"},
@@ -52,6 +58,15 @@ var repoDefs = []repoDef{
 	{Key: "cernvmfs_cfg", VersionOS: "9", PulpPath: "cvmfs-config/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_pkgs", VersionOS: "9", PulpPath: "cvmfs/EL/9/x86_64", RepoFile: "cvmfs"},
 	{Key: "cernvmfs_eessi_cfg", VersionOS: "9", PulpPath: "eessi/rhel/8/noarch", RepoFile: "cvmfs-config-eessi"},
+	// the source repositories, whose sections the slurm_recompile role's
+	// `dnf download --source` enables (extras-source's 9.6 path is the
+	// appliance's)
+	{Key: "baseos-source", VersionOS: "9.6", PulpPath: "rocky/9.6/BaseOS/source/tree", RepoFile: "rocky", Source: true},
+	{Key: "appstream-source", VersionOS: "9.6", PulpPath: "rocky/9.6/AppStream/source/tree", RepoFile: "rocky", Source: true},
+	{Key: "crb-source", VersionOS: "9.6", PulpPath: "rocky/9.6/CRB/source/tree", RepoFile: "rocky", Source: true},
+	{Key: "extras-source", VersionOS: "9.6", PulpPath: "rocky/9.6/extras/source/os", RepoFile: "rocky-extras", Source: true},
+	{Key: "epel-source", VersionOS: "9", PulpPath: "epel/9/Everything/source/tree", RepoFile: "epel", Source: true},
+	{Key: "TurboVNC-source", VersionOS: "9", PulpPath: "turbovnc/srpms", RepoFile: "TurboVNC", Source: true},
 	// the extra builds' vendor repositories, at their upstream paths
 	{Key: "doca", VersionOS: "9", PulpPath: "doca/3.2.3/rhel9/x86_64", RepoFile: "doca", Vendor: true, Public: true},
 	{Key: "cuda", VersionOS: "9", PulpPath: "cuda/repos/rhel9/x86_64", RepoFile: "cuda-rhel9", Vendor: true, Public: true},
@@ -72,6 +87,13 @@ var repoDefs = []repoDef{
 	{Key: "grafana", VersionOS: "8", PulpPath: "grafana/oss/rpm", RepoFile: "grafana"},
 	{Key: "ondemand-web", VersionOS: "8", PulpPath: "ondemand/4.1/web/el8/x86_64", RepoFile: "ondemand-web"},
 	{Key: "TurboVNC", VersionOS: "8", PulpPath: "turbovnc/x86_64", RepoFile: "TurboVNC"},
+	// RL8's source repositories, in Rocky 8's one Rocky-Sources.repo
+	{Key: "baseos-source", VersionOS: "8.10", PulpPath: "rocky/8.10/BaseOS/source/tree", RepoFile: "Rocky-Sources", Source: true},
+	{Key: "appstream-source", VersionOS: "8.10", PulpPath: "rocky/8.10/AppStream/source/tree", RepoFile: "Rocky-Sources", Source: true},
+	{Key: "crb-source", VersionOS: "8.10", PulpPath: "rocky/8.10/PowerTools/source/tree", RepoFile: "Rocky-Sources", RepoName: "powertools-source", Source: true},
+	{Key: "extras-source", VersionOS: "8.10", PulpPath: "rocky/8.10/extras/source/tree", RepoFile: "Rocky-Sources", Source: true},
+	{Key: "epel-source", VersionOS: "8", PulpPath: "epel/8/Everything/source/tree", RepoFile: "epel", Source: true},
+	{Key: "TurboVNC-source", VersionOS: "8", PulpPath: "turbovnc/srpms", RepoFile: "TurboVNC", Source: true},
 	// the vendors' el8 builds, at their upstream rhel8 paths (NVIDIA's
 	// .repo file names its major)
 	{Key: "doca", VersionOS: "8", PulpPath: "doca/3.2.3/rhel8/x86_64", RepoFile: "doca", Vendor: true, Public: true},
@@ -151,6 +173,9 @@ type pkgDef struct {
 	// the repository holds too (srpm.go); the package of that name is
 	// the spec's main package.
 	SRPM string
+	// BuildRequires of the source package (its main package's def): what
+	// `dnf builddep` installs before a rebuild.
+	BuildRequires []string
 	// Links are symlinks the package ships (path -> target). A named
 	// interpreter (python3.9, python3.12) links to the VM's own python3,
 	// so what a build runs with it really runs.
@@ -159,7 +184,7 @@ type pkgDef struct {
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
 // OpenHPC 3 / Ceph reef / Grafana OSS. Versions are plausible, not exact.
-var catalog = []pkgDef{
+var catalog = append([]pkgDef{
 	// --- BaseOS ---
 	{Major: "9", Repo: "baseos", Name: "rocky-release", EVR: "9.6-1.2.el9", Update: "9.6-1.3.el9", Base: true,
 		Requires: []string{"rocky-gpg-keys"},
@@ -302,7 +327,7 @@ var catalog = []pkgDef{
 	{Repo: "OpenHPC", Name: "ohpc-release", EVR: "3-1.el9"},
 	{Repo: "OpenHPC", Name: "ohpc-base-compute", EVR: "3.0-300.ohpc.3.1", Requires: []string{"ohpc-filesystem"}},
 	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-ohpc", EVR: "22.05.8-300.ohpc.3.1", Requires: []string{"munge"}, Recommends: slurmRecommends,
-		Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+		BuildRequires: slurmBuildRequires, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmctld-ohpc", EVR: "22.05.8-300.ohpc.3.1",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC", SRPM: "slurm-ohpc", Name: "slurm-slurmd-ohpc", EVR: "22.05.8-300.ohpc.3.1",
@@ -325,7 +350,7 @@ var catalog = []pkgDef{
 
 	// --- OpenHPC 3 updates: newer slurm, bumped again in the newer snapshot ---
 	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
-		Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
+		BuildRequires: slurmBuildRequires, Requires: []string{"munge"}, Recommends: slurmRecommends, Bins: []string{"/usr/bin/sinfo", "/usr/bin/scontrol"}},
 	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmctld-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
 		Requires: []string{"slurm-ohpc = {evr}"}, Bins: []string{"/usr/sbin/slurmctld"}, Units: []string{"slurmctld.service"}},
 	{Repo: "OpenHPC-updates", SRPM: "slurm-ohpc", Name: "slurm-slurmd-ohpc", EVR: "23.11.10-320.ohpc.3.2", Update: "23.11.10-321.ohpc.3.2",
@@ -396,6 +421,53 @@ var catalog = []pkgDef{
 	{Repo: "cuda", Name: "cuda-nvcc-13-3", EVR: "13.3.107-1", Bins: []string{"/usr/local/cuda-13.3/bin/nvcc"}},
 	{Repo: "cuda", Name: "cuda-toolkit", EVR: "13.3.1-1", Update: "13.4.0-1", Requires: []string{"cuda-nvcc-13-3"}},
 	{Repo: "cuda", Name: "nvidia-gds", EVR: "13.3.1-1", Requires: []string{"nvidia-driver"}},
+
+	// --- what the lustre role installs to build the client RPMs
+	// (lustre_build_packages): markers only, the VM's own userland
+	// (Debian's gcc, make, rpmbuild, git) does the building ---
+	{Repo: "appstream", Name: "gcc", EVR: "11.5.0-5.el9_5"},
+	{Repo: "appstream", Name: "libtool", EVR: "2.4.6-46.el9"},
+	{Major: "9", Repo: "appstream", Name: "python3-devel", EVR: "3.9.21-2.el9", Requires: []string{"python3"}},
+	{Major: "8", Repo: "appstream", Name: "python36-devel", EVR: "3.6.8-39.module+el8.10.0+1910+234ad790.rocky",
+		Requires: []string{"python36"}, Provides: []string{"python3-devel = {evr}"}},
+	{Repo: "appstream", Name: "openmpi", EVR: "4.1.1-5.el9"},
+	{Repo: "appstream", Name: "elfutils-libelf-devel", EVR: "0.192-5.el9"},
+	{Repo: "appstream", Name: "libmount-devel", EVR: "2.37.4-21.el9"},
+	{Repo: "appstream", Name: "libnl3-devel", EVR: "3.11.0-1.el9"},
+	{Repo: "crb", Name: "libyaml-devel", EVR: "0.2.5-7.el9"},
+	{Major: "9", Repo: "baseos", Name: "kernel-abi-stablelists", EVR: "5.14.0-570.58.1.el9_6"},
+	{Major: "8", Repo: "baseos", Name: "kernel-abi-stablelists", EVR: "4.18.0-553.81.1.el8_10"},
+	{Repo: "baseos", Name: "libaio", EVR: "0.3.111-13.el9"},
+	{Repo: "appstream", Name: "libaio-devel", EVR: "0.3.111-13.el9", Requires: []string{"libaio = {evr}"}},
+}, hostKernelDevel())
+
+// hostKernelDevel is kernel-devel for the kernel the lab's VMs run, their
+// host's, which is what `uname -r` and Ansible's ansible_kernel say on
+// them: the lustre role installs kernel-devel-{{ ansible_kernel }} and
+// builds against /usr/src/kernels/<that release>, as on Rocky, where the
+// release names a kernel package. A release with dashes (Debian's,
+// 6.12.48+deb13-amd64) is no RPM version: the stand-in is version its
+// part before the first dash, release the rest with dashes made
+// underscores, and provides the name the role asks for (not
+// kernel-devel-uname-r = <release>: no RPM version has two dashes).
+func hostKernelDevel() pkgDef {
+	release := hostKernelRelease()
+	v, r, ok := strings.Cut(release, "-")
+	if !ok {
+		r = "0"
+	}
+	return pkgDef{Repo: "appstream", Name: "kernel-devel", EVR: v + "-" + strings.ReplaceAll(r, "-", "_"),
+		Provides: []string{"kernel-devel-" + release, "installonlypkg(kernel)"},
+		Files:    map[string]string{"/usr/src/kernels/" + release + "/Makefile": "# lab stand-in kernel-devel " + release + "\n"}}
+}
+
+// hostKernelRelease is the running kernel's release (uname -r).
+func hostKernelRelease() string {
+	data, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "0.0.0-unknown"
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // FatPackages are the package names a fat Rocky 9 build installs (spec

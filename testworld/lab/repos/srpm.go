@@ -20,6 +20,11 @@ import (
 // configure, and records what it got in configureRecord, a file the main
 // package installs: "configure" alone, or followed by the option.
 
+// slurmBuildRequires is what Slurm's spec needs to build that the lab's
+// catalog has (CRB's munge-devel, as Slurm's): what the role's `dnf
+// builddep slurm.spec` installs on the build VM.
+var slurmBuildRequires = []string{"munge-devel"}
+
 // configureRecord is the file a source-built package records its
 // configure options in (%s: its source package name).
 const configureRecord = "/usr/share/%s/lab-configure"
@@ -87,6 +92,9 @@ Source0: %s-files.tar
 %%define debug_package %%{nil}
 %%define _build_id_links none
 `, main.version(), main.release(), name, name)
+	for _, r := range main.def.BuildRequires {
+		fmt.Fprintf(&spec, "BuildRequires: %s\n", r)
+	}
 	record := fmt.Sprintf(configureRecord, name)
 	for _, a := range group {
 		if a.src {

@@ -50,11 +50,18 @@ func TestSourceBuiltSlurmRebuildsWithNVML(t *testing.T) {
 		t.Errorf("the repository's slurm-ohpc records %q", got)
 	}
 
+	// what the role's dnf builddep installs: Slurm's build dependency
+	srpm := filepath.Join(rpms, "slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm")
+	if got := runIn(t, "", "rpm", "-qp", "--requires", srpm); !slices.Contains(strings.Split(got, "\n"), "munge-devel") {
+		t.Errorf("the SRPM's build requirements %q lack munge-devel", got)
+	}
+
 	// as the role: rpm -i the SRPM, rpmbuild -bb with NVML in SPECS
+	// (--nodeps: on the VM dnf builddep installed munge-devel first)
 	home := t.TempDir()
-	runIn(t, home, "rpm", "--dbpath", filepath.Join(home, "db"), "-i", filepath.Join(rpms, "slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm"))
+	runIn(t, home, "rpm", "--dbpath", filepath.Join(home, "db"), "-i", srpm)
 	nvml := "--with-nvml=/usr/local/cuda-13.4/targets/x86_64-linux/"
-	runIn(t, home, "rpmbuild", "--quiet", "-bb", "-D", "_with_nvml "+nvml, filepath.Join(home, "rpmbuild", "SPECS", "slurm.spec"))
+	runIn(t, home, "rpmbuild", "--quiet", "--nodeps", "-bb", "-D", "_with_nvml "+nvml, filepath.Join(home, "rpmbuild", "SPECS", "slurm.spec"))
 	built, _ := filepath.Glob(filepath.Join(home, "rpmbuild", "RPMS", "x86_64", "*.rpm"))
 	var got []string
 	for _, f := range built {

@@ -130,6 +130,11 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 	if err := mkdirUpper(m.rootfs, upper, "var/log/journal"); err != nil {
 		return "", err
 	}
+	// kmod's /etc/modprobe.d, where the appliance's mitigations play copies
+	// its denylist (its copy does not create the directory)
+	if err := mkdirUpper(m.rootfs, upper, "etc/modprobe.d"); err != nil {
+		return "", err
+	}
 	// Rocky's trust store anchors (update-ca-trust reads them)
 	if err := mkdirUpper(m.rootfs, upper, "etc/pki/ca-trust/source/anchors"); err != nil {
 		return "", err
@@ -236,7 +241,9 @@ func writeUpperFile(lower, upper, rel string, mode os.FileMode, data []byte) err
 
 // rockyRepoFiles are the repo files of a Rocky GenericCloud image of
 // major: Rocky 9's rocky.repo and rocky-extras.repo, Rocky 8's one file
-// per repository (its key RPM-GPG-KEY-rockyofficial).
+// per repository (its key RPM-GPG-KEY-rockyofficial) and its sources'
+// Rocky-Sources.repo (what slurm_recompile's dnf download --source
+// enables when the build's repositories lack them).
 func rockyRepoFiles(major string) []imageFile {
 	if major != "8" {
 		return []imageFile{{"etc/yum.repos.d/rocky.repo", 0o644, rockyRepo}, {"etc/yum.repos.d/rocky-extras.repo", 0o644, rockyExtrasRepo}}
@@ -259,6 +266,23 @@ enabled=%[5]s
 countme=1
 gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
 `, r.file, r.section, r.name, r.repo, r.enabled)})
+	}
+	return append(out, imageFile{"etc/yum.repos.d/Rocky-Sources.repo", 0o644, rocky8SourcesRepo()})
+}
+
+// rocky8SourcesRepo is Rocky 8's Rocky-Sources.repo.
+func rocky8SourcesRepo() string {
+	out := "# Rocky-Sources.repo\n"
+	for _, r := range []struct{ section, repo string }{{"baseos-source", "BaseOS"}, {"appstream-source", "AppStream"}} {
+		out += fmt.Sprintf(`
+[%[1]s]
+name=Rocky Linux $releasever - %[2]s - Source
+mirrorlist=https://mirrors.rockylinux.org/mirrorlist?arch=source&repo=%[2]s-$releasever-source
+#baseurl=http://dl.rockylinux.org/$contentdir/$releasever/%[2]s/source/tree/
+gpgcheck=1
+enabled=0
+gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rockyofficial
+`, r.section, r.repo)
 	}
 	return out
 }

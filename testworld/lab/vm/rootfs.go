@@ -31,6 +31,7 @@ var RootFSPackages = []string{
 	"gnupg",                              // repository key handling
 	"podman", "uidmap", "fuse-overlayfs", // container image pulls
 	"git",                              // git checkouts over HTTP
+	"make",                             // the lustre role's make rpms (Rocky's kernel-devel requires make)
 	"tar", "gzip", "xz-utils", "unzip", // unpacking release archives
 	"iproute2", "netbase", "procps", "less", // ip, /etc/services, ps/sysctl, pagers
 	"libnss-myhostname", // the hostname resolves (sudo, as on Rocky)

@@ -1,0 +1,69 @@
+package appliancesite
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"go.yaml.in/yaml/v3"
+)
+
+// LabRepo is one repository of the lab's Ark as the appliance's
+// dnf_repos_default names it.
+type LabRepo struct {
+	Key, Major, PulpPath, Timestamp, RepoFile string
+}
+
+// ForOwnBuild makes s buildable by the appliance's own build
+// (packer/openstack.pkr.hcl's way: ansible/fatimage.yml through the
+// official ansible provisioner) against the lab, with only what a site
+// changes in its own files or deploy host:
+//   - labsite/ joins the environment: the lab's Ark user for the builder
+//     group, and a pre hook pointing git and pip at the lab's mirrors;
+//   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
+//     snapshots (the appliance's pinned timestamps are not served here)
+//     and dnf_repos_pulp_content_url the lab's Ark;
+//   - requirements.yml.last, as dev/setup-env.sh leaves it after installing
+//     the Galaxy content (validate-galaxy.yml compares the two);
+//   - the tree becomes a git work tree (a site's checkout is a clone:
+//     cleanup.yml's image summary runs git rev-parse in the playbook's
+//     directory, so ansible/ becomes a directory of links in the tree);
+//   - collections/ (a stand-in prometheus.prometheus) joins the
+//     collections path.
+//
+// Both of a comparison's builds use the result.
+func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo) {
+	tb.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	here := filepath.Dir(file)
+	if out, err := exec.Command("cp", "-r", filepath.Join(here, "labsite")+"/.", s.Environment).CombinedOutput(); err != nil {
+		tb.Fatalf("copying labsite into %s: %v: %s", s.Environment, err, out)
+	}
+	def := map[string]map[string]map[string]string{}
+	for _, r := range repos {
+		if def[r.Key] == nil {
+			def[r.Key] = map[string]map[string]string{}
+		}
+		// keyed by major: the role takes the OS version's entry, else the major's
+		def[r.Key][r.Major] = map[string]string{"pulp_path": r.PulpPath, "pulp_timestamp": r.Timestamp, "repo_file": r.RepoFile}
+	}
+	data, err := yaml.Marshal(map[string]any{
+		"dnf_repos_default":          def,
+		"dnf_repos_pulp_content_url": "{{ lookup('ansible.builtin.env', 'ARK_CONTENT_URL') }}",
+	})
+	must(tb, err)
+	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_ark.yml"), append([]byte("---\n"), data...), 0o644))
+	req, err := os.ReadFile(filepath.Join(s.Repo, "requirements.yml"))
+	must(tb, err)
+	must(tb, os.WriteFile(filepath.Join(s.Repo, "requirements.yml.last"), req, 0o644))
+	linkDir(tb, filepath.Join(s.Repo, "ansible"))
+	git := exec.Command("sh", "-c", "git init -q . && git -c user.name=site -c user.email=site@example.invalid commit -q --allow-empty -m site")
+	git.Dir = s.Repo
+	if out, err := git.CombinedOutput(); err != nil {
+		tb.Fatalf("git init %s: %v: %s", s.Repo, err, out)
+	}
+	s.CollectionsPath = append(s.CollectionsPath, filepath.Join(here, "collections"))
+}

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/bench"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
+)
+
+// ownBuildGroups is the build's inventory_groups: the largest group set
+// the appliance's own build passes in the lab (docs/lab.md says what
+// blocks the rest).
+const ownBuildGroups = "extra_packages,tuned,journald"
+
+// TestApplianceOwnBuild builds the image the way the site does today, the
+// official openstack builder and ansible provisioner running the
+// checkout's own ansible/fatimage.yml as packer/openstack.pkr.hcl does,
+// and our plugin's appliance build, both from testworld/appliancesite's
+// overrides environment; it boots both images and compares what they hold
+// from outside. Every difference must be a row of docs/appliance-contract.md's
+// table of deliberate differences from the appliance's own build, and
+// every row must still differ.
+func TestApplianceOwnBuild(t *testing.T) {
+	labtest.Require(t)
+	site := appliancesite.New(t, appliancesite.Overrides, appliance.ParseGroups(ownBuildGroups)...)
+	var labRepos []appliancesite.LabRepo
+	for _, s := range theLab.Repos.Snapshots {
+		if s.Major == "9" && !s.Vendor && s.Timestamp == repos.NewerTimestamp {
+			labRepos = append(labRepos, appliancesite.LabRepo{Key: s.Repo, Major: s.Major, PulpPath: s.PulpPath, Timestamp: s.Timestamp, RepoFile: s.RepoFile})
+		}
+	}
+	appliancesite.ForOwnBuild(t, site, labRepos)
+	stamp := time.Now().Unix()
+	own := fmt.Sprintf("e2e-ownbuild-appliance-%d", stamp)
+	ours := fmt.Sprintf("e2e-ownbuild-fatimage-%d", stamp)
+
+	start := time.Now()
+	officialBuild(t, site, own)
+	t.Logf("the appliance's own build took %s", time.Since(start).Round(time.Second))
+	start = time.Now()
+	vars := applianceVars(t, t.TempDir(), site, theLab.SnapshotRepos(repos.NewerTimestamp))
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
+		append(labBinaryVars(), "-var", "image_name="+ours, "-var", "inventory_groups="+ownBuildGroups, "-var-file", vars)...)
+	if r.ExitCode != 0 {
+		t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
+	}
+	t.Logf("our build took %s", time.Since(start).Round(time.Second))
+	labtest.RequireClean(t, theLab)
+
+	a, b := bootEndState(t, findImage(t, own).ID, "ownbuild-appliance"), bootEndState(t, findImage(t, ours).ID, "ownbuild-fatimage")
+	differ := a.diff(b)
+	allowed := ownBuildAllowList(t)
+	for _, key := range sortedKeys(differ) {
+		if d := differ[key]; allowed[key] == "" {
+			t.Errorf("%s differs (appliance's own build: %s; fatimage: %s) and is not in docs/appliance-contract.md's table of differences from the appliance's own build", key, d[0], d[1])
+		}
+	}
+	for _, key := range sortedKeys(allowed) {
+		if _, ok := differ[key]; !ok {
+			t.Errorf("docs/appliance-contract.md lists %s as different from the appliance's own build, but both images have the same", key)
+		}
+	}
+}
+
+// officialBuild runs packer/openstack.pkr.hcl's build with the official
+// plugins: its source and provisioner settings, against the lab.
+func officialBuild(t *testing.T, site *appliance.Site, name string) {
+	t.Helper()
+	p := packertest.Setup(t)
+	bench.InstallOfficial(t, p)
+	dir := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "build.pkr.hcl"), []byte(officialTemplate(site, name)), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := p.Command(ctx, dir, theLab.Environ(), "build", ".")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var refused []string
+		for _, r := range theLab.Pulp.Requests() {
+			if r.Status != 200 {
+				refused = append(refused, fmt.Sprintf("%s %s (user %q): %d", r.Method, r.Path, r.Username, r.Status))
+			}
+		}
+		t.Fatalf("packer build (the appliance's own: official builder, ansible/fatimage.yml) failed: %v\n%s\nthe lab's Ark answered:\n%s",
+			err, logtail.Lines(string(out), 80), logtail.Lines(strings.Join(refused, "\n"), 20))
+	}
+}
+
+// officialTemplate is packer/openstack.pkr.hcl with the lab's values for
+// its variables; the provisioner's environment is what the environment's
+// `activate` exports, with the site's Galaxy content paths.
+func officialTemplate(site *appliance.Site, name string) string {
+	q := func(v any) string { data, _ := json.Marshal(v); return string(data) }
+	cfgPaths := func(rel string, extra []string) string {
+		return strings.Join(append([]string{filepath.Join(site.Repo, "ansible", rel)}, extra...), ":")
+	}
+	env := []string{
+		"ANSIBLE_CONFIG=" + filepath.Join(site.Environment, "ansible.cfg"),
+		"APPLIANCES_ENVIRONMENT_ROOT=" + site.Environment,
+		"APPLIANCES_REPO_ROOT=" + site.Repo,
+		"ANSIBLE_ROLES_PATH=" + cfgPaths("roles", site.RolesPath),
+		"ANSIBLE_COLLECTIONS_PATH=" + cfgPaths("collections", site.CollectionsPath),
+		"ANSIBLE_NOCOLOR=1",
+	}
+	groups := append([]string{"builder"}, site.Groups...)
+	return fmt.Sprintf(`packer {
+  required_plugins {
+    openstack = { source = "github.com/hashicorp/openstack", version = ">= 1.0.0" }
+    ansible   = { source = "github.com/hashicorp/ansible", version = ">= 1.1.1" }
+  }
+}
+
+source "openstack" "openhpc" {
+  cloud                   = %s
+  flavor                  = "m1.small"
+  use_blockstorage_volume = true
+  volume_size             = 20
+  instance_metadata       = { ansible_init_disable = "true" }
+  floating_ip_network     = "public"
+  source_image_name       = "Rocky-9-GenericCloud-Base-9.6"
+  ssh_username            = "rocky"
+  ssh_timeout             = "20m"
+  image_disk_format       = "raw"
+  image_visibility        = "private"
+  image_name              = %s
+}
+
+build {
+  sources = ["source.openstack.openhpc"]
+  provisioner "ansible" {
+    playbook_file    = %s
+    groups           = %s
+    use_proxy        = false
+    ansible_env_vars = %s
+    extra_arguments  = ["--limit", "builder", "-i", %s, "-e", %s]
+  }
+}
+`, q(theLab.Env["OS_CLOUD"]), q(name), q(filepath.Join(site.Repo, "ansible", "fatimage.yml")), q(groups), q(env),
+		q(filepath.Join(site.Repo, "packer", "ansible-inventory.sh")), q("@"+filepath.Join(site.Repo, "packer", "openhpc_extravars.yml")))
+}
