@@ -4,13 +4,18 @@ package realcloud
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 )
@@ -49,6 +54,52 @@ func requireAgentNetworking(t *testing.T, tr *Tier, cc *gophercloud.ServiceClien
 		if !strings.Contains(out, want) {
 			t.Errorf("the guest's eth0 and DHCP lease lack %q:\n%s", want, out)
 		}
+	}
+}
+
+// requireRouterFloatingIP checks that a floating IP is the L3 agent's: one
+// associated with the guest's port goes ACTIVE, the router's namespace
+// DNATs it to the port's fixed address, and SSH through it reaches the
+// guest (its security group opens 22) from the host's address on the
+// external bridge, while the guest's eth0 holds only its fixed address.
+func requireRouterFloatingIP(t *testing.T, tr *Tier, id string) {
+	t.Helper()
+	ctx := context.Background()
+	port := onlyPort(t, client(t, tr, true, openstack.NewNetworkV2), ports.ListOpts{DeviceID: id})
+	nc := client(t, tr, false, openstack.NewNetworkV2)
+	fip, err := floatingips.Create(ctx, nc, floatingips.CreateOpts{FloatingNetworkID: networkID(t, tr, FloatingNetwork), PortID: port.ID}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = floatingips.Delete(ctx, nc, fip.ID).ExtractErr() })
+	var out string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		if out, err = guestRunAt(t, fip.FloatingIP, id, "echo $SSH_CONNECTION; ip -4 -o addr show dev eth0"); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("no SSH through floating IP %s: %v", fip.FloatingIP, err)
+	}
+	host := ExternalGateway
+	if !strings.HasPrefix(out, host+" ") || strings.Contains(out, fip.FloatingIP) {
+		t.Errorf("SSH through %s: want the connection from %s and no floating IP on eth0:\n%s", fip.FloatingIP, host, out)
+	}
+	if got, err := floatingips.Get(ctx, nc, fip.ID).Extract(); err != nil || got.Status != "ACTIVE" {
+		t.Errorf("floating IP %s: %+v, %v; want ACTIVE", fip.FloatingIP, got, err)
+	}
+	pages, err := routers.List(nc, routers.ListOpts{Name: RouterName}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := routers.ExtractRouters(pages)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("router %s: %v, %v", RouterName, rs, err)
+	}
+	nat, err := exec.Command("ip", "netns", "exec", "qrouter-"+rs[0].ID, "iptables-save", "-t", "nat").CombinedOutput()
+	want := fmt.Sprintf("-d %s/32 -j DNAT --to-destination %s", fip.FloatingIP, port.FixedIPs[0].IPAddress)
+	if err != nil || !strings.Contains(string(nat), want) {
+		t.Errorf("the router's namespace lacks %q (%v):\n%s", want, err, nat)
 	}
 }
 

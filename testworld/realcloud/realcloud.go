@@ -49,7 +49,10 @@ const (
 	TenantSubnet    = "realcloud-subnet"
 	FloatingNetwork = "public"
 	RouterName      = "realcloud-router"
-	Region          = "RegionOne"
+	// SSHSecurityGroup is the member's group that opens TCP 22 (the
+	// builds with SSH name it in security_groups).
+	SSHSecurityGroup = "realcloud-ssh"
+	Region           = "RegionOne"
 	// The authentication matrix's user and its project, each in a domain
 	// of its own (secret "auth").
 	AuthUser          = "realcloud-alice"
@@ -74,6 +77,9 @@ type Values struct {
 	// GuestBridge is the guest host's bridge, the guests' network's
 	// (GuestNetwork.Bridge unless set).
 	GuestBridge string
+	// ExternalBridge is the floating IPs' network's bridge
+	// (ExternalBridge unless set).
+	ExternalBridge string
 }
 
 //go:embed etc/*.tmpl
@@ -90,6 +96,7 @@ var configFiles = map[string]string{
 	"ml2_conf.ini.tmpl":          "ml2_conf.ini",
 	"linuxbridge_agent.ini.tmpl": "linuxbridge_agent.ini",
 	"dhcp_agent.ini.tmpl":        "dhcp_agent.ini",
+	"l3_agent.ini.tmpl":          "l3_agent.ini",
 	"cinder.conf.tmpl":           "cinder.conf",
 }
 
@@ -104,6 +111,9 @@ func WriteConfigs(etc string, v Values) error {
 	}
 	if v.GuestBridge == "" {
 		v.GuestBridge = GuestNetwork.Bridge
+	}
+	if v.ExternalBridge == "" {
+		v.ExternalBridge = ExternalBridge
 	}
 	for _, field := range []struct{ name, val string }{{"state dir", v.State}, {"database URL", v.DB}, {"transport URL", v.RPC}, {"service password", v.ServicePassword}, {"metadata secret", v.MetadataSecret}} {
 		if field.val == "" {

@@ -42,9 +42,17 @@ func TestWriteConfigs(t *testing.T) {
 	// The Linux bridge agent plugs the guests' taps into the guest host's
 	// bridge, as the host Nova binds ports to.
 	lb, _ := os.ReadFile(filepath.Join(etc, "linuxbridge_agent.ini"))
-	for _, want := range []string{"host = realcloud", "bridge_mappings = guests:" + GuestNetwork.Bridge, "firewall_driver = iptables"} {
+	for _, want := range []string{"host = realcloud", "bridge_mappings = guests:" + GuestNetwork.Bridge + ",ext:" + ExternalBridge, "firewall_driver = iptables"} {
 		if !strings.Contains(string(lb), want) {
 			t.Errorf("linuxbridge_agent.ini lacks %q:\n%s", want, lb)
+		}
+	}
+	// The L3 agent's router ports are plugged by the Linux bridge agent on
+	// the same host; 169.254.169.254 is not the router's (yet).
+	l3, _ := os.ReadFile(filepath.Join(etc, "l3_agent.ini"))
+	for _, want := range []string{"host = realcloud", "interface_driver = linuxbridge", "enable_metadata_proxy = false"} {
+		if !strings.Contains(string(l3), want) {
+			t.Errorf("l3_agent.ini lacks %q:\n%s", want, l3)
 		}
 	}
 	// Keystone's cache is shared by its processes: a per-process one would

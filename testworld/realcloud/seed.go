@@ -23,6 +23,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/provider"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 )
@@ -315,7 +317,7 @@ func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *
 	if err != nil {
 		return err
 	}
-	if err := ensureSubnet(ctx, anet, pub, "public-subnet", "203.0.113.0/24", false); err != nil {
+	if err := ensureSubnet(ctx, anet, pub, "public-subnet", ExternalCIDR, false, nil); err != nil {
 		return err
 	}
 	tenant, err := ensureNetwork(ctx, anet, TenantNetwork, provider.CreateOptsExt{
@@ -341,7 +343,11 @@ func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *
 	if err != nil {
 		return err
 	}
-	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, GuestNetwork.CIDR, true); err != nil {
+	pool := []subnets.AllocationPool{{Start: guestPoolStart, End: guestPoolEnd}}
+	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, GuestNetwork.CIDR, true, pool); err != nil {
+		return err
+	}
+	if err := ensureSSHGroup(ctx, mnet); err != nil {
 		return err
 	}
 	return ensureRouter(ctx, mnet, pub, tenant)
@@ -350,7 +356,7 @@ func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *
 // waitAgents waits until Neutron reports the agents up.sh started alive on
 // the compute host: a port binds only where its agent runs.
 func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
-	want := []string{"Linux bridge agent", "DHCP agent"}
+	want := []string{"Linux bridge agent", "DHCP agent", "L3 agent"}
 	var missing []string
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		pages, err := agents.List(c, agents.ListOpts{Host: "realcloud", Alive: gophercloud.Enabled}).AllPages(ctx)
@@ -378,6 +384,31 @@ func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
 	return fmt.Errorf("realcloud: Neutron's %s not alive on host realcloud after 2 minutes (logs in .realcloud/log)", strings.Join(missing, " and "))
 }
 
+// ensureSSHGroup creates the member's security group that opens SSH, as a
+// site gives its image builds one: the L3 agent's router forwards the
+// builder's connection to a floating IP through the guest's port, where
+// the Linux bridge agent applies the port's groups (the default group
+// opens nothing to other sources).
+func ensureSSHGroup(ctx context.Context, c *gophercloud.ServiceClient) error {
+	pages, err := groups.List(c, groups.ListOpts{Name: SSHSecurityGroup}).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	if all, err := groups.ExtractGroups(pages); err != nil || len(all) > 0 {
+		return err
+	}
+	g, err := groups.Create(ctx, c, groups.CreateOpts{Name: SSHSecurityGroup, Description: "SSH for the tier's builds"}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: creating security group %s: %w", SSHSecurityGroup, err)
+	}
+	_, err = rules.Create(ctx, c, rules.CreateOpts{SecGroupID: g.ID, Direction: rules.DirIngress, EtherType: rules.EtherType4,
+		Protocol: rules.ProtocolTCP, PortRangeMin: 22, PortRangeMax: 22, RemoteIPPrefix: "0.0.0.0/0"}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: opening SSH in %s: %w", SSHSecurityGroup, err)
+	}
+	return nil
+}
+
 func findNetwork(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
 	pages, err := networks.List(c, networks.ListOpts{Name: name}).AllPages(ctx)
 	if err != nil {
@@ -401,7 +432,7 @@ func ensureNetwork(ctx context.Context, c *gophercloud.ServiceClient, name strin
 	return n.ID, nil
 }
 
-func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string, dhcp bool) error {
+func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string, dhcp bool, pool []subnets.AllocationPool) error {
 	pages, err := subnets.List(c, subnets.ListOpts{NetworkID: network}).AllPages(ctx)
 	if err != nil {
 		return err
@@ -409,7 +440,7 @@ func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, na
 	if all, err := subnets.ExtractSubnets(pages); err != nil || len(all) > 0 {
 		return err
 	}
-	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: &dhcp}).Extract()
+	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: &dhcp, AllocationPools: pool}).Extract()
 	if err != nil {
 		return fmt.Errorf("realcloud: creating subnet %s: %w", name, err)
 	}

@@ -86,7 +86,7 @@ func (h *Host) boot(s Spec) error {
 		h.mu.Unlock()
 		return fmt.Errorf("guest %s exists", s.UUID)
 	}
-	g := &guest{spec: s, fips: map[string]bool{}}
+	g := &guest{spec: s}
 	h.servers[s.UUID] = g
 	h.mu.Unlock()
 	disk, err := h.vms.UnpackDisk(s.Image, s.DiskFormat, s.Checksum)
