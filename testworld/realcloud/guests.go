@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/vm"
@@ -20,9 +18,30 @@ import (
 // of a guest boot as guests too.
 const GuestImageName = "realcloud-guest-rocky-9.6"
 
-// GuestNetwork is the guests' bridge: the tenant subnet (10.42.0.0/24) with
-// its router's address, and the public subnet's floating IPs.
-var GuestNetwork = vm.NetworkOptions{Bridge: "rcguest0", CIDR: "10.42.0.0/24", Gateway: "10.42.0.1", FloatingCIDR: "203.0.113.0/24"}
+// GuestNetwork is the guests' bridge and the tenant subnet (10.42.0.0/24).
+// Its Gateway is the host's own address on the bridge (the guest host's
+// metadata listener), out of the subnet's allocation pool: the subnet's
+// gateway, 10.42.0.1, is the router's port, which the L3 agent plugs in.
+var GuestNetwork = vm.NetworkOptions{Bridge: "rcguest0", CIDR: "10.42.0.0/24", Gateway: "10.42.0.254"}
+
+// The guests' subnet's allocation pool: every address but the router's
+// (the gateway) and the host's.
+const guestPoolStart, guestPoolEnd = "10.42.0.2", "10.42.0.250"
+
+// ExternalBridge carries the floating IPs' network (physical network
+// "ext", linuxbridge_agent.ini): up.sh makes it with the external
+// subnet's gateway address, so the host reaches floating IPs through the
+// router's gateway port on it, as a site's hosts reach a provider network.
+const ExternalBridge = "rcext0"
+
+// ExternalCIDR is the external network's subnet, the floating IPs';
+// ExternalGateway its gateway (Neutron's default, the first address), the
+// host's address on ExternalBridge (lib.sh's EXT_ADDRESS).
+const ExternalCIDR, ExternalGateway = "203.0.113.0/24", "203.0.113.1"
+
+// GuestPhysicalNetwork is Neutron's name of GuestNetwork's bridge: the
+// tenant network is a flat network on it (linuxbridge_agent.ini).
+const GuestPhysicalNetwork = "guests"
 
 // GuestSocket is the guest host's API socket (python/fatcloud/guest_driver.py).
 func (t *Tier) GuestSocket() string { return filepath.Join(t.Dir, "run", "guests.sock") }
@@ -40,49 +59,13 @@ func (t *Tier) RunGuests(ctx context.Context, logf func(string, ...any)) error {
 		StateDir: filepath.Join(t.Dir, "guests"), CacheDir: lab.DefaultCacheDir(), Socket: t.GuestSocket(),
 		BaseImage: t.GuestImage(), Network: GuestNetwork,
 		MetadataURL: MetadataURL(t.Ports), Secret: secret,
-		Floating: &floatingSource{t: t}, Logf: logf,
+		Logf: logf,
 	})
 	if err != nil {
 		return err
 	}
 	<-ctx.Done()
 	return h.Close()
-}
-
-// floatingSource reads the associated floating IPs as the admin (one
-// token, renewed when it expires).
-type floatingSource struct {
-	t *Tier
-	c *gophercloud.ServiceClient
-}
-
-func (f *floatingSource) FloatingIPs(ctx context.Context) (map[string]string, error) {
-	if f.c == nil {
-		p, err := f.t.Provider(ctx, true)
-		if err != nil {
-			return nil, err
-		}
-		c, err := openstack.NewNetworkV2(p, EndpointOpts) // not kept on an error: it may be half made
-		if err != nil {
-			return nil, err
-		}
-		f.c = c
-	}
-	pages, err := floatingips.List(f.c, floatingips.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	all, err := floatingips.ExtractFloatingIPs(pages)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, fip := range all {
-		if fip.PortID != "" && fip.FixedIP != "" {
-			out[fip.FloatingIP] = fip.FixedIP
-		}
-	}
-	return out, nil
 }
 
 // ensureGuestImage uploads the guest base image the guest host wrote.

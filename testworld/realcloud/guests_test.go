@@ -62,6 +62,8 @@ func TestGuestSSHBuild(t *testing.T) {
 	if strings.Contains(out, "ansible_init_disable") || !strings.Contains(out, name+"-boot") || !strings.Contains(out, "ansible-init-ran") {
 		t.Errorf("the new server's metadata (its own name, no ansible_init_disable) and ansible-init:\n%s", out)
 	}
+	requireAgentNetworking(t, tr, cc, id)
+	requireRouterFloatingIP(t, tr, id)
 	guestConsoleAndReboot(t, cc, id)
 	// A guest that powers itself off is SHUTOFF in Nova, as libvirt reports it.
 	if _, err := guestRun(t, cc, id, "sudo systemctl poweroff"); err != nil {
@@ -111,6 +113,7 @@ source "fatimage-openstack" "rc" {
   networks            = [%q]
   source_image_name   = %q
   floating_ip_network = %q
+  security_groups     = [%q]
   ssh_username        = "rocky"
   ssh_timeout         = "5m"
   instance_name       = %q
@@ -119,7 +122,7 @@ source "fatimage-openstack" "rc" {
 build {
   sources = ["source.fatimage-openstack.rc"]
 %s}
-`, networkID(t, tr, TenantNetwork), GuestImageName, FloatingNetwork, name, name, extra)
+`, networkID(t, tr, TenantNetwork), GuestImageName, FloatingNetwork, SSHSecurityGroup, name, name, extra)
 }
 
 // guestKeys are the keypair bootAndSSH imports, by server id.
@@ -144,7 +147,8 @@ func bootAndSSH(t *testing.T, tr *Tier, cc *gophercloud.ServiceClient, image, na
 	t.Cleanup(func() { keypairs.Delete(ctx, cc, name, nil) })
 	srv, err := servers.Create(ctx, cc, keypairs.CreateOptsExt{CreateOptsBuilder: servers.CreateOpts{
 		Name: name, ImageRef: image, FlavorRef: "1",
-		Networks: []servers.Network{{UUID: networkID(t, tr, TenantNetwork)}},
+		Networks:       []servers.Network{{UUID: networkID(t, tr, TenantNetwork)}},
+		SecurityGroups: []string{SSHSecurityGroup},
 	}, KeyName: name}, nil).Extract()
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +178,12 @@ func guestRun(t *testing.T, cc *gophercloud.ServiceClient, id, cmd string) (stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := fixedAddress(s)
+	return guestRunAt(t, fixedAddress(s), id, cmd)
+}
+
+// guestRunAt runs cmd over SSH at ip on the server id (bootAndSSH's key).
+func guestRunAt(t *testing.T, ip, id, cmd string) (string, error) {
+	t.Helper()
 	cfg := &ssh.ClientConfig{User: "rocky", Auth: []ssh.AuthMethod{ssh.PublicKeys(guestKeys[id])},
 		HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second}
 	c, err := ssh.Dial("tcp", ip+":22", cfg)

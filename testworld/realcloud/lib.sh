@@ -32,8 +32,15 @@ PORT_RABBIT_DIST=29509
 PORT_MEMCACHED=29510
 PORT_METADATA=29511
 
+# The floating IPs' bridge and the host's address on it, the external
+# subnet's gateway (testworld/realcloud/guests.go: ExternalBridge,
+# ExternalCIDR).
+EXT_BRIDGE=rcext0
+EXT_ADDRESS=203.0.113.1/24
+
 # Every daemon the tier runs, in start order.
-DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests
+	neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
 
 export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
 export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP

@@ -45,7 +45,7 @@ func TestOfficialBuilder(t *testing.T) {
 	cases := []struct{ name, image, comm, provisioner string }{
 		{"use_blockstorage_volume=false", BaseImageName, `communicator = "none"`, ""},
 		{"use_blockstorage_volume=true", BaseImageName, `communicator = "none"`, ""},
-		{"ssh", GuestImageName, `ssh_username = "rocky"`, `provisioner "shell" { inline = ["echo official-%s | sudo tee /etc/rc-marker"] }`},
+		{"ssh", GuestImageName, fmt.Sprintf("ssh_username = \"rocky\"\n  security_groups = [%q]", SSHSecurityGroup), `provisioner "shell" { inline = ["echo official-%s | sudo tee /etc/rc-marker"] }`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,9 +5,8 @@
 // clouds.yaml and the env file like the lab's, and counts what is left in
 // the cloud so tests can assert that a build leaked nothing.
 //
-// The daemons themselves are started by up.sh; the drivers they load (a
-// Nova fake driver that uploads snapshots, a file-backed Cinder driver, an
-// ML2 driver that binds every port) are in python/fatcloud.
+// The daemons themselves are started by up.sh; the drivers they load (Nova's
+// guest driver, a file-backed Cinder driver) are in python/fatcloud.
 package realcloud
 
 import (
@@ -50,7 +49,10 @@ const (
 	TenantSubnet    = "realcloud-subnet"
 	FloatingNetwork = "public"
 	RouterName      = "realcloud-router"
-	Region          = "RegionOne"
+	// SSHSecurityGroup is the member's group that opens TCP 22 (the
+	// builds with SSH name it in security_groups).
+	SSHSecurityGroup = "realcloud-ssh"
+	Region           = "RegionOne"
 	// The authentication matrix's user and its project, each in a domain
 	// of its own (secret "auth").
 	AuthUser          = "realcloud-alice"
@@ -72,6 +74,12 @@ type Values struct {
 	MetadataSecret    string
 	Ports             Ports
 	TokenCacheSeconds int // TokenCacheSeconds unless set
+	// GuestBridge is the guest host's bridge, the guests' network's
+	// (GuestNetwork.Bridge unless set).
+	GuestBridge string
+	// ExternalBridge is the floating IPs' network's bridge
+	// (ExternalBridge unless set).
+	ExternalBridge string
 }
 
 //go:embed etc/*.tmpl
@@ -80,13 +88,16 @@ var templates embed.FS
 // configFiles maps each template to the file it becomes below the etc
 // directory (placement reads a directory: it gets its own).
 var configFiles = map[string]string{
-	"keystone.conf.tmpl":   "keystone.conf",
-	"placement.conf.tmpl":  "placement/placement.conf",
-	"glance-api.conf.tmpl": "glance-api.conf",
-	"nova.conf.tmpl":       "nova.conf",
-	"neutron.conf.tmpl":    "neutron.conf",
-	"ml2_conf.ini.tmpl":    "ml2_conf.ini",
-	"cinder.conf.tmpl":     "cinder.conf",
+	"keystone.conf.tmpl":         "keystone.conf",
+	"placement.conf.tmpl":        "placement/placement.conf",
+	"glance-api.conf.tmpl":       "glance-api.conf",
+	"nova.conf.tmpl":             "nova.conf",
+	"neutron.conf.tmpl":          "neutron.conf",
+	"ml2_conf.ini.tmpl":          "ml2_conf.ini",
+	"linuxbridge_agent.ini.tmpl": "linuxbridge_agent.ini",
+	"dhcp_agent.ini.tmpl":        "dhcp_agent.ini",
+	"l3_agent.ini.tmpl":          "l3_agent.ini",
+	"cinder.conf.tmpl":           "cinder.conf",
 }
 
 // WriteConfigs renders every service's configuration into etc, readable
@@ -97,6 +108,12 @@ func WriteConfigs(etc string, v Values) error {
 	}
 	if v.TokenCacheSeconds == 0 {
 		v.TokenCacheSeconds = TokenCacheSeconds
+	}
+	if v.GuestBridge == "" {
+		v.GuestBridge = GuestNetwork.Bridge
+	}
+	if v.ExternalBridge == "" {
+		v.ExternalBridge = ExternalBridge
 	}
 	for _, field := range []struct{ name, val string }{{"state dir", v.State}, {"database URL", v.DB}, {"transport URL", v.RPC}, {"service password", v.ServicePassword}, {"metadata secret", v.MetadataSecret}} {
 		if field.val == "" {

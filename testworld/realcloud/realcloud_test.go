@@ -33,10 +33,26 @@ func TestWriteConfigs(t *testing.T) {
 	nova, _ := os.ReadFile(filepath.Join(etc, "nova.conf"))
 	for _, want := range []string{"connection = mysql+pymysql://u:dbpw@127.0.0.1:29506/nova_api", "osapi_compute_listen_port = 29502",
 		"send_service_user_token = true", "password = svc-pw-7f3a", "compute_driver = fatcloud_driver.GuestDriver", "max_attempts = 1", "token_cache_time = 10",
-		"enabled_apis = osapi_compute,metadata", "metadata_listen_port = 29511", "metadata_proxy_shared_secret = md-secret-91c2", "sync_power_state_interval = 5",
+		"enabled_apis = osapi_compute,metadata", "metadata_listen_port = 29511", "metadata_proxy_shared_secret = md-secret-91c2", "sync_power_state_interval = 5", "vif_plugging_timeout = 120",
 		"memcached_servers = 127.0.0.1:29510"} {
 		if !strings.Contains(string(nova), want) {
 			t.Errorf("nova.conf lacks %q", want)
+		}
+	}
+	// The Linux bridge agent plugs the guests' taps into the guest host's
+	// bridge, as the host Nova binds ports to.
+	lb, _ := os.ReadFile(filepath.Join(etc, "linuxbridge_agent.ini"))
+	for _, want := range []string{"host = realcloud", "bridge_mappings = guests:" + GuestNetwork.Bridge + ",ext:" + ExternalBridge, "firewall_driver = iptables"} {
+		if !strings.Contains(string(lb), want) {
+			t.Errorf("linuxbridge_agent.ini lacks %q:\n%s", want, lb)
+		}
+	}
+	// The L3 agent's router ports are plugged by the Linux bridge agent on
+	// the same host; 169.254.169.254 is not the router's (yet).
+	l3, _ := os.ReadFile(filepath.Join(etc, "l3_agent.ini"))
+	for _, want := range []string{"host = realcloud", "interface_driver = linuxbridge", "enable_metadata_proxy = false"} {
+		if !strings.Contains(string(l3), want) {
+			t.Errorf("l3_agent.ini lacks %q:\n%s", want, l3)
 		}
 	}
 	// Keystone's cache is shared by its processes: a per-process one would

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -17,9 +19,12 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/imagedata"
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/agents"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/provider"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 )
@@ -260,35 +265,22 @@ func (t *Tier) SeedResources(ctx context.Context) error {
 			return fmt.Errorf("realcloud: creating flavor %s: %w", f.Name, err)
 		}
 	}
+	id, err := openstack.NewIdentityV3(admin, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	memberProject, err := ensureProject(ctx, id, MemberProject, "default")
+	if err != nil {
+		return err
+	}
 	anet, err := openstack.NewNetworkV2(admin, EndpointOpts)
 	if err != nil {
 		return err
 	}
-	pub, err := ensureNetwork(ctx, anet, FloatingNetwork, external.CreateOptsExt{
-		CreateOptsBuilder: provider.CreateOptsExt{
-			CreateOptsBuilder: networks.CreateOpts{Name: FloatingNetwork, Shared: gophercloud.Enabled},
-			Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: "ext"}},
-		},
-		External: gophercloud.Enabled,
-	})
-	if err != nil {
+	if err := waitAgents(ctx, anet); err != nil {
 		return err
 	}
-	if err := ensureSubnet(ctx, anet, pub, "public-subnet", "203.0.113.0/24"); err != nil {
-		return err
-	}
-	mnet, err := openstack.NewNetworkV2(member, EndpointOpts)
-	if err != nil {
-		return err
-	}
-	tenant, err := ensureNetwork(ctx, mnet, TenantNetwork, networks.CreateOpts{Name: TenantNetwork})
-	if err != nil {
-		return err
-	}
-	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, "10.42.0.0/24"); err != nil {
-		return err
-	}
-	if err := ensureRouter(ctx, mnet, pub, tenant); err != nil {
+	if err := seedNetworks(ctx, anet, member, memberProject); err != nil {
 		return err
 	}
 	img, err := openstack.NewImageV2(admin, EndpointOpts)
@@ -301,16 +293,122 @@ func (t *Tier) SeedResources(ctx context.Context) error {
 	if err := ensureGuestImage(ctx, img, t.GuestImage()); err != nil {
 		return err
 	}
-	id, err := openstack.NewIdentityV3(admin, EndpointOpts)
-	if err != nil {
-		return err
-	}
 	share, err := ensureProject(ctx, id, ShareProject, "default")
 	if err != nil {
 		return err
 	}
 	_, err = t.WriteEnv(share)
 	return err
+}
+
+// seedNetworks creates the external network "public" and the member's
+// network, subnet (DHCP on: Neutron's DHCP agent serves the guests) and
+// router to public. The member's network is a flat provider network on
+// the guest host's bridge (physical network "guests"), made by the admin
+// for the member's project, as sites make provider networks.
+func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *gophercloud.ProviderClient, memberProject string) error {
+	pub, err := ensureNetwork(ctx, anet, FloatingNetwork, external.CreateOptsExt{
+		CreateOptsBuilder: provider.CreateOptsExt{
+			CreateOptsBuilder: networks.CreateOpts{Name: FloatingNetwork, Shared: gophercloud.Enabled},
+			Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: "ext"}},
+		},
+		External: gophercloud.Enabled,
+	})
+	if err != nil {
+		return err
+	}
+	if err := ensureSubnet(ctx, anet, pub, "public-subnet", ExternalCIDR, false, nil); err != nil {
+		return err
+	}
+	tenant, err := ensureNetwork(ctx, anet, TenantNetwork, provider.CreateOptsExt{
+		CreateOptsBuilder: networks.CreateOpts{Name: TenantNetwork, ProjectID: memberProject},
+		Segments:          []provider.Segment{{NetworkType: "flat", PhysicalNetwork: GuestPhysicalNetwork}},
+	})
+	if err != nil {
+		return err
+	}
+	var n struct {
+		networks.Network
+		provider.NetworkProviderExt
+	}
+	if err := networks.Get(ctx, anet, tenant).ExtractInto(&n); err != nil {
+		return err
+	}
+	if n.NetworkType != "flat" || n.PhysicalNetwork != GuestPhysicalNetwork {
+		// made by an earlier tier, before its guests were on Neutron's agents
+		return fmt.Errorf("realcloud: network %s is %s on %q, not flat on %q: remake the tier (make realcloud-down REALCLOUD_PURGE=1)",
+			TenantNetwork, n.NetworkType, n.PhysicalNetwork, GuestPhysicalNetwork)
+	}
+	mnet, err := openstack.NewNetworkV2(member, EndpointOpts)
+	if err != nil {
+		return err
+	}
+	pool := []subnets.AllocationPool{{Start: guestPoolStart, End: guestPoolEnd}}
+	if err := ensureSubnet(ctx, mnet, tenant, TenantSubnet, GuestNetwork.CIDR, true, pool); err != nil {
+		return err
+	}
+	if err := ensureSSHGroup(ctx, mnet); err != nil {
+		return err
+	}
+	return ensureRouter(ctx, mnet, pub, tenant)
+}
+
+// waitAgents waits until Neutron reports the agents up.sh started alive on
+// the compute host: a port binds only where its agent runs.
+func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
+	want := []string{"Linux bridge agent", "DHCP agent", "L3 agent"}
+	var missing []string
+	// An agent whose first report reached neutron-server before its RPC
+	// consumers existed waits for the RPC timeout (60 s) and a retry.
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		pages, err := agents.List(c, agents.ListOpts{Host: "realcloud", Alive: gophercloud.Enabled}).AllPages(ctx)
+		if err != nil {
+			return fmt.Errorf("realcloud: listing Neutron's agents: %w", err)
+		}
+		all, err := agents.ExtractAgents(pages)
+		if err != nil {
+			return err
+		}
+		alive := map[string]bool{}
+		for _, a := range all {
+			alive[a.AgentType] = true
+		}
+		missing = missing[:0]
+		for _, w := range want {
+			if !alive[w] {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("realcloud: Neutron's %s not alive on host realcloud after 4 minutes (logs in .realcloud/log)", strings.Join(missing, " and "))
+}
+
+// ensureSSHGroup creates the member's security group that opens SSH, as a
+// site gives its image builds one: the L3 agent's router forwards the
+// builder's connection to a floating IP through the guest's port, where
+// the Linux bridge agent applies the port's groups (the default group
+// opens nothing to other sources).
+func ensureSSHGroup(ctx context.Context, c *gophercloud.ServiceClient) error {
+	pages, err := groups.List(c, groups.ListOpts{Name: SSHSecurityGroup}).AllPages(ctx)
+	if err != nil {
+		return err
+	}
+	if all, err := groups.ExtractGroups(pages); err != nil || len(all) > 0 {
+		return err
+	}
+	g, err := groups.Create(ctx, c, groups.CreateOpts{Name: SSHSecurityGroup, Description: "SSH for the tier's builds"}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: creating security group %s: %w", SSHSecurityGroup, err)
+	}
+	_, err = rules.Create(ctx, c, rules.CreateOpts{SecGroupID: g.ID, Direction: rules.DirIngress, EtherType: rules.EtherType4,
+		Protocol: rules.ProtocolTCP, PortRangeMin: 22, PortRangeMax: 22, RemoteIPPrefix: "0.0.0.0/0"}).Extract()
+	if err != nil {
+		return fmt.Errorf("realcloud: opening SSH in %s: %w", SSHSecurityGroup, err)
+	}
+	return nil
 }
 
 func findNetwork(ctx context.Context, c *gophercloud.ServiceClient, name string) (string, error) {
@@ -336,7 +434,7 @@ func ensureNetwork(ctx context.Context, c *gophercloud.ServiceClient, name strin
 	return n.ID, nil
 }
 
-func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string) error {
+func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, name, cidr string, dhcp bool, pool []subnets.AllocationPool) error {
 	pages, err := subnets.List(c, subnets.ListOpts{NetworkID: network}).AllPages(ctx)
 	if err != nil {
 		return err
@@ -344,7 +442,7 @@ func ensureSubnet(ctx context.Context, c *gophercloud.ServiceClient, network, na
 	if all, err := subnets.ExtractSubnets(pages); err != nil || len(all) > 0 {
 		return err
 	}
-	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: gophercloud.Disabled}).Extract()
+	_, err = subnets.Create(ctx, c, subnets.CreateOpts{NetworkID: network, Name: name, CIDR: cidr, IPVersion: gophercloud.IPv4, EnableDHCP: &dhcp, AllocationPools: pool}).Extract()
 	if err != nil {
 		return fmt.Errorf("realcloud: creating subnet %s: %w", name, err)
 	}

@@ -186,6 +186,30 @@ start_guests() {
 	timing "guest host up"
 }
 
+# The external network's bridge, as a site's provider network reaches its
+# hosts: the host holds the subnet's gateway address, so it reaches the
+# floating IPs the router's gateway port answers for on it.
+external_bridge() {
+	ip link show "$EXT_BRIDGE" >/dev/null 2>&1 || ip link add "$EXT_BRIDGE" type bridge
+	ip addr replace "$EXT_ADDRESS" dev "$EXT_BRIDGE"
+	ip link set "$EXT_BRIDGE" up
+}
+
+# Neutron's agents on the compute host: the Linux bridge agent plugs the
+# guests' taps into the guest host's bridge (so it starts after the guest
+# host) and the router's ports into theirs, and applies the guests'
+# security groups; the DHCP agent's dnsmasq gives the guests their
+# addresses; the L3 agent's router (a qrouter- namespace) routes between
+# the networks and NATs the floating IPs. seed resources waits until all
+# three report.
+start_agents() {
+	external_bridge
+	start neutron-linuxbridge-agent neutron-linuxbridge-agent --config-file "$ETC/neutron.conf" \
+		--config-file "$ETC/linuxbridge_agent.ini"
+	start neutron-dhcp-agent neutron-dhcp-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/dhcp_agent.ini"
+	start neutron-l3-agent neutron-l3-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/l3_agent.ini"
+}
+
 start_apis() {
 	uwsgi_app keystone "$PORT_KEYSTONE" /usr/bin/keystone-wsgi-public OS_KEYSTONE_CONFIG_FILES="$ETC/keystone.conf"
 	wait_for keystone 90 port_open "$PORT_KEYSTONE"
@@ -193,8 +217,9 @@ start_apis() {
 	seed identity
 	uwsgi_app placement "$PORT_PLACEMENT" /usr/bin/placement-api OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
 	start glance glance-api --config-file "$ETC/glance-api.conf"
-	py neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
+	start neutron-server neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
 	start_guests
+	start_agents
 	start nova-api nova-api --config-file "$ETC/nova.conf"
 	start nova-conductor nova-conductor --config-file "$ETC/nova.conf"
 	start nova-scheduler nova-scheduler --config-file "$ETC/nova.conf"
@@ -222,7 +247,12 @@ main() {
 	[[ $(id -u) == 0 ]] || die "needs root (packages, daemons as root)"
 	mkdir -p "$STATE/secrets" "$RUN" "$LOG" "$STATE/disks" "$STATE/volumes" "$STATE/images" "$STATE/lock"
 	install_packages
-	chmod 700 "$STATE" "$STATE/secrets"
+	# Others may pass through the state dir, not list it: Neutron's dnsmasq,
+	# nobody after its start, re-reads the DHCP agent's host files below it
+	# on every SIGHUP (a port added after it started). What is secret is
+	# closed on its own (secrets/, mysql/, the configs, clouds.yaml, env).
+	chmod 711 "$STATE"
+	chmod 700 "$STATE/secrets"
 	secret admin >/dev/null
 	(cd "$ROOT" && go build -o "$STATE/bin/realcloud" ./testworld/cmd/realcloud)
 	secret member >/dev/null

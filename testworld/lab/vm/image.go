@@ -14,6 +14,10 @@ type BaseImageOptions struct {
 	Codename     string            // "Blue Onyx" (9), "Green Obsidian" (8)
 	RPMs         []string          // RPM files installed into the image's rpm db (rpm -i --nodeps, in the chroot)
 	GPGKeys      map[string][]byte // files under /etc/pki/rpm-gpg/ (not imported)
+	// DHCP: eth0 takes its address from the network's DHCP server at boot
+	// (systemd-networkd's client), as a cloud image's network manager
+	// does; for machines booted with MachineSpec.DHCP.
+	DHCP bool
 }
 
 type imageFile struct {
@@ -97,6 +101,9 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 		{"usr/bin/update-ca-trust", 0o755, updateCATrustScript},
 	}
 	files = append(files, rockyRepoFiles(major)...)
+	if opts.DHCP {
+		files = append(files, imageFile{"etc/systemd/network/20-eth0.network", 0o644, dhcpNetwork})
+	}
 	for name, data := range opts.GPGKeys {
 		if strings.Contains(name, "/") || name == "" || name == "." || name == ".." {
 			return "", fmt.Errorf("vm: bad GPG key file name %q", name)
@@ -158,6 +165,9 @@ REDHAT_SUPPORT_PRODUCT_VERSION="%[1]s"
 	// Units Debian enables that a Rocky GenericCloud image has disabled (or
 	// lacks): they only slow every boot.
 	cmd := "systemctl disable --quiet podman.socket podman-restart.service podman-auto-update.timer apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer e2scrub_reap.service && rpm --initdb"
+	if opts.DHCP {
+		cmd += " && systemctl enable --quiet systemd-networkd.service systemd-networkd-wait-online.service"
+	}
 	if len(inChroot) > 0 {
 		cmd += " && rpm -i --nodeps " + strings.Join(inChroot, " ")
 	}

@@ -42,10 +42,15 @@ func (s PowerState) String() string {
 // MachineSpec describes a machine to boot.
 type MachineSpec struct {
 	ID, Name, Hostname string
-	Disk               string        // boot disk (used in place, not copied)
-	FixedIP            string        // on the lab network
-	MAC                string        // eth0's; "" derives one from FixedIP
-	SSHDelay           time.Duration // fault injection: sshd starts this long after boot
+	Disk               string // boot disk (used in place, not copied)
+	FixedIP            string // on the lab network
+	MAC                string // eth0's; "" derives one from FixedIP
+	// Tap names the host end of eth0's veth, as a hypervisor names the tap
+	// it plugs ("": the manager's own name). With DHCP the host gives eth0
+	// no address: the guest's DHCP client takes it from the network's server.
+	Tap      string
+	DHCP     bool
+	SSHDelay time.Duration // fault injection: sshd starts this long after boot
 }
 
 // ErrDestroyed is returned by operations on a destroyed machine.
@@ -151,6 +156,9 @@ func (m *Manager) Boot(spec MachineSpec, onPower func(PowerState)) (*Machine, er
 	if host == "" {
 		host = fmt.Sprintf("vm-%d", seq)
 	}
+	if spec.Tap != "" {
+		vm.veth = spec.Tap
+	}
 	if vm.mac == "" {
 		vm.mac = fmt.Sprintf("02:fa:%02x:%02x:%02x:%02x", ip[0], ip[1], ip[2], ip[3])
 	}
@@ -207,19 +215,22 @@ func (vm *Machine) setupNet() error {
 	m := vm.m
 	br := m.opts.Network.Bridge
 	m.regUpdate(func(r *registryRecord) { r.Netns[vm.ns] = true; r.Veths[vm.veth] = true })
+	ns := func(args ...string) []string { return append([]string{"ip", "-n", vm.ns}, args...) }
 	steps := [][]string{
 		{"ip", "netns", "add", vm.ns},
 		{"ip", "link", "add", vm.veth, "type", "veth", "peer", "name", "eth0", "netns", vm.ns},
 		{"ip", "link", "set", vm.veth, "master", br},
-		{"ip", "-n", vm.ns, "link", "set", "lo", "up"},
-		{"ip", "-n", vm.ns, "link", "set", "eth0", "address", vm.mac},
-		{"ip", "-n", vm.ns, "link", "set", "eth0", "up"},
-		{"ip", "-n", vm.ns, "addr", "add", fmt.Sprintf("%s/%d", vm.spec.FixedIP, m.prefixLen), "dev", "eth0"},
-		{"ip", "-n", vm.ns, "route", "add", "default", "via", m.gw.String(), "src", vm.spec.FixedIP},
-		{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
-			"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr},
-		{"ip", "link", "set", vm.veth, "up"},
+		ns("link", "set", "lo", "up"),
+		ns("link", "set", "eth0", "address", vm.mac),
+		ns("link", "set", "eth0", "up"),
 	}
+	if !vm.spec.DHCP {
+		steps = append(steps, ns("addr", "add", fmt.Sprintf("%s/%d", vm.spec.FixedIP, m.prefixLen), "dev", "eth0"),
+			ns("route", "add", "default", "via", m.gw.String(), "src", vm.spec.FixedIP))
+	}
+	steps = append(steps, []string{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
+		"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr},
+		[]string{"ip", "link", "set", vm.veth, "up"})
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
 			return err

@@ -45,6 +45,12 @@ var sshdDropIn string
 //go:embed guest/ansible-init.service
 var ansibleInitUnit string
 
+// dhcpNetwork is eth0's systemd-networkd configuration in an image whose
+// network has a DHCP server (BaseImageOptions.DHCP).
+//
+//go:embed guest/20-eth0.network
+var dhcpNetwork string
+
 // dhclientConf makes cloud-init's ephemeral DHCP in its local stage give up
 // at once: the lab network has no DHCP server (the hypervisor configures
 // eth0), so the OpenStack data source is found in the network stage.

@@ -19,6 +19,13 @@ type Spec struct {
 	ProjectID string `json:"project_id"`
 	FixedIP   string `json:"fixed_ip"`
 	MAC       string `json:"mac"`
+	// Tap names the host end of the guest's interface ("tap" and the
+	// port id's start, as Nova names it), plugged into the bridge Neutron
+	// maps physical network "guests" to, where Neutron's agent applies the
+	// port's security groups. With DHCP the guest takes its address from
+	// the network's DHCP server.
+	Tap  string `json:"tap"`
+	DHCP bool   `json:"dhcp"`
 	// Image is the image file Nova downloaded from Glance, DiskFormat its
 	// format and Checksum its checksum (the unpack cache's key).
 	Image      string `json:"image"`
@@ -79,7 +86,7 @@ func (h *Host) boot(s Spec) error {
 		h.mu.Unlock()
 		return fmt.Errorf("guest %s exists", s.UUID)
 	}
-	g := &guest{spec: s, fips: map[string]bool{}}
+	g := &guest{spec: s}
 	h.servers[s.UUID] = g
 	h.mu.Unlock()
 	disk, err := h.vms.UnpackDisk(s.Image, s.DiskFormat, s.Checksum)
@@ -88,6 +95,7 @@ func (h *Host) boot(s Spec) error {
 		var m *vm.Machine
 		m, err = h.vms.Boot(vm.MachineSpec{
 			ID: s.UUID, Name: s.Name, Hostname: s.Hostname, Disk: disk, FixedIP: s.FixedIP, MAC: s.MAC,
+			Tap: s.Tap, DHCP: s.DHCP,
 		}, nil)
 		h.mu.Lock() // list reads it while the boot runs
 		g.machine = m

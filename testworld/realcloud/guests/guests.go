@@ -3,13 +3,14 @@
 // userland) run here, driven by Nova's compute driver
 // (python/fatcloud/guest_driver.py) over a small JSON API on a Unix socket.
 //
-// The guests sit on a Linux bridge holding the tenant subnet's gateway
-// address, with the fixed IP and MAC of their Neutron port. Their metadata
+// The guests sit on a Linux bridge where the host has an address of the
+// tenant subnet (not its gateway: that is the L3 agent's router), with the
+// MAC of their Neutron port and the address Neutron's DHCP agent leases
+// them; floating IPs are the router's, not the guest host's. Their metadata
 // requests (169.254.169.254) are forwarded to Nova's own metadata API with
 // the headers Neutron's metadata proxy adds (instance and project id,
 // signed with the shared secret), so cloud-init reads what real Nova
-// serves. Floating IPs Neutron associates with a guest's port are routed
-// to it (floating.go), as an L3 agent would.
+// serves.
 package guests
 
 import (
@@ -39,9 +40,7 @@ type Options struct {
 	// MetadataURL is Nova's metadata API; Secret its
 	// metadata_proxy_shared_secret.
 	MetadataURL, Secret string
-	// Floating lists the floating IPs bound to fixed IPs (nil: none).
-	Floating FloatingSource
-	Logf     func(format string, args ...any)
+	Logf                func(format string, args ...any)
 }
 
 // Host runs the guests.
@@ -58,7 +57,6 @@ type guest struct {
 	spec    Spec
 	disk    string
 	machine *vm.Machine
-	fips    map[string]bool
 }
 
 // Start builds (or finds in the cache) the VM userland and the base image,
@@ -88,9 +86,6 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		mgr.Close()
 		return nil, err
 	}
-	if o.Floating != nil {
-		go h.followFloatingIPs(ctx)
-	}
 	return h, nil
 }
 
@@ -107,6 +102,7 @@ func (h *Host) writeBaseImage() error {
 	disk, err := vm.BuildBaseImage(h.vms, vm.BaseImageOptions{
 		RockyVersion: "9.6", RPMs: rs.BaseImageRPMs["9"],
 		GPGKeys: map[string][]byte{"RPM-GPG-KEY-Rocky-9": rs.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]},
+		DHCP:    true, // Neutron's DHCP agent serves the guests' network
 	})
 	if err != nil {
 		return err

@@ -20,9 +20,6 @@ def main():
     if service == "cinder-volume":
         from cinder.cmd import volume
         return volume.main()
-    if service == "neutron-server":
-        from neutron.cmd.eventlet import server
-        return server.main()
     sys.exit("launch.py: unknown service %s" % service)
 
 

@@ -58,12 +58,28 @@ class GuestDriverTest(unittest.TestCase):
         from nova.network import model
         v6 = model.FixedIP(address="fd00::5", version=6)
         v4 = model.FixedIP(address="10.42.0.7", version=4)
-        vif = model.VIF(id="p1", address="fa:16:3e:00:00:07", network=model.Network(
-            subnets=[model.Subnet(cidr="fd00::/64", ips=[v6]),
-                     model.Subnet(cidr="10.42.0.0/24", ips=[v4])]))
-        self.assertEqual(self.d.first_ipv4(model.NetworkInfo([vif])),
-                         ("10.42.0.7", "fa:16:3e:00:00:07"))
-        self.assertEqual(self.d.first_ipv4(None), (None, None))
+        v4net = model.Subnet(cidr="10.42.0.0/24", ips=[v4],
+                             dhcp_server="10.42.0.2")
+        vif = model.VIF(id="p1", address="fa:16:3e:00:00:07",
+                        devname="tapp1", network=model.Network(
+                            bridge="rcguest0",
+                            subnets=[model.Subnet(cidr="fd00::/64", ips=[v6]),
+                                     v4net]))
+        self.assertEqual(self.d.first_ipv4(model.NetworkInfo([vif])), {
+            "fixed_ip": "10.42.0.7", "mac": "fa:16:3e:00:00:07",
+            "tap": "tapp1", "dhcp": True})
+        self.assertIsNone(self.d.first_ipv4(None))
+
+    def test_vif_plugged_events(self):
+        from nova.network import model
+        waiting = model.VIF(id="p1", active=False)
+        plugged = model.VIF(id="p2", active=True)
+        self.d.CONF.set_override("vif_plugging_timeout", 120)
+        self.addCleanup(self.d.CONF.clear_override, "vif_plugging_timeout")
+        self.assertEqual(self.d.vif_plugged_events([waiting, plugged]),
+                         [("network-vif-plugged", "p1")])
+        self.d.CONF.set_override("vif_plugging_timeout", 0)
+        self.assertEqual(self.d.vif_plugged_events([waiting]), [])
 
     def test_call(self):
         sock = os.path.join(self.tmp.name, "guests.sock")

@@ -13,6 +13,8 @@ import json
 import os
 import socket
 
+import eventlet
+from nova import conf
 from nova import exception
 from nova.compute import power_state
 from nova.compute import task_states
@@ -20,6 +22,8 @@ from nova.image import glance
 from nova.virt import hardware
 
 from fatcloud import nova_driver
+
+CONF = conf.CONF
 
 # The guest host's API socket, from the tier's environment (up.sh).
 SOCKET_ENV = "FATCLOUD_GUEST_SOCKET"
@@ -82,12 +86,31 @@ def call(method, path, body=None, timeout=300):
 
 
 def first_ipv4(network_info):
-    """The (address, MAC) of the server's first IPv4 address."""
+    """How the guest joins the network of its first IPv4 address: the
+    address, its VIF's MAC, the tap Nova names for it and whether the
+    subnet has a DHCP server (the guest takes the address from it); None
+    without one. The tap goes into the guest host's bridge, Neutron's
+    physical network "guests": Neutron 21's Linux bridge driver leaves the
+    mapped bridge's name out of the binding, so the VIF names brq<network>,
+    a bridge the agent would not connect to the mapped one."""
     for vif in network_info or []:
-        for ip in vif.fixed_ips():
-            if ip["version"] == 4:
-                return ip["address"], vif["address"]
-    return None, None
+        for subnet in vif["network"]["subnets"]:
+            for ip in subnet["ips"]:
+                if ip["version"] == 4:
+                    return {"fixed_ip": ip["address"], "mac": vif["address"],
+                            "tap": vif["devname"],
+                            "dhcp": bool(subnet.get_meta("dhcp_server"))}
+    return None
+
+
+def vif_plugged_events(network_info):
+    """The network-vif-plugged events a spawn waits for, as libvirt's
+    driver does: one per port Neutron has not yet reported ACTIVE, none
+    when vif_plugging_timeout is 0."""
+    if not CONF.vif_plugging_timeout:
+        return []
+    return [("network-vif-plugged", vif["id"]) for vif in network_info or []
+            if vif.get("active", True) is False]
 
 
 class GuestDriver(nova_driver.SnapshotFakeDriver):
@@ -112,21 +135,37 @@ class GuestDriver(nova_driver.SnapshotFakeDriver):
         path = self._disk_path(instance)
         if not (path and is_ext4(path)):
             return
-        ip, mac = first_ipv4(network_info)
-        if ip is None:
+        net = first_ipv4(network_info)
+        if net is None:
             raise exception.InstanceDeployFailure(
                 reason="a guest needs an IPv4 address on its port")
         checksum = (image_meta.checksum
                     if image_meta.obj_attr_is_set("checksum") else "")
+        spec = dict(net, uuid=instance.uuid, name=instance.display_name,
+                    hostname=instance.hostname,
+                    project_id=instance.project_id, image=path,
+                    disk_format="raw", checksum=checksum or "")
+        # Like libvirt's driver, the spawn ends once Neutron says the
+        # agent plugged the port (the server turns ACTIVE after that).
         try:
-            call("POST", "/servers", {
-                "uuid": instance.uuid, "name": instance.display_name,
-                "hostname": instance.hostname,
-                "project_id": instance.project_id, "fixed_ip": ip,
-                "mac": mac, "image": path, "disk_format": "raw",
-                "checksum": checksum or ""})
+            with self.virtapi.wait_for_instance_event(
+                    instance, vif_plugged_events(network_info),
+                    deadline=CONF.vif_plugging_timeout,
+                    error_callback=self._vif_failed):
+                call("POST", "/servers", spec)
         except GuestError as e:
             raise exception.InstanceDeployFailure(reason=str(e))
+        except eventlet.timeout.Timeout:
+            call("DELETE", "/servers/%s" % instance.uuid)
+            if CONF.vif_plugging_is_fatal:
+                raise exception.VirtualInterfaceCreateException()
+
+    @staticmethod
+    def _vif_failed(event_name, instance):
+        # Neutron reported the port failed (status ERROR), as libvirt's
+        # driver handles it.
+        if CONF.vif_plugging_is_fatal:
+            raise exception.VirtualInterfaceCreateException()
 
     def destroy(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, destroy_secrets=True):
