@@ -20,7 +20,8 @@ var ownBuildFiles = []string{
 	"/etc/modprobe.d/appliance.conf", "/etc/fatimage-site-hook", "/etc/gitconfig", "/etc/pip.conf",
 	"/usr/bin/rclone", "/etc/resolv.conf", "/etc/NetworkManager/conf.d/99-cloud-init.conf",
 	"/etc/pki/rpm-gpg", "/etc/yum.repos.d", "/opt/slurm-tools/bin", "/var/lib/image",
-	"/etc/cvmfs/default.local", "/usr/local/bin/node_exporter", "/etc/containers/registries.conf.d",
+	"/etc/cvmfs/default.local", "/etc/containers/registries.conf.d",
+	"/usr/local/bin/node_exporter", "/usr/local/bin/prometheus", "/usr/local/bin/alertmanager",
 }
 
 // ownBuildUnits are the units whose account and command line are
