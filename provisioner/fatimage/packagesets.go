@@ -45,9 +45,8 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		}
 	}
 	r := &resolved{Set: packagesets.Merged(all), groups: all, applied: applied}
-	local := packagesets.ApplianceLocalUsers()
 	for _, name := range r.Users {
-		if av != nil && slices.Contains(local.Users, name) {
+		if av != nil && fromLocalUsers(av, name) {
 			continue // the appliance's local users say whether and how
 		}
 		u, _ := packagesets.LookupUser(name)
@@ -75,6 +74,18 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		r.binaries = append(r.binaries, b)
 	}
 	return r, nil
+}
+
+// fromLocalUsers says whether the appliance's appliances_local_users
+// decide whether and how user name is made: bootstrap.yml adds them in
+// its play for cluster. Outside it, its podman role still adds
+// podman_users (the podman user) for a host in podman, which the
+// built-in user stands for.
+func fromLocalUsers(av *applianceValues, name string) bool {
+	if !slices.Contains(packagesets.ApplianceLocalUsers().Users, name) {
+		return false
+	}
+	return slices.Contains(av.groups, "cluster") || name != "podman" || !slices.Contains(av.groups, "podman")
 }
 
 // builtinBinary is the built-in release tarball name, or only the name.

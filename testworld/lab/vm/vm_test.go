@@ -1094,6 +1094,17 @@ func TestSystemdUnits(t *testing.T) {
 	if out, rc := runRC(t, c, "sudo -n sysctl -w kernel.domainname=fatlab 2>&1"); rc == 0 {
 		t.Errorf("the VM could set a global kernel parameter: %s", out)
 	}
+	// ... but for those the appliance's roles set at build, which are the
+	// VM's own.
+	hostKeys, _ := os.ReadFile("/proc/sys/kernel/keys/maxkeys")
+	keys := "50000"
+	if strings.TrimSpace(string(hostKeys)) == keys {
+		keys = "50001"
+	}
+	expect("sudo -n sysctl -w kernel.keys.maxkeys="+keys+" >/dev/null && sysctl -n kernel.keys.maxkeys", keys, 0)
+	if now, _ := os.ReadFile("/proc/sys/kernel/keys/maxkeys"); string(now) != string(hostKeys) {
+		t.Errorf("the VM's sysctl changed the host's kernel.keys.maxkeys: %q -> %q", hostKeys, now)
+	}
 
 	// Reboot: the enabled unit comes back, the disabled one does not;
 	// tmpfiles and sysctl.d are applied at boot by systemd.
