@@ -96,10 +96,11 @@ func (s *state) transaction() packagePlan {
 }
 
 // presentSpec reports whether spec is one the VM's rpm decides is
-// already present (rpm -q --whatprovides, dnf's name or provide): not a
-// glob, a file path or local RPM file, a URL, an @group or @module, or a
-// placeholder of a version. A spec with a version matches no provide's
-// name, so rpm sends it to the install as before.
+// already present (rpm -q: an installed package's name, name.arch or
+// name-version, what Ansible's dnf module checks for `state: present`):
+// not a glob, a file path or local RPM file, a URL, an @group or
+// @module, or a placeholder of a version. A provide (python3dist(x))
+// names no package, so rpm sends it to the install, as Ansible does.
 func presentSpec(spec string) bool {
 	if m := perMajorSpec.FindStringIndex(spec); m != nil {
 		spec = spec[m[1]:]

@@ -30,10 +30,11 @@ is_kept() {
 }
 
 # present_specs prints, one a line, the specs of TX_PRESENT (filled in by
-# pkg_spec) an installed package provides, as dnf matches a name or a
-# provide: left out of the install, they keep the installed version (the
-# appliance's `state: present`) where `dnf install` would upgrade them.
-# One rpm process for all: it names each spec no package provides.
+# pkg_spec) that name an installed package (its name, name.arch or
+# name-version[-release], as Ansible's dnf module checks `state: present`;
+# a provide is not enough there, so it is not here): left out of the
+# install, they keep the installed version where `dnf install` would
+# upgrade them. One rpm process for all: it names each spec not installed.
 present_specs() {
   specs=
   while IFS= read -r p; do
@@ -46,7 +47,7 @@ FATIMAGE_EOF
   if [ -z "$specs" ]; then return 0; fi
   set -f
   # shellcheck disable=SC2086 # one spec a word (presentSpec: no spaces, no globs)
-  missing=$(rpm -q --whatprovides $specs 2>/dev/null | sed -n 's/^no package provides //p') || true
+  missing=$(rpm -q $specs 2>/dev/null | sed -n 's/^package \(.*\) is not installed$/\1/p') || true
   for s in $specs; do
     if ! printf '%s\n' "$missing" | grep -qxF -e "$s"; then echo "$s"; fi
   done
