@@ -54,7 +54,9 @@ type ApplianceVar struct {
 // LocalUsers is the appliance variable of the users bootstrap.yml
 // creates, and the built-in users it stands for.
 type LocalUsers struct {
-	Var   string   `yaml:"var"`
+	Var string `yaml:"var"`
+	// Role is the role whose defaults are in scope ("" none).
+	Role  string   `yaml:"role"`
 	Users []string `yaml:"users"`
 }
 
@@ -118,6 +120,9 @@ type Applied struct {
 
 // ApplianceLocalUsers is the local users' source.
 func ApplianceLocalUsers() LocalUsers { return builtin().LocalUsers }
+
+// AppliancePodmanUsers is the source of the users the podman role makes.
+func AppliancePodmanUsers() LocalUsers { return builtin().PodmanUsers }
 
 // Sources are every group's sources, by group name, sorted by group.
 func ApplianceVars() map[string][]ApplianceVar {

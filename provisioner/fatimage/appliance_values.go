@@ -75,6 +75,8 @@ func applianceRequest() appliance.Request {
 			add(r.Role, r.Var, "")
 		}
 	}
+	pu := packagesets.AppliancePodmanUsers()
+	add(pu.Role, pu.Var, "")
 	var req appliance.Request
 	for _, role := range slices.Sorted(maps.Keys(byRole)) {
 		sc := byRole[role]
@@ -186,12 +188,46 @@ func (av *applianceValues) localUsers() ([]User, error) {
 		if skip {
 			continue
 		}
-		if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
-			u = User(b)
-		}
-		out = append(out, u)
+		out = append(out, builtinIfSame(u))
 	}
 	return out, nil
+}
+
+// podmanUsers are the users the appliance's podman role makes for a
+// host in podman: each podman_users entry is the user module's
+// arguments. After the local users, as bootstrap.yml runs the role after
+// adding them: an entry of the same name is the one the image gets.
+func (av *applianceValues) podmanUsers() ([]User, error) {
+	pu := packagesets.AppliancePodmanUsers()
+	v, defined, err := av.look.Value(pu.Role, pu.Var)
+	if err != nil || !defined {
+		return nil, fmt.Errorf("the site's appliance: %s: %v", pu.Var, orUndefined(err))
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("the site's appliance: %s: not a list", pu.Var)
+	}
+	var out []User
+	for i, e := range list {
+		args, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("the site's appliance: %s[%d]: not a mapping", pu.Var, i)
+		}
+		u, err := moduleUser(args)
+		if err != nil {
+			return nil, fmt.Errorf("the site's appliance: %s[%d]: %v", pu.Var, i, err)
+		}
+		out = append(out, builtinIfSame(u))
+	}
+	return out, nil
+}
+
+// builtinIfSame is the built-in user of u's name and uid, else u.
+func builtinIfSame(u User) User {
+	if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
+		return User(b)
+	}
+	return u
 }
 
 func orUndefined(err error) error {

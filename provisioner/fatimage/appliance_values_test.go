@@ -13,6 +13,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // fakeCheckout is the least an appliance checkout and environment hold
@@ -86,6 +87,8 @@ func overridesResult() *appliance.Result {
 			"opensearch":  {"opensearch_version": str("2.9.0")},
 			"filebeat":    {"filebeat_version": str("7.12.1")},
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
+			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
+				"home": "/var/lib/podman", "uid": "1001"}})},
 		},
 		RoleConditions: map[string]map[string]appliance.Truth{
 			"":             {},
@@ -476,7 +479,7 @@ func TestApplianceClusterPlay(t *testing.T) {
 		for _, u := range p.users {
 			names = append(names, u.Name)
 		}
-		if !slices.Equal(names, []string{"podman", "node-exp"}) || p.moveLoginHome {
+		if !slices.Equal(names, []string{"node-exp", "podman"}) || p.moveLoginHome {
 			t.Errorf("move_login_home %v: users %v, moveLoginHome %v: want the podman role's podman and node_exporter's node-exp only, no move", move, names, p.moveLoginHome)
 		}
 	}
@@ -488,5 +491,69 @@ func TestApplianceClusterPlay(t *testing.T) {
 	p, err := c.plan(newApplianceValues(res), "")
 	if err != nil || !p.moveLoginHome {
 		t.Errorf("move_login_home = true in a cluster build: %v, %v", p.moveLoginHome, err)
+	}
+}
+
+// TestPlanFromAppliancePodmanUsers: for a host in podman, the podman
+// role's users are the site's podman_users (the user module's
+// arguments), after the local users as bootstrap.yml runs them: a site's
+// own entry is made (in cluster or not), one of the built-in name and
+// uid keeps the built-in definition, and a bad entry fails naming the
+// variable.
+func TestPlanFromAppliancePodmanUsers(t *testing.T) {
+	site := []any{
+		map[string]any{"name": "podman", "home": "/var/lib/podman", "uid": "1001"},
+		map[string]any{"name": "containers", "uid": float64(1500), "home": "/srv/containers", "shell": "/bin/bash"},
+	}
+	for _, inCluster := range []bool{true, false} {
+		c := siteConfig(t)
+		res := overridesResult()
+		res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: site}
+		if !inCluster {
+			res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
+		}
+		holdAll(res, true)
+		p, err := c.plan(newApplianceValues(res), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]User{}
+		for _, u := range p.users {
+			byName[u.Name] = u
+		}
+		builtin, _ := packagesets.LookupUser("podman")
+		if got := byName["podman"]; got != User(builtin) {
+			t.Errorf("cluster %v: podman %+v, want the built-in %+v", inCluster, got, builtin)
+		}
+		want := User{Name: "containers", UID: 1500, Home: "/srv/containers", Shell: "/bin/bash", CreateHome: true}
+		if got := byName["containers"]; got != want {
+			t.Errorf("cluster %v: podman_users' containers %+v, want %+v", inCluster, got, want)
+		}
+	}
+	// a site whose podman user is another: the built-in podman is not made
+	c := siteConfig(t)
+	res := overridesResult()
+	res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
+	res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: []any{map[string]any{"name": "ctr", "uid": float64(1600)}}}
+	holdAll(res, true)
+	p, err := c.plan(newApplianceValues(res), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range p.users {
+		names = append(names, u.Name)
+	}
+	if !slices.Equal(names, []string{"node-exp", "ctr"}) {
+		t.Errorf("users %v, want node_exporter's node-exp and podman_users' ctr only", names)
+	}
+	res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: []any{map[string]any{"name": "ctr"}}}
+	if _, err := c.plan(newApplianceValues(res), ""); err == nil || !strings.Contains(err.Error(), `podman_users[0]: user "ctr": a name and a uid`) {
+		t.Errorf("an entry without a uid: %v", err)
+	}
+	if !slices.ContainsFunc(applianceRequest().Queries, func(q appliance.Query) bool {
+		return q.Role == "podman" && slices.Contains(q.Vars, "podman_users")
+	}) {
+		t.Error("the resolution does not ask for podman_users in the podman role's scope")
 	}
 }

@@ -127,6 +127,8 @@ func contractTable(d *data) string {
 	}
 	lu := d.LocalUsers
 	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n", codes(lu.Users), lu.Var)
+	pu := d.PodmanUsers
+	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s` (role `%s`): its entries, the user module's arguments | the build host in `podman` |\n", codes(pu.Users), pu.Var, pu.Role)
 	for _, name := range d.order["binaries"] {
 		if b := d.Binaries[name]; b.VersionVar != "" {
 			fmt.Fprintf(&w, "| (binaries) | [`%s`](provisioners/fatimage-groups.md#binaries) version | %s (and its sha256) | `%s` | another version needs the template's `binaries` entry with its `sha256` |\n",
