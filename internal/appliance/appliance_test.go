@@ -215,6 +215,26 @@ func TestDecodeRoleConditions(t *testing.T) {
 	}
 }
 
+// TestDecodeKeyOrder: a mapping value keeps the order Ansible wrote its
+// keys in (a role's template iterating .items() writes them so), which
+// a Go map loses; other values have none.
+func TestDecodeKeyOrder(t *testing.T) {
+	req := appliance.Request{Queries: []appliance.Query{{Role: "eessi", Vars: []string{"m", "l"}}}}
+	raw := `{"q": [[{"msg": {"Z": "1", "A": {"y": 1, "b": 2}, "M": 3}}, {"msg": ["b", "a"]}]], "qc": [[]],
+		"c": [], "e": [], "p": {}, "groups": ["builder"]}`
+	res, err := appliance.DecodeResult(req, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, l := res.Values["eessi"]["m"], res.Values["eessi"]["l"]
+	if !slices.Equal(m.Keys, []string{"Z", "A", "M"}) || m.Value.(map[string]any)["M"] != float64(3) {
+		t.Errorf("mapping: keys %v, value %v; want Z, A, M in Ansible's order", m.Keys, m.Value)
+	}
+	if l.Keys != nil || len(l.Value.([]any)) != 2 {
+		t.Errorf("list: keys %v, value %v", l.Keys, l.Value)
+	}
+}
+
 func TestCommit(t *testing.T) {
 	s := appliancesite.New(t, ".stackhpc")
 	if _, err := s.Commit(context.Background()); err == nil || !strings.Contains(err.Error(), "not a git work tree") {

@@ -35,6 +35,16 @@ func localUser(e any) (u User, skip bool, err error) {
 	return u, false, nil
 }
 
+// podmanUser is one podman_users entry (the user module's arguments).
+func podmanUser(e any) (User, bool, error) {
+	args, ok := e.(map[string]any)
+	if !ok {
+		return User{}, false, errors.New("not a mapping")
+	}
+	u, err := moduleUser(args)
+	return u, false, err
+}
+
 // moduleUser is the User the user module makes from its arguments.
 func moduleUser(user map[string]any) (u User, err error) {
 	u.Name, _ = user["name"].(string)

@@ -32,6 +32,9 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Latest != "" {
 		from += " (`latest`: `" + s.Latest + "`, to the newest)"
 	}
+	if s.Render == "key_value" {
+		from += ": a `key=value` line per entry, in its order"
+	}
 	if s.Var == "" {
 		from = codes(s.Items)
 	}
@@ -100,6 +103,8 @@ func contractTable(d *data) string {
 				builtin = "installed"
 			case s.Within != "":
 				builtin = "`" + s.Within + "`"
+			case s.Render != "":
+				builtin = "the file's content"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
 				builtin = "the whole list"
 			case s.Var != "" && len(s.Items) == 0, s.Var == "" && !allIn(s.Items, d.Groups[g].Packages):
