@@ -46,7 +46,7 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 	}
 	r := &resolved{Set: packagesets.Merged(all), groups: all, applied: applied}
 	for _, name := range r.Users {
-		if av != nil && fromLocalUsers(name) {
+		if av != nil && siteMakesUser(name) {
 			continue // the appliance's local users say whether and how
 		}
 		u, _ := packagesets.LookupUser(name)
@@ -83,11 +83,11 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 	return r, nil
 }
 
-// fromLocalUsers says whether the appliance decides whether and how user
+// siteMakesUser says whether the appliance decides whether and how user
 // name is made: appliances_local_users (bootstrap.yml adds them in its
 // play for cluster) and podman_users (its podman role, for a host in
 // podman) stand for the built-in users they name.
-func fromLocalUsers(name string) bool {
+func siteMakesUser(name string) bool {
 	return slices.Contains(packagesets.ApplianceLocalUsers().Users, name) ||
 		slices.Contains(packagesets.AppliancePodmanUsers().Users, name)
 }
