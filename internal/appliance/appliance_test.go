@@ -3,6 +3,7 @@ package appliance_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -334,13 +335,31 @@ func TestRunCancel(t *testing.T) {
 	}
 	data, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	for range 40 {
-		if pid > 0 && syscall.Kill(pid, 0) != nil {
+	for range 100 {
+		if pid > 0 && !running(pid) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Errorf("the run's child %d outlived the cancel", pid)
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t.Errorf("the run's child %d outlived the cancel: %s", pid, stat)
+}
+
+// running says whether pid still runs. A zombie has ended: the killed
+// shell's orphan waits there until PID 1 reaps it, which on a loaded CI
+// machine may take longer than the test waits.
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// the state follows the command's closing parenthesis
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 func TestSummary(t *testing.T) {
