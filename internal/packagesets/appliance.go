@@ -171,7 +171,10 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("group %q: %s: %w", g.Name, s.label(), err))
+			// a variable several sources read fails once
+			if e := fmt.Errorf("group %q: %s: %w", g.Name, s.label(), err); !slices.ContainsFunc(errs, func(x error) bool { return x.Error() == e.Error() }) {
+				errs = append(errs, e)
+			}
 			continue
 		}
 		applied = append(applied, Applied{Group: g.Name, ApplianceVar: s, Values: vals})

@@ -237,6 +237,9 @@ func TestWithApplianceAppsImagesPins(t *testing.T) {
 		"opensearch/opensearch_version":        "2.11.0",
 		"filebeat/filebeat_version":            "7.12.2",
 		"slurm_tools/pytools_gitref":           "v2.0",
+		"mysql/mysql_podman_user":              "podman",
+		"opensearch/opensearch_podman_user":    "podman",
+		"filebeat/filebeat_podman_user":        "podman",
 	}, holds: map[string]bool{"/'jupyter' in ood_install_apps": true, "/'codeserver' in ood_install_apps": true}}
 	groups, err := Expand("openondemand", "mysql", "opensearch", "filebeat", "slurm_stats", "rebuild")
 	if err != nil {
@@ -281,6 +284,62 @@ func TestWithApplianceAppsImagesPins(t *testing.T) {
 		reqs := got[name].Content["python_envs"].([]any)[0].(map[string]any)["requirements"].([]any)
 		if !strings.HasSuffix(reqs[0].(string), "slurm-openstack-tools.git@v2.0") || len(reqs) != 4 {
 			t.Errorf("%s: %v", name, reqs)
+		}
+	}
+}
+
+// TestWithAppliancePodmanUser: the user running mysql's, opensearch's
+// and filebeat's containers is the site's *_podman_user (read in the
+// role's scope): the image's storage and the unit's User, Group and (for
+// mysql) the data directory's owner, as the roles' templates write them;
+// the stock value (podman) leaves the built-in unit as it is, and a
+// variable the site lacks fails once, naming it.
+func TestWithAppliancePodmanUser(t *testing.T) {
+	wantUser := map[string][]string{
+		"mysql":      {"User=ctr\n", "Group=ctr\n", "install -d -o ctr -g ctr -Z", "chown -R ctr:ctr /var/lib/mysql"},
+		"opensearch": {"User=ctr\n", "Group=ctr\n"},
+		"filebeat":   {"User=ctr\n", "Group=ctr\n"},
+	}
+	for name, wants := range wantUser {
+		groups, err := Expand(name)
+		if err != nil || len(groups) != 1 {
+			t.Fatal(groups, err)
+		}
+		g := groups[0]
+		vals := map[string]any{"mysql/mysql_tag": "8.0.30", "opensearch/opensearch_version": "2.9.0", "filebeat/filebeat_version": "7.12.1"}
+		for user, want := range map[string][]string{"podman": nil, "ctr": wants} {
+			vals[name+"/"+name+"_podman_user"] = user
+			out, applied, err := WithAppliance(g, fakeLookup{vals: vals})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct := out.Content["containers"].([]any)[0].(map[string]any)
+			unit := out.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+			builtin := g.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+			if ct["user"] != user {
+				t.Errorf("%s with %s: the container's user %v", name, user, ct["user"])
+			}
+			if want == nil && unit != builtin {
+				t.Errorf("%s with the stock podman: the unit differs from the built-in:\n%s", name, unit)
+			}
+			for _, w := range want {
+				if !strings.Contains(unit, w) {
+					t.Errorf("%s with %s: the unit lacks %q:\n%s", name, user, w, unit)
+				}
+			}
+			if want != nil && (strings.Contains(unit, "User=podman") || strings.Contains(unit, "podman:podman") || strings.Contains(unit, "-o podman")) {
+				t.Errorf("%s with %s: the unit still runs as podman:\n%s", name, user, unit)
+			}
+			if !slices.ContainsFunc(applied, func(a Applied) bool {
+				return a.Var == name+"_podman_user" && a.Role == name && a.Into == "content/containers/0/user" && slices.Equal(a.Values, []string{user})
+			}) {
+				t.Errorf("%s: applied %+v lacks the container's user", name, applied)
+			}
+		}
+		delete(vals, name+"/"+name+"_podman_user")
+		_, _, err = WithAppliance(g, fakeLookup{vals: vals})
+		if want := name + "_podman_user (role " + name + "): not defined"; err == nil || strings.Count(err.Error(), want) != 1 {
+			t.Errorf("%s without the variable: %v, want %q once", name, err, want)
 		}
 	}
 }

@@ -83,9 +83,9 @@ func overridesResult() *appliance.Result {
 				"ansible_distribution_major_version":  str("9"),
 			},
 			"osc.ood":     {"ondemand_dex_package": str("ondemand-dex")},
-			"mysql":       {"mysql_tag": str("8.0.30")},
-			"opensearch":  {"opensearch_version": str("2.9.0")},
-			"filebeat":    {"filebeat_version": str("7.12.1")},
+			"mysql":       {"mysql_tag": str("8.0.30"), "mysql_podman_user": str("podman")},
+			"opensearch":  {"opensearch_version": str("2.9.0"), "opensearch_podman_user": str("podman")},
+			"filebeat":    {"filebeat_version": str("7.12.1"), "filebeat_podman_user": str("podman")},
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
@@ -558,4 +558,61 @@ func userNames(p *plan) []string {
 		names = append(names, u.Name)
 	}
 	return names
+}
+
+// TestPlanFromAppliancePodmanUser: the units and images of mysql,
+// opensearch and filebeat are the site's *_podman_user's, a user its
+// podman_users makes; a user no role makes (the role's become_user would
+// fail) and a name that is none fail naming the group and the variable.
+func TestPlanFromAppliancePodmanUser(t *testing.T) {
+	site := func(user string) *appliance.Result {
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "mysql", "opensearch", "filebeat")
+		res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: []any{
+			map[string]any{"name": "podman", "uid": float64(1001), "home": "/var/lib/podman"},
+			map[string]any{"name": "containers", "uid": float64(1500), "home": "/srv/containers"}}}
+		for _, svc := range []string{"mysql", "opensearch", "filebeat"} {
+			res.Values[svc][svc+"_podman_user"] = appliance.Value{Defined: true, Value: user}
+		}
+		return res
+	}
+	c := siteConfig(t)
+	p, err := c.plan(newApplianceValues(site("containers"), ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range p.Containers {
+		if ct.User != "containers" {
+			t.Errorf("%s pulled as %q, want the site's containers", ct.Image, ct.User)
+		}
+	}
+	units := 0
+	for _, u := range p.SystemdUnits {
+		if !slices.Contains([]string{"mysql.service", "opensearch.service", "filebeat.service"}, u.Name) {
+			continue
+		}
+		units++
+		if !strings.Contains(u.Content, "\nUser=containers\nGroup=containers\n") || strings.Contains(u.Content, "=podman") ||
+			u.Name == "mysql.service" && !strings.Contains(u.Content, "chown -R containers:containers /var/lib/mysql") {
+			t.Errorf("%s:\n%s", u.Name, u.Content)
+		}
+	}
+	if units != 3 || !slices.ContainsFunc(p.users, func(u User) bool { return u.Name == "containers" && u.UID == 1500 }) {
+		t.Errorf("%d units, users %+v", units, p.users)
+	}
+	rec := p.applianceRecord()
+	if !slices.ContainsFunc(rec.FromAppliance, func(v imageApplianceValue) bool {
+		return v.Group == "mysql" && v.Variable == "mysql_podman_user" && v.Into == "content/containers/0/user" && slices.Equal(v.Values, []string{"containers"})
+	}) {
+		t.Errorf("image.json's record lacks mysql_podman_user: %+v", rec.FromAppliance)
+	}
+	_, err = c.plan(newApplianceValues(site("ctr"), ""), "")
+	want := `group "mysql" (the appliance's mysql_podman_user): containers image docker.io/library/mysql:8.0.30: user "ctr" is made by neither podman_users nor appliances_local_users`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `group "filebeat" (the appliance's filebeat_podman_user)`) {
+		t.Errorf("a user no role makes: %v, want %q", err, want)
+	}
+	if _, err = c.plan(newApplianceValues(site("ctr\nExecStartPre=/bin/sh"), ""), ""); err == nil || !strings.Contains(err.Error(), `group "mysql": containers[0]: user`) {
+		t.Errorf("a user that is no name: %v", err)
+	}
 }

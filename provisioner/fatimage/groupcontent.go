@@ -224,6 +224,18 @@ func (p *plan) contentVariable(group, option string, index int) string {
 	return ""
 }
 
+// fieldVariable is the appliance variable field of the group's item at
+// o came from, when the site's appliance gave it.
+func (p *plan) fieldVariable(o origin, option, field string) string {
+	into := fmt.Sprintf("content/%s/%d/%s", option, o.index, field)
+	for _, a := range p.sets.applied {
+		if a.Group == o.group && a.Var != "" && a.Into == into {
+			return a.Var
+		}
+	}
+	return ""
+}
+
 // mergeGroupContent makes the plan's content: the content of the groups
 // in p.sets merged with the template's; it checks the vendor
 // repositories the groups need too.

@@ -206,7 +206,7 @@ func stepNamed(name string) step {
 func TestGroupContainerUsers(t *testing.T) {
 	p := &plan{ContentOptions: ContentOptions{Containers: []containers.Container{
 		{Image: "docker.io/library/mysql:8.0.30", User: "podman"}, {Image: "a/b:1", User: "svc"}, {Image: "c/d:1", User: "nobody2"},
-	}}, origins: map[string][]origin{"containers": {{group: "mysql"}, {group: "other"}, {}}}, users: []User{{Name: "podman"}}}
+	}}, origins: map[string][]origin{"containers": {{group: "mysql"}, {group: "other"}, {}}}, users: []User{{Name: "podman"}}, sets: &resolved{}}
 	errs := p.groupContainerUsers()
 	if len(errs) != 1 || errs[0].Error() != `group "other": containers image a/b:1: user "svc" is neither root nor a user this run creates (add it to users, or a group that has it)` {
 		t.Fatalf("%v", errs)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/containers"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // validateContainers checks container_registries and that each of the
@@ -25,11 +26,22 @@ func validateContainers(c *Config, p *plan) []error {
 func (p *plan) groupContainerUsers() []error {
 	var errs []error
 	for i, ct := range p.Containers {
-		if o := p.origins["containers"][i]; o.group != "" {
-			if msg := p.containerUser(ct); msg != "" {
-				errs = append(errs, fmt.Errorf("%s: containers image %s: %s", o, ct.Image, msg))
-			}
+		o := p.origins["containers"][i]
+		if o.group == "" {
+			continue
 		}
+		msg := p.containerUser(ct)
+		if msg == "" {
+			continue
+		}
+		if v := p.fieldVariable(o, "containers", "user"); v != "" {
+			// the site's appliance named the user: its role would run podman
+			// as a user no role made
+			o.variable = v
+			msg = fmt.Sprintf("user %q is made by neither %s nor %s (the site's appliance would run podman as a user that does not exist)",
+				ct.User, packagesets.AppliancePodmanUsers().Var, packagesets.ApplianceLocalUsers().Var)
+		}
+		errs = append(errs, fmt.Errorf("%s: containers image %s: %s", o, ct.Image, msg))
 	}
 	return errs
 }

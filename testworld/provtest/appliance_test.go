@@ -121,7 +121,16 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
 		{Role: "podman", Vars: []string{"podman_users"}},
+		{Role: "mysql", Vars: []string{"mysql_podman_user"}},
+		{Role: "opensearch", Vars: []string{"opensearch_podman_user"}},
+		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 	}}
+	podmanUser := func(res *appliance.Result, want string) {
+		t.Helper()
+		for _, role := range []string{"mysql", "opensearch", "filebeat"} {
+			wantValue(t, res.Values[role], role+"_podman_user", want)
+		}
+	}
 
 	stock := appliancesite.New(t, ".stackhpc", "fatimage")
 	res := resolveSite(ctx, t, stock, tg, req)
@@ -168,12 +177,16 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantCvmfs(t, res, []string{"CVMFS_QUOTA_LIMIT", "CVMFS_HTTP_PROXY"}, "10000", "'http://"+srv.IP+":3128'")
 	wantValue(t, res.Values["podman"], "podman_users",
 		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
+	// the common group_vars' podman over the roles' default, the login user
+	podmanUser(res, "podman")
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
-	// a site's own cvmfs settings and podman users, in a file of its own
-	// (the overrides environment's values are other tests' too)
+	// a site's own cvmfs settings, podman users and the user running its
+	// containers, in a file of its own (the overrides environment's
+	// values are other tests' too)
 	own := "cvmfs_config_overrides:\n  CVMFS_QUOTA_LIMIT: 20000\n  CVMFS_USE_GEOAPI: \"yes\"\n" +
-		"podman_users:\n  - {name: podman, uid: 1001, home: /var/lib/podman}\n  - {name: containers, uid: 1500, home: /srv/containers}\n"
+		"podman_users:\n  - {name: podman, uid: 1001, home: /var/lib/podman}\n  - {name: containers, uid: 1500, home: /srv/containers}\n" +
+		"mysql_podman_user: containers\nopensearch_podman_user: containers\nfilebeat_podman_user: containers\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +195,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantValue(t, res.Values["podman"], "podman_users", []any{
 		map[string]any{"name": "podman", "uid": 1001, "home": "/var/lib/podman"},
 		map[string]any{"name": "containers", "uid": 1500, "home": "/srv/containers"}})
+	podmanUser(res, "containers")
 	vals = res.Values[""]
 	overrides := map[string]any{
 		"appliances_extra_packages_other": []any{"fatimage-site-extra"},
