@@ -75,13 +75,14 @@ type ExtraRepos struct {
 	ContentURL string `yaml:"content_url"`
 }
 
-// ApplianceBinaryVars are the appliance variables pinning the built-in
-// binaries' versions, by binary.
-func ApplianceBinaryVars() map[string]string {
-	out := map[string]string{}
+// ApplianceBinaryVars are the built-in binaries whose version an
+// appliance variable pins (VersionVar, and ChecksumVar its sha256), by
+// binary.
+func ApplianceBinaryVars() map[string]Binary {
+	out := map[string]Binary{}
 	for name, b := range builtin().Binaries {
 		if b.VersionVar != "" {
-			out[name] = b.VersionVar
+			out[name] = b
 		}
 	}
 	return out

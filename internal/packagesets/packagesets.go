@@ -134,6 +134,9 @@ type Binary struct {
 	// VersionVar is the appliance variable pinning the version; the
 	// sha256 is the built-in version's only.
 	VersionVar string `yaml:"version_var"`
+	// ChecksumVar is the appliance variable of the pinned version's
+	// sha256, which the appliance's group_vars set next to VersionVar.
+	ChecksumVar string `yaml:"checksum_var"`
 }
 
 type table struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
@@ -49,8 +50,11 @@ func applianceRequest() appliance.Request {
 	repos := packagesets.ApplianceExtraRepos()
 	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar}},
 		proxyScope: {vars: slices.Clone(proxyVars)}}
-	for _, v := range packagesets.ApplianceBinaryVars() {
-		byRole[""].vars = append(byRole[""].vars, v)
+	for _, b := range packagesets.ApplianceBinaryVars() {
+		byRole[""].vars = append(byRole[""].vars, b.VersionVar)
+		if b.ChecksumVar != "" {
+			byRole[""].vars = append(byRole[""].vars, b.ChecksumVar)
+		}
 	}
 	add := func(role, v, cond string) {
 		sc := byRole[role]
@@ -161,26 +165,48 @@ func (av *applianceValues) apply(groups []packagesets.Group) ([]packagesets.Grou
 }
 
 // binary is the built-in binary name at the version the site's appliance
-// pins: another version than the built-in one has no sha256 (the
-// template's `binaries` entry must give it, or validation says so).
-func (av *applianceValues) binary(name string) (Binary, *packagesets.Applied, error) {
+// pins, with the sha256 it pins for it: without one, another version than
+// the built-in has none (the template's `binaries` entry must give it, or
+// validation says so).
+func (av *applianceValues) binary(name string) (Binary, []packagesets.Applied, error) {
 	b := builtinBinary(name)
-	v := packagesets.ApplianceBinaryVars()[name]
-	if v == "" {
+	src, ok := packagesets.ApplianceBinaryVars()[name]
+	if !ok {
 		return b, nil, nil
 	}
-	val, defined, err := av.look.Value("", v)
+	version, defined, err := av.single(src.VersionVar)
 	if err != nil || !defined {
-		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: %v", name, v, orUndefined(err))
+		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: %v", name, src.VersionVar, orUndefined(err))
+	}
+	if version != b.Version {
+		b.Version, b.SHA256 = version, ""
+	}
+	applied := []packagesets.Applied{{Group: "binaries", ApplianceVar: packagesets.ApplianceVar{Into: "binaries/" + name, Var: src.VersionVar}, Values: []string{version}}}
+	if src.ChecksumVar == "" {
+		return b, applied, nil
+	}
+	sum, defined, err := av.single(src.ChecksumVar)
+	if err != nil {
+		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: %v", name, src.ChecksumVar, err)
+	}
+	if defined { // an appliance older than its checksum variables has none
+		b.SHA256 = strings.TrimPrefix(sum, "sha256:")
+		applied = append(applied, packagesets.Applied{Group: "binaries", ApplianceVar: packagesets.ApplianceVar{Into: "binaries/" + name + "/sha256", Var: src.ChecksumVar}, Values: []string{b.SHA256}})
+	}
+	return b, applied, nil
+}
+
+// single is a variable of no role's scope that holds one string.
+func (av *applianceValues) single(name string) (string, bool, error) {
+	val, defined, err := av.look.Value("", name)
+	if err != nil || !defined {
+		return "", defined, err
 	}
 	vs, err := packagesets.Strings(val)
 	if err != nil || len(vs) != 1 {
-		return b, nil, fmt.Errorf("the site's appliance: binary %s: %s: not a version (%v)", name, v, val)
+		return "", true, fmt.Errorf("not a single value (%v)", val)
 	}
-	if vs[0] != b.Version {
-		b.Version, b.SHA256 = vs[0], ""
-	}
-	return b, &packagesets.Applied{Group: "binaries", ApplianceVar: packagesets.ApplianceVar{Into: "binaries/" + name, Var: v}, Values: vs}, nil
+	return vs[0], true, nil
 }
 
 // localUsers are the users of the appliance's appliances_local_users the

@@ -76,6 +76,7 @@ func overridesResult() *appliance.Result {
 				}),
 				"dnf_repos_pulp_content_url":          str("https://ark.example/pulp/content"),
 				"node_exporter_version":               str("1.11.1"),
+				"node_exporter_checksum":              str("9f5ea48e5bc7b656f8a91a32e7d7deb89f70f73dabd0d974418aca15f37d6810"),
 				"openondemand_install_app_rstudio":    str(map[string]any{"rstudio": map[string]any{"version": "2026.01.1"}}),
 				"openondemand_install_app_codeserver": str(map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}}),
 				"openondemand_install_app_jupyter":    str(map[string]any{"jupyter": map[string]any{"version": "master"}}),
@@ -197,28 +198,44 @@ func TestPlanFromAppliance(t *testing.T) {
 }
 
 // TestPlanFromApplianceBinaries: the site's pin of a binary's version
-// wins; another version than the built-in needs the template's sha256.
+// wins, checked against the sha256 the site pins next to it; an
+// appliance without the checksum variable needs the template's sha256
+// for another version than the built-in.
 func TestPlanFromApplianceBinaries(t *testing.T) {
 	c, res, p := sitePlan(t, true)
-	if len(p.binaries) != 1 || p.binaries[0].Version != "1.11.1" || p.binaries[0].SHA256 == "" {
-		t.Errorf("the built-in version the site pins too: %+v", p.binaries)
+	builtin := builtinBinary("node_exporter")
+	if len(p.binaries) != 1 || p.binaries[0].Version != "1.11.1" || p.binaries[0].SHA256 != builtin.SHA256 {
+		t.Errorf("the built-in version and sha256 the site pins too: %+v", p.binaries)
 	}
+	siteSum := strings.Repeat("cd", 32)
 	res.Values[""]["node_exporter_version"] = appliance.Value{Defined: true, Value: "1.12.0"}
+	res.Values[""]["node_exporter_checksum"] = appliance.Value{Defined: true, Value: "sha256:" + siteSum}
+	p, err := c.plan(newApplianceValues(res, ""), "")
+	if err != nil || p.binaries[0].Version != "1.12.0" || p.binaries[0].SHA256 != siteSum {
+		t.Errorf("the site's version and sha256: %+v, %v", p.binaries, err)
+	}
+	var vars []string
+	for _, v := range p.applianceRecord().FromAppliance {
+		if v.Group == "binaries" {
+			vars = append(vars, v.Variable+"="+strings.Join(v.Values, ","))
+		}
+	}
+	if !slices.Equal(vars, []string{"node_exporter_version=1.12.0", "node_exporter_checksum=" + siteSum}) {
+		t.Errorf("image.json's binaries from the appliance: %v", vars)
+	}
+	res.Values[""]["node_exporter_checksum"] = appliance.Value{Defined: true, Value: []any{"a", "b"}}
+	if _, err := c.plan(newApplianceValues(res, ""), ""); err == nil || !strings.Contains(err.Error(), "binary node_exporter: node_exporter_checksum: not a single value") {
+		t.Errorf("a list for the sha256: %v", err)
+	}
+	res.Values[""]["node_exporter_checksum"] = appliance.Value{}
 	if _, err := c.plan(newApplianceValues(res, ""), ""); err == nil || !strings.Contains(err.Error(), "(node_exporter): sha256 is required (version 1.12.0 is not a built-in one)") {
-		t.Errorf("another version without its sha256: %v", err)
+		t.Errorf("another version without the site's sha256: %v", err)
 	}
 	sum := strings.Repeat("ab", 32)
 	c.Binaries = []Binary{{Name: "node_exporter", SHA256: sum}}
-	p, err := c.plan(newApplianceValues(res, ""), "")
+	p, err = c.plan(newApplianceValues(res, ""), "")
 	if err != nil || p.binaries[0].Version != "1.12.0" || p.binaries[0].SHA256 != sum {
 		t.Errorf("the site's version with the template's sha256: %+v, %v", p.binaries, err)
-	}
-	found := false
-	for _, v := range p.applianceRecord().FromAppliance {
-		found = found || v.Variable == "node_exporter_version" && slices.Equal(v.Values, []string{"1.12.0"})
-	}
-	if !found {
-		t.Error("image.json does not record node_exporter_version")
 	}
 }
 

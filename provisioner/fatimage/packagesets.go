@@ -75,9 +75,7 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		if err != nil {
 			return nil, err
 		}
-		if a != nil {
-			r.applied = append(r.applied, *a)
-		}
+		r.applied = append(r.applied, a...)
 		r.binaries = append(r.binaries, b)
 	}
 	return r, nil

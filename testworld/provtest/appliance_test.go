@@ -116,7 +116,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	ctx, srv, _ := labVM(t, "appliance-resolve", 5*time.Minute)
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
-		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim")},
+		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum")},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
@@ -139,7 +139,8 @@ func TestApplianceResolveLab(t *testing.T) {
 		t.Fatalf("facts: distribution %v %v, want the lab VM's Rocky 9.6", d.Value, v.Value)
 	}
 	for _, name := range []string{"appliances_extra_packages_other", "openhpc_packages_extra", "appliances_local_users_extra",
-		"ondemand_package_version", "grafana_version", "openondemand_auth", "kernel_modules_denylist"} {
+		"ondemand_package_version", "grafana_version", "openondemand_auth", "kernel_modules_denylist",
+		"node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum"} {
 		wantValue(t, vals, name, checkoutValue(t, stock.Repo, name))
 	}
 	// The checkout's default list, with its element templated from the
@@ -186,7 +187,8 @@ func TestApplianceResolveLab(t *testing.T) {
 	// values are other tests' too)
 	own := "cvmfs_config_overrides:\n  CVMFS_QUOTA_LIMIT: 20000\n  CVMFS_USE_GEOAPI: \"yes\"\n" +
 		"podman_users:\n  - {name: podman, uid: 1001, home: /var/lib/podman}\n  - {name: containers, uid: 1500, home: /srv/containers}\n" +
-		"mysql_podman_user: containers\nopensearch_podman_user: containers\nfilebeat_podman_user: containers\n"
+		"mysql_podman_user: containers\nopensearch_podman_user: containers\nfilebeat_podman_user: containers\n" +
+		"node_exporter_version: 1.12.0\nnode_exporter_checksum: " + strings.Repeat("ab", 32) + "\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +198,8 @@ func TestApplianceResolveLab(t *testing.T) {
 		map[string]any{"name": "podman", "uid": 1001, "home": "/var/lib/podman"},
 		map[string]any{"name": "containers", "uid": 1500, "home": "/srv/containers"}})
 	podmanUser(res, "containers")
+	wantValue(t, res.Values[""], "node_exporter_version", "1.12.0")
+	wantValue(t, res.Values[""], "node_exporter_checksum", strings.Repeat("ab", 32))
 	vals = res.Values[""]
 	overrides := map[string]any{
 		"appliances_extra_packages_other": []any{"fatimage-site-extra"},

@@ -136,8 +136,11 @@ func contractTable(d *data) string {
 	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s` (role `%s`): its entries, the user module's arguments | the build host in `podman` |\n", codes(pu.Users), pu.Var, pu.Role)
 	for _, name := range d.order["binaries"] {
 		if b := d.Binaries[name]; b.VersionVar != "" {
-			fmt.Fprintf(&w, "| (binaries) | [`%s`](provisioners/fatimage-groups.md#binaries) version | %s (and its sha256) | `%s` | another version needs the template's `binaries` entry with its `sha256` |\n",
-				name, b.Version, b.VersionVar)
+			fmt.Fprintf(&w, "| (binaries) | [`%s`](provisioners/fatimage-groups.md#binaries) version | %s | `%s` | – |\n", name, b.Version, b.VersionVar)
+		}
+		if b := d.Binaries[name]; b.ChecksumVar != "" {
+			fmt.Fprintf(&w, "| (binaries) | [`%s`](provisioners/fatimage-groups.md#binaries) sha256 | %s's | `%s` | without it, another version needs the template's `binaries` entry with its `sha256` |\n",
+				name, b.Version, b.ChecksumVar)
 		}
 	}
 	er := d.ExtraRepos
