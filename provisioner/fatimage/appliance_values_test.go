@@ -633,3 +633,44 @@ func TestPlanFromAppliancePodmanUser(t *testing.T) {
 		t.Errorf("a user that is no name: %v", err)
 	}
 }
+
+// TestPlanFromApplianceOODVersions: rstudio-server and code-server are
+// at the openondemand role's openondemand_rstudio_version and
+// openondemand_code_server_version (an appliance bump or a site's
+// override), in the RPM's URL and the modulefile's name and text, on
+// either major.
+func TestPlanFromApplianceOODVersions(t *testing.T) {
+	for _, major := range []string{"9", "8"} {
+		c := siteConfig(t)
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "openondemand_rstudio", "openondemand_codeserver")
+		res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Defined: true, Value: major}
+		res.Values[""]["ansible_distribution_version"] = appliance.Value{Defined: true, Value: major + ".6"}
+		res.Values["openondemand"] = map[string]appliance.Value{
+			"openondemand_rstudio_version":     {Defined: true, Value: "2026.01.0-100"},
+			"openondemand_code_server_version": {Defined: true, Value: "4.103.0"},
+		}
+		p, err := c.plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		for _, r := range p.RPMURLs {
+			urls = append(urls, r.URL)
+		}
+		for _, want := range []string{"/server/rhel" + major + "/x86_64/rstudio-server-rhel-2026.01.0-100-x86_64.rpm",
+			"/coder/code-server/releases/download/v4.103.0/code-server-4.103.0-amd64.rpm"} {
+			if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, want) }) {
+				t.Errorf("Rocky %s: rpm_urls %v lack %s", major, urls, want)
+			}
+		}
+		for dst, version := range map[string]string{"/opt/ohpc/pub/modulefiles/rstudio-server/2026.01.0-100": "2026.01.0-100",
+			"/opt/ohpc/pub/modulefiles/code-server/4.103.0": "4.103.0"} {
+			f, ok := fileAt(p, dst)
+			if !ok || !strings.Contains(f.Content, `module-whatis "Version: `+version+`"`) || strings.Contains(f.Content, "2025.05.1-513") || strings.Contains(f.Content, "4.102.2") {
+				t.Errorf("Rocky %s: modulefile %s: %+v", major, dst, f)
+			}
+		}
+	}
+}

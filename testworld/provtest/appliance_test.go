@@ -117,7 +117,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
 		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum")},
-		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth"}},
+		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
 		{Role: "podman", Vars: []string{"podman_users"}},
@@ -167,6 +167,9 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantValue(t, res.Values["openondemand"], "openondemand_oidc_remote_user_claim",
 		roleDefault(t, filepath.Join(roles, "openondemand"), "openondemand_oidc_remote_user_claim"))
 	wantValue(t, res.Values["openondemand"], "openondemand_auth", checkoutValue(t, stock.Repo, "openondemand_auth"))
+	for _, name := range []string{"openondemand_rstudio_version", "openondemand_code_server_version"} {
+		wantValue(t, res.Values["openondemand"], name, roleDefault(t, filepath.Join(roles, "openondemand"), name))
+	}
 	wantValue(t, res.Values["stackhpc.openhpc"], "openhpc_job_maxtime",
 		roleDefault(t, filepath.Join(appliancesite.Dir(), "galaxy", "roles", "stackhpc.openhpc"), "openhpc_job_maxtime"))
 	if !slices.Contains(res.Groups, "openondemand") || !slices.Contains(res.Groups, "builder") || slices.Contains(res.Groups, "doca") {
@@ -188,7 +191,8 @@ func TestApplianceResolveLab(t *testing.T) {
 	own := "cvmfs_config_overrides:\n  CVMFS_QUOTA_LIMIT: 20000\n  CVMFS_USE_GEOAPI: \"yes\"\n" +
 		"podman_users:\n  - {name: podman, uid: 1001, home: /var/lib/podman}\n  - {name: containers, uid: 1500, home: /srv/containers}\n" +
 		"mysql_podman_user: containers\nopensearch_podman_user: containers\nfilebeat_podman_user: containers\n" +
-		"node_exporter_version: 1.12.0\nnode_exporter_checksum: " + strings.Repeat("ab", 32) + "\n"
+		"node_exporter_version: 1.12.0\nnode_exporter_checksum: " + strings.Repeat("ab", 32) + "\n" +
+		"openondemand_code_server_version: 4.103.0\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +204,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	podmanUser(res, "containers")
 	wantValue(t, res.Values[""], "node_exporter_version", "1.12.0")
 	wantValue(t, res.Values[""], "node_exporter_checksum", strings.Repeat("ab", 32))
+	wantValue(t, res.Values["openondemand"], "openondemand_code_server_version", "4.103.0")
 	vals = res.Values[""]
 	overrides := map[string]any{
 		"appliances_extra_packages_other": []any{"fatimage-site-extra"},
