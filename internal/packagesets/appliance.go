@@ -13,8 +13,9 @@ import (
 // resolves it on the build VM replaces the items transcribed from
 // appliance commit f49fc24, which stay the fallback without one.
 type ApplianceVar struct {
-	// Into is the list the values go into: "packages", "modules", or a
-	// path into the group's content ("content/modprobe_blacklist/0/modules").
+	// Into is the list the values go into: "packages", "modules",
+	// "grafana_plugins", or a path into the group's content
+	// ("content/modprobe_blacklist/0/modules").
 	Into string `yaml:"into"`
 	// Var is the appliance variable; empty with When alone (then Items
 	// are the values when the condition holds).
@@ -409,10 +410,13 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	case "modules":
 		g.Modules = splice(g.Modules, items, vals)
 		return nil
+	case "grafana_plugins":
+		g.GrafanaPlugins = splice(g.GrafanaPlugins, items, vals)
+		return nil
 	}
 	path, ok := strings.CutPrefix(s.Into, "content/")
 	if !ok {
-		return fmt.Errorf("into %q: not packages nor a content path", s.Into)
+		return fmt.Errorf("into %q: not packages, modules, grafana_plugins nor a content path", s.Into)
 	}
 	parent, key, err := walk(g.Content, strings.Split(path, "/"))
 	if err != nil {
@@ -524,10 +528,12 @@ func (g Group) checkSources() error {
 			cur = g.Packages
 		case "modules":
 			cur = g.Modules
+		case "grafana_plugins":
+			cur = g.GrafanaPlugins
 		default:
 			path, ok := strings.CutPrefix(s.Into, "content/")
 			if !ok {
-				return fmt.Errorf("appliance source %s: into %q: not packages nor a content path", s.Var, s.Into)
+				return fmt.Errorf("appliance source %s: into %q: not packages, modules, grafana_plugins nor a content path", s.Var, s.Into)
 			}
 			parent, key, err := walk(g.Content, strings.Split(path, "/"))
 			if err != nil {

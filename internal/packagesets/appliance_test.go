@@ -89,6 +89,7 @@ func TestWithAppliance(t *testing.T) {
 	look := fakeLookup{vals: map[string]any{
 		"/kernel_modules_denylist":             []any{"sctp", "dccp"},
 		"/grafana_version":                     "10.4.19",
+		"/grafana_plugins":                     []any{"grafana-opensearch-datasource 2.9.0", "grafana-piechart-panel 1.6.4"},
 		"/ondemand_package":                    "ondemand-4.1.5",
 		"/openhpc_packages":                    []any{"podman", "", "slurm-sview-ohpc"},
 		"osc.ood/ondemand_dex_package":         "ondemand-dex",
@@ -122,6 +123,10 @@ func TestWithAppliance(t *testing.T) {
 	}
 	if !slices.Contains(got[1].Packages, "grafana-10.4.19") || slices.Contains(got[1].Packages, "grafana-10.4.18") {
 		t.Errorf("grafana %v", got[1].Packages)
+	}
+	if !slices.Equal(got[1].GrafanaPlugins, []string{"grafana-opensearch-datasource 2.9.0", "grafana-piechart-panel 1.6.4"}) ||
+		!slices.Equal(builtin().Groups["grafana"].GrafanaPlugins, []string{"grafana-opensearch-datasource 2.8.1"}) {
+		t.Errorf("grafana plugins %v (the table's %v)", got[1].GrafanaPlugins, builtin().Groups["grafana"].GrafanaPlugins)
 	}
 	ood := got[2].Packages
 	if !slices.Contains(ood, "ondemand-4.1.5") || !slices.Contains(ood, "ondemand-dex") || slices.Contains(ood, "mod_auth_openidc") ||
@@ -157,7 +162,7 @@ func TestWithApplianceLatest(t *testing.T) {
 		if strings.HasPrefix(tc.want, "ondemand") {
 			g, v = groups[1], "/ondemand_package"
 		}
-		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex"}
+		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{}}
 		for _, app := range []string{"rstudio", "codeserver", "jupyter"} {
 			vals["/openondemand_install_app_"+app] = map[string]any{app: map[string]any{"version": "v1"}}
 		}
@@ -209,7 +214,7 @@ func TestCheckSources(t *testing.T) {
 		want string
 	}{
 		{ApplianceVar{Into: "packages", Var: "v", Items: []string{"b"}}, `item "b" is not in packages`},
-		{ApplianceVar{Into: "remove", Var: "v"}, "not packages nor a content path"},
+		{ApplianceVar{Into: "remove", Var: "v"}, "not packages, modules, grafana_plugins nor a content path"},
 		{ApplianceVar{Into: "content/files/3/x", Var: "v"}, "not an index"},
 		{ApplianceVar{Into: "packages"}, "neither a variable nor a condition"},
 		{ApplianceVar{Into: "content/files/0", Drop: true, When: "c"}, "no such element"},

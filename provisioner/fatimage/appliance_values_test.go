@@ -66,6 +66,7 @@ func overridesResult() *appliance.Result {
 				"openhpc_packages":          list("podman", "slurm-libpmi-ohpc", "slurm-sview-ohpc"),
 				"ondemand_package":          str("ondemand-4.1.5"),
 				"grafana_version":           str("10.4.19"),
+				"grafana_plugins":           list("grafana-opensearch-datasource 2.8.1"),
 				"kernel_modules_denylist":   list("sctp", "dccp"),
 				"appliances_local_users":    str(users),
 				"dnf_repos_extra": str(map[string]any{
@@ -672,5 +673,34 @@ func TestPlanFromApplianceOODVersions(t *testing.T) {
 				t.Errorf("Rocky %s: modulefile %s: %+v", major, dst, f)
 			}
 		}
+	}
+}
+
+// TestPlanFromApplianceGrafanaPlugins: the grafana group's plugins are
+// the site's grafana_plugins (cloudalchemy.grafana's, "<id> <version>"),
+// recorded in image.json; one without a version fails naming the
+// variable.
+func TestPlanFromApplianceGrafanaPlugins(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	site := []any{"grafana-opensearch-datasource 2.9.0", "grafana-piechart-panel 1.6.4"}
+	res.Values[""]["grafana_plugins"] = appliance.Value{Defined: true, Value: site}
+	p, err := c.plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.grafanaPlugins(); !slices.Equal(got, []string{"grafana-opensearch-datasource 2.9.0", "grafana-piechart-panel 1.6.4"}) {
+		t.Errorf("grafana plugins %v, want the site's", got)
+	}
+	if !slices.ContainsFunc(p.applianceRecord().FromAppliance, func(v imageApplianceValue) bool {
+		return v.Variable == "grafana_plugins" && v.Into == "grafana_plugins" && len(v.Values) == 2
+	}) {
+		t.Errorf("image.json lacks grafana_plugins: %+v", p.applianceRecord().FromAppliance)
+	}
+	res.Values[""]["grafana_plugins"] = appliance.Value{Defined: true, Value: []any{"grafana-piechart-panel"}}
+	if _, err := c.plan(newApplianceValues(res, ""), ""); err == nil ||
+		!strings.Contains(err.Error(), `group "grafana" (the appliance's grafana_plugins): "grafana-piechart-panel" must be "<plugin id> <version>"`) {
+		t.Errorf("a plugin without its version: %v", err)
 	}
 }

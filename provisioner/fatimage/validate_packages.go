@@ -15,7 +15,7 @@ var (
 
 // validatePackages checks package names, module streams, Grafana
 // plugins and services.
-func validatePackages(c *Config, _ *plan) []error {
+func validatePackages(c *Config, p *plan) []error {
 	var errs problems
 	checkPkgs := func(field string, l []string) {
 		for i, p := range l {
@@ -38,6 +38,13 @@ func validatePackages(c *Config, _ *plan) []error {
 	for i, gp := range c.GrafanaPlugins {
 		if !reGrafanaPlugin.MatchString(gp) {
 			errs.add("grafana_plugins[%d]: %q must be \"<plugin id> <version>\"", i, gp)
+		}
+	}
+	for _, a := range p.sets.applied { // the site's, as its appliance gave them
+		for _, gp := range a.Values {
+			if a.Into == "grafana_plugins" && !reGrafanaPlugin.MatchString(gp) {
+				errs.add("group %q (the appliance's %s): %q must be \"<plugin id> <version>\" (the plugin installs pinned versions)", a.Group, a.Var, gp)
+			}
 		}
 	}
 	for i, s := range c.DisableServices {

@@ -116,7 +116,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	ctx, srv, _ := labVM(t, "appliance-resolve", 5*time.Minute)
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
-		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum")},
+		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins")},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
@@ -140,7 +140,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	}
 	for _, name := range []string{"appliances_extra_packages_other", "openhpc_packages_extra", "appliances_local_users_extra",
 		"ondemand_package_version", "grafana_version", "openondemand_auth", "kernel_modules_denylist",
-		"node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum"} {
+		"node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins"} {
 		wantValue(t, vals, name, checkoutValue(t, stock.Repo, name))
 	}
 	// The checkout's default list, with its element templated from the
