@@ -704,3 +704,40 @@ func TestPlanFromApplianceGrafanaPlugins(t *testing.T) {
 		t.Errorf("a plugin without its version: %v", err)
 	}
 }
+
+// TestPlanFromApplianceK3s: k3s, its airgap images, helm and k3s-selinux
+// are at the k3s role's k3s_version, k3s_helm_version,
+// k3s_selinux_release and k3s_selinux_rpm_version, on either major.
+func TestPlanFromApplianceK3s(t *testing.T) {
+	for _, major := range []string{"9", "8"} {
+		c := siteConfig(t)
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "k3s")
+		res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Defined: true, Value: major}
+		res.Values[""]["ansible_distribution_version"] = appliance.Value{Defined: true, Value: major + ".6"}
+		res.Values["k3s"] = map[string]appliance.Value{
+			"k3s_version":             {Defined: true, Value: "v1.32.5+k3s1"},
+			"k3s_helm_version":        {Defined: true, Value: "v3.17.0"},
+			"k3s_selinux_release":     {Defined: true, Value: "v1.7.stable.1"},
+			"k3s_selinux_rpm_version": {Defined: true, Value: "1.7-1"},
+		}
+		p, err := c.plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		for _, d := range p.Downloads {
+			urls = append(urls, d.URL)
+		}
+		for _, r := range p.RPMURLs {
+			urls = append(urls, r.URL)
+		}
+		for _, want := range []string{"/k3s-io/k3s/releases/download/v1.32.5+k3s1/k3s", "/k3s-io/k3s/releases/download/v1.32.5+k3s1/k3s-airgap-images-amd64.tar.zst",
+			"/helm-v3.17.0-linux-amd64.tar.gz", "/k3s-io/k3s-selinux/releases/download/v1.7.stable.1/k3s-selinux-1.7-1.el" + major + ".noarch.rpm"} {
+			if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, want) }) {
+				t.Errorf("Rocky %s: %v lack %s", major, urls, want)
+			}
+		}
+	}
+}

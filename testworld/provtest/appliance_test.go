@@ -124,6 +124,7 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "mysql", Vars: []string{"mysql_podman_user"}},
 		{Role: "opensearch", Vars: []string{"opensearch_podman_user"}},
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
+		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
 	}}
 	podmanUser := func(res *appliance.Result, want string) {
 		t.Helper()
@@ -169,6 +170,9 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantValue(t, res.Values["openondemand"], "openondemand_auth", checkoutValue(t, stock.Repo, "openondemand_auth"))
 	for _, name := range []string{"openondemand_rstudio_version", "openondemand_code_server_version"} {
 		wantValue(t, res.Values["openondemand"], name, roleDefault(t, filepath.Join(roles, "openondemand"), name))
+	}
+	for _, name := range []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"} {
+		wantValue(t, res.Values["k3s"], name, roleDefault(t, filepath.Join(roles, "k3s"), name))
 	}
 	wantValue(t, res.Values["stackhpc.openhpc"], "openhpc_job_maxtime",
 		roleDefault(t, filepath.Join(appliancesite.Dir(), "galaxy", "roles", "stackhpc.openhpc"), "openhpc_job_maxtime"))
