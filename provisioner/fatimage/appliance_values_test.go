@@ -644,24 +644,11 @@ func TestPlanFromAppliancePodmanUser(t *testing.T) {
 // either major.
 func TestPlanFromApplianceOODVersions(t *testing.T) {
 	for _, major := range []string{"9", "8"} {
-		c := siteConfig(t)
-		res := overridesResult()
-		holdAll(res, true)
-		res.Groups = append(res.Groups, "openondemand_rstudio", "openondemand_codeserver")
-		res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Defined: true, Value: major}
-		res.Values[""]["ansible_distribution_version"] = appliance.Value{Defined: true, Value: major + ".6"}
-		res.Values["openondemand"] = map[string]appliance.Value{
+		p := planOnMajor(t, major, "openondemand", map[string]appliance.Value{
 			"openondemand_rstudio_version":     {Defined: true, Value: "2026.01.0-100"},
 			"openondemand_code_server_version": {Defined: true, Value: "4.103.0"},
-		}
-		p, err := c.plan(newApplianceValues(res, ""), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var urls []string
-		for _, r := range p.RPMURLs {
-			urls = append(urls, r.URL)
-		}
+		}, "openondemand_rstudio", "openondemand_codeserver")
+		urls := contentURLs(p)
 		for _, want := range []string{"/server/rhel" + major + "/x86_64/rstudio-server-rhel-2026.01.0-100-x86_64.rpm",
 			"/coder/code-server/releases/download/v4.103.0/code-server-4.103.0-amd64.rpm"} {
 			if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, want) }) {
@@ -712,29 +699,12 @@ func TestPlanFromApplianceGrafanaPlugins(t *testing.T) {
 // k3s_selinux_release and k3s_selinux_rpm_version, on either major.
 func TestPlanFromApplianceK3s(t *testing.T) {
 	for _, major := range []string{"9", "8"} {
-		c := siteConfig(t)
-		res := overridesResult()
-		holdAll(res, true)
-		res.Groups = append(res.Groups, "k3s")
-		res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Defined: true, Value: major}
-		res.Values[""]["ansible_distribution_version"] = appliance.Value{Defined: true, Value: major + ".6"}
-		res.Values["k3s"] = map[string]appliance.Value{
+		urls := contentURLs(planOnMajor(t, major, "k3s", map[string]appliance.Value{
 			"k3s_version":             {Defined: true, Value: "v1.32.5+k3s1"},
 			"k3s_helm_version":        {Defined: true, Value: "v3.17.0"},
 			"k3s_selinux_release":     {Defined: true, Value: "v1.7.stable.1"},
 			"k3s_selinux_rpm_version": {Defined: true, Value: "1.7-1"},
-		}
-		p, err := c.plan(newApplianceValues(res, ""), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var urls []string
-		for _, d := range p.Downloads {
-			urls = append(urls, d.URL)
-		}
-		for _, r := range p.RPMURLs {
-			urls = append(urls, r.URL)
-		}
+		}, "k3s"))
 		for _, want := range []string{"/k3s-io/k3s/releases/download/v1.32.5+k3s1/k3s", "/k3s-io/k3s/releases/download/v1.32.5+k3s1/k3s-airgap-images-amd64.tar.zst",
 			"/helm-v3.17.0-linux-amd64.tar.gz", "/k3s-io/k3s-selinux/releases/download/v1.7.stable.1/k3s-selinux-1.7-1.el" + major + ".noarch.rpm"} {
 			if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, want) }) {
@@ -770,4 +740,34 @@ func TestPlanFromApplianceSSSD(t *testing.T) {
 			t.Errorf("site %v, template %v: packages %v, want sssd-ldap %v, the site's sssd-krb5", tc.siteLDAP, tc.templateLDAP, pk, tc.want)
 		}
 	}
+}
+
+// planOnMajor is a site's plan from the overrides resolution on a Rocky
+// <major> VM whose host is in groups too, role's scope holding vals.
+func planOnMajor(t *testing.T, major, role string, vals map[string]appliance.Value, groups ...string) *plan {
+	t.Helper()
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, groups...)
+	res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Defined: true, Value: major}
+	res.Values[""]["ansible_distribution_version"] = appliance.Value{Defined: true, Value: major + ".6"}
+	res.Values[role] = vals
+	p, err := c.plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// contentURLs are the URLs of the plan's downloads and rpm_urls.
+func contentURLs(p *plan) []string {
+	var urls []string
+	for _, d := range p.Downloads {
+		urls = append(urls, d.URL)
+	}
+	for _, r := range p.RPMURLs {
+		urls = append(urls, r.URL)
+	}
+	return urls
 }
