@@ -85,7 +85,6 @@ func overridesResult() *appliance.Result {
 				"ansible_distribution_major_version":  str("9"),
 			},
 			"osc.ood":     {"ondemand_dex_package": str("ondemand-dex")},
-			"sssd":        {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
 			"mysql":       {"mysql_tag": str("8.0.30"), "mysql_podman_user": str("podman")},
 			"opensearch":  {"opensearch_version": str("2.9.0"), "opensearch_podman_user": str("podman")},
 			"filebeat":    {"filebeat_version": str("7.12.1"), "filebeat_podman_user": str("podman")},
@@ -97,7 +96,6 @@ func overridesResult() *appliance.Result {
 			"":             {},
 			"openondemand": {},
 			"osc.ood":      {"install_ondemand_dex | bool": {Holds: true}},
-			"sssd":         {},
 		},
 	}
 }
@@ -710,34 +708,6 @@ func TestPlanFromApplianceK3s(t *testing.T) {
 			if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, want) }) {
 				t.Errorf("Rocky %s: %v lack %s", major, urls, want)
 			}
-		}
-	}
-}
-
-// TestPlanFromApplianceSSSD: the sssd group's packages are the sssd
-// role's: sssd_packages, sssd_mkhomedir_packages, and sssd_ldap_packages
-// when the site's sssd_install_ldap holds (a site authenticating against
-// LDAP), whatever the template's option of that name; the template's
-// option still adds them without the site's.
-func TestPlanFromApplianceSSSD(t *testing.T) {
-	for _, tc := range []struct {
-		siteLDAP, templateLDAP, want bool
-	}{{false, false, false}, {true, false, true}, {false, true, true}, {true, true, true}} {
-		c := siteConfig(t)
-		c.SSSDInstallLDAP = tc.templateLDAP
-		res := overridesResult()
-		holdAll(res, true)
-		res.Groups = append(res.Groups, "sssd")
-		res.RoleConditions["sssd"]["sssd_install_ldap | bool"] = appliance.Truth{Holds: tc.siteLDAP}
-		res.Values["sssd"]["sssd_packages"] = appliance.Value{Defined: true, Value: []any{"sssd-common", "sssd-krb5"}}
-		p, err := c.plan(newApplianceValues(res, ""), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pk := p.sets.Packages
-		if slices.Contains(pk, "sssd-ldap") != tc.want || !slices.Contains(pk, "sssd-krb5") || !slices.Contains(pk, "oddjob-mkhomedir") ||
-			len(slices.Compact(slices.Sorted(slices.Values(pk)))) != len(pk) {
-			t.Errorf("site %v, template %v: packages %v, want sssd-ldap %v, the site's sssd-krb5", tc.siteLDAP, tc.templateLDAP, pk, tc.want)
 		}
 	}
 }

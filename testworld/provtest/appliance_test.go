@@ -125,16 +125,7 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "opensearch", Vars: []string{"opensearch_podman_user"}},
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
-		{Role: "sssd", Vars: []string{"sssd_packages", "sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
 	}}
-	ldap := func(res *appliance.Result, want bool) {
-		t.Helper()
-		wantValue(t, res.Values["sssd"], "sssd_packages", []any{"sssd-common"})
-		wantValue(t, res.Values["sssd"], "sssd_ldap_packages", []any{"sssd-ldap"})
-		if got := res.RoleConditions["sssd"]["sssd_install_ldap | bool"]; got.Error != "" || got.Holds != want {
-			t.Errorf("sssd_install_ldap: %+v, want %v", got, want)
-		}
-	}
 	podmanUser := func(res *appliance.Result, want string) {
 		t.Helper()
 		for _, role := range []string{"mysql", "opensearch", "filebeat"} {
@@ -196,8 +187,6 @@ func TestApplianceResolveLab(t *testing.T) {
 		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
 	// the common group_vars' podman over the roles' default, the login user
 	podmanUser(res, "podman")
-	// .stackhpc's builder group_vars: the fat image has sssd-ldap
-	ldap(res, true)
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
 	// a site's own cvmfs settings, podman users and the user running its
@@ -211,11 +200,6 @@ func TestApplianceResolveLab(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// .stackhpc's builder group_vars win over the site's all: a site
-	// without LDAP says so for builder too
-	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "builder.yml"), []byte("sssd_install_ldap: false\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	res = resolveSite(ctx, t, site, tg, req)
 	wantCvmfs(t, res, []string{"CVMFS_QUOTA_LIMIT", "CVMFS_HTTP_PROXY", "CVMFS_USE_GEOAPI"}, "20000", "'http://"+srv.IP+":3128'")
 	wantValue(t, res.Values["podman"], "podman_users", []any{
@@ -225,7 +209,6 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantValue(t, res.Values[""], "node_exporter_version", "1.12.0")
 	wantValue(t, res.Values[""], "node_exporter_checksum", strings.Repeat("ab", 32))
 	wantValue(t, res.Values["openondemand"], "openondemand_code_server_version", "4.103.0")
-	ldap(res, false)
 	vals = res.Values[""]
 	overrides := map[string]any{
 		"appliances_extra_packages_other": []any{"fatimage-site-extra"},
