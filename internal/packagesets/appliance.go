@@ -45,6 +45,11 @@ type ApplianceVar struct {
 	// that the one value, formatted, replaces wherever it occurs: the
 	// built-in tag in the unit running an image (opensearch:2.9.0).
 	Within string `yaml:"within"`
+	// Render makes the one item of a mapping value: "key_value" is a
+	// `key=value` line per entry in the order the site's Ansible gives
+	// (a role's template iterating `.items()`, as eessi's
+	// cvmfs.config.j2 writes cvmfs_config).
+	Render string `yaml:"render"`
 	// Drop: Into is an element of a content list (content/git_checkouts/0)
 	// that the build leaves out when When does not hold (the Open
 	// OnDemand apps the site's ood_install_apps does not name).
@@ -54,7 +59,9 @@ type ApplianceVar struct {
 // LocalUsers is the appliance variable of the users bootstrap.yml
 // creates, and the built-in users it stands for.
 type LocalUsers struct {
-	Var   string   `yaml:"var"`
+	Var string `yaml:"var"`
+	// Role is the role whose defaults are in scope ("" none).
+	Role  string   `yaml:"role"`
 	Users []string `yaml:"users"`
 }
 
@@ -107,6 +114,8 @@ func ApplianceExtraRepos() ExtraRepos { return builtin().ExtraRepos }
 type Lookup interface {
 	Value(role, name string) (v any, defined bool, err error)
 	Holds(role, cond string) (bool, error)
+	// Keys are a mapping value's keys in the site's Ansible's order.
+	Keys(role, name string) []string
 }
 
 // Applied is one source as applied: the values it gave.
@@ -118,6 +127,9 @@ type Applied struct {
 
 // ApplianceLocalUsers is the local users' source.
 func ApplianceLocalUsers() LocalUsers { return builtin().LocalUsers }
+
+// AppliancePodmanUsers is the source of the users the podman role makes.
+func AppliancePodmanUsers() LocalUsers { return builtin().PodmanUsers }
 
 // Sources are every group's sources, by group name, sorted by group.
 func ApplianceVars() map[string][]ApplianceVar {
@@ -297,6 +309,10 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 			return nil, fmt.Errorf("no %s in its value", s.Key)
 		}
 	}
+	if s.Render == renderKeyValue {
+		text, err := keyValueLines(v, look.Keys(s.Role, s.Var))
+		return []string{text}, err
+	}
 	items, err := Strings(v)
 	if err != nil {
 		return nil, err
@@ -310,6 +326,39 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		}
 	}
 	return items, nil
+}
+
+// renderKeyValue is ApplianceVar.Render's `key=value` lines.
+const renderKeyValue = "key_value"
+
+// keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
+// }}` renders it (Ansible's trim_blocks: a line each), keys in order.
+func keyValueLines(v any, keys []string) (string, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("%v is not a mapping", v)
+	}
+	if len(keys) != len(m) {
+		return "", fmt.Errorf("the order of its keys is not known (%d keys, %d in order)", len(m), len(keys))
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		var text string
+		switch x := m[k].(type) {
+		case string:
+			text = x
+		case float64:
+			text = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			text = map[bool]string{true: "True", false: "False"}[x] // Python's str()
+		case nil:
+			text = "None"
+		default:
+			return "", fmt.Errorf("%s: %v is not a single value", k, x)
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, text)
+	}
+	return b.String(), nil
 }
 
 // Strings is a resolved value as a list of strings: a string is one
@@ -458,6 +507,9 @@ func (g Group) checkSources() error {
 		}
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
+		}
+		if s.Render != "" && (s.Render != renderKeyValue || s.Key != "" || s.Var == "") {
+			return fmt.Errorf("appliance source %s: render %q: only %q, of a whole variable", s.Var, s.Render, renderKeyValue)
 		}
 		if s.Latest != "" && s.Into != "packages" {
 			return fmt.Errorf("appliance source %s: latest names a package, into %q is not packages", s.Var, s.Into)

@@ -22,6 +22,50 @@ func (f fakeLookup) Value(role, name string) (any, bool, error) {
 
 func (f fakeLookup) Holds(role, cond string) (bool, error) { return f.holds[role+"/"+cond], nil }
 
+func (f fakeLookup) Keys(role, name string) []string {
+	keys, _ := f.vals[role+"/"+name+" keys"].([]string)
+	return keys
+}
+
+// TestKeyValueRender: a render key_value source is the mapping's
+// key=value lines in the order the site's Ansible gives, the values as
+// Jinja prints them, into the one value of a content file.
+func TestKeyValueRender(t *testing.T) {
+	groups, err := Expand("eessi")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	look := fakeLookup{vals: map[string]any{
+		"eessi/cvmfs_config":      map[string]any{"CVMFS_QUOTA_LIMIT": "20000", "CVMFS_CLIENT_PROFILE": "single", "CVMFS_USE_GEOAPI": true, "N": float64(3)},
+		"eessi/cvmfs_config keys": []string{"CVMFS_CLIENT_PROFILE", "CVMFS_QUOTA_LIMIT", "CVMFS_USE_GEOAPI", "N"},
+	}}
+	out, applied, err := WithAppliance(g, look)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "CVMFS_CLIENT_PROFILE=single\nCVMFS_QUOTA_LIMIT=20000\nCVMFS_USE_GEOAPI=True\nN=3\n"
+	file := out.Content["files"].([]any)[0].(map[string]any)
+	if file["content"] != want || file["destination"] != "/etc/cvmfs/default.local" {
+		t.Errorf("default.local: %+v, want content %q", file, want)
+	}
+	if len(applied) != 1 || applied[0].Var != "cvmfs_config" || applied[0].Role != "eessi" {
+		t.Errorf("applied: %+v", applied)
+	}
+	if builtin := g.Content["files"].([]any)[0].(map[string]any)["content"]; builtin != "CVMFS_CLIENT_PROFILE=single\nCVMFS_QUOTA_LIMIT=10000\n" {
+		t.Errorf("the built-in (f49fc24) content changed: %q", builtin)
+	}
+	for name, vals := range map[string]map[string]any{
+		"no order":   {"eessi/cvmfs_config": map[string]any{"A": "1"}},
+		"nested":     {"eessi/cvmfs_config": map[string]any{"A": []any{"x"}}, "eessi/cvmfs_config keys": []string{"A"}},
+		"no mapping": {"eessi/cvmfs_config": "A=1"},
+	} {
+		if _, _, err := WithAppliance(g, fakeLookup{vals: vals}); err == nil || !strings.Contains(err.Error(), `group "eessi": cvmfs_config (role eessi)`) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 func TestSplice(t *testing.T) {
 	for _, tc := range []struct {
 		list, items, vals, want []string

@@ -143,6 +143,8 @@ type table struct {
 	Binaries map[string]Binary   `yaml:"binaries"`
 	// LocalUsers: the users the appliance's bootstrap.yml creates.
 	LocalUsers LocalUsers `yaml:"local_users"`
+	// PodmanUsers: the users the appliance's podman role makes.
+	PodmanUsers LocalUsers `yaml:"podman_users"`
 	// ExtraRepos: a site's own repositories, as the dnf_repos role adds them.
 	ExtraRepos ExtraRepos `yaml:"extra_repos"`
 }

@@ -49,7 +49,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if res.CommitError != "" {
 		s.say("WARNING: appliance: " + res.CommitError)
 	}
-	av := newApplianceValues(res)
+	av := newApplianceValues(res, t.Host)
 	if av.proxy, err = proxy.forBuild(res, all); err != nil {
 		return err
 	}

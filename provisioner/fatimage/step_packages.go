@@ -26,8 +26,8 @@ type packagePlan struct {
 	Exclude    []string // packages excluded from the install
 	KeepAsIs   []string // installed packages the update leaves alone
 	// Present are the specs of Install and NoWeakDeps that stay at the
-	// installed version when the VM already has a package providing
-	// them (no update only; presentSpec says which)
+	// installed version when they name a package the VM already has (no
+	// update only; presentSpec says which)
 	Present     []string
 	EnableRepos []string // repositories enabled for the transaction
 	WeakDeps    bool     // dnf install_weak_deps

@@ -64,7 +64,7 @@ func TestPresentNotLatest(t *testing.T) {
 	res := overridesResult()
 	holdAll(res, true)
 	res.Values[""]["grafana_version"] = appliance.Value{Defined: true, Value: "latest"}
-	pl, err := c.plan(newApplianceValues(res), "")
+	pl, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil {
 		t.Fatal(err)
 	}

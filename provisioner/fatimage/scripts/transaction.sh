@@ -8,8 +8,8 @@
 # TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
 # their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE
 # (removed, or excluded when not installed), TX_PRESENT (specs of the
-# installs that stay at the installed version of a package providing
-# them); TX_NO_GPGCHECK (repositories
+# installs that stay at the installed version of the package they
+# name); TX_NO_GPGCHECK (repositories
 # whose packages are installed without GPG check); TX_UPDATE and
 # TX_WEAK_DEPS are true or false.
 

@@ -1053,6 +1053,9 @@ func TestSystemdUnits(t *testing.T) {
 		}
 	}
 	// Debian names the unit ssh.service, with sshd.service as its alias.
+	// sshd answers before the boot's last units (ansible-init) are up on a
+	// loaded host: wait for the boot's end, as systemd reports it, first.
+	mustRun(t, c, "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1 || true")
 	expect("systemctl is-enabled ssh; systemctl is-active sshd.service ansible-init", "enabled\nactive\nactive", 0)
 	for _, u := range []string{"foo", "bar"} {
 		mustRun(t, c, fmt.Sprintf("printf '[Unit]\\n[Service]\\nExecStart=/bin/sh -c \"echo %s says $$GREETING; exec sleep infinity\"\\n[Install]\\nWantedBy=multi-user.target\\n' | sudo -n tee /etc/systemd/system/%s.service >/dev/null", u, u))
