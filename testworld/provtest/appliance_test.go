@@ -121,6 +121,7 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
 		{Role: "podman", Vars: []string{"podman_users"}},
+		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
 	}}
 
 	stock := appliancesite.New(t, ".stackhpc", "fatimage")
@@ -168,6 +169,12 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantCvmfs(t, res, []string{"CVMFS_QUOTA_LIMIT", "CVMFS_HTTP_PROXY"}, "10000", "'http://"+srv.IP+":3128'")
 	wantValue(t, res.Values["podman"], "podman_users",
 		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
+	// sssd-ldap: the role's list, wanted by .stackhpc's builder group_vars
+	// over the role's default false
+	wantValue(t, res.Values["sssd"], "sssd_ldap_packages", roleDefault(t, filepath.Join(roles, "sssd"), "sssd_ldap_packages"))
+	if got := res.RoleConditions["sssd"]["sssd_install_ldap | bool"]; !got.Holds || got.Error != "" {
+		t.Errorf("sssd_install_ldap for .stackhpc's builder: %+v, want it to hold", got)
+	}
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
 	// a site's own cvmfs settings and podman users, in a file of its own
