@@ -268,7 +268,7 @@ variable "appliance_strict" {
 variable "sssd_install_ldap" {
   type        = bool
   default     = false
-  description = "Install sssd-ldap with the sssd group, as the appliance's variable of that name."
+  description = "Install sssd-ldap with the sssd group, as the appliance's variable of that name; only without appliance_environment, whose own sssd_install_ldap decides."
 }
 
 variable "container_registry" {

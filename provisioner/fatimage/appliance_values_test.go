@@ -91,11 +91,13 @@ func overridesResult() *appliance.Result {
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
+			"sssd": {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
 		},
 		RoleConditions: map[string]map[string]appliance.Truth{
 			"":             {},
 			"openondemand": {},
 			"osc.ood":      {"install_ondemand_dex | bool": {Holds: true}},
+			"sssd":         {"sssd_install_ldap | bool": {Holds: true}},
 		},
 	}
 }
@@ -566,6 +568,54 @@ func TestPlanFromAppliancePodmanUsers(t *testing.T) {
 		return q.Role == "podman" && slices.Contains(q.Vars, "podman_users")
 	}) {
 		t.Error("the resolution does not ask for podman_users in the podman role's scope")
+	}
+}
+
+// TestPlanFromApplianceSSSD: with the site's appliance, whether sssd-ldap
+// joins the sssd group is the site's sssd_install_ldap (the sssd role's
+// scope, where .stackhpc's builder group_vars set it), not the plugin's
+// option, and the packages are the role's lists; the option with
+// appliance_environment is refused at validate.
+func TestPlanFromApplianceSSSD(t *testing.T) {
+	for _, holds := range []bool{true, false} {
+		c := siteConfig(t)
+		res := overridesResult()
+		res.Groups = append(res.Groups, "sssd")
+		res.Values["sssd"]["sssd_mkhomedir_packages"] = appliance.Value{Defined: true, Value: []any{"oddjob-mkhomedir", "site-mkhomedir"}}
+		holdAll(res, true)
+		res.RoleConditions["sssd"]["sssd_install_ldap | bool"] = appliance.Truth{Holds: holds}
+		p, err := c.plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sssd packagesets.Group
+		for _, g := range p.sets.groups {
+			if g.Name == "sssd" {
+				sssd = g
+			}
+		}
+		want := []string{"sssd-common", "oddjob-mkhomedir", "site-mkhomedir"}
+		if holds {
+			want = append(want, "sssd-ldap") // a source with a condition and no items adds at the end
+		}
+		if !slices.Equal(sssd.Packages, want) {
+			t.Errorf("sssd_install_ldap %v: the sssd group's packages %v, want %v", holds, sssd.Packages, want)
+		}
+		if got := slices.Contains(p.sets.Packages, "sssd-ldap"); got != holds {
+			t.Errorf("sssd_install_ldap %v: sssd-ldap in the build's packages: %v", holds, got)
+		}
+	}
+	if !slices.ContainsFunc(applianceRequest().Queries, func(q appliance.Query) bool {
+		return q.Role == "sssd" && slices.Contains(q.Conditions, "sssd_install_ldap | bool") && slices.Contains(q.Vars, "sssd_ldap_packages")
+	}) {
+		t.Error("the resolution does not ask for sssd_install_ldap and sssd_ldap_packages in the sssd role's scope")
+	}
+	repo, env := fakeCheckout(t)
+	clearArkEnv(t)
+	var p Provisioner
+	err := p.Prepare(map[string]any{"appliance_dir": repo, "appliance_environment": env, "repos": []any{goodRepo()}, "sssd_install_ldap": true})
+	if err == nil || !strings.Contains(err.Error(), "sssd_install_ldap: not with appliance_environment") {
+		t.Errorf("sssd_install_ldap with appliance_environment: %v", err)
 	}
 }
 

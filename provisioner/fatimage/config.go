@@ -207,7 +207,9 @@ type Config struct {
 	// 8), for a mirror. Default https://download2.rstudio.org.
 	RStudioDownloadURL string `mapstructure:"rstudio_download_url"`
 	// Install sssd-ldap with the sssd group, as the appliance's
-	// `sssd_install_ldap` does.
+	// `sssd_install_ldap` does, for builds without `appliance_environment`;
+	// with it the site's own `sssd_install_ldap` decides (the sssd role's
+	// scope: `.stackhpc` sets it for `builder`), and this option is refused.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
 	// Extra packages installed in the same transaction: names, specs or
 	// groups (`@Development Tools`), no globs. Without `update`, the name

@@ -29,6 +29,9 @@ func validateAppliance(c *Config, p *plan) []error {
 	if len(c.Inventory) > 0 {
 		errs.add("inventory: not with appliance_environment, whose inventory the appliance's packer/ansible-inventory.sh composes")
 	}
+	if c.SSSDInstallLDAP {
+		errs.add("sssd_install_ldap: not with appliance_environment, whose own sssd_install_ldap (the sssd role's scope, e.g. its group_vars) says whether sssd-ldap is installed")
+	}
 	if err := p.site.Check(); err != nil {
 		errs.add("appliance_environment: %v", err)
 	}

@@ -26,7 +26,8 @@ type LabRepo struct {
 //     podman at the lab's mirrors;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
 //     snapshots (the appliance's pinned timestamps are not served here)
-//     and dnf_repos_pulp_content_url the lab's Ark;
+//     and appliances_pulp_url the lab's Ark, as a site with its own Pulp
+//     sets it (the grafana role's repo file reads it directly);
 //   - requirements.yml.last, as dev/setup-env.sh leaves it after installing
 //     the Galaxy content (validate-galaxy.yml compares the two);
 //   - the tree becomes a git work tree (a site's checkout is a clone:
@@ -37,7 +38,10 @@ type LabRepo struct {
 //     tarball's (binarySHA256, by binary name), as a site mirroring the
 //     release sets them;
 //   - collections/ (a stand-in prometheus.prometheus) joins the
-//     collections path.
+//     collections path;
+//   - the Galaxy roles sit in ansible/roles too, where dev/setup-env.sh
+//     installs them: fatimage.yml's grafana play reads
+//     ansible/roles/cloudalchemy.grafana/vars/redhat.yml by that path.
 //
 // Both of a comparison's builds use the result.
 func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256 map[string]string) {
@@ -56,8 +60,8 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 		def[r.Key][r.Major] = map[string]string{"pulp_path": r.PulpPath, "pulp_timestamp": r.Timestamp, "repo_file": r.RepoFile}
 	}
 	data, err := yaml.Marshal(map[string]any{
-		"dnf_repos_default":          def,
-		"dnf_repos_pulp_content_url": "{{ lookup('ansible.builtin.env', 'ARK_CONTENT_URL') }}",
+		"dnf_repos_default":   def,
+		"appliances_pulp_url": "{{ lookup('ansible.builtin.env', 'ARK_CONTENT_URL') | regex_replace('/pulp/content/?$', '') }}",
 	})
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_ark.yml"), append([]byte("---\n"), data...), 0o644))
@@ -71,10 +75,23 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Repo, "requirements.yml.last"), req, 0o644))
 	linkDir(tb, filepath.Join(s.Repo, "ansible"))
+	linkGalaxyRoles(tb, s)
 	git := exec.Command("sh", "-c", "git init -q . && git -c user.name=site -c user.email=site@example.invalid commit -q --allow-empty -m site")
 	git.Dir = s.Repo
 	if out, err := git.CombinedOutput(); err != nil {
 		tb.Fatalf("git init %s: %v: %s", s.Repo, err, out)
 	}
 	s.CollectionsPath = append(s.CollectionsPath, filepath.Join(here, "collections"))
+}
+
+// linkGalaxyRoles makes s's ansible/roles a directory of links holding the
+// checkout's roles and the site's Galaxy roles, as `ansible-galaxy role
+// install -p ansible/roles` leaves it.
+func linkGalaxyRoles(tb testing.TB, s *appliance.Site) {
+	tb.Helper()
+	roles := filepath.Join(s.Repo, "ansible", "roles")
+	linkDir(tb, roles)
+	for _, dir := range s.RolesPath {
+		link(tb, dir, roles)
+	}
 }

@@ -26,7 +26,7 @@ var ownBuildFiles = []string{
 
 // ownBuildUnits are the units whose account and command line are
 // compared (the unit files' other lines are each build's own words).
-var ownBuildUnits = []string{"node_exporter.service"}
+var ownBuildUnits = []string{"node_exporter.service", "filebeat.service"}
 
 // ownBuildUnitScript prints one line per argument: its User=, Group= and
 // ExecStart= lines, or "absent".

@@ -125,6 +125,7 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "opensearch", Vars: []string{"opensearch_podman_user"}},
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
+		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
 	}}
 	podmanUser := func(res *appliance.Result, want string) {
 		t.Helper()
@@ -187,6 +188,12 @@ func TestApplianceResolveLab(t *testing.T) {
 		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
 	// the common group_vars' podman over the roles' default, the login user
 	podmanUser(res, "podman")
+	// sssd-ldap: the role's list, wanted by .stackhpc's builder group_vars
+	// over the role's default false
+	wantValue(t, res.Values["sssd"], "sssd_ldap_packages", roleDefault(t, filepath.Join(roles, "sssd"), "sssd_ldap_packages"))
+	if got := res.RoleConditions["sssd"]["sssd_install_ldap | bool"]; !got.Holds || got.Error != "" {
+		t.Errorf("sssd_install_ldap for .stackhpc's builder: %+v, want it to hold", got)
+	}
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
 	// a site's own cvmfs settings, podman users and the user running its

@@ -238,6 +238,12 @@ var catalog = append([]pkgDef{
 	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},
 	{Repo: "baseos", Name: "sssd-client", EVR: "2.9.6-4.el9_6.2"},
 	{Repo: "baseos", Name: "sssd-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-client = {evr}"}, Units: []string{"sssd.service"}, EnableOnInstall: true},
+	// sssd_install_ldap's package (.stackhpc's builder sets it): the LDAP
+	// provider sssd loads, needing its sibling's ldap_child (whose setuid
+	// helpers nothing here runs, so it ships no file)
+	{Repo: "baseos", Name: "sssd-krb5-common", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-common = {evr}"}},
+	{Repo: "baseos", Name: "sssd-ldap", EVR: "2.9.6-4.el9_6.2", Requires: []string{"sssd-common = {evr}", "sssd-krb5-common = {evr}"},
+		Files: map[string]string{"/usr/lib64/sssd/libsss_ldap.so": "lab stand-in of sssd's LDAP provider\n"}},
 	{Repo: "baseos", Name: "oddjob", EVR: "0.34.7-7.el9"},
 	{Repo: "baseos", Name: "oddjob-mkhomedir", EVR: "0.34.7-7.el9", Requires: []string{"oddjob = {evr}"}},
 	{Repo: "baseos", Name: "firewalld-filesystem", EVR: "1.3.4-9.el9_5"},
