@@ -190,9 +190,9 @@ func TestCloseUnblocksReleases(t *testing.T) {
 	}
 }
 
-// TestBaseImageAsRocky checks two things of a Rocky GenericCloud image
-// that roles rely on: /bin/sh is bash (shell tasks with `set -o pipefail`,
-// `source`), and chrony is installed with chronyd enabled and running
+// TestBaseImageAsRocky checks what roles rely on in a Rocky GenericCloud
+// image: /bin/sh is bash (shell tasks with `set -o pipefail`, `source`),
+// libuser's tools are there, and chrony is installed with chronyd enabled and running
 // (mrlesmithjr.chrony writes /etc/chrony.conf and restarts chronyd). The
 // daemon is the real chronyd; it keeps its hands off the clock, which is
 // the host's, and only the package puts it in place.
@@ -209,6 +209,12 @@ func TestBaseImageAsRocky(t *testing.T) {
 		}
 	}
 	check("readlink -f /bin/sh", "/usr/bin/bash")
+	// libuser, which Ansible's user module runs for a local user (the
+	// appliance's rocky user, whose home it moves while rocky is logged in)
+	check("sudo -n luseradd -M lab-local && sudo -n mkdir /home/lab-local && sudo -n touch /home/lab-local/f && "+
+		"sudo -n lusermod -d /var/lib/lab-local -m lab-local && sudo -n lgroupmod -M lab-local adm && "+
+		"getent passwd lab-local | cut -d: -f6; ls /var/lib/lab-local /home/lab-local; id -nG lab-local",
+		"/var/lib/lab-local\nls: cannot access '/home/lab-local': No such file or directory\n/var/lib/lab-local:\nf\nlab-local adm")
 	check(`sh -c 'set -o pipefail && false | true; echo "pipefail $?"; source /dev/null && echo sourced'`, "pipefail 1\nsourced")
 
 	check("rpm -qf --qf '%{NAME}\\n' /usr/sbin/chronyd /usr/bin/chronyc /etc/chrony.conf /usr/lib/systemd/system/chronyd.service", "chrony\nchrony\nchrony\nchrony")

@@ -36,6 +36,7 @@ var RootFSPackages = []string{
 	"iproute2", "netbase", "procps", "less", // ip, /etc/services, ps/sysctl, pagers
 	"libnss-myhostname", // the hostname resolves (sudo, as on Rocky)
 	"chrony",            // chronyd and chronyc for the lab's chrony RPM (rootfsHooks move them aside)
+	"libuser",           // luseradd, lusermod, lgroupmod: Ansible's user module with local (the appliance's rocky user), as in Rocky's image
 }
 
 // rootfsSuite and rootfsMirrors are the Debian release the VM userland is
@@ -69,7 +70,8 @@ var rootfsHooks = []string{
 		`etc/dhcp/dhclient-exit-hooks.d/chrony etc/network/if-up.d/chrony etc/network/if-post-down.d/chrony etc/ppp/ip-up.d/chrony etc/ppp/ip-down.d/chrony ` +
 		`usr/lib/systemd/system/chrony* etc/systemd/system/chronyd.service etc/systemd/system/*.wants/chrony* usr/lib/systemd/ntp-units.d/50-chrony.list ` +
 		`usr/lib/NetworkManager/dispatcher.d/*chrony* usr/lib/networkd-dispatcher/*/chrony*`,
-	`sed -i 's/^_chrony:/chrony:/' "$1"/etc/passwd "$1"/etc/group "$1"/etc/shadow "$1"/etc/gshadow`,
+	`sed -i 's/^_chrony:/chrony:/' "$1"/etc/passwd "$1"/etc/group "$1"/etc/shadow "$1"/etc/gshadow && ` +
+		`sed -i -e '\# /etc/chrony/#d' -e 's/_chrony /chrony /g' "$1"/var/lib/dpkg/statoverride`,
 }
 
 // rootfsVersion changes when the build itself changes in a way the package
