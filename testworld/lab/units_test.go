@@ -217,6 +217,8 @@ func TestBaseImageAsRocky(t *testing.T) {
 		"/var/lib/lab-local\nls: cannot access '/home/lab-local': No such file or directory\n/var/lib/lab-local:\nf\nlab-local adm")
 	check(`sh -c 'set -o pipefail && false | true; echo "pipefail $?"; source /dev/null && echo sourced'`, "pipefail 1\nsourced")
 
+	// the boot's end: chronyd may still be starting when sshd answers
+	c.Run(t, "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1; true")
 	check("rpm -qf --qf '%{NAME}\\n' /usr/sbin/chronyd /usr/bin/chronyc /etc/chrony.conf /usr/lib/systemd/system/chronyd.service", "chrony\nchrony\nchrony\nchrony")
 	check("systemctl is-enabled chronyd; systemctl is-active chronyd", "enabled\nactive")
 	defer func() {
@@ -235,7 +237,9 @@ func TestBaseImageAsRocky(t *testing.T) {
 	}
 	check("ps -o user= -p "+pid, "chrony")
 	check("chronyc -n sources | grep -c '^^. 192.0.2.1 '", "1") // the daemon answers, with the new configuration
-	check("sudo -n journalctl -b -u chronyd -o cat | grep -c 'Disabled control of system clock'", "2")
+	// (the journal is written asynchronously: wait for the restart's line)
+	check("timeout 30 sh -c 'until [ \"$(sudo -n journalctl -b -u chronyd -o cat | grep -c \"Disabled control of system clock\")\" -ge 2 ]; do sleep 0.2; done'; "+
+		"sudo -n journalctl -b -u chronyd -o cat | grep -c 'Disabled control of system clock'", "2")
 
 	// without the package, no daemon: Debian's is not in the VM's way
 	c.Run(t, "sudo -n rpm -e --nodeps chrony")
