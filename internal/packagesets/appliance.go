@@ -13,8 +13,8 @@ import (
 // resolves it on the build VM replaces the items transcribed from
 // appliance commit f49fc24, which stay the fallback without one.
 type ApplianceVar struct {
-	// Into is the list the values go into: "packages", "modules",
-	// "grafana_plugins", or a path into the group's content
+	// Into is the list the values go into: "packages", "no_weak_deps",
+	// "modules", "grafana_plugins", or a path into the group's content
 	// ("content/modprobe_blacklist/0/modules").
 	Into string `yaml:"into"`
 	// Var is the appliance variable; empty with When alone (then Items
@@ -405,7 +405,10 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	}
 	switch s.Into {
 	case "packages":
-		g.Packages = splice(g.Packages, items, vals)
+		g.Packages = splice(g.Packages, items, packageNames(vals))
+		return nil
+	case "no_weak_deps":
+		g.NoWeakDeps = splice(g.NoWeakDeps, items, packageNames(vals))
 		return nil
 	case "modules":
 		g.Modules = splice(g.Modules, items, vals)
@@ -439,6 +442,14 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	}
 	parent[key] = list
 	return nil
+}
+
+// packageNames are vals without the empty ones, which a role's list
+// holds for a package it leaves out (stackhpc.openhpc's
+// ohpc_slurm_packages: lmod-ohpc or an empty string, which its task
+// rejects).
+func packageNames(vals []string) []string {
+	return slices.DeleteFunc(slices.Clone(vals), func(v string) bool { return v == "" })
 }
 
 // splice removes items from list and puts vals where the first was (at
@@ -526,6 +537,8 @@ func (g Group) checkSources() error {
 		switch s.Into {
 		case "packages":
 			cur = g.Packages
+		case "no_weak_deps":
+			cur = g.NoWeakDeps
 		case "modules":
 			cur = g.Modules
 		case "grafana_plugins":
@@ -533,7 +546,7 @@ func (g Group) checkSources() error {
 		default:
 			path, ok := strings.CutPrefix(s.Into, "content/")
 			if !ok {
-				return fmt.Errorf("appliance source %s: into %q: not packages, modules, grafana_plugins nor a content path", s.Var, s.Into)
+				return fmt.Errorf("appliance source %s: into %q: not packages, no_weak_deps, modules, grafana_plugins nor a content path", s.Var, s.Into)
 			}
 			parent, key, err := walk(g.Content, strings.Split(path, "/"))
 			if err != nil {

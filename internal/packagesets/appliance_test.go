@@ -214,7 +214,7 @@ func TestCheckSources(t *testing.T) {
 		want string
 	}{
 		{ApplianceVar{Into: "packages", Var: "v", Items: []string{"b"}}, `item "b" is not in packages`},
-		{ApplianceVar{Into: "remove", Var: "v"}, "not packages, modules, grafana_plugins nor a content path"},
+		{ApplianceVar{Into: "remove", Var: "v"}, "not packages, no_weak_deps, modules, grafana_plugins nor a content path"},
 		{ApplianceVar{Into: "content/files/3/x", Var: "v"}, "not an index"},
 		{ApplianceVar{Into: "packages"}, "neither a variable nor a condition"},
 		{ApplianceVar{Into: "content/files/0", Drop: true, When: "c"}, "no such element"},
@@ -346,5 +346,60 @@ func TestWithAppliancePodmanUser(t *testing.T) {
 		if want := name + "_podman_user (role " + name + "): not defined"; err == nil || strings.Count(err.Error(), want) != 1 {
 			t.Errorf("%s without the variable: %v, want %q once", name, err, want)
 		}
+	}
+}
+
+// TestOpenHPCSlurmSetFromEnable: the Slurm set the openhpc group installs
+// without weak dependencies is stackhpc.openhpc's ohpc_slurm_packages
+// lists that the site's openhpc_enable turns on for the build host, as
+// the role's install-ohpc.yml builds it: a host in openhpc alone gets the
+// runtime list, a host in control and compute every list; the role's
+// empty string for lmod-ohpc (openhpc_module_system_install false) is no
+// package.
+func TestOpenHPCSlurmSetFromEnable(t *testing.T) {
+	groups, err := Expand("openhpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g Group
+	for _, x := range groups {
+		if x.Name == "openhpc" {
+			g = x
+		}
+	}
+	slurm := map[string]any{
+		"control":  []any{"ohpc-slurm-server", "slurm-slurmctld-ohpc", "slurm-example-configs-ohpc"},
+		"batch":    []any{"ohpc-base-compute", "ohpc-slurm-client"},
+		"runtime":  []any{"slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc", ""},
+		"database": []any{"slurm-slurmdbd-ohpc"},
+	}
+	vals := map[string]any{"stackhpc.openhpc/ohpc_slurm_packages": slurm, "/openhpc_packages": []any{"nhc-ohpc"}}
+	holds := func(keys ...string) map[string]bool {
+		out := map[string]bool{}
+		for _, k := range keys {
+			out["stackhpc.openhpc/openhpc_enable."+k+" | bool"] = true
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		on   []string
+		want []string
+	}{
+		{"openhpc alone", []string{"runtime"}, []string{"slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc"}},
+		{"control and compute", []string{"control", "batch", "runtime", "database"}, []string{"ohpc-slurm-server", "slurm-slurmctld-ohpc",
+			"ohpc-base-compute", "ohpc-slurm-client", "slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc", "slurm-slurmdbd-ohpc"}},
+	} {
+		out, _, err := WithAppliance(g, fakeLookup{vals: vals, holds: holds(c.on...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// one dnf transaction: the order is not the role's
+		if got := slices.Sorted(slices.Values(out.NoWeakDeps)); !slices.Equal(got, slices.Sorted(slices.Values(c.want))) {
+			t.Errorf("%s: no_weak_deps %q, want %q", c.name, out.NoWeakDeps, c.want)
+		}
+	}
+	if len(g.NoWeakDeps) != 10 || !slices.Contains(g.NoWeakDeps, "lmod-ohpc") {
+		t.Errorf("the built-in (f49fc24) set changed: %q", g.NoWeakDeps)
 	}
 }

@@ -92,12 +92,20 @@ func overridesResult() *appliance.Result {
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
 			"sssd": {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
+			"stackhpc.openhpc": {"ohpc_slurm_packages": str(map[string]any{
+				"control":  []any{"ohpc-slurm-server", "slurm-slurmctld-ohpc", "slurm-example-configs-ohpc"},
+				"batch":    []any{"ohpc-base-compute", "ohpc-slurm-client"},
+				"runtime":  []any{"slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc", "lmod-ohpc"},
+				"database": []any{"slurm-slurmdbd-ohpc"},
+			})},
 		},
 		RoleConditions: map[string]map[string]appliance.Truth{
 			"":             {},
 			"openondemand": {},
 			"osc.ood":      {"install_ondemand_dex | bool": {Holds: true}},
 			"sssd":         {"sssd_install_ldap | bool": {Holds: true}},
+			// a host in openhpc alone: runtime only
+			"stackhpc.openhpc": {"openhpc_enable.runtime | bool": {Holds: true}},
 		},
 	}
 }

@@ -189,3 +189,60 @@ func TestCloseUnblocksReleases(t *testing.T) {
 		t.Errorf("host iptables rules left after Close:\n%s", out)
 	}
 }
+
+// TestBaseImageAsRocky checks what roles rely on in a Rocky GenericCloud
+// image: /bin/sh is bash (shell tasks with `set -o pipefail`, `source`),
+// libuser's tools are there, and chrony is installed with chronyd enabled and running
+// (mrlesmithjr.chrony writes /etc/chrony.conf and restarts chronyd). The
+// daemon is the real chronyd; it keeps its hands off the clock, which is
+// the host's, and only the package puts it in place.
+func TestBaseImageAsRocky(t *testing.T) {
+	labtest.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, _ := labtest.BootDial(ctx, t, theLab, "as-rocky", "")
+	defer func() { c.Close() }()
+	check := func(cmd, want string) {
+		t.Helper()
+		if got := c.Run(t, cmd+" 2>&1; true"); got != want {
+			t.Errorf("%s: %q, want %q", cmd, got, want)
+		}
+	}
+	check("readlink -f /bin/sh", "/usr/bin/bash")
+	// libuser, which Ansible's user module runs for a local user (the
+	// appliance's rocky user, whose home it moves while rocky is logged in)
+	check("sudo -n luseradd -M lab-local && sudo -n mkdir /home/lab-local && sudo -n touch /home/lab-local/f && "+
+		"sudo -n lusermod -d /var/lib/lab-local -m lab-local && sudo -n lgroupmod -M lab-local adm && "+
+		"getent passwd lab-local | cut -d: -f6; ls /var/lib/lab-local /home/lab-local; id -nG lab-local",
+		"/var/lib/lab-local\nls: cannot access '/home/lab-local': No such file or directory\n/var/lib/lab-local:\nf\nlab-local adm")
+	check(`sh -c 'set -o pipefail && false | true; echo "pipefail $?"; source /dev/null && echo sourced'`, "pipefail 1\nsourced")
+
+	// the boot's end: chronyd may still be starting when sshd answers
+	c.Run(t, "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1; true")
+	check("rpm -qf --qf '%{NAME}\\n' /usr/sbin/chronyd /usr/bin/chronyc /etc/chrony.conf /usr/lib/systemd/system/chronyd.service", "chrony\nchrony\nchrony\nchrony")
+	check("systemctl is-enabled chronyd; systemctl is-active chronyd", "enabled\nactive")
+	defer func() {
+		if t.Failed() {
+			t.Logf("chronyd's journal:\n%s", c.Run(t, "sudo -n journalctl -b -u chronyd --no-pager 2>&1; true"))
+		}
+	}()
+	before := c.Run(t, "systemctl show -P MainPID chronyd")
+	// what the appliance's chrony role writes, then its handler's restart
+	c.Run(t, "printf 'allow 10/8\\ncommandkey 1\\ndriftfile /var/lib/chrony/chrony.drift\\ndumpdir /var/lib/chrony\\ndumponexit\\nkeyfile /etc/chrony/chrony.keys\\nlocal stratum 10\\nlog tracking measurements statistics\\nlogdir /var/log/chrony\\nrtconutc\\nrtcsync\\nserver 192.0.2.1 iburst minpoll 8\\n' | sudo -n tee /etc/chrony.conf >/dev/null")
+	c.Run(t, "sudo -n systemctl restart chronyd; true")
+	check("systemctl is-active chronyd", "active")
+	pid := c.Run(t, "systemctl show -P MainPID chronyd")
+	if pid == before || pid == "0" {
+		t.Errorf("chronyd's main PID %s after the restart, %s before", pid, before)
+	}
+	check("ps -o user= -p "+pid, "chrony")
+	check("chronyc -n sources | grep -c '^^. 192.0.2.1 '", "1") // the daemon answers, with the new configuration
+	// (the journal is written asynchronously: wait for the restart's line)
+	check("timeout 30 sh -c 'until [ \"$(sudo -n journalctl -b -u chronyd -o cat | grep -c \"Disabled control of system clock\")\" -ge 2 ]; do sleep 0.2; done'; "+
+		"sudo -n journalctl -b -u chronyd -o cat | grep -c 'Disabled control of system clock'", "2")
+
+	// without the package, no daemon: Debian's is not in the VM's way
+	c.Run(t, "sudo -n rpm -e --nodeps chrony")
+	check("ls /usr/sbin/chronyd /usr/bin/chronyc; systemctl is-enabled chronyd; systemctl is-active chronyd",
+		"ls: cannot access '/usr/sbin/chronyd': No such file or directory\nls: cannot access '/usr/bin/chronyc': No such file or directory\nFailed to get unit file state for chronyd.service: No such file or directory\ninactive")
+}

@@ -58,9 +58,6 @@ func TestK3sRuntimeLab(t *testing.T) {
 		}
 	}
 
-	// the role's `set -o pipefail` needs Rocky's /bin/sh, bash; the lab
-	// VM's is Debian's dash (docs/lab.md)
-	run(t, comm, "sudo ln -sfn bash /bin/sh")
 	site := appliancesite.New(t, appliancesite.Overrides, "k3s")
 	// a second k3s host not yet joined: the role creates a token for it
 	writeFile(t, filepath.Join(site.Environment, "inventory", "k3s-agents"), "[k3s]\nk3s-agent-not-joined ansible_host=192.0.2.10\n")

@@ -666,7 +666,11 @@ func (a *artifact) files(key *signingKey) []stagedFile {
 	}
 	fs = append(fs, extraFiles(a.def.Files)...)
 	for _, u := range a.def.Units {
-		fs = append(fs, stagedFile{Path: "/usr/lib/systemd/system/" + u, Data: unitFile(u, a), Mode: 0o644})
+		p := "/usr/lib/systemd/system/" + u
+		if slices.ContainsFunc(fs, func(f stagedFile) bool { return f.Path == p }) {
+			continue // the package's own unit, running a real daemon
+		}
+		fs = append(fs, stagedFile{Path: p, Data: unitFile(u, a), Mode: 0o644})
 	}
 	for _, l := range slices.Sorted(maps.Keys(a.def.Links)) {
 		fs = append(fs, stagedFile{Path: l, Symlink: a.def.Links[l]})

@@ -233,6 +233,10 @@ var catalog = append([]pkgDef{
 	{Repo: "baseos", Name: "cockpit-system", EVR: "334.2-1.el9_6", Base: true, Requires: []string{"cockpit-bridge"}},
 	{Repo: "baseos", Name: "cockpit-ws", EVR: "334.2-1.el9_6", Base: true},
 	{Repo: "baseos", Name: "chkconfig", EVR: "1.24-2.el9"},
+	// in the GenericCloud image with chronyd enabled; the real daemon
+	// (standins_system.go)
+	{Repo: "baseos", Name: "chrony", EVR: "4.6.1-1.el9", Base: true, Units: []string{"chronyd.service"}, EnableOnInstall: true,
+		Files: chronyFiles, Links: chronyLinks},
 	{Repo: "baseos", Name: "tuned", EVR: "2.25.1-1.el9", Requires: []string{"python3"}, Units: []string{"tuned.service"}, EnableOnInstall: true,
 		Files: tunedFiles},
 	{Repo: "baseos", Name: "nfs-utils", EVR: "1:2.5.4-34.el9", Update: "1:2.5.4-34.el9_6.1"},

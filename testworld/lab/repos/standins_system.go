@@ -77,7 +77,56 @@ func extraFiles(files map[string]string) []stagedFile {
 		if strings.HasSuffix(path.Dir(p), "/bin") || strings.HasSuffix(path.Dir(p), "/sbin") || p == "/etc/auto.cvmfs" {
 			mode = 0o755
 		}
-		out = append(out, stagedFile{Path: p, Data: files[p], Mode: mode})
+		// what a package ships in /etc is its configuration, kept on upgrade
+		out = append(out, stagedFile{Path: p, Data: files[p], Mode: mode, Config: strings.HasPrefix(p, "/etc/")})
 	}
 	return out
 }
+
+// chronyFiles and chronyLinks: chrony as a Rocky GenericCloud image has
+// it, running the real daemon. chronyd and chronyc are Debian's, from the
+// VM userland (testworld/lab/vm's rootfsHooks put them aside, so a VM has
+// them only with this package); the unit, its options file and the
+// configuration are at Rocky's paths. The unit differs from Rocky's in
+// its command line (docs/lab.md): chronyd runs with -x, so it never
+// steers the clock, which is the host's (the VMs share its kernel and
+// have no CAP_SYS_TIME, which Rocky's unit makes a condition), and with
+// -u chrony -f /etc/chrony.conf, Rocky's user and configuration, where
+// Debian's build defaults to _chrony and /etc/chrony/chrony.conf.
+var (
+	chronyFiles = map[string]string{
+		"/usr/lib/systemd/system/chronyd.service": `[Unit]
+Description=NTP client/server (chronyd; lab: Debian's daemon, never steering the clock)
+Documentation=man:chronyd(8) man:chrony.conf(5)
+After=ntpdate.service sntp.service ntpd.service
+Conflicts=ntpd.service systemd-timesyncd.service
+
+[Service]
+Type=forking
+PIDFile=/run/chrony/chronyd.pid
+EnvironmentFile=-/etc/sysconfig/chronyd
+ExecStart=/usr/sbin/chronyd -x -u chrony -f /etc/chrony.conf $OPTIONS
+PrivateTmp=yes
+ProtectHome=yes
+ProtectSystem=full
+
+[Install]
+WantedBy=multi-user.target
+`,
+		"/etc/sysconfig/chronyd": "# options of chronyd (lab stand-in of Rocky's file)\nOPTIONS=\"-F 2\"\n",
+		"/etc/chrony.conf": `# lab stand-in of Rocky's chrony.conf: its pool and the daemon's state
+pool 2.rocky.pool.ntp.org iburst
+driftfile /var/lib/chrony/drift
+makestep 1.0 3
+rtcsync
+keyfile /etc/chrony.keys
+ntsdumpdir /var/lib/chrony
+logdir /var/log/chrony
+`,
+		"/etc/chrony.keys": "# symmetric keys of chronyd (none)\n",
+	}
+	chronyLinks = map[string]string{
+		"/usr/sbin/chronyd": "/usr/libexec/fatlab-chrony/chronyd",
+		"/usr/bin/chronyc":  "/usr/libexec/fatlab-chrony/chronyc",
+	}
+)

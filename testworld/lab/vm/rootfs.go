@@ -35,6 +35,8 @@ var RootFSPackages = []string{
 	"tar", "gzip", "xz-utils", "unzip", // unpacking release archives
 	"iproute2", "netbase", "procps", "less", // ip, /etc/services, ps/sysctl, pagers
 	"libnss-myhostname", // the hostname resolves (sudo, as on Rocky)
+	"chrony",            // chronyd and chronyc for the lab's chrony RPM (rootfsHooks move them aside)
+	"libuser",           // luseradd, lusermod, lgroupmod: Ansible's user module with local (the appliance's rocky user), as in Rocky's image
 }
 
 // rootfsSuite and rootfsMirrors are the Debian release the VM userland is
@@ -54,6 +56,22 @@ var rootfsHooks = []string{
 	`: > "$1"/etc/machine-id`,
 	`rm -f "$1"/var/lib/dbus/machine-id`,
 	`rm -f "$1"/etc/resolv.conf`,
+	// Rocky's /bin/sh is bash: roles' shell tasks use bash's options
+	// (set -o pipefail) and its source builtin
+	`ln -sfn bash "$1"/usr/bin/sh`,
+	// Debian's chrony lends its daemon to the lab's chrony RPM
+	// (testworld/lab/repos), which links it under Rocky's paths with
+	// Rocky's unit and configuration: here the binaries go aside and the
+	// rest of Debian's packaging (its chrony.service, enabled; init
+	// script; /etc/chrony; hooks) goes, so a VM has chronyd only with
+	// the RPM. Debian's _chrony user is Rocky's chrony.
+	`mkdir -p "$1"/usr/libexec/fatlab-chrony && mv "$1"/usr/sbin/chronyd "$1"/usr/bin/chronyc "$1"/usr/libexec/fatlab-chrony/`,
+	`cd "$1" && rm -rf etc/chrony etc/default/chrony etc/init.d/chrony etc/rc?.d/*chrony etc/logrotate.d/chrony ` +
+		`etc/dhcp/dhclient-exit-hooks.d/chrony etc/network/if-up.d/chrony etc/network/if-post-down.d/chrony etc/ppp/ip-up.d/chrony etc/ppp/ip-down.d/chrony ` +
+		`usr/lib/systemd/system/chrony* etc/systemd/system/chronyd.service etc/systemd/system/*.wants/chrony* usr/lib/systemd/ntp-units.d/50-chrony.list ` +
+		`usr/lib/NetworkManager/dispatcher.d/*chrony* usr/lib/networkd-dispatcher/*/chrony*`,
+	`sed -i 's/^_chrony:/chrony:/' "$1"/etc/passwd "$1"/etc/group "$1"/etc/shadow "$1"/etc/gshadow && ` +
+		`sed -i -e '\# /etc/chrony/#d' -e 's/_chrony /chrony /g' "$1"/var/lib/dpkg/statoverride`,
 }
 
 // rootfsVersion changes when the build itself changes in a way the package
