@@ -37,7 +37,7 @@ const ExternalBridge = "rcext0"
 // ExternalCIDR is the external network's subnet, the floating IPs';
 // ExternalGateway its gateway (Neutron's default, the first address), the
 // host's address on ExternalBridge (lib.sh's EXT_ADDRESS).
-const ExternalCIDR, ExternalGateway = "203.0.113.0/24", "203.0.113.1"
+const ExternalCIDR, ExternalGateway = "198.51.100.0/24", "198.51.100.1"
 
 // GuestPhysicalNetwork is Neutron's name of GuestNetwork's bridge: the
 // tenant network is a flat network on it (linuxbridge_agent.ini).

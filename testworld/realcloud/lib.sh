@@ -36,7 +36,7 @@ PORT_METADATA=29511
 # subnet's gateway (testworld/realcloud/guests.go: ExternalBridge,
 # ExternalCIDR).
 EXT_BRIDGE=rcext0
-EXT_ADDRESS=203.0.113.1/24
+EXT_ADDRESS=198.51.100.1/24
 
 # Every daemon the tier runs, in start order.
 DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests

@@ -190,9 +190,26 @@ start_guests() {
 # hosts: the host holds the subnet's gateway address, so it reaches the
 # floating IPs the router's gateway port answers for on it.
 external_bridge() {
+	external_range_free
 	ip link show "$EXT_BRIDGE" >/dev/null 2>&1 || ip link add "$EXT_BRIDGE" type bridge
 	ip addr replace "$EXT_ADDRESS" dev "$EXT_BRIDGE"
 	ip link set "$EXT_BRIDGE" up
+}
+
+# external_range_free refuses an external subnet the host already reaches
+# another way: a route to it on the bridge would cut the host off from
+# that network (a machine whose package proxy is in 203.0.113.0/24 lost
+# Debian and the Go proxy while the tier was up).
+external_range_free() {
+	local net=${EXT_ADDRESS%.*/*} host addr
+	if ip -4 route show | grep -v " dev $EXT_BRIDGE " | grep -q "^$net\."; then
+		die "the external subnet $net.0/24 (lib.sh EXT_ADDRESS) overlaps a route of this host: $(ip -4 route show | grep "^$net\.")"
+	fi
+	for host in deb.debian.org proxy.golang.org $(ip -4 route show default | awk '{print $3}'); do
+		for addr in $(getent ahostsv4 "$host" | awk '{print $1}' | sort -u); do
+			[[ $addr != "$net".* ]] || die "the external subnet $net.0/24 (lib.sh EXT_ADDRESS) holds $host's address $addr: the tier would cut the host off from it"
+		done
+	done
 }
 
 # Neutron's agents on the compute host: the Linux bridge agent plugs the
