@@ -865,3 +865,40 @@ func TestPlanFromApplianceStateDirs(t *testing.T) {
 		t.Errorf("no unit %v", want)
 	}
 }
+
+// TestPlanFromAppliancePodmanLoginUser: the roles' own default podman
+// user is `{{ ansible_user }}`, the login user the site's Ansible runs
+// as; the image has it (the base image's cloud user), so a site whose
+// *_podman_user resolves to it builds, the run creating no user of that
+// name; another user no role makes is still refused.
+func TestPlanFromAppliancePodmanLoginUser(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "mysql", "opensearch", "filebeat")
+	for _, svc := range []string{"mysql", "opensearch", "filebeat"} {
+		res.Values[svc][svc+"_podman_user"] = appliance.Value{Defined: true, Value: "cloud-user"}
+	}
+	for login, ok := range map[string]bool{"cloud-user": true, "rocky": false, "": false} {
+		av := newApplianceValues(res, "")
+		av.loginUser = login
+		p, err := c.plan(av, "")
+		if !ok {
+			if err == nil || !strings.Contains(err.Error(), `user "cloud-user" is made by neither podman_users nor appliances_local_users`) {
+				t.Errorf("login user %q: %v, want the podman user refused", login, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("the login user as the podman user: %v", err)
+		}
+		for _, ct := range p.Containers {
+			if ct.User != "cloud-user" {
+				t.Errorf("%s pulled as %q, want the login user", ct.Image, ct.User)
+			}
+		}
+		if len(p.Containers) != 3 || slices.Contains(userNames(p), "cloud-user") {
+			t.Errorf("containers %+v, users %v", p.Containers, userNames(p))
+		}
+	}
+}

@@ -116,7 +116,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	ctx, srv, _ := labVM(t, "appliance-resolve", 5*time.Minute)
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
-		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins")},
+		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user")},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
@@ -206,6 +206,9 @@ func TestApplianceResolveLab(t *testing.T) {
 		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
 	// the common group_vars' podman over the roles' default, the login user
 	podmanUser(res, "podman")
+	// the roles' default, {{ ansible_user }}, is the user the site's
+	// Ansible logs in as (which the plan accepts as a podman user)
+	wantValue(t, vals, "ansible_user", lab.SSHUser)
 	// sssd-ldap: the role's list, wanted by .stackhpc's builder group_vars
 	// over the role's default false
 	wantValue(t, res.Values["sssd"], "sssd_ldap_packages", roleDefault(t, filepath.Join(roles, "sssd"), "sssd_ldap_packages"))
