@@ -380,3 +380,29 @@ func TestWithApplianceJournald(t *testing.T) {
 		}
 	}
 }
+
+// TestWithApplianceVGPU: mig-parted's RPM is the site's
+// vgpu_nvidia_mig_manager_rpm_url; on GitHub, as the role's default, it
+// goes through github_releases_url (the stock value is the built-in
+// item), and a site's own URL stays as it is.
+func TestWithApplianceVGPU(t *testing.T) {
+	groups, err := Expand("vgpu")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	builtin := g.Content["rpm_urls"].([]any)[0].(map[string]any)["url"]
+	for value, want := range map[string]any{
+		"https://github.com/NVIDIA/mig-parted/releases/download/v0.12.1/nvidia-mig-manager-0.12.1-1.x86_64.rpm": builtin,
+		"https://github.com/NVIDIA/mig-parted/releases/download/v0.13.0/nvidia-mig-manager-0.13.0-1.x86_64.rpm": "{{github_releases_url}}/NVIDIA/mig-parted/releases/download/v0.13.0/nvidia-mig-manager-0.13.0-1.x86_64.rpm",
+		"https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm":                                "https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm",
+	} {
+		out, _, err := WithAppliance(g, fakeLookup{vals: map[string]any{"stackhpc.linux.vgpu/vgpu_nvidia_mig_manager_rpm_url": value}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Content["rpm_urls"].([]any)[0].(map[string]any)["url"]; got != want {
+			t.Errorf("%s: url %v, want %v", value, got, want)
+		}
+	}
+}

@@ -127,6 +127,7 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "opkssh", Vars: []string{"opkssh_install_version"}},
 		{Role: "journald", Vars: []string{"journald_storage"}, Conditions: []string{`journald_storage == "persistent"`}},
 		{Role: "stackhpc.os-manila-mount", Vars: []string{"os_manila_mount_ceph_version"}},
+		{Role: "stackhpc.linux.vgpu", Vars: []string{"vgpu_nvidia_mig_manager_rpm_url"}},
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
 		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
@@ -191,6 +192,8 @@ func TestApplianceResolveLab(t *testing.T) {
 	if got := res.RoleConditions["journald"][`journald_storage == "persistent"`]; !got.Holds || got.Error != "" {
 		t.Errorf("journald_storage == persistent, stock: %+v, want it to hold", got)
 	}
+	wantValue(t, res.Values["stackhpc.linux.vgpu"], "vgpu_nvidia_mig_manager_rpm_url", roleDefault(t,
+		filepath.Join(appliancesite.Dir(), "galaxy", "collections", "ansible_collections", "stackhpc", "linux", "roles", "vgpu"), "vgpu_nvidia_mig_manager_rpm_url"))
 	// the common group_vars' paths, without appliances_state_dir at build
 	wantValue(t, res.Values["mysql"], "mysql_datadir", "/var/lib/mysql")
 	wantValue(t, res.Values["opensearch"], "opensearch_data_path", "/usr/share/opensearch/data")
@@ -227,6 +230,7 @@ func TestApplianceResolveLab(t *testing.T) {
 		"openondemand_code_server_version: 4.103.0\n" +
 		"slurm_exporter_version: \"0.23\"\nslurm_exporter_release: \"2\"\nopkssh_install_version: v0.14.0\nos_manila_mount_ceph_version: 19.2.3\n" +
 		"journald_storage: volatile\n" +
+		"vgpu_nvidia_mig_manager_rpm_url: https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm\n" +
 		"appliances_state_dir: /var/lib/state\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
@@ -245,6 +249,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantValue(t, res.Values["opkssh"], "opkssh_install_version", "v0.14.0")
 	wantValue(t, res.Values["stackhpc.os-manila-mount"], "os_manila_mount_ceph_version", "19.2.3")
 	wantValue(t, res.Values["journald"], "journald_storage", "volatile")
+	wantValue(t, res.Values["stackhpc.linux.vgpu"], "vgpu_nvidia_mig_manager_rpm_url", "https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm")
 	if got := res.RoleConditions["journald"][`journald_storage == "persistent"`]; got.Holds || got.Error != "" {
 		t.Errorf("journald_storage == persistent, a site's volatile: %+v, want it not to hold", got)
 	}
