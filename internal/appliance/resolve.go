@@ -312,28 +312,52 @@ func value(name string, r taskResult) Value {
 
 // withoutMissingRoles is req without the queries of roles the site has
 // not installed (a role's import fails the whole playbook), and those
-// roles with where they were looked for. Collection roles
-// (namespace.collection.role) are left to Ansible.
+// roles with where they were looked for: a role in the roles paths, a
+// collection's (namespace.collection.role) in the collections paths.
 func (s *Site) withoutMissingRoles(req Request) (Request, map[string]string, error) {
 	out := req
 	out.Queries = nil
 	missing := map[string]string{}
 	for _, q := range req.Queries {
-		if q.Role != "" && strings.Count(q.Role, ".") < 2 {
-			dir, err := s.FindRole(q.Role)
+		if q.Role != "" {
+			where, err := s.missingRole(q.Role)
 			if err != nil {
 				return req, nil, err
 			}
-			if dir == "" {
-				paths, err := s.RolesSearchPath()
-				if err != nil {
-					return req, nil, err
-				}
-				missing[q.Role] = strings.Join(paths, ", ") + " (the roles_path of " + s.config() + ", then appliance_roles_path)"
+			if where != "" {
+				missing[q.Role] = where
 				continue
 			}
 		}
 		out.Queries = append(out.Queries, q)
 	}
 	return out, missing, nil
+}
+
+// missingRole says where role was looked for when the site has not
+// installed it ("" when it has).
+func (s *Site) missingRole(role string) (string, error) {
+	if parts := strings.Split(role, "."); len(parts) == 3 {
+		cfg, err := readPaths(s.config())
+		if err != nil {
+			return "", err
+		}
+		var dirs []string
+		for _, d := range append(cfg["collections_path"], s.CollectionsPath...) {
+			dirs = append(dirs, filepath.Join(d, "ansible_collections", parts[0], parts[1], "roles"))
+			if st, err := os.Stat(filepath.Join(dirs[len(dirs)-1], parts[2])); err == nil && st.IsDir() {
+				return "", nil
+			}
+		}
+		return strings.Join(dirs, ", ") + " (the collections_path of " + s.config() + ", then appliance_collections_path)", nil
+	}
+	dir, err := s.FindRole(role)
+	if err != nil || dir != "" {
+		return "", err
+	}
+	paths, err := s.RolesSearchPath()
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(paths, ", ") + " (the roles_path of " + s.config() + ", then appliance_roles_path)", nil
 }

@@ -3,6 +3,7 @@ package packagesets
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,11 @@ type ApplianceVar struct {
 	// (a role's template iterating `.items()`, as eessi's
 	// cvmfs.config.j2 writes cvmfs_config).
 	Render string `yaml:"render"`
+	// Bases maps the start of a value to what stands for it in the
+	// group's data ("https://github.com/" to "{{github_releases_url}}/"):
+	// a value on the appliance's default host then follows the mirror
+	// option the template sets; a site's own URL stays as it is.
+	Bases map[string]string `yaml:"bases"`
 	// Drop: Into is an element of a content list (content/git_checkouts/0)
 	// that the build leaves out when When does not hold (the Open
 	// OnDemand apps the site's ood_install_apps does not name).
@@ -328,6 +334,12 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 			items[i] = s.Latest
 		case s.Format != "":
 			items[i] = strings.ReplaceAll(s.Format, "{}", it)
+		}
+		for _, from := range slices.Sorted(maps.Keys(s.Bases)) {
+			if rest, ok := strings.CutPrefix(items[i], from); ok {
+				items[i] = s.Bases[from] + rest
+				break
+			}
 		}
 	}
 	return items, nil

@@ -2,6 +2,7 @@ package packagesets
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -245,6 +246,9 @@ func TestWithApplianceAppsImagesPins(t *testing.T) {
 		"mysql/mysql_podman_user":              "podman",
 		"opensearch/opensearch_podman_user":    "podman",
 		"filebeat/filebeat_podman_user":        "podman",
+		"mysql/mysql_datadir":                  "/var/lib/mysql",
+		"opensearch/opensearch_data_path":      "/usr/share/opensearch/data",
+		"opensearch/opensearch_config_path":    "/usr/share/opensearch/config",
 	}, holds: map[string]bool{"/'jupyter' in ood_install_apps": true, "/'codeserver' in ood_install_apps": true}}
 	groups, err := Expand("openondemand", "mysql", "opensearch", "filebeat", "slurm_stats", "rebuild")
 	if err != nil {
@@ -311,7 +315,9 @@ func TestWithAppliancePodmanUser(t *testing.T) {
 			t.Fatal(groups, err)
 		}
 		g := groups[0]
-		vals := map[string]any{"mysql/mysql_tag": "8.0.30", "opensearch/opensearch_version": "2.9.0", "filebeat/filebeat_version": "7.12.1"}
+		vals := map[string]any{"mysql/mysql_tag": "8.0.30", "opensearch/opensearch_version": "2.9.0", "filebeat/filebeat_version": "7.12.1",
+			"mysql/mysql_datadir": "/var/lib/mysql", "opensearch/opensearch_data_path": "/usr/share/opensearch/data",
+			"opensearch/opensearch_config_path": "/usr/share/opensearch/config"}
 		for user, want := range map[string][]string{"podman": nil, "ctr": wants} {
 			vals[name+"/"+name+"_podman_user"] = user
 			out, applied, err := WithAppliance(g, fakeLookup{vals: vals})
@@ -401,5 +407,57 @@ func TestOpenHPCSlurmSetFromEnable(t *testing.T) {
 	}
 	if len(g.NoWeakDeps) != 10 || !slices.Contains(g.NoWeakDeps, "lmod-ohpc") {
 		t.Errorf("the built-in (f49fc24) set changed: %q", g.NoWeakDeps)
+	}
+}
+
+// TestWithApplianceJournald: the drop-in says the site's
+// journald_storage, and the journal's directory is made only when it is
+// persistent, as the role's when; the stock value is the built-in group.
+func TestWithApplianceJournald(t *testing.T) {
+	groups, err := Expand("journald")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	cond := `journald/journald_storage == "persistent"`
+	for storage, tmpfiles := range map[string]int{"persistent": 1, "volatile": 0} {
+		out, applied, err := WithAppliance(g, fakeLookup{vals: map[string]any{"journald/journald_storage": storage}, holds: map[string]bool{cond: storage == "persistent"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf := out.Content["files"].([]any)[1].(map[string]any)["content"].(string)
+		tf, _ := out.Content["tmpfiles"].([]any)
+		if !strings.Contains(conf, "\n[Journal]\nStorage="+storage+"\n") || len(tf) != tmpfiles || len(applied) != 2 {
+			t.Errorf("journald_storage %s: drop-in %q, tmpfiles %v, applied %+v", storage, conf, tf, applied)
+		}
+		if storage == "persistent" && !reflect.DeepEqual(out.Content, g.Content) {
+			t.Errorf("the stock value changes the group: %v", out.Content)
+		}
+	}
+}
+
+// TestWithApplianceVGPU: mig-parted's RPM is the site's
+// vgpu_nvidia_mig_manager_rpm_url; on GitHub, as the role's default, it
+// goes through github_releases_url (the stock value is the built-in
+// item), and a site's own URL stays as it is.
+func TestWithApplianceVGPU(t *testing.T) {
+	groups, err := Expand("vgpu")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	builtin := g.Content["rpm_urls"].([]any)[0].(map[string]any)["url"]
+	for value, want := range map[string]any{
+		"https://github.com/NVIDIA/mig-parted/releases/download/v0.12.1/nvidia-mig-manager-0.12.1-1.x86_64.rpm": builtin,
+		"https://github.com/NVIDIA/mig-parted/releases/download/v0.13.0/nvidia-mig-manager-0.13.0-1.x86_64.rpm": "{{github_releases_url}}/NVIDIA/mig-parted/releases/download/v0.13.0/nvidia-mig-manager-0.13.0-1.x86_64.rpm",
+		"https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm":                                "https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm",
+	} {
+		out, _, err := WithAppliance(g, fakeLookup{vals: map[string]any{"stackhpc.linux.vgpu/vgpu_nvidia_mig_manager_rpm_url": value}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Content["rpm_urls"].([]any)[0].(map[string]any)["url"]; got != want {
+			t.Errorf("%s: url %v, want %v", value, got, want)
+		}
 	}
 }

@@ -41,6 +41,10 @@ type applianceValues struct {
 	// repoFiles are the .repo files of the vendor repositories the
 	// groups take from the appliance (cuda_repo_url), by URL, as fetched.
 	repoFiles map[string]string
+	// loginUser is the user the site's Ansible logs in as, its
+	// ansible_user ("" unknown): the roles' own default podman user,
+	// which the image has (the base image's cloud user).
+	loginUser string
 }
 
 // applianceRequest asks for every variable and condition the built-in

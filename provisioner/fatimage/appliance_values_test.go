@@ -84,11 +84,13 @@ func overridesResult() *appliance.Result {
 				"ansible_distribution_version":        str("9.6"),
 				"ansible_distribution_major_version":  str("9"),
 			},
-			"osc.ood":     {"ondemand_dex_package": str("ondemand-dex")},
-			"mysql":       {"mysql_tag": str("8.0.30"), "mysql_podman_user": str("podman")},
-			"opensearch":  {"opensearch_version": str("2.9.0"), "opensearch_podman_user": str("podman")},
+			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
+			"mysql":   {"mysql_tag": str("8.0.30"), "mysql_podman_user": str("podman"), "mysql_datadir": str("/var/lib/mysql")},
+			"opensearch": {"opensearch_version": str("2.9.0"), "opensearch_podman_user": str("podman"),
+				"opensearch_data_path": str("/usr/share/opensearch/data"), "opensearch_config_path": str("/usr/share/opensearch/config")},
 			"filebeat":    {"filebeat_version": str("7.12.1"), "filebeat_podman_user": str("podman")},
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
+			"journald":    {"journald_storage": str("persistent")},
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
 			"sssd": {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
@@ -106,6 +108,7 @@ func overridesResult() *appliance.Result {
 			"sssd":         {"sssd_install_ldap | bool": {Holds: true}},
 			// a host in openhpc alone: runtime only
 			"stackhpc.openhpc": {"openhpc_enable.runtime | bool": {Holds: true}},
+			"journald":         {`journald_storage == "persistent"`: {Holds: true}},
 		},
 	}
 }
@@ -798,4 +801,112 @@ func contentURLs(p *plan) []string {
 		urls = append(urls, r.URL)
 	}
 	return urls
+}
+
+// TestPlanFromAppliancePins: slurm_exporter's RPM, opkssh and manila's
+// ceph-common are at their roles' slurm_exporter_version and
+// slurm_exporter_release, opkssh_install_version and
+// os_manila_mount_ceph_version (which the site's Ansible resolves for the
+// VM's major), on either major.
+func TestPlanFromAppliancePins(t *testing.T) {
+	for _, major := range []string{"9", "8"} {
+		c := siteConfig(t)
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "slurm_exporter", "opkssh", "manila")
+		res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Defined: true, Value: major}
+		res.Values[""]["ansible_distribution_version"] = appliance.Value{Defined: true, Value: major + ".6"}
+		res.Values["slurm_exporter"] = map[string]appliance.Value{"slurm_exporter_version": {Defined: true, Value: "0.23"},
+			"slurm_exporter_release": {Defined: true, Value: float64(2)}}
+		res.Values["opkssh"] = map[string]appliance.Value{"opkssh_install_version": {Defined: true, Value: "v0.14.0"}}
+		res.Values["stackhpc.os-manila-mount"] = map[string]appliance.Value{"os_manila_mount_ceph_version": {Defined: true, Value: "19.2.3"}}
+		p, err := c.plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls := contentURLs(p)
+		for _, want := range []string{"/stackhpc/prometheus-slurm-exporter/releases/download/0.23/prometheus-slurm-exporter-0.23-2.el8.x86_64.rpm",
+			"/openpubkey/opkssh/releases/download/v0.14.0/opkssh-linux-amd64"} {
+			if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, want) }) {
+				t.Errorf("Rocky %s: %v lack %s", major, urls, want)
+			}
+		}
+		if !slices.Contains(p.sets.Packages, "ceph-common-19.2.3") || slices.ContainsFunc(p.sets.Packages, func(s string) bool { return strings.Contains(s, "ceph-common-1") && s != "ceph-common-19.2.3" }) {
+			t.Errorf("Rocky %s: packages %v, want ceph-common-19.2.3 alone", major, p.sets.Packages)
+		}
+	}
+}
+
+// TestPlanFromApplianceStateDirs: mysql's and opensearch's units mount
+// the site's mysql_datadir, opensearch_data_path and
+// opensearch_config_path (the roles template them at build), on the
+// host's side only: inside the containers the paths stay the images'.
+func TestPlanFromApplianceStateDirs(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "mysql", "opensearch")
+	res.Values["mysql"]["mysql_datadir"] = appliance.Value{Defined: true, Value: "/var/lib/state/mysql"}
+	res.Values["opensearch"]["opensearch_data_path"] = appliance.Value{Defined: true, Value: "/var/lib/state/opensearch/data"}
+	res.Values["opensearch"]["opensearch_config_path"] = appliance.Value{Defined: true, Value: "/var/lib/state/opensearch/config"}
+	p, err := c.plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"mysql.service": {"RequiresMountsFor=/var/lib/state/mysql /etc/sysconfig/mysqld\n", "container_file_t /var/lib/state/mysql\n",
+			"chown -R podman:podman /var/lib/state/mysql\n", "--volume /var/lib/state/mysql:/var/lib/mysql:U "},
+		"opensearch.service": {"--volume /var/lib/state/opensearch/data:/usr/share/opensearch/data:U ",
+			"--volume /var/lib/state/opensearch/config/internal_users.yml:/usr/share/opensearch/config/opensearch-security/internal_users.yml:U ",
+			"--volume /var/lib/state/opensearch/config/opensearch.yml:/usr/share/opensearch/config/opensearch.yml:U ",
+			"--volume /var/lib/state/opensearch/config/certs:/usr/share/opensearch/config/certs:U "},
+	}
+	for _, u := range p.SystemdUnits {
+		for _, w := range want[u.Name] {
+			if !strings.Contains(u.Content, w) {
+				t.Errorf("%s lacks %q:\n%s", u.Name, w, u.Content)
+			}
+		}
+		delete(want, u.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("no unit %v", want)
+	}
+}
+
+// TestPlanFromAppliancePodmanLoginUser: the roles' own default podman
+// user is `{{ ansible_user }}`, the login user the site's Ansible runs
+// as; the image has it (the base image's cloud user), so a site whose
+// *_podman_user resolves to it builds, the run creating no user of that
+// name; another user no role makes is still refused.
+func TestPlanFromAppliancePodmanLoginUser(t *testing.T) {
+	c := siteConfig(t)
+	res := overridesResult()
+	holdAll(res, true)
+	res.Groups = append(res.Groups, "mysql", "opensearch", "filebeat")
+	for _, svc := range []string{"mysql", "opensearch", "filebeat"} {
+		res.Values[svc][svc+"_podman_user"] = appliance.Value{Defined: true, Value: "cloud-user"}
+	}
+	for login, ok := range map[string]bool{"cloud-user": true, "rocky": false, "": false} {
+		av := newApplianceValues(res, "")
+		av.loginUser = login
+		p, err := c.plan(av, "")
+		if !ok {
+			if err == nil || !strings.Contains(err.Error(), `user "cloud-user" is made by neither podman_users nor appliances_local_users`) {
+				t.Errorf("login user %q: %v, want the podman user refused", login, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("the login user as the podman user: %v", err)
+		}
+		for _, ct := range p.Containers {
+			if ct.User != "cloud-user" {
+				t.Errorf("%s pulled as %q, want the login user", ct.Image, ct.User)
+			}
+		}
+		if len(p.Containers) != 3 || slices.Contains(userNames(p), "cloud-user") {
+			t.Errorf("containers %+v, users %v", p.Containers, userNames(p))
+		}
+	}
 }

@@ -50,6 +50,7 @@ func stepAppliance(ctx context.Context, s *state) error {
 		s.say("WARNING: appliance: " + res.CommitError)
 	}
 	av := newApplianceValues(res, t.Host)
+	av.loginUser = t.User
 	if av.proxy, err = proxy.forBuild(res, all); err != nil {
 		return err
 	}

@@ -47,11 +47,13 @@ func (p *plan) groupContainerUsers() []error {
 }
 
 // containerUser is the problem with ct's user, "" when none: neither
-// root nor a user this run creates (a user name that is none is the
-// kind's to refuse).
+// root nor a user this run creates nor, with the site's appliance, the
+// login user its Ansible runs as (the mysql, opensearch and filebeat
+// roles' own default, `{{ ansible_user }}`); a user name that is none is
+// the kind's to refuse.
 func (p *plan) containerUser(ct containers.Container) string {
 	u := ct.UserOrRoot()
-	if u == "root" || !containers.ValidUser(u) {
+	if u == "root" || !containers.ValidUser(u) || p.appliance != nil && u == p.appliance.loginUser {
 		return ""
 	}
 	for _, pu := range p.users {

@@ -25,10 +25,9 @@ func TestControlContent(t *testing.T) {
 	for _, f := range c.Files {
 		files[f.Destination] = f
 	}
-	journald, _ := packagesets.Embedded("journald/ansible-slurm-appliance.conf")
 	for dst, want := range map[string]FileSpec{
 		"/etc/systemd/journald.conf.d":                              {Kind: "directory", Mode: "0770"},
-		"/etc/systemd/journald.conf.d/ansible-slurm-appliance.conf": {Kind: "file", Mode: "0660", Content: string(journald)},
+		"/etc/systemd/journald.conf.d/ansible-slurm-appliance.conf": {Kind: "file", Mode: "0660", Content: "# Keep the journal across reboots (packer-plugin-fatimage, as the appliance's journald role)\n[Journal]\nStorage=persistent\n"},
 		"/etc/systemd/system/slurmdbd.service.d":                    {Kind: "directory", Mode: "0755"},
 	} {
 		want.Destination = dst

@@ -116,13 +116,18 @@ func TestApplianceResolveLab(t *testing.T) {
 	ctx, srv, _ := labVM(t, "appliance-resolve", 5*time.Minute)
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
-		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins")},
+		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user")},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
 		{Role: "podman", Vars: []string{"podman_users"}},
-		{Role: "mysql", Vars: []string{"mysql_podman_user"}},
-		{Role: "opensearch", Vars: []string{"opensearch_podman_user"}},
+		{Role: "mysql", Vars: []string{"mysql_podman_user", "mysql_datadir"}},
+		{Role: "opensearch", Vars: []string{"opensearch_podman_user", "opensearch_data_path", "opensearch_config_path"}},
+		{Role: "slurm_exporter", Vars: []string{"slurm_exporter_version", "slurm_exporter_release"}},
+		{Role: "opkssh", Vars: []string{"opkssh_install_version"}},
+		{Role: "journald", Vars: []string{"journald_storage"}, Conditions: []string{`journald_storage == "persistent"`}},
+		{Role: "stackhpc.os-manila-mount", Vars: []string{"os_manila_mount_ceph_version"}},
+		{Role: "stackhpc.linux.vgpu", Vars: []string{"vgpu_nvidia_mig_manager_rpm_url"}},
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
 		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
@@ -177,6 +182,22 @@ func TestApplianceResolveLab(t *testing.T) {
 	}
 	wantValue(t, res.Values["stackhpc.openhpc"], "openhpc_job_maxtime",
 		roleDefault(t, filepath.Join(appliancesite.Dir(), "galaxy", "roles", "stackhpc.openhpc"), "openhpc_job_maxtime"))
+	wantValue(t, res.Values["slurm_exporter"], "slurm_exporter_version", roleDefault(t, filepath.Join(roles, "slurm_exporter"), "slurm_exporter_version"))
+	wantValue(t, res.Values["slurm_exporter"], "slurm_exporter_release", roleDefault(t, filepath.Join(roles, "slurm_exporter"), "slurm_exporter_release"))
+	wantValue(t, res.Values["opkssh"], "opkssh_install_version", roleDefault(t, filepath.Join(roles, "opkssh"), "opkssh_install_version"))
+	// the role's default, templated from the VM's facts (Rocky 9)
+	minVersions := roleDefault(t, filepath.Join(appliancesite.Dir(), "galaxy", "roles", "stackhpc.os-manila-mount"), "os_manila_mount_ceph_min_versions")
+	wantValue(t, res.Values["stackhpc.os-manila-mount"], "os_manila_mount_ceph_version", minVersions.(map[string]any)["Rocky"].(map[string]any)["9"])
+	wantValue(t, res.Values["journald"], "journald_storage", roleDefault(t, filepath.Join(roles, "journald"), "journald_storage"))
+	if got := res.RoleConditions["journald"][`journald_storage == "persistent"`]; !got.Holds || got.Error != "" {
+		t.Errorf("journald_storage == persistent, stock: %+v, want it to hold", got)
+	}
+	wantValue(t, res.Values["stackhpc.linux.vgpu"], "vgpu_nvidia_mig_manager_rpm_url", roleDefault(t,
+		filepath.Join(appliancesite.Dir(), "galaxy", "collections", "ansible_collections", "stackhpc", "linux", "roles", "vgpu"), "vgpu_nvidia_mig_manager_rpm_url"))
+	// the common group_vars' paths, without appliances_state_dir at build
+	wantValue(t, res.Values["mysql"], "mysql_datadir", "/var/lib/mysql")
+	wantValue(t, res.Values["opensearch"], "opensearch_data_path", "/usr/share/opensearch/data")
+	wantValue(t, res.Values["opensearch"], "opensearch_config_path", "/usr/share/opensearch/config")
 	if !slices.Contains(res.Groups, "openondemand") || !slices.Contains(res.Groups, "builder") || slices.Contains(res.Groups, "doca") {
 		t.Errorf("groups of a fatimage build: %v", res.Groups)
 	}
@@ -188,6 +209,9 @@ func TestApplianceResolveLab(t *testing.T) {
 		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
 	// the common group_vars' podman over the roles' default, the login user
 	podmanUser(res, "podman")
+	// the roles' default, {{ ansible_user }}, is the user the site's
+	// Ansible logs in as (which the plan accepts as a podman user)
+	wantValue(t, vals, "ansible_user", lab.SSHUser)
 	// sssd-ldap: the role's list, wanted by .stackhpc's builder group_vars
 	// over the role's default false
 	wantValue(t, res.Values["sssd"], "sssd_ldap_packages", roleDefault(t, filepath.Join(roles, "sssd"), "sssd_ldap_packages"))
@@ -203,7 +227,11 @@ func TestApplianceResolveLab(t *testing.T) {
 		"podman_users:\n  - {name: podman, uid: 1001, home: /var/lib/podman}\n  - {name: containers, uid: 1500, home: /srv/containers}\n" +
 		"mysql_podman_user: containers\nopensearch_podman_user: containers\nfilebeat_podman_user: containers\n" +
 		"node_exporter_version: 1.12.0\nnode_exporter_checksum: " + strings.Repeat("ab", 32) + "\n" +
-		"openondemand_code_server_version: 4.103.0\n"
+		"openondemand_code_server_version: 4.103.0\n" +
+		"slurm_exporter_version: \"0.23\"\nslurm_exporter_release: \"2\"\nopkssh_install_version: v0.14.0\nos_manila_mount_ceph_version: 19.2.3\n" +
+		"journald_storage: volatile\n" +
+		"vgpu_nvidia_mig_manager_rpm_url: https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm\n" +
+		"appliances_state_dir: /var/lib/state\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +244,19 @@ func TestApplianceResolveLab(t *testing.T) {
 	wantValue(t, res.Values[""], "node_exporter_version", "1.12.0")
 	wantValue(t, res.Values[""], "node_exporter_checksum", strings.Repeat("ab", 32))
 	wantValue(t, res.Values["openondemand"], "openondemand_code_server_version", "4.103.0")
+	wantValue(t, res.Values["slurm_exporter"], "slurm_exporter_version", "0.23")
+	wantValue(t, res.Values["slurm_exporter"], "slurm_exporter_release", "2")
+	wantValue(t, res.Values["opkssh"], "opkssh_install_version", "v0.14.0")
+	wantValue(t, res.Values["stackhpc.os-manila-mount"], "os_manila_mount_ceph_version", "19.2.3")
+	wantValue(t, res.Values["journald"], "journald_storage", "volatile")
+	wantValue(t, res.Values["stackhpc.linux.vgpu"], "vgpu_nvidia_mig_manager_rpm_url", "https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm")
+	if got := res.RoleConditions["journald"][`journald_storage == "persistent"`]; got.Holds || got.Error != "" {
+		t.Errorf("journald_storage == persistent, a site's volatile: %+v, want it not to hold", got)
+	}
+	// a state directory the site's group_vars give the build host too
+	wantValue(t, res.Values["mysql"], "mysql_datadir", "/var/lib/state/mysql")
+	wantValue(t, res.Values["opensearch"], "opensearch_data_path", "/var/lib/state/opensearch/data")
+	wantValue(t, res.Values["opensearch"], "opensearch_config_path", "/var/lib/state/opensearch/config")
 	vals = res.Values[""]
 	overrides := map[string]any{
 		"appliances_extra_packages_other": []any{"fatimage-site-extra"},

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	}
 	if s.Latest != "" {
 		from += " (`latest`: `" + s.Latest + "`, to the newest)"
+	}
+	for _, b := range slices.Sorted(maps.Keys(s.Bases)) {
+		from += ", `" + b + "…` as `" + s.Bases[b] + "…`"
 	}
 	if s.Render == "key_value" {
 		from += ": a `key=value` line per entry, in its order"
