@@ -209,6 +209,8 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err != nil {
 		return l, fmt.Errorf("lab: building the RPMs served by URL: %w", err)
 	}
+	// OSC's ondemand key at yum.osc.edu's path (an HTTPSUpstream): the lab's key signs its ondemand packages
+	urlRPMs[ondemandKeyPath] = l.Repos.GPGKeyFiles["RPM-GPG-KEY-ondemand"]
 	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Files: urlRPMs, Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}

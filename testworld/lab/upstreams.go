@@ -12,11 +12,17 @@ import (
 // HTTPSUpstreams are the internet hosts the release server also answers
 // as, over HTTPS on port 443 of the lab's gateway address, with a
 // certificate of the lab's CA: what the appliance fetches by a fixed
-// https:// URL (grafana-dashboards curls https://grafana.com/api/...).
+// https:// URL (grafana-dashboards curls https://grafana.com/api/...,
+// osc.ood's install-package.yml imports ondemandKeyPath from
+// https://yum.osc.edu).
 // A VM reaches them by name once its /etc/hosts maps the name to
 // $LAB_UPSTREAMS_ADDR and its trust store holds $LAB_CA_CERT, as a site
 // behind a mirror resolves the name to its mirror and trusts its own CA.
-var HTTPSUpstreams = []string{"grafana.com"}
+var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu"}
+
+// ondemandKeyPath is the Open OnDemand repository key's path under
+// https://yum.osc.edu.
+const ondemandKeyPath = "/ondemand/RPM-GPG-KEY-ondemand-SHA512"
 
 // caFile is the lab CA's certificate in Dir.
 const caFile = "lab-ca.pem"
