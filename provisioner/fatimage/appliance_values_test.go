@@ -12,6 +12,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -499,6 +500,7 @@ func TestApplianceClusterPlay(t *testing.T) {
 	for _, move := range []*bool{nil, new(bool)} {
 		c := siteConfig(t)
 		c.MoveLoginHome = move
+		c.Downloads = []downloads.Download{{URL: "https://example.org/a.tar.gz", Destination: "/opt/a.tar.gz", Owner: "siteowner", SHA256: strings.Repeat("a", 64)}}
 		res := overridesResult()
 		res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
 		holdAll(res, true)
@@ -509,6 +511,14 @@ func TestApplianceClusterPlay(t *testing.T) {
 		names := userNames(p)
 		if !slices.Equal(names, []string{"node-exp", "podman"}) || p.moveLoginHome {
 			t.Errorf("move_login_home %v: users %v, moveLoginHome %v: want the podman role's podman and node_exporter's node-exp only, no move", move, names, p.moveLoginHome)
+		}
+		// grafana's package makes its user, after the packages: its
+		// dashboards' owner is not checked before them
+		if !slices.Contains(p.sets.packageUsers, "grafana") || slices.ContainsFunc(p.ownersToCheck(), func(o [3]string) bool { return o[1] == "grafana" }) {
+			t.Errorf("left to the packages %v, owners checked first %v: want grafana in the first only", p.sets.packageUsers, p.ownersToCheck())
+		}
+		if !slices.ContainsFunc(p.ownersToCheck(), func(o [3]string) bool { return o[1] == "siteowner" }) {
+			t.Errorf("owners checked first %v: the download's owner, whom nothing makes, is not", p.ownersToCheck())
 		}
 	}
 	c := siteConfig(t)

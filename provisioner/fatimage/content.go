@@ -95,17 +95,8 @@ func stepFetchContent(ctx context.Context, s *state) error {
 	}
 	s.content = contentState{}
 	sc := newScript("content")
-	created := map[string]bool{}
-	for _, u := range p.users {
-		created[u.Name] = true
-		if u.Group != "" {
-			created[u.Group] = true
-		}
-	}
-	for _, o := range contentOwners(&p.ContentOptions) {
-		if !created[o[1]] {
-			sc.call("fatimage_check_owner", o[0], o[1], o[2])
-		}
+	for _, o := range p.ownersToCheck() {
+		sc.call("fatimage_check_owner", o[0], o[1], o[2])
 	}
 	var fetches []*content.Fetch
 	for _, k := range contentStepKinds {
@@ -165,6 +156,30 @@ func (s *state) imageContentRecord() *imageContent {
 	}
 	r.kinds = s.content.records
 	return r
+}
+
+// ownersToCheck are the content items' owners ([what, user, group]) that
+// must exist before any package work: not those the run makes (its
+// users), nor those the site's appliance leaves to the packages (their
+// install fails naming the owner if nothing made it).
+func (p *plan) ownersToCheck() [][3]string {
+	made := map[string]bool{}
+	for _, u := range p.users {
+		made[u.Name] = true
+		if u.Group != "" {
+			made[u.Group] = true
+		}
+	}
+	for _, n := range p.sets.packageUsers {
+		made[n] = true
+	}
+	var out [][3]string
+	for _, o := range contentOwners(&p.ContentOptions) {
+		if !made[o[1]] {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // contentOwners lists [what, user, group] for every item with an owner.

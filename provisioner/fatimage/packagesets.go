@@ -13,6 +13,11 @@ type resolved struct {
 	packagesets.Set
 	users    []User
 	binaries []Binary
+	// packageUsers are the groups' users the site's appliance makes in
+	// its plays for hosts in cluster or podman only: for a host in neither,
+	// as in the appliance's build, the software's own install makes them
+	// (grafana's package), after the packages.
+	packageUsers []string
 	// groups are the built-in groups, in order, for their content and
 	// needed repositories.
 	groups []packagesets.Group
@@ -47,6 +52,7 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 	r := &resolved{Set: packagesets.Merged(all), groups: all, applied: applied}
 	for _, name := range r.Users {
 		if av != nil && siteMakesUser(name) {
+			r.packageUsers = append(r.packageUsers, name)
 			continue // the appliance's local users say whether and how
 		}
 		u, _ := packagesets.LookupUser(name)

@@ -22,8 +22,11 @@ type LabRepo struct {
 // official ansible provisioner) against the lab, with only what a site
 // changes in its own files or deploy host:
 //   - labsite/ joins the environment: the lab's Ark user for the builder
-//     group, and a pre hook pointing git, pip and (for podman hosts)
-//     podman at the lab's mirrors;
+//     group, and a pre hook pointing git, pip, (for podman hosts) podman
+//     and (for grafana and openondemand hosts) grafana.com and yum.osc.edu
+//     at the lab's mirrors;
+//   - cacerts/lab-ca.pem: the lab's CA (caPEM), which the appliance's
+//     cacerts role makes the VM trust, as a site's own CA;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
 //     snapshots (the appliance's pinned timestamps are not served here)
 //     and appliances_pulp_url the lab's Ark, as a site with its own Pulp
@@ -44,13 +47,15 @@ type LabRepo struct {
 //     ansible/roles/cloudalchemy.grafana/vars/redhat.yml by that path.
 //
 // Both of a comparison's builds use the result.
-func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256 map[string]string) {
+func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256 map[string]string, caPEM []byte) {
 	tb.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	here := filepath.Dir(file)
 	if out, err := exec.Command("cp", "-r", filepath.Join(here, "labsite")+"/.", s.Environment).CombinedOutput(); err != nil {
 		tb.Fatalf("copying labsite into %s: %v: %s", s.Environment, err, out)
 	}
+	must(tb, os.MkdirAll(filepath.Join(s.Environment, "cacerts"), 0o755))
+	must(tb, os.WriteFile(filepath.Join(s.Environment, "cacerts", "lab-ca.pem"), caPEM, 0o644))
 	def := map[string]map[string]map[string]string{}
 	for _, r := range repos {
 		if def[r.Key] == nil {

@@ -22,6 +22,10 @@ var ownBuildFiles = []string{
 	"/etc/pki/rpm-gpg", "/etc/yum.repos.d", "/opt/slurm-tools/bin", "/var/lib/image",
 	"/etc/cvmfs/default.local", "/etc/containers/registries.conf.d",
 	"/usr/local/bin/node_exporter", "/usr/local/bin/prometheus", "/usr/local/bin/alertmanager",
+	"/etc/pki/ca-trust/source/anchors", "/etc/grafana/provisioning/dashboards/ansible.yml",
+	"/var/lib/grafana/plugins", "/var/lib/grafana/dashboards", "/var/lib/grafana/dashboards/13427.json",
+	"/var/lib/grafana/dashboards/4323.json", "/var/lib/grafana/dashboards/openhpc-slurm.json",
+	"/var/lib/grafana/dashboards/slurm-jobs.json",
 }
 
 // ownBuildUnits are the units whose account and command line are

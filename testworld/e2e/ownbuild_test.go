@@ -22,7 +22,7 @@ import (
 // ownBuildGroups is the build's inventory_groups: the largest group set
 // the appliance's own build passes in the lab (docs/lab.md says what
 // blocks the rest).
-const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd"
+const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana"
 
 // TestApplianceOwnBuild builds the image the way the site does today, the
 // official openstack builder and ansible provisioner running the
@@ -41,7 +41,7 @@ func TestApplianceOwnBuild(t *testing.T) {
 			labRepos = append(labRepos, appliancesite.LabRepo{Key: s.Repo, Major: s.Major, PulpPath: s.PulpPath, Timestamp: s.Timestamp, RepoFile: s.RepoFile})
 		}
 	}
-	appliancesite.ForOwnBuild(t, site, labRepos, theLab.BinaryChecksums())
+	appliancesite.ForOwnBuild(t, site, labRepos, theLab.BinaryChecksums(), theLab.CA.PEM)
 	stamp := time.Now().Unix()
 	own := fmt.Sprintf("e2e-ownbuild-appliance-%d", stamp)
 	ours := fmt.Sprintf("e2e-ownbuild-fatimage-%d", stamp)

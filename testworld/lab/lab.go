@@ -20,6 +20,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/gitserver"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/registry"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/releases"
@@ -105,14 +106,16 @@ type Lab struct {
 	SitePulp *sitepulp.Server // a site's own Pulp (API and content), empty at start
 	Releases *releases.Server
 	Repos    *repos.Result
+	// CA signs the certificates of the lab's HTTPS servers (HTTPSUpstreams)
+	CA *labhttp.CA
 
 	BaseImageID   string
 	BaseImageDisk string // the hypervisor disk behind the base image, for cloning more images
 	// Env is what .lab/env exports: OS_CLOUD, OS_CLIENT_CONFIG_FILE,
 	// ARK_CONTENT_URL, ARK_USERNAME, ARK_PASSWORD, LAB_RELEASES_URL,
 	// LAB_SSH_USER, LAB_GIT_URL, LAB_PYPI_URL, LAB_GRAFANA_PLUGINS_URL, LAB_GRAFANA_URL, LAB_NETLIB_URL, LAB_REGISTRY(_AUTH,
-	// _USERNAME, _PASSWORD), plus LAB_CONTROL_URL for lab-status and
-	// faults.
+	// _USERNAME, _PASSWORD), LAB_CA_CERT and LAB_UPSTREAMS_ADDR
+	// (HTTPSUpstreams), plus LAB_CONTROL_URL for lab-status and faults.
 	Env map[string]string
 
 	Git  *gitserver.Server
@@ -206,8 +209,13 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err != nil {
 		return l, fmt.Errorf("lab: building the RPMs served by URL: %w", err)
 	}
+	// OSC's ondemand key at yum.osc.edu's path (an HTTPSUpstream): the lab's key signs its ondemand packages
+	urlRPMs[ondemandKeyPath] = l.Repos.GPGKeyFiles["RPM-GPG-KEY-ondemand"]
 	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Files: urlRPMs, Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
+	}
+	if err = l.serveUpstreams(gateway); err != nil {
+		return l, err
 	}
 	if l.Git, err = gitserver.Start(gitserver.Options{Addr: net.JoinHostPort(gateway, "0"), Dir: filepath.Join(o.CacheDir, "git"), Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the git server: %w", err)
@@ -389,6 +397,9 @@ func (l *Lab) writeEnv() error {
 	// grafana.com's shape for dashboards, netlib's for the HPL source
 	l.Env["LAB_GRAFANA_URL"] = l.Releases.URL()
 	l.Env["LAB_NETLIB_URL"] = l.Releases.URL() + strings.TrimSuffix(releases.HPLPath, "/hpl-2.3.tar.gz")
+	// the address HTTPSUpstreams resolve to for VMs, and the CA they trust
+	l.Env["LAB_UPSTREAMS_ADDR"] = l.Network.Gateway
+	l.Env["LAB_CA_CERT"] = filepath.Join(l.Dir, caFile)
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))
 }
 

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"crypto/tls"
 	_ "embed"
 	"encoding/hex"
 	"errors"
@@ -106,6 +107,8 @@ type Server struct {
 
 	ln  net.Listener
 	srv *http.Server
+	// tls serves the same assets over HTTPS (ServeTLS), or is nil
+	tls *http.Server
 }
 
 // Start builds the assets and starts serving them.
@@ -225,13 +228,38 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
+// ServeTLS also serves the assets over HTTPS on addr with cert, as the
+// upstream host cert names answers at its own URLs: the appliance's
+// grafana-dashboards role curls https://grafana.com/api/dashboards/...
+// with no variable for the host, so a site behind a mirror resolves
+// grafana.com to its mirror and trusts the mirror's CA. Once per server;
+// it returns the address listened on.
+func (s *Server) ServeTLS(addr string, cert tls.Certificate) (string, error) {
+	if s.tls != nil {
+		return "", errors.New("releases: already serving HTTPS")
+	}
+	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return "", fmt.Errorf("releases: listen (HTTPS): %w", err)
+	}
+	s.tls = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go s.tls.Serve(ln) //nolint:errcheck // ErrServerClosed on Close
+	s.logf("releases: serving HTTPS at %s", ln.Addr())
+	return ln.Addr().String(), nil
+}
+
 // Close stops the server.
 func (s *Server) Close() error {
-	err := s.srv.Close()
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+	errs := []error{s.srv.Close()}
+	if s.tls != nil {
+		errs = append(errs, s.tls.Close())
 	}
-	return err
+	for i, err := range errs {
+		if errors.Is(err, http.ErrServerClosed) {
+			errs[i] = nil
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ServeHTTP implements http.Handler.

@@ -5,9 +5,13 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
@@ -232,5 +237,54 @@ func TestServesFilesAndGrafanaPlugins(t *testing.T) {
 	}
 	if _, err := Start(Options{Files: map[string][]byte{"x": nil}}); err == nil {
 		t.Error("a relative path was accepted")
+	}
+}
+
+// TestServeTLSAsUpstreamHost: over HTTPS the server answers as the host
+// its certificate names (grafana.com, what the appliance's
+// grafana-dashboards role curls): a client trusting the lab's CA gets a
+// dashboard at grafana.com's path; one trusting only the system's CAs,
+// or asking for another name, is refused.
+func TestServeTLSAsUpstreamHost(t *testing.T) {
+	s := start(t, Options{})
+	ca, err := labhttp.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ca.Issue("grafana.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := s.ServeTLS("127.0.0.1:0", cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ServeTLS("127.0.0.1:0", cert); err == nil {
+		t.Error("a second HTTPS listener was started")
+	}
+	client := func(roots *x509.CertPool, name string) *http.Client {
+		dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr) // name resolves to the lab, as a VM's /etc/hosts says
+		}
+		return &http.Client{Transport: &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: name}}}
+	}
+	d := DefaultGrafanaDashboards()[0]
+	resp, err := client(ca.Pool(), "grafana.com").Get("https://grafana.com" + d.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want, _ := DashboardJSON(d)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, want) {
+		t.Errorf("dashboard over HTTPS: %d %q", resp.StatusCode, body)
+	}
+	for name, c := range map[string]*http.Client{"system roots": client(nil, "grafana.com"), "another name": client(ca.Pool(), "github.com")} {
+		if resp, err := c.Get("https://grafana.com" + d.Path()); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: accepted", name)
+		} else if !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("%s: %v, want a certificate error", name, err)
+		}
 	}
 }

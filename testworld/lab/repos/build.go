@@ -710,24 +710,31 @@ WantedBy=multi-user.target
 `, strings.TrimSuffix(unit, ".service"), a.def.Name, a.evr, start)
 }
 
-// scriptlets are the package's %post and %preun, in Lua so that they add
-// no dependency on /bin/sh (nothing in the lab's rpm database provides it)
-// and cannot fail the transaction: pcall swallows everything, and where
+// scriptlets are the package's %pre (its system user), %post and %preun,
+// in Lua so that they add no dependency on /bin/sh (nothing in the lab's
+// rpm database provides it) and cannot fail the transaction: pcall swallows everything, and where
 // /usr/bin/systemctl is missing (a host --installroot) nothing happens.
 // As with %systemd_post (presets) and %systemd_preun, %post enables only on
 // first install (arg[2] == 1) and %preun disables only on erase (0), so an
 // upgrade keeps whatever the admin chose.
 func (a *artifact) scriptlets() string {
+	const run = `local run = rpm.execute or function(...) return os.execute(table.concat({...}, " ")) end`
+	var b strings.Builder
+	if u := a.def.User; u != nil {
+		// both fail (and are ignored) when the group or user exists: a
+		// build that made them first keeps its IDs
+		fmt.Fprintf(&b, "%%pre -n %s -p <lua>\n%s\npcall(run, \"/usr/sbin/groupadd\", \"-r\", %q)\n"+
+			"pcall(run, \"/usr/sbin/useradd\", \"-r\", \"-g\", %q, \"-d\", %q, \"-s\", %q, \"-c\", %q, %q)\n\n",
+			a.def.Name, run, u.Name, u.Name, u.Home, u.Shell, u.Comment, u.Name)
+	}
 	if len(a.def.Units) == 0 {
-		return ""
+		return b.String()
 	}
 	var units []string
 	for _, u := range a.def.Units {
 		units = append(units, fmt.Sprintf("%q", u))
 	}
 	list := strings.Join(units, ", ")
-	const run = `local run = rpm.execute or function(...) return os.execute(table.concat({...}, " ")) end`
-	var b strings.Builder
 	if a.def.EnableOnInstall {
 		fmt.Fprintf(&b, "%%post -n %s -p <lua>\n%s\nif arg[2] == 1 then pcall(run, \"/usr/bin/systemctl\", \"enable\", %s) end\n\n",
 			a.def.Name, run, list)

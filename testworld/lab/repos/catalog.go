@@ -180,7 +180,14 @@ type pkgDef struct {
 	// interpreter (python3.9, python3.12) links to the VM's own python3,
 	// so what a build runs with it really runs.
 	Links map[string]string
+	// User is the system user (and its group of the same name) the
+	// package's scriptlets add when absent, as the real package's do:
+	// useradd -r picks the IDs (build.go's scriptlets).
+	User *sysUser
 }
+
+// sysUser is a package's system user: name, home, shell and comment.
+type sysUser struct{ Name, Home, Shell, Comment string }
 
 // catalog is every stand-in package. Names follow Rocky 9 / EPEL 9 /
 // OpenHPC 3 / Ceph reef / Grafana OSS. Versions are plausible, not exact.
@@ -384,8 +391,12 @@ var catalog = append([]pkgDef{
 	{Repo: "Ceph", Name: "ceph-fuse", EVR: "2:18.2.7-1.el9s", Requires: []string{"librados2"}},
 
 	// --- Grafana OSS (the build excludes grafana from updates) ---
+	// the provisioning directories the real package ships (each with a
+	// sample.yaml): grafana-dashboards writes into dashboards/ and does
+	// not create it
 	{Repo: "grafana", Name: "grafana", EVR: "10.4.18-1", Update: "10.4.19-1",
-		Bins: []string{"/usr/sbin/grafana-server", "/usr/sbin/grafana-cli"}, Units: []string{"grafana-server.service"}},
+		Bins: []string{"/usr/sbin/grafana-server", "/usr/sbin/grafana-cli"}, Units: []string{"grafana-server.service"},
+		Files: grafanaProvisioning(), User: &sysUser{"grafana", "/usr/share/grafana", "/sbin/nologin", "grafana user"}},
 
 	// --- smaller third-party repositories ---
 	{Repo: "epel-cisco-openh264", Name: "openh264", EVR: "2.4.1-2.el9"},
@@ -503,3 +514,14 @@ var FatPackages = []string{
 
 // RemovedPackages are in the base image and removed by the build.
 var RemovedPackages = []string{"cockpit-ws", "cockpit-system", "cockpit-bridge"}
+
+// grafanaProvisioning is /etc/grafana/provisioning as the grafana package
+// ships it: a directory per kind of provisioned object, each holding a
+// sample.yaml (ours: a comment).
+func grafanaProvisioning() map[string]string {
+	out := map[string]string{}
+	for _, d := range []string{"access-control", "alerting", "dashboards", "datasources", "notifiers", "plugins"} {
+		out["/etc/grafana/provisioning/"+d+"/sample.yaml"] = "# lab stand-in of grafana's sample " + d + " provisioning (nothing provisioned)\n"
+	}
+	return out
+}

@@ -562,6 +562,12 @@ func TestDnfInstallAndUpgrade(t *testing.T) {
 	if s := ir.rpm("-q", "--scripts", "firewalld"); !strings.Contains(s, `"enable", "firewalld.service"`) || !strings.Contains(s, "postinstall scriptlet (using <lua>)") {
 		t.Errorf("firewalld scriptlets:\n%s", s)
 	}
+	// grafana's system user, as the real package adds it (here in the
+	// installroot, which has no useradd: the scriptlet fails quietly)
+	if s := ir.rpm("-q", "--scripts", "grafana"); !strings.Contains(s, "preinstall scriptlet (using <lua>)") ||
+		!strings.Contains(s, `"/usr/sbin/useradd", "-r", "-g", "grafana", "-d", "/usr/share/grafana", "-s", "/sbin/nologin"`) {
+		t.Errorf("grafana scriptlets:\n%s", s)
+	}
 	grafanaOld := ir.versions("grafana")
 	if _, err := os.Stat(filepath.Join(ir.root, "etc/yum.repos.d/epel.repo")); err != nil {
 		t.Errorf("epel-release did not install epel.repo: %v", err)

@@ -1,0 +1,50 @@
+package lab
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
+)
+
+// HTTPSUpstreams are the internet hosts the release server also answers
+// as, over HTTPS on port 443 of the lab's gateway address, with a
+// certificate of the lab's CA: what the appliance fetches by a fixed
+// https:// URL (grafana-dashboards curls https://grafana.com/api/...,
+// osc.ood's install-package.yml imports ondemandKeyPath from
+// https://yum.osc.edu).
+// A VM reaches them by name once its /etc/hosts maps the name to
+// $LAB_UPSTREAMS_ADDR and its trust store holds $LAB_CA_CERT, as a site
+// behind a mirror resolves the name to its mirror and trusts its own CA.
+var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu"}
+
+// ondemandKeyPath is the Open OnDemand repository key's path under
+// https://yum.osc.edu.
+const ondemandKeyPath = "/ondemand/RPM-GPG-KEY-ondemand-SHA512"
+
+// caFile is the lab CA's certificate in Dir.
+const caFile = "lab-ca.pem"
+
+// serveUpstreams makes the lab's CA (l.CA, its certificate in Dir) and
+// serves the release server over HTTPS as HTTPSUpstreams on gateway:443;
+// every lab has a gateway address of its own, so the port is free.
+func (l *Lab) serveUpstreams(gateway string) error {
+	ca, err := labhttp.NewCA()
+	if err != nil {
+		return fmt.Errorf("lab: CA: %w", err)
+	}
+	cert, err := ca.Issue(HTTPSUpstreams...)
+	if err != nil {
+		return fmt.Errorf("lab: CA: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(l.Dir, caFile), ca.PEM, 0o644); err != nil {
+		return err
+	}
+	if _, err := l.Releases.ServeTLS(net.JoinHostPort(gateway, "443"), cert); err != nil {
+		return fmt.Errorf("lab: serving %v: %w", HTTPSUpstreams, err)
+	}
+	l.CA = ca
+	return nil
+}
