@@ -4,7 +4,9 @@ package realcloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +87,7 @@ func requireRouterFloatingIP(t *testing.T, tr *Tier, id string) {
 	if !strings.HasPrefix(out, host+" ") || strings.Contains(out, fip.FloatingIP) {
 		t.Errorf("SSH through %s: want the connection from %s and no floating IP on eth0:\n%s", fip.FloatingIP, host, out)
 	}
+	requireGroupEnforced(t, fip.FloatingIP, id)
 	if got, err := floatingips.Get(ctx, nc, fip.ID).Extract(); err != nil || got.Status != "ACTIVE" {
 		t.Errorf("floating IP %s: %+v, %v; want ACTIVE", fip.FloatingIP, got, err)
 	}
@@ -100,6 +103,34 @@ func requireRouterFloatingIP(t *testing.T, tr *Tier, id string) {
 	want := fmt.Sprintf("-d %s/32 -j DNAT --to-destination %s", fip.FloatingIP, port.FixedIPs[0].IPAddress)
 	if err != nil || !strings.Contains(string(nat), want) {
 		t.Errorf("the router's namespace lacks %q (%v):\n%s", want, err, nat)
+	}
+}
+
+// requireGroupEnforced checks that the Linux bridge agent enforces the
+// guest's security groups on what comes through the router: with a server
+// listening on a port realcloud-ssh does not open (the guest itself reaches
+// it), a connection from the host through the floating IP times out (the
+// agent drops it: a refusal would mean it reached the guest), while port
+// 22, which the group opens, answers.
+func requireGroupEnforced(t *testing.T, fip, id string) {
+	t.Helper()
+	const closed = "8080"
+	if _, err := guestRunAt(t, fip, id, "sudo systemd-run --unit rc-closed-port python3 -m http.server "+closed+
+		" && for i in $(seq 30); do curl -s -o /dev/null http://127.0.0.1:"+closed+"/ && exit 0; sleep 1; done; exit 1"); err != nil {
+		t.Fatalf("a listener on the guest's port %s: %v", closed, err)
+	}
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(fip, closed), 5*time.Second)
+	if err == nil {
+		c.Close()
+		t.Errorf("port %s, which the guest's groups do not open, answered through %s", closed, fip)
+	} else if ne := net.Error(nil); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("port %s through %s: %v; want a timeout (dropped by the agent)", closed, fip, err)
+	}
+	c, err = net.DialTimeout("tcp", net.JoinHostPort(fip, "22"), 5*time.Second)
+	if err != nil {
+		t.Errorf("port 22, which realcloud-ssh opens, through %s: %v", fip, err)
+	} else {
+		c.Close()
 	}
 }
 
