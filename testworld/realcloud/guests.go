@@ -51,14 +51,9 @@ func (t *Tier) GuestImage() string { return filepath.Join(t.Dir, "images", "gues
 
 // RunGuests runs the guest host until ctx ends.
 func (t *Tier) RunGuests(ctx context.Context, logf func(string, ...any)) error {
-	secret, err := t.Secret("metadata")
-	if err != nil {
-		return err
-	}
 	h, err := guests.Start(ctx, guests.Options{
 		StateDir: filepath.Join(t.Dir, "guests"), CacheDir: lab.DefaultCacheDir(), Socket: t.GuestSocket(),
 		BaseImage: t.GuestImage(), Network: GuestNetwork,
-		MetadataURL: MetadataURL(t.Ports), Secret: secret,
 		Logf: logf,
 	})
 	if err != nil {

@@ -40,7 +40,8 @@ EXT_ADDRESS=203.0.113.1/24
 
 # Every daemon the tier runs, in start order.
 DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests
-	neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+	neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent
+	neutron-metadata-agent nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
 
 export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
 export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP

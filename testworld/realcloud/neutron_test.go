@@ -45,13 +45,16 @@ func requireAgentNetworking(t *testing.T, tr *Tier, cc *gophercloud.ServiceClien
 		t.Fatalf("no fixed IPs: guest port %+v, DHCP port %+v", port.FixedIPs, dhcp.FixedIPs)
 	}
 	// systemd-networkd's lease: the address and the server that gave it.
-	out, err := guestRun(t, cc, id, "ip -4 -o addr show dev eth0; sudo cat /run/systemd/netif/leases/*")
+	out, err := guestRun(t, cc, id, "ip -4 -o addr show dev eth0; sudo cat /run/systemd/netif/leases/*; ip route get 169.254.169.254")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"inet " + port.FixedIPs[0].IPAddress + "/24", " dynamic ",
 		"ADDRESS=" + port.FixedIPs[0].IPAddress, "SERVER_ADDRESS=" + dhcp.FixedIPs[0].IPAddress,
+		// the DHCP agent's route to the metadata service: the router's
+		// haproxy (the L3 agent's metadata proxy)
+		"169.254.169.254 via " + routerAddress + " dev eth0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the guest's eth0 and DHCP lease lack %q:\n%s", want, out)
@@ -133,6 +136,9 @@ func requireGroupEnforced(t *testing.T, fip, id string) {
 		c.Close()
 	}
 }
+
+// routerAddress is the tenant subnet's gateway, the router's qr- port.
+const routerAddress = "10.42.0.1"
 
 type boundPort struct {
 	ports.Port

@@ -97,6 +97,7 @@ var configFiles = map[string]string{
 	"linuxbridge_agent.ini.tmpl": "linuxbridge_agent.ini",
 	"dhcp_agent.ini.tmpl":        "dhcp_agent.ini",
 	"l3_agent.ini.tmpl":          "l3_agent.ini",
+	"metadata_agent.ini.tmpl":    "metadata_agent.ini",
 	"cinder.conf.tmpl":           "cinder.conf",
 }
 

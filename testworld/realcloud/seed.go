@@ -356,9 +356,11 @@ func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *
 // waitAgents waits until Neutron reports the agents up.sh started alive on
 // the compute host: a port binds only where its agent runs.
 func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
-	want := []string{"Linux bridge agent", "DHCP agent", "L3 agent"}
+	want := []string{"Linux bridge agent", "DHCP agent", "L3 agent", "Metadata agent"}
 	var missing []string
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+	// An agent whose first report reached neutron-server before its RPC
+	// consumers existed waits for the RPC timeout (60 s) and a retry.
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		pages, err := agents.List(c, agents.ListOpts{Host: "realcloud", Alive: gophercloud.Enabled}).AllPages(ctx)
 		if err != nil {
 			return fmt.Errorf("realcloud: listing Neutron's agents: %w", err)
@@ -381,7 +383,7 @@ func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("realcloud: Neutron's %s not alive on host realcloud after 2 minutes (logs in .realcloud/log)", strings.Join(missing, " and "))
+	return fmt.Errorf("realcloud: Neutron's %s not alive on host realcloud after 4 minutes (logs in .realcloud/log)", strings.Join(missing, " and "))
 }
 
 // ensureSSHGroup creates the member's security group that opens SSH, as a

@@ -200,14 +200,16 @@ external_bridge() {
 # host) and the router's ports into theirs, and applies the guests'
 # security groups; the DHCP agent's dnsmasq gives the guests their
 # addresses; the L3 agent's router (a qrouter- namespace) routes between
-# the networks and NATs the floating IPs. seed resources waits until all
-# three report.
+# the networks, NATs the floating IPs and proxies 169.254.169.254 to the
+# metadata agent, which signs the guests' requests for Nova's metadata
+# API. seed resources waits until all four report.
 start_agents() {
 	external_bridge
 	start neutron-linuxbridge-agent neutron-linuxbridge-agent --config-file "$ETC/neutron.conf" \
 		--config-file "$ETC/linuxbridge_agent.ini"
 	start neutron-dhcp-agent neutron-dhcp-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/dhcp_agent.ini"
 	start neutron-l3-agent neutron-l3-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/l3_agent.ini"
+	start neutron-metadata-agent neutron-metadata-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/metadata_agent.ini"
 }
 
 start_apis() {

@@ -228,9 +228,11 @@ func (vm *Machine) setupNet() error {
 		steps = append(steps, ns("addr", "add", fmt.Sprintf("%s/%d", vm.spec.FixedIP, m.prefixLen), "dev", "eth0"),
 			ns("route", "add", "default", "via", m.gw.String(), "src", vm.spec.FixedIP))
 	}
-	steps = append(steps, []string{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
-		"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr},
-		[]string{"ip", "link", "set", vm.veth, "up"})
+	if !m.opts.NetworkMetadata {
+		steps = append(steps, []string{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
+			"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr})
+	}
+	steps = append(steps, []string{"ip", "link", "set", vm.veth, "up"})
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
 			return err

@@ -18,17 +18,16 @@ import (
 const metadataIP = "169.254.169.254"
 
 func (m *Manager) startMetadata() error {
+	if m.opts.NetworkMetadata {
+		return nil
+	}
 	l, err := net.Listen("tcp4", net.JoinHostPort(m.gw.String(), "0"))
 	if err != nil {
 		return fmt.Errorf("vm: metadata listener: %w", err)
 	}
 	m.mdListener = l
 	m.mdAddr = l.Addr().String()
-	var h http.Handler = http.HandlerFunc(m.serveMetadata)
-	if m.opts.MetadataProxy != nil {
-		h = m.opts.MetadataProxy
-	}
-	m.mdServer = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	m.mdServer = &http.Server{Handler: http.HandlerFunc(m.serveMetadata), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = m.mdServer.Serve(l) }()
 	return nil
 }
