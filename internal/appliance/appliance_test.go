@@ -3,6 +3,7 @@ package appliance_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,6 +216,26 @@ func TestDecodeRoleConditions(t *testing.T) {
 	}
 }
 
+// TestDecodeKeyOrder: a mapping value keeps the order Ansible wrote its
+// keys in (a role's template iterating .items() writes them so), which
+// a Go map loses; other values have none.
+func TestDecodeKeyOrder(t *testing.T) {
+	req := appliance.Request{Queries: []appliance.Query{{Role: "eessi", Vars: []string{"m", "l"}}}}
+	raw := `{"q": [[{"msg": {"Z": "1", "A": {"y": 1, "b": 2}, "M": 3}}, {"msg": ["b", "a"]}]], "qc": [[]],
+		"c": [], "e": [], "p": {}, "groups": ["builder"]}`
+	res, err := appliance.DecodeResult(req, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, l := res.Values["eessi"]["m"], res.Values["eessi"]["l"]
+	if !slices.Equal(m.Keys, []string{"Z", "A", "M"}) || m.Value.(map[string]any)["M"] != float64(3) {
+		t.Errorf("mapping: keys %v, value %v; want Z, A, M in Ansible's order", m.Keys, m.Value)
+	}
+	if l.Keys != nil || len(l.Value.([]any)) != 2 {
+		t.Errorf("list: keys %v, value %v", l.Keys, l.Value)
+	}
+}
+
 func TestCommit(t *testing.T) {
 	s := appliancesite.New(t, ".stackhpc")
 	if _, err := s.Commit(context.Background()); err == nil || !strings.Contains(err.Error(), "not a git work tree") {
@@ -314,13 +335,31 @@ func TestRunCancel(t *testing.T) {
 	}
 	data, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	for range 40 {
-		if pid > 0 && syscall.Kill(pid, 0) != nil {
+	for range 100 {
+		if pid > 0 && !running(pid) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Errorf("the run's child %d outlived the cancel", pid)
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t.Errorf("the run's child %d outlived the cancel: %s", pid, stat)
+}
+
+// running says whether pid still runs. A zombie has ended: the killed
+// shell's orphan waits there until PID 1 reaps it, which on a loaded CI
+// machine may take longer than the test waits.
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// the state follows the command's closing parenthesis
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 func TestSummary(t *testing.T) {

@@ -1,6 +1,7 @@
 package appliance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,10 @@ type Value struct {
 	Defined bool
 	// Value is the templated value (JSON types), when Error is "".
 	Value any
+	// Keys are a mapping value's keys in the site's Ansible's order (a
+	// role's template iterating `.items()` writes them so); Value's Go
+	// map has none.
+	Keys []string
 	// Error is Ansible's message when the value could not be templated
 	// (for example it uses a variable defined only on a real cluster).
 	Error string
@@ -185,6 +190,50 @@ type taskResult struct {
 	Failed  bool `json:"failed"`
 	Skipped bool `json:"skipped"`
 	Msg     any  `json:"msg"`
+	// keys are a mapping Msg's keys, in the order Ansible wrote them.
+	keys []string
+}
+
+func (r *taskResult) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Failed  bool            `json:"failed"`
+		Skipped bool            `json:"skipped"`
+		Msg     json.RawMessage `json:"msg"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	r.Failed, r.Skipped = raw.Failed, raw.Skipped
+	if len(raw.Msg) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw.Msg, &r.Msg); err != nil {
+		return err
+	}
+	var err error
+	r.keys, err = objectKeys(raw.Msg)
+	return err
+}
+
+// objectKeys are a JSON object's keys in order; nil for another value.
+func objectKeys(data []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, err
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
 }
 
 type rawResult struct {
@@ -250,7 +299,7 @@ func truth(r taskResult) Truth {
 
 func value(name string, r taskResult) Value {
 	if !r.Failed {
-		return Value{Defined: true, Value: r.Msg}
+		return Value{Defined: true, Value: r.Msg, Keys: r.keys}
 	}
 	msg := fmt.Sprint(r.Msg)
 	if name != "" && strings.Contains(msg, "No variable found with this name: "+name) {

@@ -36,10 +36,20 @@ type ApplianceVar struct {
 	// Format makes an item of each value: "{}" is the value
 	// (grafana_version 10.4.18 with "grafana-{}" is grafana-10.4.18).
 	Format string `yaml:"format"`
+	// Latest is the package the value `latest` stands for, which the
+	// role then installs with `state: latest` (cloudalchemy.grafana's
+	// grafana, osc.ood's ondemand): the item is that name, unformatted,
+	// and it joins the group's Latest.
+	Latest string `yaml:"latest"`
 	// Within is the text of the single value at Into (a unit's content)
 	// that the one value, formatted, replaces wherever it occurs: the
 	// built-in tag in the unit running an image (opensearch:2.9.0).
 	Within string `yaml:"within"`
+	// Render makes the one item of a mapping value: "key_value" is a
+	// `key=value` line per entry in the order the site's Ansible gives
+	// (a role's template iterating `.items()`, as eessi's
+	// cvmfs.config.j2 writes cvmfs_config).
+	Render string `yaml:"render"`
 	// Drop: Into is an element of a content list (content/git_checkouts/0)
 	// that the build leaves out when When does not hold (the Open
 	// OnDemand apps the site's ood_install_apps does not name).
@@ -49,7 +59,9 @@ type ApplianceVar struct {
 // LocalUsers is the appliance variable of the users bootstrap.yml
 // creates, and the built-in users it stands for.
 type LocalUsers struct {
-	Var   string   `yaml:"var"`
+	Var string `yaml:"var"`
+	// Role is the role whose defaults are in scope ("" none).
+	Role  string   `yaml:"role"`
 	Users []string `yaml:"users"`
 }
 
@@ -102,6 +114,8 @@ func ApplianceExtraRepos() ExtraRepos { return builtin().ExtraRepos }
 type Lookup interface {
 	Value(role, name string) (v any, defined bool, err error)
 	Holds(role, cond string) (bool, error)
+	// Keys are a mapping value's keys in the site's Ansible's order.
+	Keys(role, name string) []string
 }
 
 // Applied is one source as applied: the values it gave.
@@ -113,6 +127,9 @@ type Applied struct {
 
 // ApplianceLocalUsers is the local users' source.
 func ApplianceLocalUsers() LocalUsers { return builtin().LocalUsers }
+
+// AppliancePodmanUsers is the source of the users the podman role makes.
+func AppliancePodmanUsers() LocalUsers { return builtin().PodmanUsers }
 
 // Sources are every group's sources, by group name, sorted by group.
 func ApplianceVars() map[string][]ApplianceVar {
@@ -149,6 +166,9 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 			}
 		} else if vals, err = s.values(look); err == nil {
 			err = out.put(s, vals)
+			if s.Latest != "" && slices.Contains(vals, s.Latest) {
+				out.Latest = append(slices.Clip(out.Latest), s.Latest)
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("group %q: %s: %w", g.Name, s.label(), err))
@@ -289,16 +309,56 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 			return nil, fmt.Errorf("no %s in its value", s.Key)
 		}
 	}
+	if s.Render == renderKeyValue {
+		text, err := keyValueLines(v, look.Keys(s.Role, s.Var))
+		return []string{text}, err
+	}
 	items, err := Strings(v)
 	if err != nil {
 		return nil, err
 	}
-	if s.Format != "" {
-		for i, it := range items {
+	for i, it := range items {
+		switch {
+		case s.Latest != "" && it == "latest":
+			items[i] = s.Latest
+		case s.Format != "":
 			items[i] = strings.ReplaceAll(s.Format, "{}", it)
 		}
 	}
 	return items, nil
+}
+
+// renderKeyValue is ApplianceVar.Render's `key=value` lines.
+const renderKeyValue = "key_value"
+
+// keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
+// }}` renders it (Ansible's trim_blocks: a line each), keys in order.
+func keyValueLines(v any, keys []string) (string, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("%v is not a mapping", v)
+	}
+	if len(keys) != len(m) {
+		return "", fmt.Errorf("the order of its keys is not known (%d keys, %d in order)", len(m), len(keys))
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		var text string
+		switch x := m[k].(type) {
+		case string:
+			text = x
+		case float64:
+			text = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			text = map[bool]string{true: "True", false: "False"}[x] // Python's str()
+		case nil:
+			text = "None"
+		default:
+			return "", fmt.Errorf("%s: %v is not a single value", k, x)
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, text)
+	}
+	return b.String(), nil
 }
 
 // Strings is a resolved value as a list of strings: a string is one
@@ -447,6 +507,12 @@ func (g Group) checkSources() error {
 		}
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
+		}
+		if s.Render != "" && (s.Render != renderKeyValue || s.Key != "" || s.Var == "") {
+			return fmt.Errorf("appliance source %s: render %q: only %q, of a whole variable", s.Var, s.Render, renderKeyValue)
+		}
+		if s.Latest != "" && s.Into != "packages" {
+			return fmt.Errorf("appliance source %s: latest names a package, into %q is not packages", s.Var, s.Into)
 		}
 		var cur []string
 		switch s.Into {

@@ -22,6 +22,50 @@ func (f fakeLookup) Value(role, name string) (any, bool, error) {
 
 func (f fakeLookup) Holds(role, cond string) (bool, error) { return f.holds[role+"/"+cond], nil }
 
+func (f fakeLookup) Keys(role, name string) []string {
+	keys, _ := f.vals[role+"/"+name+" keys"].([]string)
+	return keys
+}
+
+// TestKeyValueRender: a render key_value source is the mapping's
+// key=value lines in the order the site's Ansible gives, the values as
+// Jinja prints them, into the one value of a content file.
+func TestKeyValueRender(t *testing.T) {
+	groups, err := Expand("eessi")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	look := fakeLookup{vals: map[string]any{
+		"eessi/cvmfs_config":      map[string]any{"CVMFS_QUOTA_LIMIT": "20000", "CVMFS_CLIENT_PROFILE": "single", "CVMFS_USE_GEOAPI": true, "N": float64(3)},
+		"eessi/cvmfs_config keys": []string{"CVMFS_CLIENT_PROFILE", "CVMFS_QUOTA_LIMIT", "CVMFS_USE_GEOAPI", "N"},
+	}}
+	out, applied, err := WithAppliance(g, look)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "CVMFS_CLIENT_PROFILE=single\nCVMFS_QUOTA_LIMIT=20000\nCVMFS_USE_GEOAPI=True\nN=3\n"
+	file := out.Content["files"].([]any)[0].(map[string]any)
+	if file["content"] != want || file["destination"] != "/etc/cvmfs/default.local" {
+		t.Errorf("default.local: %+v, want content %q", file, want)
+	}
+	if len(applied) != 1 || applied[0].Var != "cvmfs_config" || applied[0].Role != "eessi" {
+		t.Errorf("applied: %+v", applied)
+	}
+	if builtin := g.Content["files"].([]any)[0].(map[string]any)["content"]; builtin != "CVMFS_CLIENT_PROFILE=single\nCVMFS_QUOTA_LIMIT=10000\n" {
+		t.Errorf("the built-in (f49fc24) content changed: %q", builtin)
+	}
+	for name, vals := range map[string]map[string]any{
+		"no order":   {"eessi/cvmfs_config": map[string]any{"A": "1"}},
+		"nested":     {"eessi/cvmfs_config": map[string]any{"A": []any{"x"}}, "eessi/cvmfs_config keys": []string{"A"}},
+		"no mapping": {"eessi/cvmfs_config": "A=1"},
+	} {
+		if _, _, err := WithAppliance(g, fakeLookup{vals: vals}); err == nil || !strings.Contains(err.Error(), `group "eessi": cvmfs_config (role eessi)`) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 func TestSplice(t *testing.T) {
 	for _, tc := range []struct {
 		list, items, vals, want []string
@@ -96,6 +140,40 @@ func TestWithAppliance(t *testing.T) {
 	}
 }
 
+// TestWithApplianceLatest: a site's `latest` for grafana_version or
+// ondemand_package is the package's bare name, which the roles install
+// with `state: latest`: it joins the group's Latest; a pinned version
+// does not.
+func TestWithApplianceLatest(t *testing.T) {
+	groups, err := Expand("grafana", "openondemand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		value, want string
+		latest      []string
+	}{{"latest", "grafana", []string{"grafana"}}, {"10.4.19", "grafana-10.4.19", nil}, {"latest", "ondemand", []string{"ondemand"}}, {"ondemand-4.1.5", "ondemand-4.1.5", nil}} {
+		g, v := groups[0], "/grafana_version"
+		if strings.HasPrefix(tc.want, "ondemand") {
+			g, v = groups[1], "/ondemand_package"
+		}
+		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex"}
+		for _, app := range []string{"rstudio", "codeserver", "jupyter"} {
+			vals["/openondemand_install_app_"+app] = map[string]any{app: map[string]any{"version": "v1"}}
+		}
+		got, _, err := WithAppliance(g, fakeLookup{vals: vals})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(got.Packages, tc.want) || !slices.Equal(got.Latest, tc.latest) {
+			t.Errorf("%s %s: packages %v, latest %v; want %s, latest %v", v, tc.value, got.Packages, got.Latest, tc.want, tc.latest)
+		}
+	}
+	if l := builtin().Groups["grafana"].Latest; l != nil {
+		t.Errorf("the table changed: latest %v", l)
+	}
+}
+
 func TestWithApplianceErrors(t *testing.T) {
 	g, _ := Expand("grafana")
 	_, _, err := WithAppliance(g[0], fakeLookup{})
@@ -137,6 +215,7 @@ func TestCheckSources(t *testing.T) {
 		{ApplianceVar{Into: "content/files/0", Drop: true, When: "c"}, "no such element"},
 		{ApplianceVar{Into: "content/files", Var: "v", Within: "zz"}, `"zz" is not within content/files`},
 		{ApplianceVar{Into: "content/files", Drop: true, Var: "v", When: "c"}, "drop takes a condition and no variable"},
+		{ApplianceVar{Into: "content/files", Var: "v", Latest: "a"}, `latest names a package, into "content/files" is not packages`},
 	} {
 		g.Appliance = []ApplianceVar{tc.src}
 		if err := g.checkSources(); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -57,6 +57,12 @@ type Set struct {
 	// (grafana's Open OnDemand dashboard joins with openondemand).
 	WithGroup map[string]Set `yaml:"with_group"`
 
+	// Latest are packages the transaction takes to the snapshot's newest
+	// even without the update, as a role's `state: latest` does; every
+	// other package an installed one already provides keeps its version
+	// (`state: present`). None at f49fc24: a site's `latest` for a
+	// version variable puts a name here (ApplianceVar.Latest).
+	Latest []string `yaml:"latest"`
 	// NoWeakDeps are packages installed before the others, in the same
 	// dnf process, with weak dependencies off (the appliance's openhpc
 	// role installs its Slurm set so; everything else at dnf's default).
@@ -137,6 +143,8 @@ type table struct {
 	Binaries map[string]Binary   `yaml:"binaries"`
 	// LocalUsers: the users the appliance's bootstrap.yml creates.
 	LocalUsers LocalUsers `yaml:"local_users"`
+	// PodmanUsers: the users the appliance's podman role makes.
+	PodmanUsers LocalUsers `yaml:"podman_users"`
 	// ExtraRepos: a site's own repositories, as the dnf_repos role adds them.
 	ExtraRepos ExtraRepos `yaml:"extra_repos"`
 }
@@ -277,6 +285,7 @@ func Merged(groups []Group) Set {
 	for _, g := range groups {
 		add("p", &r.Packages, g.Packages)
 		add("w", &r.NoWeakDeps, g.NoWeakDeps)
+		add("l", &r.Latest, g.Latest)
 		add("a", &r.RunAfterPackages, g.RunAfterPackages)
 		add("n", &r.NoGPGCheckRepos, g.NoGPGCheckRepos)
 		add("r", &r.Remove, g.Remove)

@@ -25,10 +25,32 @@ func localUser(e any) (u User, skip bool, err error) {
 	if truthy(user["local"]) || truthy(user["move_home"]) {
 		return u, true, nil
 	}
+	if u, err = moduleUser(user); err != nil {
+		return u, false, err
+	}
+	if g, ok := m["group"].(map[string]any); ok {
+		u.Group, _ = g["name"].(string)
+		u.GID, _ = number(g["gid"])
+	}
+	return u, false, nil
+}
+
+// podmanUser is one podman_users entry (the user module's arguments).
+func podmanUser(e any) (User, bool, error) {
+	args, ok := e.(map[string]any)
+	if !ok {
+		return User{}, false, errors.New("not a mapping")
+	}
+	u, err := moduleUser(args)
+	return u, false, err
+}
+
+// moduleUser is the User the user module makes from its arguments.
+func moduleUser(user map[string]any) (u User, err error) {
 	u.Name, _ = user["name"].(string)
 	uid, ok := number(user["uid"])
 	if u.Name == "" || !ok {
-		return u, false, fmt.Errorf("user %q: a name and a uid are needed (the plugin creates users with fixed ids)", u.Name)
+		return u, fmt.Errorf("user %q: a name and a uid are needed (the plugin creates users with fixed ids)", u.Name)
 	}
 	u.UID = uid
 	u.Home, _ = user["home"].(string)
@@ -43,11 +65,7 @@ func localUser(e any) (u User, skip bool, err error) {
 	if u.Home == "" && u.CreateHome {
 		u.Home = "/home/" + u.Name // useradd's default, which the user module keeps
 	}
-	if g, ok := m["group"].(map[string]any); ok {
-		u.Group, _ = g["name"].(string)
-		u.GID, _ = number(g["gid"])
-	}
-	return u, false, nil
+	return u, nil
 }
 
 // truthy is Ansible's `| bool` of a resolved value.

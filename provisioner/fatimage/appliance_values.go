@@ -75,6 +75,8 @@ func applianceRequest() appliance.Request {
 			add(r.Role, r.Var, "")
 		}
 	}
+	pu := packagesets.AppliancePodmanUsers()
+	add(pu.Role, pu.Var, "")
 	var req appliance.Request
 	for _, role := range slices.Sorted(maps.Keys(byRole)) {
 		sc := byRole[role]
@@ -86,13 +88,27 @@ func applianceRequest() appliance.Request {
 }
 
 // resultLookup answers the groups' questions from a resolution.
-type resultLookup struct{ res *appliance.Result }
+type resultLookup struct {
+	res *appliance.Result
+	// buildHost is the build VM's address, left out of the cvmfs
+	// client's proxies ("" unknown: nothing is).
+	buildHost string
+}
+
+// value is a variable's resolved value, as the image is to have it.
+func (l resultLookup) value(role, name string) (appliance.Value, bool) {
+	v, ok := l.res.Values[role][name]
+	if ok && role == cvmfsScope && name == cvmfsVar {
+		v = withoutBuildProxy(v, l.buildHost)
+	}
+	return v, ok
+}
 
 func (l resultLookup) Value(role, name string) (any, bool, error) {
 	if err := l.res.RoleMissing(role); err != nil {
 		return nil, false, err
 	}
-	v, ok := l.res.Values[role][name]
+	v, ok := l.value(role, name)
 	if !ok {
 		return nil, false, fmt.Errorf("%s was not asked for", name)
 	}
@@ -100,6 +116,11 @@ func (l resultLookup) Value(role, name string) (any, bool, error) {
 		return nil, true, fmt.Errorf("the site's Ansible could not template it: %s", v.Error)
 	}
 	return v.Value, v.Defined, nil
+}
+
+func (l resultLookup) Keys(role, name string) []string {
+	v, _ := l.value(role, name)
+	return v.Keys
 }
 
 func (l resultLookup) Holds(role, cond string) (bool, error) {
@@ -117,9 +138,9 @@ func (l resultLookup) Holds(role, cond string) (bool, error) {
 }
 
 // newApplianceValues keeps what the plan needs of a resolution.
-func newApplianceValues(res *appliance.Result) *applianceValues {
+func newApplianceValues(res *appliance.Result, buildHost string) *applianceValues {
 	return &applianceValues{commit: res.Commit, environment: res.Environment, took: res.Duration,
-		groups: res.Groups, look: resultLookup{res}}
+		groups: res.Groups, look: resultLookup{res: res, buildHost: buildHost}}
 }
 
 // applyAppliance gives the groups their values from the appliance,
@@ -164,34 +185,51 @@ func (av *applianceValues) binary(name string) (Binary, *packagesets.Applied, er
 
 // localUsers are the users of the appliance's appliances_local_users the
 // build creates: the enabled entries but the login user's (its home is
-// move_login_home's), each as a User. A built-in user of the same name
-// and uid keeps its built-in definition (its home creation decided as
-// the appliance's user module does it).
+// move_login_home's), each as a User.
 func (av *applianceValues) localUsers() ([]User, error) {
-	lu := packagesets.ApplianceLocalUsers()
-	v, defined, err := av.look.Value("", lu.Var)
+	return av.siteUsers(packagesets.ApplianceLocalUsers(), localUser)
+}
+
+// podmanUsers are the users the appliance's podman role makes for a
+// host in podman: each podman_users entry is the user module's
+// arguments. After the local users, as bootstrap.yml runs the role after
+// adding them: an entry of the same name is the one the image gets.
+func (av *applianceValues) podmanUsers() ([]User, error) {
+	return av.siteUsers(packagesets.AppliancePodmanUsers(), podmanUser)
+}
+
+// siteUsers are the users of src's variable, each entry made by entry
+// (skip: not made). A built-in user of the same name and uid keeps its
+// built-in definition (its home creation decided as the appliance's
+// user module does it).
+func (av *applianceValues) siteUsers(src packagesets.LocalUsers, entry func(any) (User, bool, error)) ([]User, error) {
+	v, defined, err := av.look.Value(src.Role, src.Var)
 	if err != nil || !defined {
-		return nil, fmt.Errorf("the site's appliance: %s: %v", lu.Var, orUndefined(err))
+		return nil, fmt.Errorf("the site's appliance: %s: %v", src.Var, orUndefined(err))
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("the site's appliance: %s: not a list", lu.Var)
+		return nil, fmt.Errorf("the site's appliance: %s: not a list", src.Var)
 	}
 	var out []User
 	for i, e := range list {
-		u, skip, err := localUser(e)
+		u, skip, err := entry(e)
 		if err != nil {
-			return nil, fmt.Errorf("the site's appliance: %s[%d]: %v", lu.Var, i, err)
+			return nil, fmt.Errorf("the site's appliance: %s[%d]: %v", src.Var, i, err)
 		}
-		if skip {
-			continue
+		if !skip {
+			out = append(out, builtinIfSame(u))
 		}
-		if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
-			u = User(b)
-		}
-		out = append(out, u)
 	}
 	return out, nil
+}
+
+// builtinIfSame is the built-in user of u's name and uid, else u.
+func builtinIfSame(u User) User {
+	if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
+		return User(b)
+	}
+	return u
 }
 
 func orUndefined(err error) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // fakeCheckout is the least an appliance checkout and environment hold
@@ -86,6 +87,8 @@ func overridesResult() *appliance.Result {
 			"opensearch":  {"opensearch_version": str("2.9.0")},
 			"filebeat":    {"filebeat_version": str("7.12.1")},
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
+			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
+				"home": "/var/lib/podman", "uid": "1001"}})},
 		},
 		RoleConditions: map[string]map[string]appliance.Truth{
 			"":             {},
@@ -120,7 +123,7 @@ func sitePlan(t *testing.T, holds bool) (*Config, *appliance.Result, *plan) {
 	c := siteConfig(t)
 	res := overridesResult()
 	holdAll(res, holds)
-	p, err := c.plan(newApplianceValues(res), "")
+	p, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,12 +204,12 @@ func TestPlanFromApplianceBinaries(t *testing.T) {
 		t.Errorf("the built-in version the site pins too: %+v", p.binaries)
 	}
 	res.Values[""]["node_exporter_version"] = appliance.Value{Defined: true, Value: "1.12.0"}
-	if _, err := c.plan(newApplianceValues(res), ""); err == nil || !strings.Contains(err.Error(), "(node_exporter): sha256 is required (version 1.12.0 is not a built-in one)") {
+	if _, err := c.plan(newApplianceValues(res, ""), ""); err == nil || !strings.Contains(err.Error(), "(node_exporter): sha256 is required (version 1.12.0 is not a built-in one)") {
 		t.Errorf("another version without its sha256: %v", err)
 	}
 	sum := strings.Repeat("ab", 32)
 	c.Binaries = []Binary{{Name: "node_exporter", SHA256: sum}}
-	p, err := c.plan(newApplianceValues(res), "")
+	p, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil || p.binaries[0].Version != "1.12.0" || p.binaries[0].SHA256 != sum {
 		t.Errorf("the site's version with the template's sha256: %+v, %v", p.binaries, err)
 	}
@@ -252,7 +255,7 @@ func TestPlanFromApplianceErrors(t *testing.T) {
 		res := overridesResult()
 		holdAll(res, true)
 		change(res)
-		_, err := c.plan(newApplianceValues(res), "")
+		_, err := c.plan(newApplianceValues(res, ""), "")
 		want := map[string]string{"undefined": `group "grafana": grafana_version: not defined`, "template": "vault_x is undefined",
 			"condition": `ondemand_dex_package (role osc.ood)`, "repo": "dnf_repos_extra.x: pulp_path, pulp_timestamp and repo_file are needed", "no uid": `appliances_local_users[0]: user "x": a name and a uid`}[name]
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -357,7 +360,7 @@ func TestPlanFromApplianceAppsImagesPins(t *testing.T) {
 	res.Values["opensearch"]["opensearch_version"] = str("2.11.0")
 	res.Values["filebeat"]["filebeat_version"] = str("7.12.2")
 	res.Values["slurm_tools"]["pytools_gitref"] = str("v2.0")
-	p, err := c.plan(newApplianceValues(res), "")
+	p, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,13 +406,13 @@ func TestPlanFromApplianceMissingRole(t *testing.T) {
 	delete(res.Values, "osc.ood")
 	delete(res.RoleConditions, "osc.ood")
 	res.MissingRoles = map[string]string{"osc.ood": "/site/roles, /galaxy/roles"}
-	_, err := c.plan(newApplianceValues(res), "")
+	_, err := c.plan(newApplianceValues(res, ""), "")
 	if err == nil || !strings.Contains(err.Error(), `group "openondemand"`) ||
 		!strings.Contains(err.Error(), "the role osc.ood is not installed: the site's Ansible looks for it in /site/roles, /galaxy/roles") {
 		t.Errorf("openondemand without osc.ood: %v", err)
 	}
 	res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "openondemand" })
-	if _, err := c.plan(newApplianceValues(res), ""); err != nil {
+	if _, err := c.plan(newApplianceValues(res, ""), ""); err != nil {
 		t.Errorf("a build without openondemand: %v", err)
 	}
 }
@@ -423,7 +426,7 @@ func TestOODAppsNotInstalled(t *testing.T) {
 	holdAll(res, true)
 	apps := map[string]any{"jupyter": map[string]any{}, "rstudio": map[string]any{}, "codeserver": map[string]any{}}
 	res.Values[""][oodAppsVar] = appliance.Value{Defined: true, Value: apps}
-	p, err := c.plan(newApplianceValues(res), "")
+	p, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +449,7 @@ func TestPlanFromApplianceFactsMajor(t *testing.T) {
 	res.Groups = append(res.Groups, "rebuild")
 	res.Values[""]["ansible_distribution_version"] = appliance.Value{Value: "8.10", Defined: true}
 	res.Values[""]["ansible_distribution_major_version"] = appliance.Value{Value: "8", Defined: true}
-	p, err := c.plan(newApplianceValues(res), "")
+	p, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +461,8 @@ func TestPlanFromApplianceFactsMajor(t *testing.T) {
 
 // TestApplianceClusterPlay: bootstrap.yml adds appliances_local_users and
 // moves the login user's home in its play for `cluster`, so a build host
-// outside it gets neither (TestApplianceOwnBuild found the difference);
+// outside it gets neither (TestApplianceOwnBuild found the difference),
+// but for podman, which the podman role adds for a host in podman;
 // move_login_home set in the template still decides.
 func TestApplianceClusterPlay(t *testing.T) {
 	for _, move := range []*bool{nil, new(bool)} {
@@ -467,16 +471,13 @@ func TestApplianceClusterPlay(t *testing.T) {
 		res := overridesResult()
 		res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
 		holdAll(res, true)
-		p, err := c.plan(newApplianceValues(res), "")
+		p, err := c.plan(newApplianceValues(res, ""), "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, u := range p.users {
-			names = append(names, u.Name)
-		}
-		if !slices.Equal(names, []string{"node-exp"}) || p.moveLoginHome {
-			t.Errorf("move_login_home %v: users %v, moveLoginHome %v: want node_exporter's node-exp only, no move", move, names, p.moveLoginHome)
+		names := userNames(p)
+		if !slices.Equal(names, []string{"node-exp", "podman"}) || p.moveLoginHome {
+			t.Errorf("move_login_home %v: users %v, moveLoginHome %v: want the podman role's podman and node_exporter's node-exp only, no move", move, names, p.moveLoginHome)
 		}
 	}
 	c := siteConfig(t)
@@ -484,8 +485,77 @@ func TestApplianceClusterPlay(t *testing.T) {
 	*c.MoveLoginHome = true
 	res := overridesResult()
 	holdAll(res, true)
-	p, err := c.plan(newApplianceValues(res), "")
+	p, err := c.plan(newApplianceValues(res, ""), "")
 	if err != nil || !p.moveLoginHome {
 		t.Errorf("move_login_home = true in a cluster build: %v, %v", p.moveLoginHome, err)
 	}
+}
+
+// TestPlanFromAppliancePodmanUsers: for a host in podman, the podman
+// role's users are the site's podman_users (the user module's
+// arguments), after the local users as bootstrap.yml runs them: a site's
+// own entry is made (in cluster or not), one of the built-in name and
+// uid keeps the built-in definition, and a bad entry fails naming the
+// variable.
+func TestPlanFromAppliancePodmanUsers(t *testing.T) {
+	site := []any{
+		map[string]any{"name": "podman", "home": "/var/lib/podman", "uid": "1001"},
+		map[string]any{"name": "containers", "uid": float64(1500), "home": "/srv/containers", "shell": "/bin/bash"},
+	}
+	for _, inCluster := range []bool{true, false} {
+		c := siteConfig(t)
+		res := overridesResult()
+		res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: site}
+		if !inCluster {
+			res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
+		}
+		holdAll(res, true)
+		p, err := c.plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]User{}
+		for _, u := range p.users {
+			byName[u.Name] = u
+		}
+		builtin, _ := packagesets.LookupUser("podman")
+		if got := byName["podman"]; got != User(builtin) {
+			t.Errorf("cluster %v: podman %+v, want the built-in %+v", inCluster, got, builtin)
+		}
+		want := User{Name: "containers", UID: 1500, Home: "/srv/containers", Shell: "/bin/bash", CreateHome: true}
+		if got := byName["containers"]; got != want {
+			t.Errorf("cluster %v: podman_users' containers %+v, want %+v", inCluster, got, want)
+		}
+	}
+	// a site whose podman user is another: the built-in podman is not made
+	c := siteConfig(t)
+	res := overridesResult()
+	res.Groups = slices.DeleteFunc(res.Groups, func(g string) bool { return g == "cluster" })
+	res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: []any{map[string]any{"name": "ctr", "uid": float64(1600)}}}
+	holdAll(res, true)
+	p, err := c.plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := userNames(p); !slices.Equal(names, []string{"node-exp", "ctr"}) {
+		t.Errorf("users %v, want node_exporter's node-exp and podman_users' ctr only", names)
+	}
+	res.Values["podman"]["podman_users"] = appliance.Value{Defined: true, Value: []any{map[string]any{"name": "ctr"}}}
+	if _, err := c.plan(newApplianceValues(res, ""), ""); err == nil || !strings.Contains(err.Error(), `podman_users[0]: user "ctr": a name and a uid`) {
+		t.Errorf("an entry without a uid: %v", err)
+	}
+	if !slices.ContainsFunc(applianceRequest().Queries, func(q appliance.Query) bool {
+		return q.Role == "podman" && slices.Contains(q.Vars, "podman_users")
+	}) {
+		t.Error("the resolution does not ask for podman_users in the podman role's scope")
+	}
+}
+
+// userNames are the names of the plan's users, in order.
+func userNames(p *plan) []string {
+	var names []string
+	for _, u := range p.users {
+		names = append(names, u.Name)
+	}
+	return names
 }

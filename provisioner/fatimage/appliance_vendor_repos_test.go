@@ -41,7 +41,7 @@ func extraResult() *appliance.Result {
 // variables, and slurm_recompile and lustre are left to their roles.
 func TestPlanFromApplianceVendorRepos(t *testing.T) {
 	c := siteConfig(t)
-	av := newApplianceValues(extraResult())
+	av := newApplianceValues(extraResult(), "")
 	av.repoFiles = map[string]string{"https://mirror.site.example/cuda/repos/rhel9/x86_64/cuda-rhel9.repo": nvidiaRepoFile}
 	p, err := c.plan(av, "")
 	if err != nil {
@@ -89,7 +89,7 @@ func TestPlanFromApplianceVendorRepos(t *testing.T) {
 	res := extraResult()
 	delete(res.Values["doca"], "doca_repo_url")
 	res.Values["doca"]["doca_repo_url"] = appliance.Value{}
-	av = newApplianceValues(res)
+	av = newApplianceValues(res, "")
 	av.repoFiles = map[string]string{"https://mirror.site.example/cuda/repos/rhel9/x86_64/cuda-rhel9.repo": "not a repo file"}
 	_, err = c.plan(av, "")
 	for _, want := range []string{`group "doca": repository doca: doca_repo_url: not defined`, `group "cuda": cuda_repo_url (https://mirror.site.example/cuda/repos/rhel9/x86_64/cuda-rhel9.repo): line 1: "not a repo file" is neither`} {

@@ -210,7 +210,9 @@ type Config struct {
 	// `sssd_install_ldap` does.
 	SSSDInstallLDAP bool `mapstructure:"sssd_install_ldap"`
 	// Extra packages installed in the same transaction: names, specs or
-	// groups (`@Development Tools`), no globs.
+	// groups (`@Development Tools`), no globs. Without `update`, the name
+	// of an installed package keeps that package's version, as Ansible's
+	// dnf `state: present` does (a provide installs its newest provider).
 	Packages []string `mapstructure:"packages"`
 	// dnf module streams to enable before installing, e.g. ["nodejs:22"];
 	// added to those of `groups`.

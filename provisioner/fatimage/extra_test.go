@@ -13,6 +13,7 @@ import (
 	packersdk "github.com/hashicorp/packer-plugin-sdk/packer"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/lines"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 )
 
 // hostOSMajor is the major version of the machine running the tests,
@@ -260,5 +261,46 @@ func TestDOCARebootsFirst(t *testing.T) {
 	// (other tests' secrets may mask letters of the UI output: no "p" here)
 	if !strings.Contains(out.String(), "kernel-") || !strings.Contains(out.String(), "needs the running kernel (kernel-core installed after the boot)") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// The k3s group places natively what the role's run of k3s's installer
+// (server, then agent; start, enable and download skipped, /usr/bin)
+// writes: the two units, disabled and unstarted, reading the env files
+// the role's runtime tasks template, and the links to k3s.
+func TestGroupK3sInstall(t *testing.T) {
+	c := mustGroups(t, []string{"k3s"}, map[string]any{"github_releases_url": "http://releases.lab"})
+	for name, exec := range map[string]string{
+		"k3s.service":       "ExecStart=/usr/bin/k3s server --disable=traefik --node-ip=${K3S_NODE_IP}\n",
+		"k3s-agent.service": "ExecStart=/usr/bin/k3s agent --node-ip=${K3S_NODE_IP}\n",
+	} {
+		i := slices.IndexFunc(c.SystemdUnits, func(u system.SystemdUnit) bool { return u.Name == name })
+		if i < 0 {
+			t.Errorf("no unit %s in %+v", name, c.SystemdUnits)
+			continue
+		}
+		u := c.SystemdUnits[i]
+		if u.UnitState() != "disabled" {
+			t.Errorf("%s state %q: the role starts and enables it at deploy", name, u.UnitState())
+		}
+		for _, want := range []string{exec, "Type=notify\n", "EnvironmentFile=-/etc/systemd/system/" + name + ".env\n",
+			"EnvironmentFile=-/etc/default/%N\n", "EnvironmentFile=-/etc/sysconfig/%N\n", "Delegate=yes\n", "KillMode=process\n",
+			"LimitNOFILE=1048576\n", "TasksMax=infinity\n", "Restart=always\n", "ExecStartPre=-/sbin/modprobe br_netfilter\n",
+			"ExecStartPre=-/sbin/modprobe overlay\n", "After=network-online.target\n", "WantedBy=multi-user.target\n"} {
+			if !strings.Contains(u.Content, want) {
+				t.Errorf("%s lacks %q:\n%s", name, want, u.Content)
+			}
+		}
+		if !strings.Contains(u.Content, "ExecStartPre=/bin/sh -c 'if systemctl is-enabled --quiet nm-cloud-setup.service 2>/dev/null; then") {
+			t.Errorf("%s does not refuse to start with nm-cloud-setup.service enabled:\n%s", name, u.Content)
+		}
+		if strings.Count(u.Content, "ExecStart=") != 1 {
+			t.Errorf("%s: one ExecStart wanted:\n%s", name, u.Content)
+		}
+	}
+	for _, cmd := range []string{"kubectl", "crictl", "ctr"} {
+		if f, ok := fileAt(c, "/usr/bin/"+cmd); !ok || f.Symlink != "/usr/bin/k3s" {
+			t.Errorf("/usr/bin/%s: %+v (found %v), want a link to /usr/bin/k3s", cmd, f, ok)
+		}
 	}
 }

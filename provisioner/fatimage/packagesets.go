@@ -45,9 +45,8 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		}
 	}
 	r := &resolved{Set: packagesets.Merged(all), groups: all, applied: applied}
-	local := packagesets.ApplianceLocalUsers()
 	for _, name := range r.Users {
-		if av != nil && slices.Contains(local.Users, name) {
+		if av != nil && siteMakesUser(name) {
 			continue // the appliance's local users say whether and how
 		}
 		u, _ := packagesets.LookupUser(name)
@@ -55,6 +54,13 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 	}
 	if av != nil && slices.Contains(av.groups, "cluster") { // bootstrap.yml adds them in its play for cluster
 		users, err := av.localUsers()
+		if err != nil {
+			return nil, err
+		}
+		r.users = mergeUsers(r.users, users)
+	}
+	if av != nil && slices.Contains(av.groups, "podman") { // then its play for podman, the podman role
+		users, err := av.podmanUsers()
 		if err != nil {
 			return nil, err
 		}
@@ -75,6 +81,15 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		r.binaries = append(r.binaries, b)
 	}
 	return r, nil
+}
+
+// siteMakesUser says whether the appliance decides whether and how user
+// name is made: appliances_local_users (bootstrap.yml adds them in its
+// play for cluster) and podman_users (its podman role, for a host in
+// podman) stand for the built-in users they name.
+func siteMakesUser(name string) bool {
+	return slices.Contains(packagesets.ApplianceLocalUsers().Users, name) ||
+		slices.Contains(packagesets.AppliancePodmanUsers().Users, name)
 }
 
 // builtinBinary is the built-in release tarball name, or only the name.

@@ -14,14 +14,14 @@ func TestGroupEessi(t *testing.T) {
 	repos := []map[string]string{{"name": "cernvmfs_eessi_cfg", "repo_file": "cvmfs-config-eessi", "repo_name": "cernvmfs_eessi_cfg", "baseurl": "http://lab.invalid/eessi/", "gpgcheck": "1"}}
 	c := mustGroups(t, []string{"eessi"}, map[string]any{"repos": repos})
 	p := c.packagePlan()
-	if strings.Join(p.Install, " ") != "cvmfs cvmfs-config-eessi" || strings.Join(p.NoGPGCheck, " ") != "cernvmfs_eessi_cfg" {
+	if strings.Join(p.Install, " ") != "cvmfs cvmfs-config-default cvmfs-config-eessi" || strings.Join(p.NoGPGCheck, " ") != "cernvmfs_eessi_cfg" {
 		t.Errorf("install %v, no gpg check %v", p.Install, p.NoGPGCheck)
 	}
 	if strings.Join(c.sets.RunAfterPackages, " ") != "eessi/cvmfs-setup.sh" {
 		t.Errorf("run_after_packages %v", c.sets.RunAfterPackages)
 	}
 	f, ok := fileAt(c, "/etc/cvmfs/default.local")
-	if !ok || f.Content != "CVMFS_QUOTA_LIMIT=10000\nCVMFS_CLIENT_PROFILE=single\n" || f.Mode != "0644" || strings.Contains(f.Content, "PROXY") {
+	if !ok || f.Content != "CVMFS_CLIENT_PROFILE=single\nCVMFS_QUOTA_LIMIT=10000\n" || f.Mode != "0644" || strings.Contains(f.Content, "PROXY") {
 		t.Errorf("default.local %+v", f)
 	}
 	// without the repository configured, nothing is switched off

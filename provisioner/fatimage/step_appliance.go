@@ -49,11 +49,11 @@ func stepAppliance(ctx context.Context, s *state) error {
 	if res.CommitError != "" {
 		s.say("WARNING: appliance: " + res.CommitError)
 	}
-	av := newApplianceValues(res)
+	av := newApplianceValues(res, t.Host)
 	if av.proxy, err = proxy.forBuild(res, all); err != nil {
 		return err
 	}
-	if av.native, err = nativeGroupsRun(res, all, builtinsOf(res.Groups)); err != nil {
+	if av.native, err = nativeGroupsRun(all, builtinsOf(res.Groups), resultRuns(res)); err != nil {
 		return err
 	}
 	groups := appendUnique(appendUnique(slices.Clone(s.cfg.Groups), builtinsOf(res.Groups)...), av.native...)
@@ -116,9 +116,12 @@ func applianceTarget(gen map[string]any) (appliance.Target, error) {
 
 // nativeGroupsRun are the built-in groups, beyond those of the host's
 // groups (have), that do natively a step fatimage.yml runs for the build
-// host: without them the step would run through Ansible, after the
-// plugin's own repositories and packages, which the plugin does better.
-func nativeGroupsRun(res *appliance.Result, all []appliance.Step, have []string) ([]string, error) {
+// host (runs says which): without them the step would run through
+// Ansible, after the plugin's own repositories and packages, which the
+// plugin does better. The build asks the site's Ansible (resultRuns);
+// appliance_strict asks the files (validateApplianceStrict), so that
+// both agree on what runs natively.
+func nativeGroupsRun(all []appliance.Step, have []string, runs func(appliance.Step) (bool, error)) ([]string, error) {
 	var out []string
 	for _, st := range all {
 		if st.Hook != "" {
@@ -129,13 +132,22 @@ func nativeGroupsRun(res *appliance.Result, all []appliance.Step, have []string)
 			slices.ContainsFunc(row.Groups, func(g string) bool { return slices.Contains(have, g) || slices.Contains(out, g) }) {
 			continue
 		}
-		runs, _, err := res.Runs(st)
+		r, err := runs(st)
 		if err != nil {
 			return nil, err
 		}
-		if runs {
+		if r {
 			out = append(out, row.Groups[0])
 		}
 	}
 	return out, nil
+}
+
+// resultRuns is whether the build host runs a step, as the site's
+// Ansible resolved it (res).
+func resultRuns(res *appliance.Result) func(appliance.Step) (bool, error) {
+	return func(st appliance.Step) (bool, error) {
+		runs, _, err := res.Runs(st)
+		return runs, err
+	}
 }

@@ -50,11 +50,11 @@ func TestNativeGroupsRun(t *testing.T) {
 		Patterns:   map[string]bool{"builder": true},
 		Conditions: map[string]appliance.Truth{"'openhpc' in group_names": {}},
 	}
-	got, err := nativeGroupsRun(res, []appliance.Step{rebuild, openhpc}, nil)
+	got, err := nativeGroupsRun([]appliance.Step{rebuild, openhpc}, nil, resultRuns(res))
 	if err != nil || strings.Join(got, ",") != "rebuild" {
 		t.Errorf("groups %v (%v), want rebuild", got, err)
 	}
-	if got, err := nativeGroupsRun(res, []appliance.Step{rebuild}, []string{"slurm_stats"}); err != nil || len(got) != 0 {
+	if got, err := nativeGroupsRun([]appliance.Step{rebuild}, []string{"slurm_stats"}, resultRuns(res)); err != nil || len(got) != 0 {
 		t.Errorf("with slurm_stats installed: %v (%v), want none", got, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -20,10 +21,14 @@ type packagePlan struct {
 	NoWeakDeps []string
 	// NoGPGCheck are configured repositories whose packages are
 	// installed without GPG check (the groups' no_gpgcheck_repos)
-	NoGPGCheck  []string
-	Remove      []string // packages removed when installed
-	Exclude     []string // packages excluded from the install
-	KeepAsIs    []string // installed packages the update leaves alone
+	NoGPGCheck []string
+	Remove     []string // packages removed when installed
+	Exclude    []string // packages excluded from the install
+	KeepAsIs   []string // installed packages the update leaves alone
+	// Present are the specs of Install and NoWeakDeps that stay at the
+	// installed version when they name a package the VM already has (no
+	// update only; presentSpec says which)
+	Present     []string
 	EnableRepos []string // repositories enabled for the transaction
 	WeakDeps    bool     // dnf install_weak_deps
 	// fileNames are the names of the packages Install holds as files
@@ -52,6 +57,17 @@ func (pl *plan) packagePlan() packagePlan {
 	// a package both lists name is installed with the Slurm set
 	p.NoWeakDeps = slices.Clone(pl.sets.NoWeakDeps)
 	p.Install = slices.DeleteFunc(p.Install, func(n string) bool { return slices.Contains(p.NoWeakDeps, n) })
+	// the appliance installs with dnf's `state: present`, which leaves an
+	// installed package at its version, where `dnf install` takes it to
+	// the snapshot's newest (a group's latest: `state: latest`); with the
+	// update, everything goes there anyway
+	if !p.Update {
+		for _, n := range slices.Concat(p.NoWeakDeps, p.Install) {
+			if presentSpec(n) && !slices.Contains(pl.sets.Latest, n) {
+				p.Present = append(p.Present, n)
+			}
+		}
+	}
 	// a group's repos (grafana) are enabled for the install only when
 	// configured: dnf fails on an unknown --enablerepo
 	for _, r := range pl.sets.EnableRepos {
@@ -78,6 +94,22 @@ func (s *state) transaction() packagePlan {
 	}
 	return p
 }
+
+// presentSpec reports whether spec is one the VM's rpm decides is
+// already present (rpm -q: an installed package's name, name.arch or
+// name-version, what Ansible's dnf module checks for `state: present`):
+// not a glob, a file path or local RPM file, a URL, an @group or
+// @module, or a placeholder of a version. A provide (python3dist(x))
+// names no package, so rpm sends it to the install, as Ansible does.
+func presentSpec(spec string) bool {
+	if m := perMajorSpec.FindStringIndex(spec); m != nil {
+		spec = spec[m[1]:]
+	}
+	return spec != "" && !strings.ContainsAny(spec, "*?[{ /@") && !strings.HasSuffix(spec, ".rpm")
+}
+
+// perMajorSpec is a spec's "el<N>:" prefix (only on that major).
+var perMajorSpec = regexp.MustCompile(`^el[0-9]+:`)
 
 func (p packagePlan) empty() bool {
 	return !p.Update && len(p.Modules)+len(p.Install)+len(p.NoWeakDeps)+len(p.Remove) == 0
@@ -126,7 +158,7 @@ func (p packagePlan) script() *vmScript {
 	if p.Update || len(p.Install)+len(p.NoWeakDeps)+len(p.Remove) > 0 {
 		sc.set("TX_UPDATE", fmt.Sprint(p.Update)).set("TX_WEAK_DEPS", fmt.Sprint(p.WeakDeps)).
 			setList("TX_UPDATE_EXCLUDE", p.KeepAsIs).setList("TX_EXCLUDE", p.Exclude).
-			setList("TX_INSTALL", p.Install).setList("TX_INSTALL_NO_WEAK", p.NoWeakDeps).setList("TX_NO_GPGCHECK", p.NoGPGCheck).setList("TX_REMOVE", p.Remove).
+			setList("TX_INSTALL", p.Install).setList("TX_PRESENT", p.Present).setList("TX_INSTALL_NO_WEAK", p.NoWeakDeps).setList("TX_NO_GPGCHECK", p.NoGPGCheck).setList("TX_REMOVE", p.Remove).
 			call("run_transaction")
 	}
 	return sc.call("reboot_check")

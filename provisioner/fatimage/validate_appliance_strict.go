@@ -1,7 +1,10 @@
 package fatimage
 
 import (
+	"slices"
+
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
 // validateApplianceStrict: with appliance_strict, every step of the
@@ -10,7 +13,10 @@ import (
 // Ansible, no network): the host's groups from the environment's
 // inventory files, play host patterns and `'x' in group_names`
 // conditions; a step whose pattern or condition only Ansible can decide
-// counts as running, and the error says so.
+// counts as running, and the error says so. A step a built-in group
+// does natively is native here when the build would add that group
+// (nativeGroupsRun: the rebuild role's install runs on every build host,
+// extra builds too), as the build decides it.
 func validateApplianceStrict(c *Config, p *plan) []error {
 	if !c.ApplianceStrict || p.site == nil || p.site.Check() != nil {
 		return nil
@@ -26,7 +32,16 @@ func validateApplianceStrict(c *Config, p *plan) []error {
 		errs.add("appliance_strict: reading the environment's inventory: %v", err)
 		return errs
 	}
-	for _, st := range applianceSteps(steps, p.hasBuiltin) {
+	static := func(st appliance.Step) (bool, error) {
+		runs, _ := appliance.StaticRuns(st, groups)
+		return runs, nil
+	}
+	added, _ := nativeGroupsRun(steps, builtinsOf(groups), static)
+	built := func(g string) bool {
+		// the build drops a site_role group from its plan, as Prepare does
+		return p.hasBuiltin(g) || (slices.Contains(added, g) && packagesets.SiteRole(g) == "")
+	}
+	for _, st := range applianceSteps(steps, built) {
 		if st.Kind == "hook" || st.native != "" {
 			continue
 		}

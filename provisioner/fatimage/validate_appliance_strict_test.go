@@ -99,3 +99,24 @@ func TestApplianceStrict(t *testing.T) {
 		t.Errorf("strict errors of a build naming control only:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestApplianceStrictExtraBuilds: the appliance's extra builds (its
+// extra.yml's groups doca,cuda and doca,cuda,lustre, on the extra site
+// environment, whose cuda hosts recompile Slurm) under strict name only
+// the roles that run through the site's Ansible by design (site_role):
+// slurm_recompile, and lustre's install.yml. The rebuild role's install,
+// which fatimage.yml runs on every build host, is not named: the build
+// adds the group rebuild for it and does it natively.
+func TestApplianceStrictExtraBuilds(t *testing.T) {
+	recompile := "appliance_strict: role slurm_recompile in ansible/fatimage.yml would run through Ansible (with the site's appliance its role slurm_recompile does group slurm_recompile's work: it builds from the build VM's own state)"
+	lustre := "appliance_strict: role lustre (tasks_from install.yml) in ansible/fatimage.yml would run through Ansible (with the site's appliance its role lustre does group lustre's work: it builds from the build VM's own state)"
+	for groups, want := range map[string][]string{
+		"doca,cuda":        {recompile},
+		"doca,cuda,lustre": {lustre, recompile},
+	} {
+		site := appliancesite.New(t, appliancesite.Extra, strings.Split(groups, ",")...)
+		if errs := strictErrors(t, strictRaw(site, siteBuiltins(t, site)...)); !slices.Equal(errs, want) {
+			t.Errorf("%s under strict:\n%s\nwant\n%s", groups, strings.Join(errs, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

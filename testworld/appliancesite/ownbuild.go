@@ -22,7 +22,8 @@ type LabRepo struct {
 // official ansible provisioner) against the lab, with only what a site
 // changes in its own files or deploy host:
 //   - labsite/ joins the environment: the lab's Ark user for the builder
-//     group, and a pre hook pointing git and pip at the lab's mirrors;
+//     group, and a pre hook pointing git, pip and (for podman hosts)
+//     podman at the lab's mirrors;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
 //     snapshots (the appliance's pinned timestamps are not served here)
 //     and dnf_repos_pulp_content_url the lab's Ark;
@@ -31,11 +32,15 @@ type LabRepo struct {
 //   - the tree becomes a git work tree (a site's checkout is a clone:
 //     cleanup.yml's image summary runs git rev-parse in the playbook's
 //     directory, so ansible/ becomes a directory of links in the tree);
+//   - group_vars/all/lab_releases.yml: node_exporter_binary_url at the
+//     lab's release downloads and node_exporter_checksum the lab's
+//     tarball's (binarySHA256, by binary name), as a site mirroring the
+//     release sets them;
 //   - collections/ (a stand-in prometheus.prometheus) joins the
 //     collections path.
 //
 // Both of a comparison's builds use the result.
-func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo) {
+func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256 map[string]string) {
 	tb.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	here := filepath.Dir(file)
@@ -56,6 +61,12 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo) {
 	})
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_ark.yml"), append([]byte("---\n"), data...), 0o644))
+	releases, err := yaml.Marshal(map[string]string{
+		"node_exporter_binary_url": "{{ lookup('ansible.builtin.env', 'LAB_RELEASES_URL') }}/node_exporter/releases/download/v{{ node_exporter_version }}/node_exporter-{{ node_exporter_version }}.linux-amd64.tar.gz",
+		"node_exporter_checksum":   binarySHA256["node_exporter"],
+	})
+	must(tb, err)
+	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_releases.yml"), append([]byte("---\n"), releases...), 0o644))
 	req, err := os.ReadFile(filepath.Join(s.Repo, "requirements.yml"))
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Repo, "requirements.yml.last"), req, 0o644))

@@ -18,9 +18,9 @@ func systemContractRows() []contractRow {
 		{"cluster: /etc root:root 0755, /etc/profile without the hostnamectl line", "stat -c '%U:%G %a' /etc; grep -c '^HOSTNAME=$(/usr/bin/hostnamectl --transient' /etc/profile || true; grep -c '^HOSTNAME=$(/usr/bin/hostname ' /etc/profile",
 			"root:root 755\n0\n1"},
 		{"systemd: slurm_app.conf drop-ins (a comment only, dirs 0755)", strings.Join(dropIns, "; "), strings.Join(dropInsWant, "\n")},
-		{"eessi: cvmfs, cvmfs_config setup, default.local without a proxy", "rpm -q --qf '%{NAME}\\n' cvmfs cvmfs-config-eessi; cat /etc/cvmfs/default.local; stat -c %a /etc/cvmfs/default.local; " +
+		{"eessi: cvmfs, cvmfs_config setup, default.local without a proxy", "rpm -q --qf '%{NAME}\\n' cvmfs cvmfs-config-default cvmfs-config-eessi; cat /etc/cvmfs/default.local; stat -c %a /etc/cvmfs/default.local; " +
 			"cat /etc/auto.master.d/cvmfs.autofs; grep -c '^user_allow_other$' /etc/fuse.conf; grep -c PROXY /etc/cvmfs/default.local || true",
-			"cvmfs\ncvmfs-config-eessi\nCVMFS_QUOTA_LIMIT=10000\nCVMFS_CLIENT_PROFILE=single\n644\n/cvmfs /etc/auto.cvmfs\n1\n0"},
+			"cvmfs\ncvmfs-config-default\ncvmfs-config-eessi\nCVMFS_CLIENT_PROFILE=single\nCVMFS_QUOTA_LIMIT=10000\n644\n/cvmfs /etc/auto.cvmfs\n1\n0"},
 		{"rebuild/slurm_stats: /opt/slurm-tools with slurm-openstack-tools@v3.0, pinned dependencies", "stat -c '%U:%G %a' /opt/slurm-tools; /opt/slurm-tools/bin/slurm-openstack-rebuild; " +
 			"/opt/slurm-tools/bin/python -c 'import importlib.metadata as m; print(*(m.version(n) for n in (\"pbr\", \"openstacksdk\", \"ClusterShell\")))'; " +
 			"python3 -c 'import json; print(json.load(open(\"/var/lib/image/image.json\"))[\"content\"][\"python_git\"][\"/opt/slurm-tools slurm-openstack-tools\"][\"commit\"])'",

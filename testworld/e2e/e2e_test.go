@@ -327,7 +327,7 @@ func TestApplianceExample(t *testing.T) {
 	labtest.RequireClean(t, theLab)
 	checkExtraBuild(t, p, dir, env, vars, inv, img.ID)
 	labtest.RequireClean(t, theLab)
-	checkApplianceExtraBuild(t, "9", "doca,cuda,lustre", fat.CustomData["image_name"], img.ID, "5.14.0-570.58.1.el9_6")
+	checkApplianceExtraBuild(t, "9", "doca,cuda,lustre", fat.CustomData["image_name"], img.ID, "5.14.0-570.58.1.el9_6", slurmPackages(im.Packages))
 }
 
 type artifact struct {

@@ -196,6 +196,19 @@ func checkLustreBuilt(t *testing.T, c *labtest.Client, out, major, kernel string
 	}
 }
 
+// slurmPackages are the Slurm packages among a manifest's packages
+// (rpm -qa names), sorted as LC_ALL=C sort does.
+func slurmPackages(packages []string) []string {
+	var out []string
+	for _, p := range packages {
+		if strings.HasPrefix(p, "slurm-") {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -206,10 +219,10 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // checkApplianceExtraBuild does the appliance's extra build (groups, the
-// build's inventory_groups: doca,cuda,lustre, with openhpc where the
-// source image has no Slurm to rebuild) on top of the image sourceName
-// (sourceID) of Rocky major, whose newest kernel is kernel, from the
-// site's appliance, as the appliance runs it: testworld/appliancesite's
+// build's inventory_groups: the appliance's doca,cuda,lustre) on top of
+// the fat image sourceName (sourceID) of Rocky major, whose newest
+// kernel is kernel and whose Slurm packages are slurm (rpm -qa names),
+// from the site's appliance, as the appliance runs it: testworld/appliancesite's
 // extra environment over the real checkout, whose group_vars point
 // doca_repo_url and cuda_repo_url, templated from the VM's major, at the
 // lab's vendor mirrors, pin a newer driver and toolkit, and point
@@ -220,9 +233,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // repositories' files as the roles write them, from the site's URLs for
 // the major, disabled and without credentials; the site's pins at the
 // major's EVRs; doca's kernel support; the lustre role's build
-// (checkLustreBuilt); Slurm rebuilt with NVML (checkRecompiledSlurm);
-// image.json's record of the variables.
-func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID, kernel string) {
+// (checkLustreBuilt); the fat image's Slurm rebuilt with NVML
+// (checkRecompiledSlurm); image.json's record of the variables.
+func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID, kernel string, slurm []string) {
 	t.Helper()
 	site := appliancesite.New(t, appliancesite.Extra)
 	dir := t.TempDir()
@@ -299,23 +312,29 @@ func checkApplianceExtraBuild(t *testing.T, major, groups, sourceName, sourceID,
 		got["repos/cuda cuda_repo_url"] != theLab.VendorRepoFileURLFor(major, "cuda") || got["packages cuda_packages"] != "cuda-toolkit-13.4.0-1 nvidia-gds cmake" {
 		t.Errorf("image.json cuda %q, appliance %q, from_appliance %v", info.CUDA, info.Appliance.Values, got)
 	}
-	checkRecompiledSlurm(t, c, snaps)
+	checkRecompiledSlurm(t, c, snaps, slurm)
 	requireNoSecrets(t, imageFiles(t, img.ID))
 }
 
 // checkRecompiledSlurm checks from outside the booted image of an
 // appliance extra build whose host is in cuda and slurm_recompile what
-// the role slurm_recompile leaves: every installed Slurm package is the
-// VM's rebuild of the snapshot's source package (not the repository's,
-// built on lab.invalid), configured with NVML against the toolkit of
+// the role slurm_recompile leaves: the Slurm packages of the fat image
+// it started from (slurm, rpm -qa names), each at its version, and
+// every installed Slurm package the VM's rebuild of the snapshot's
+// source package (not the repository's, built on lab.invalid),
+// configured with NVML against the toolkit of
 // the site's pin; dnf builddep's build dependency; the libnvidia-ml.so
 // link; the role's rpmbuild tree and the SRPM it downloaded left as the
 // appliance leaves them. The
 // -source sections its dnf download enabled are the build's own (the
 // snapshots'), left disabled as every other.
-func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any) {
+func checkRecompiledSlurm(t *testing.T, c *labtest.Client, snaps []any, slurm []string) {
 	t.Helper()
+	if len(slurm) == 0 {
+		t.Error("the fat image has no Slurm for slurm_recompile to rebuild")
+	}
 	runRows(t, c, "slurm_recompile", []contractRow{
+		{"slurm_recompile: the fat image's Slurm packages, none added or removed", "rpm -qa 'slurm-*' | LC_ALL=C sort", strings.Join(slurm, "\n")},
 		{"slurm_recompile: every installed Slurm package rebuilt on the VM from the snapshot's SRPM",
 			"rpm -qa --qf '%{SOURCERPM} %{BUILDHOST}\\n' | grep '^slurm-ohpc-' | sed -e 's/ lab[.]invalid$/ (the repository build)/' -e t -e 's/ .*/ (rebuilt on the VM)/' | sort -u",
 			"slurm-ohpc-23.11.10-321.ohpc.3.2.src.rpm (rebuilt on the VM)"},

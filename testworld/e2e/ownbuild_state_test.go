@@ -20,7 +20,21 @@ var ownBuildFiles = []string{
 	"/etc/modprobe.d/appliance.conf", "/etc/fatimage-site-hook", "/etc/gitconfig", "/etc/pip.conf",
 	"/usr/bin/rclone", "/etc/resolv.conf", "/etc/NetworkManager/conf.d/99-cloud-init.conf",
 	"/etc/pki/rpm-gpg", "/etc/yum.repos.d", "/opt/slurm-tools/bin", "/var/lib/image",
+	"/etc/cvmfs/default.local", "/etc/containers/registries.conf.d",
+	"/usr/local/bin/node_exporter", "/usr/local/bin/prometheus", "/usr/local/bin/alertmanager",
 }
+
+// ownBuildUnits are the units whose account and command line are
+// compared (the unit files' other lines are each build's own words).
+var ownBuildUnits = []string{"node_exporter.service"}
+
+// ownBuildUnitScript prints one line per argument: its User=, Group= and
+// ExecStart= lines, or "absent".
+const ownBuildUnitScript = `for u in "$@"; do
+  f=$(systemctl show -P FragmentPath "$u")
+  if [ -n "$f" ] && [ -f "$f" ]; then printf '%s %s\n' "$u" "$(grep -E '^(User|Group|ExecStart)=' "$f" | tr '\n' ' ')"
+  else printf '%s absent\n' "$u"; fi
+done`
 
 // ownBuildFileScript prints one line per argument: its sha256 (a file),
 // its entries (a directory) or "absent".
@@ -31,7 +45,8 @@ const ownBuildFileScript = `for f in "$@"; do
 done`
 
 // ownState is what a booted image shows from outside, by key ("package
-// NAME", "user NAME", "group NAME", "unit NAME", "file PATH") to value.
+// NAME", "user NAME", "group NAME", "unit NAME", "file PATH", "unit-exec
+// NAME") to value.
 type ownState map[string]string
 
 // bootEndState boots image id and reads its end state over SSH.
@@ -63,6 +78,7 @@ func bootEndState(t *testing.T, id, name string) ownState {
 	add("unit", c.Run(t, "systemctl list-unit-files --state=enabled --no-legend --no-pager | awk '{print $1}'"), func(l string) (string, string) { return l, "enabled" })
 	files := c.Run(t, "sudo -n sh -c "+labtest.ShQuote(ownBuildFileScript)+" sh "+strings.Join(ownBuildFiles, " "))
 	add("file", files, split(" "))
+	add("unit-exec", c.Run(t, "sh -c "+labtest.ShQuote(ownBuildUnitScript)+" sh "+strings.Join(ownBuildUnits, " ")), split(" "))
 	return st
 }
 

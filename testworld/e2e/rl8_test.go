@@ -16,13 +16,17 @@ import (
 
 // TestFatBuildRocky8 builds from the lab's Rocky 8.10 base image with
 // its el8 snapshots the built-in groups whose values differ by major
-// (fat-rl8.pkr.hcl) and checks the booted image from outside: RL8's
-// packages at el8 EVRs (python39 beside RL8's own python3, 3.6), every
-// venv made with python3.9 as the appliance makes them on RL8, the
-// rhel8 build of rstudio-server, mysql's client libraries in python3.9.
-// A full fat RL8 build adds the groups whose values are the same on
-// both majors; these cover every per-major difference of the groups the
-// appliance's fatimage builds.
+// (fat-rl8.pkr.hcl), and openhpc for a Slurm to rebuild, and checks the
+// booted image from outside: RL8's packages at el8 EVRs (python39
+// beside RL8's own python3, 3.6), every venv made with python3.9 as the
+// appliance makes them on RL8, the rhel8 build of rstudio-server,
+// mysql's client libraries in python3.9. A full fat RL8 build adds the
+// groups whose values are the same on both majors; these cover every
+// per-major difference of the groups the appliance's fatimage builds.
+// Then, as a site chains them, the appliance's doca,cuda,lustre extra
+// build on this fat image (checkApplianceExtraBuild): the site's URLs,
+// templated from the VM's major, name the rhel8 vendor mirrors and
+// cuda-rhel8.repo, and slurm_recompile rebuilds this image's Slurm.
 func TestFatBuildRocky8(t *testing.T) {
 	labtest.Require(t)
 	name := fmt.Sprintf("e2e-rl8-%d", time.Now().Unix())
@@ -56,6 +60,8 @@ func TestFatBuildRocky8(t *testing.T) {
 			"/usr/lib/ansible-init/bin/python -c 'import ansible; print(ansible.__version__)'",
 			"/usr/bin/python3.9\n/usr/bin/python3.9\n/usr/bin/python3.9\n1\nslurm-openstack-rebuild (lab stand-in) 3.0\n8.7.0"},
 		{"mysql: client libraries in python3.9", "/usr/bin/python3.9 -c 'import pymysql; print(pymysql.__version__)'", "1.1.1"},
+		{"openhpc: Slurm from OpenHPC 2's updates, the repository's build", "rpm -q --qf '%{NAME}-%{VERSION}-%{RELEASE} %{BUILDHOST}\\n' slurm-ohpc slurm-slurmd-ohpc",
+			"slurm-ohpc-23.11.10-321.ohpc.3.2 lab.invalid\nslurm-slurmd-ohpc-23.11.10-321.ohpc.3.2 lab.invalid"},
 	} {
 		if got := c.Run(t, row.cmd); got != row.want {
 			t.Errorf("%s:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
@@ -64,6 +70,12 @@ func TestFatBuildRocky8(t *testing.T) {
 	if !strings.Contains(r.Output(), "/server/rhel8/x86_64/rstudio-server-rhel-2025.05.1-513-x86_64.rpm") {
 		t.Errorf("the build does not name the rhel8 URL:\n%s", r.Output())
 	}
+	stop()
+	labtest.RequireClean(t, theLab)
+	// the newest kernel is the update's: the fat build updates
+	t.Run("appliance extra build", func(t *testing.T) {
+		checkApplianceExtraBuild(t, "8", "doca,cuda,lustre", name, img.ID, "4.18.0-553.81.1.el8_10", slurmPackages(man.Packages))
+	})
 }
 
 // TestApplianceValuesBuildRocky8 builds on Rocky 8.10 from the site's
@@ -99,20 +111,4 @@ func TestApplianceValuesBuildRocky8(t *testing.T) {
 			t.Errorf("%s:\n%s\nprints\n%s\nwant\n%s", row.row, row.cmd, got, row.want)
 		}
 	}
-}
-
-// TestApplianceExtraBuildRocky8 is the appliance's doca,cuda extra build
-// on Rocky 8.10 (checkApplianceExtraBuild): the site's URLs, templated
-// from the VM's major, name the rhel8 vendor mirrors and cuda-rhel8.repo.
-// It builds on the lab's RL8 base image, not an RL8 fat image: neither
-// group needs anything else a fat build installs (their repositories,
-// kernel headers and cmake come from the el8 snapshots, and the base
-// image has the Rocky 8 key the cuda .repo names), and TestFatBuildRocky8
-// covers the fat groups' RL8 values; so its newest kernel is the base
-// image's. The Slurm slurm_recompile rebuilds comes from the group
-// openhpc in the same build, installed natively before the role runs.
-func TestApplianceExtraBuildRocky8(t *testing.T) {
-	labtest.Require(t)
-	base := findImage(t, lab.BaseImage8Name)
-	checkApplianceExtraBuild(t, "8", "openhpc,doca,cuda,lustre", lab.BaseImage8Name, base.ID, "4.18.0-553.5.1.el8_10")
 }

@@ -188,19 +188,31 @@ func TestApplianceRolesLab(t *testing.T) {
 // siteConfig is the fatimage configuration building from site with the
 // lab's repositories and content servers (the built-in groups to add).
 func siteConfig(t *testing.T, site *appliance.Site) map[string]any {
-	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
-	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
 	// the overrides environment's dnf_repos_extra reads it
 	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
+	raw := labConfig(t)
+	for k, v := range map[string]any{
+		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
+		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
+		"git_base_url":     theLab.Env["LAB_GIT_URL"],
+		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
+	} {
+		raw[k] = v
+	}
+	return raw
+}
+
+// labConfig is the fatimage configuration building from the lab's
+// repositories, with their credentials in the environment, keeping the
+// VM reachable over SSH for the checks.
+func labConfig(t *testing.T) map[string]any {
+	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
+	t.Setenv("ARK_PASSWORD", theLab.Env["ARK_PASSWORD"])
 	return map[string]any{
 		"repos": labRepos(t),
 		"gpg_keys": []any{map[string]any{
 			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
 		}},
-		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
-		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
-		"git_base_url":     theLab.Env["LAB_GIT_URL"],
-		"python_index_url": theLab.Env["LAB_PYPI_URL"], "python_index_insecure": true,
 		"update":             false,
 		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
 	}

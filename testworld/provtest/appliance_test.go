@@ -119,6 +119,8 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim")},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
+		{Role: "eessi", Vars: []string{"cvmfs_config"}},
+		{Role: "podman", Vars: []string{"podman_users"}},
 	}}
 
 	stock := appliancesite.New(t, ".stackhpc", "fatimage")
@@ -160,9 +162,27 @@ func TestApplianceResolveLab(t *testing.T) {
 	if !slices.Contains(res.Groups, "openondemand") || !slices.Contains(res.Groups, "builder") || slices.Contains(res.Groups, "doca") {
 		t.Errorf("groups of a fatimage build: %v", res.Groups)
 	}
+	// The builder is in squid: the common group_vars make its own address
+	// the cvmfs proxy (which the plugin leaves out), keys in the role's
+	// order; the podman user is appliances_local_users_podman.
+	wantCvmfs(t, res, []string{"CVMFS_QUOTA_LIMIT", "CVMFS_HTTP_PROXY"}, "10000", "'http://"+srv.IP+":3128'")
+	wantValue(t, res.Values["podman"], "podman_users",
+		[]any{map[string]any{"name": "podman", "comment": "Used for running all containers", "home": "/var/lib/podman", "uid": "1001"}})
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
-	vals = resolveSite(ctx, t, site, tg, req).Values[""]
+	// a site's own cvmfs settings and podman users, in a file of its own
+	// (the overrides environment's values are other tests' too)
+	own := "cvmfs_config_overrides:\n  CVMFS_QUOTA_LIMIT: 20000\n  CVMFS_USE_GEOAPI: \"yes\"\n" +
+		"podman_users:\n  - {name: podman, uid: 1001, home: /var/lib/podman}\n  - {name: containers, uid: 1500, home: /srv/containers}\n"
+	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = resolveSite(ctx, t, site, tg, req)
+	wantCvmfs(t, res, []string{"CVMFS_QUOTA_LIMIT", "CVMFS_HTTP_PROXY", "CVMFS_USE_GEOAPI"}, "20000", "'http://"+srv.IP+":3128'")
+	wantValue(t, res.Values["podman"], "podman_users", []any{
+		map[string]any{"name": "podman", "uid": 1001, "home": "/var/lib/podman"},
+		map[string]any{"name": "containers", "uid": 1500, "home": "/srv/containers"}})
+	vals = res.Values[""]
 	overrides := map[string]any{
 		"appliances_extra_packages_other": []any{"fatimage-site-extra"},
 		"openhpc_packages_extra":          []any{"slurm-sview-ohpc"},
@@ -179,6 +199,18 @@ func TestApplianceResolveLab(t *testing.T) {
 		if !reflect.DeepEqual(got.Value, want) && jsonish(got.Value) != jsonish(want) {
 			t.Errorf("%s with the site's override: %+v, want %v", name, got, want)
 		}
+	}
+}
+
+// wantCvmfs checks the eessi role's cvmfs_config: its keys in the
+// order the site's Ansible gives (the role's template writes them so),
+// its quota and its proxy.
+func wantCvmfs(t *testing.T, res *appliance.Result, keys []string, quota, proxy string) {
+	t.Helper()
+	v := res.Values["eessi"]["cvmfs_config"]
+	m, _ := v.Value.(map[string]any)
+	if !slices.Equal(v.Keys, keys) || jsonish(m["CVMFS_QUOTA_LIMIT"]) != quota || m["CVMFS_HTTP_PROXY"] != proxy {
+		t.Errorf("cvmfs_config: %+v, want keys %v, quota %s, proxy %s", v, keys, quota, proxy)
 	}
 }
 

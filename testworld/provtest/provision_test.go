@@ -162,6 +162,8 @@ func TestProvisionLab(t *testing.T) {
 			// (a control node's built-in sets: without an inventory or a
 			// checkout "control" itself is refused)
 			"groups": []string{"kernel_modules", "dnf_repos", "journald", "cluster", "openhpc", "always", "node_exporter", "prometheus", "alertmanager", "grafana", "firewalld"},
+			// installed in the image already: with the update, the newest
+			"packages": []string{"python3"},
 			// keep SSH working for the checks and the second run
 			"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
 			"manifest_output":    manifest,
@@ -200,6 +202,9 @@ func TestProvisionLab(t *testing.T) {
 	wantKernel := "5.14.0-570.58.1.el9_6"
 	if got := run(t, comm, "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' kernel-core | sort -V | tail -n1"); got != wantKernel {
 		t.Errorf("newest kernel-core %q, want %q", got, wantKernel)
+	}
+	if got := run(t, comm, "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' python3"); got != "3.9.21-2.el9_6.1" {
+		t.Errorf("python3 at %q, want the snapshot's 3.9.21-2.el9_6.1 (update on)", got)
 	}
 	for _, pkg := range []string{"slurm-slurmctld-ohpc", "munge", "epel-release"} {
 		run(t, comm, "rpm -q "+pkg)

@@ -17,7 +17,9 @@ import (
 // dnf: the openhpc group's Slurm set is installed without them (its
 // slurm-ohpc recommends a package that must stay out), a package next to
 // it at dnf's default gets its recommended one, and both happen in the
-// one dnf shell process.
+// one dnf shell process. Without the update, python3, which the image
+// already has, keeps its version (the appliance's `state: present`) where
+// `dnf install` would take the snapshot's newer one.
 func TestProvisionLabWeakDeps(t *testing.T) {
 	ctx, _, comm := labVM(t, "fatimage-weakdeps", 12*time.Minute)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
@@ -27,7 +29,7 @@ func TestProvisionLabWeakDeps(t *testing.T) {
 	if err := p.Prepare(map[string]any{
 		"repos":              labRepos(t),
 		"groups":             []string{"openhpc"},
-		"packages":           []string{"lab-weakdep-probe"},
+		"packages":           []string{"lab-weakdep-probe", "python3"},
 		"update":             false,
 		"skip_cleanup_steps": []string{"ssh-host-keys", "login-ssh-keys", "resolv-conf"},
 		"manifest_output":    manifest,
@@ -43,6 +45,12 @@ func TestProvisionLabWeakDeps(t *testing.T) {
 		t.Errorf("installed:\n%s\nwant slurm-ohpc without its recommended package, the probe with its own", got)
 	}
 	out := uiOut.String()
+	if got := run(t, comm, "rpm -q --qf '%{VERSION}-%{RELEASE}\\n' python3 python3-libs"); got != "3.9.21-2.el9\n3.9.21-2.el9" {
+		t.Errorf("python3, python3-libs at %q, want the image's 3.9.21-2.el9 (present, no update)", got)
+	}
+	if !strings.Contains(out, "python3: installed, kept at its version (present; update is off)") || regexp.MustCompile(`(?m)^\s*install\b.*\spython3(\s|$)`).MatchString(out) {
+		t.Errorf("python3 not kept out of the install:\n%s", out)
+	}
 	if strings.Count(out, "config install_weak_deps False") != 1 || len(regexp.MustCompile(`(?m)^\s*run\s*$`).FindAllString(out, -1)) != 2 {
 		t.Errorf("not two transactions with weak dependencies off for the first:\n%s", out)
 	}

@@ -29,6 +29,12 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Within != "" {
 		from += " in place of `" + s.Within + "`"
 	}
+	if s.Latest != "" {
+		from += " (`latest`: `" + s.Latest + "`, to the newest)"
+	}
+	if s.Render == "key_value" {
+		from += ": a `key=value` line per entry, in its order"
+	}
 	if s.Var == "" {
 		from = codes(s.Items)
 	}
@@ -97,6 +103,8 @@ func contractTable(d *data) string {
 				builtin = "installed"
 			case s.Within != "":
 				builtin = "`" + s.Within + "`"
+			case s.Render != "":
+				builtin = "the file's content"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
 				builtin = "the whole list"
 			case s.Var != "" && len(s.Items) == 0, s.Var == "" && !allIn(s.Items, d.Groups[g].Packages):
@@ -124,6 +132,8 @@ func contractTable(d *data) string {
 	}
 	lu := d.LocalUsers
 	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s`: its enabled entries but the login user's | – |\n", codes(lu.Users), lu.Var)
+	pu := d.PodmanUsers
+	fmt.Fprintf(&w, "| (users) | `users` | %s | `%s` (role `%s`): its entries, the user module's arguments | the build host in `podman` |\n", codes(pu.Users), pu.Var, pu.Role)
 	for _, name := range d.order["binaries"] {
 		if b := d.Binaries[name]; b.VersionVar != "" {
 			fmt.Fprintf(&w, "| (binaries) | [`%s`](provisioners/fatimage-groups.md#binaries) version | %s (and its sha256) | `%s` | another version needs the template's `binaries` entry with its `sha256` |\n",

@@ -48,10 +48,12 @@ type data struct {
 	Users    map[string]packagesets.User   `yaml:"users"`
 	Binaries map[string]packagesets.Binary `yaml:"binaries"`
 	// LocalUsers: the appliance variable of the users bootstrap.yml makes.
-	LocalUsers packagesets.LocalUsers         `yaml:"local_users"`
-	ExtraRepos packagesets.ExtraRepos         `yaml:"extra_repos"`
-	order      map[string][]string            // keys of each top-level mapping, in file order
-	notes      map[string]map[string][]string // comments by top-level key, then entry ("": the section's own)
+	LocalUsers packagesets.LocalUsers `yaml:"local_users"`
+	// PodmanUsers: the appliance variable of the users its podman role makes.
+	PodmanUsers packagesets.LocalUsers         `yaml:"podman_users"`
+	ExtraRepos  packagesets.ExtraRepos         `yaml:"extra_repos"`
+	order       map[string][]string            // keys of each top-level mapping, in file order
+	notes       map[string]map[string][]string // comments by top-level key, then entry ("": the section's own)
 }
 
 func decode(src []byte) (*data, error) {

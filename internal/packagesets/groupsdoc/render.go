@@ -210,6 +210,8 @@ func writeUsers(w *strings.Builder, d *data) {
 	w.WriteString("\nA dash: `useradd`'s default. A template's `users` entry of the same name replaces the built-in.\n")
 	fmt.Fprintf(w, "With `appliance_environment`, the users %s come from the appliance's `%s` instead: its enabled entries, the login user's aside (`move_login_home`), a built-in user of the same name and uid keeping the definition above.\n",
 		codes(d.LocalUsers.Users), d.LocalUsers.Var)
+	fmt.Fprintf(w, "For a build host in `podman`, the users %s come from `%s` (the podman role's user module arguments), after those: an entry of the same name is the one made.\n",
+		codes(d.PodmanUsers.Users), d.PodmanUsers.Var)
 	for _, name := range d.order["users"] {
 		for _, n := range d.notes["users"][name] {
 			fmt.Fprintf(w, "\n- `%s`: %s\n", name, n)

@@ -7,7 +7,9 @@
 # package changes. Inputs, one a line: DNF_ENABLE (repositories enabled),
 # TX_EXCLUDE (excluded from the transaction), TX_UPDATE_EXCLUDE (kept at
 # their installed version), TX_INSTALL, TX_INSTALL_NO_WEAK, TX_REMOVE
-# (removed, or excluded when not installed); TX_NO_GPGCHECK (repositories
+# (removed, or excluded when not installed), TX_PRESENT (specs of the
+# installs that stay at the installed version of the package they
+# name); TX_NO_GPGCHECK (repositories
 # whose packages are installed without GPG check); TX_UPDATE and
 # TX_WEAK_DEPS are true or false.
 
@@ -24,6 +26,37 @@ is_kept() {
   for k in $keep; do
     case $1 in "$k" | "$k"-[0-9]*) return 0 ;; esac
   done
+  return 1
+}
+
+# present_specs prints, one a line, the specs of TX_PRESENT (filled in by
+# pkg_spec) that name an installed package (its name, name.arch or
+# name-version[-release], as Ansible's dnf module checks `state: present`;
+# a provide is not enough there, so it is not here): left out of the
+# install, they keep the installed version where `dnf install` would
+# upgrade them. One rpm process for all: it names each spec not installed.
+present_specs() {
+  specs=
+  while IFS= read -r p; do
+    if [ -z "$p" ]; then continue; fi
+    s=$(pkg_spec "$p") || return 1
+    if [ -n "$s" ]; then specs="$specs $s"; fi
+  done <<FATIMAGE_EOF
+${TX_PRESENT:-}
+FATIMAGE_EOF
+  if [ -z "$specs" ]; then return 0; fi
+  set -f
+  # shellcheck disable=SC2086 # one spec a word (presentSpec: no spaces, no globs)
+  missing=$(rpm -q $specs 2>/dev/null | sed -n 's/^package \(.*\) is not installed$/\1/p') || true
+  for s in $specs; do
+    if ! printf '%s\n' "$missing" | grep -qxF -e "$s"; then echo "$s"; fi
+  done
+}
+
+# is_present SPEC: present_specs named SPEC ($present).
+is_present() {
+  if [ -z "$1" ]; then return 1; fi
+  case $present in *" $1 "*) return 0 ;; esac
   return 1
 }
 
@@ -102,6 +135,13 @@ FATIMAGE_EOF
   done <<FATIMAGE_EOF
 $TX_EXCLUDE
 FATIMAGE_EOF
+  # the installed packages an install names stay as they are (no update)
+  found=$(present_specs) || exit 1
+  present=
+  for s in $found; do
+    present="$present $s "
+    echo "$s: installed, kept at its version (present; update is off)"
+  done
   install=
   # dnf shell takes local RPM files (rpm_urls) only before any other job
   # ("Cannot add local packages, because transaction job already
@@ -114,6 +154,7 @@ FATIMAGE_EOF
     /*.rpm) local_rpms="$local_rpms $p" ;;
     *)
       spec=$(pkg_spec "$p")
+      if is_present "$spec"; then continue; fi
       # dnf shell splits its lines as a shell would (shlex): a group
       # name with a space ("@Development Tools") is quoted to stay one
       # word (specs carry no quotes: validate_packages.go)
@@ -126,7 +167,7 @@ $TX_INSTALL
 FATIMAGE_EOF
   no_weak=
   while IFS= read -r p; do
-    if is_kept "$p"; then continue; fi
+    if is_kept "$p" || is_present "$p"; then continue; fi
     if [ -n "$p" ]; then no_weak="$no_weak $p"; fi
   done <<FATIMAGE_EOF
 ${TX_INSTALL_NO_WEAK:-}

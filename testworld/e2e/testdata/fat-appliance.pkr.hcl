@@ -30,6 +30,13 @@ variable "lab_repos" {
   type = list(map(string))
 }
 
+# the lab's registry for the groups' container images (mysql, opensearch),
+# as a site behind a mirror sets it
+variable "container_registry" {
+  type    = string
+  default = env("LAB_REGISTRY")
+}
+
 build {
   sources = ["source.fatimage-openstack.lab"]
 
@@ -45,6 +52,11 @@ build {
     git_base_url               = var.git_base_url
     python_index_url           = var.python_index_url
     python_index_insecure      = true
+    container_registry         = var.container_registry
+    container_registries {
+      host     = var.container_registry
+      insecure = true
+    }
     dynamic "binaries" {
       for_each = var.binary_sha256
       content {

@@ -1,6 +1,6 @@
 # A Rocky 8.10 build (with fat-common.pkr.hcl, source_image_name the
 # lab's Rocky-8-GenericCloud-Base-8.10): the built-in groups whose values
-# differ by major, from the lab's el8 snapshots, with no appliance
+# differ by major and openhpc, from the lab's el8 snapshots, with no appliance
 # checkout (the groups' own per-major values). The repositories' os_version
 # says 8.10, so Prepare resolves the groups for Rocky 8.
 variable "container_registry" {
@@ -42,6 +42,16 @@ data "fatimage-ark" "rocky8" {
     path = "epel/8/Everything/x86_64"
   }
   repo {
+    name      = "OpenHPC"
+    path      = "OpenHPC/2/EL_8"
+    repo_file = "OpenHPC"
+  }
+  repo {
+    name      = "OpenHPC-updates"
+    path      = "OpenHPC/2/updates/EL_8"
+    repo_file = "OpenHPC"
+  }
+  repo {
     name      = "TurboVNC"
     path      = "turbovnc/x86_64"
     repo_file = "TurboVNC"
@@ -57,8 +67,9 @@ build {
     # RL8: the slurm-tools and ansible-init venvs (python3.9 from
     # python39), the desktop's python3.9 and websockify venv, mysql's
     # python39 and its client libraries in python3.9, rstudio-server's
-    # rhel8 RPM, the extra packages (python312 on 8.10)
-    groups                = ["dnf_repos", "extra_packages", "slurm_stats", "ansible_init", "openondemand_desktop", "openondemand_rstudio", "mysql"]
+    # rhel8 RPM, the extra packages (python312 on 8.10); and openhpc,
+    # the Slurm that the extra build chained on this image rebuilds
+    groups                = ["dnf_repos", "extra_packages", "slurm_stats", "ansible_init", "openondemand_desktop", "openondemand_rstudio", "mysql", "openhpc"]
     git_base_url          = var.git_base_url
     python_index_url      = var.python_index_url
     python_index_insecure = true

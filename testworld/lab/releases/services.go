@@ -71,7 +71,7 @@ func HPLTarball() ([]byte, error) {
 	})
 }
 
-// addServiceFiles serves the dashboards and the HPL source.
+// addServiceFiles serves the dashboards, the HPL source and k3s's files.
 func (s *Server) addServiceFiles() error {
 	for _, d := range DefaultGrafanaDashboards() {
 		data, err := DashboardJSON(d)
@@ -85,5 +85,5 @@ func (s *Server) addServiceFiles() error {
 		return err
 	}
 	s.files[HPLPath] = data
-	return nil
+	return s.addK3sFiles()
 }

@@ -39,11 +39,15 @@ kernel.numa_balancing = 0
 //go:embed standins/cvmfs_config.sh
 var cvmfsConfigStandIn string
 
-// cvmfsFiles: cvmfs_config, whose `setup` the eessi group runs, and the
-// autofs map its setup points autofs at.
+// cvmfsFiles: cvmfs_config, whose `setup` the eessi group runs, the
+// autofs map its setup points autofs at, and the client's default
+// configuration in /etc/cvmfs, where the real package keeps it (the
+// appliance's eessi role writes /etc/cvmfs/default.local next to it and
+// does not create the directory).
 var cvmfsFiles = map[string]string{
-	"/usr/bin/cvmfs_config": cvmfsConfigStandIn,
-	"/etc/auto.cvmfs":       "#!/bin/sh\n# lab stand-in of the cvmfs autofs map: no repositories to mount\nexit 0\n",
+	"/usr/bin/cvmfs_config":   cvmfsConfigStandIn,
+	"/etc/auto.cvmfs":         "#!/bin/sh\n# lab stand-in of the cvmfs autofs map: no repositories to mount\nexit 0\n",
+	"/etc/cvmfs/default.conf": "# lab stand-in of the cvmfs client's defaults; site settings go in default.local\nCVMFS_CACHE_BASE=/var/lib/cvmfs\nCVMFS_QUOTA_LIMIT=4000\n",
 }
 
 // The weak-dependency probes: slurm-ohpc recommends a package that a

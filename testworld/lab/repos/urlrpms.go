@@ -38,6 +38,8 @@ var URLRPMs = []URLRPM{
 		Name: "rstudio-server", EVR: "2025.05.1+513-1.rhel8", Signed: true},
 	{Path: "/coder/code-server/releases/download/v4.102.2/code-server-4.102.2-amd64.rpm",
 		Name: "code-server", EVR: "4.102.2-1"},
+	{Path: "/k3s-io/k3s-selinux/releases/download/v1.6.latest.1/k3s-selinux-1.6-1.el9.noarch.rpm",
+		Name: "k3s-selinux", EVR: "1.6-1.el9"},
 }
 
 // BuildURLRPMs builds (or reuses from o.CacheDir/url-rpms-<hash>) the

@@ -23,8 +23,10 @@ func TestHardResetKillsTheWholeCgroup(t *testing.T) {
 	c := dial(t, l.ip(95), l.signer, sshWithin)
 	// a stopped process inside the VM, found from the host by its argv
 	// (stopped only once it runs with its output redirected, or the stopped
-	// child would hold the session's output open)
-	pid := mustRun(t, c, "sleep 4242 </dev/null >/dev/null 2>&1 & echo $!")
+	// child would hold the session's output open, and only once the forked
+	// shell has exec'd sleep: on a loaded host a STOP sent before would
+	// leave the shell's argv for good)
+	pid := mustRun(t, c, `sleep 4242 </dev/null >/dev/null 2>&1 & p=$!; until [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ]; do sleep 0.05; done; echo $p`)
 	mustRun(t, c, "kill -STOP "+pid)
 	vm.mu.Lock()
 	cg := vm.proc.cgroup

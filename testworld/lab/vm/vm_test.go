@@ -1053,6 +1053,9 @@ func TestSystemdUnits(t *testing.T) {
 		}
 	}
 	// Debian names the unit ssh.service, with sshd.service as its alias.
+	// sshd answers before the boot's last units (ansible-init) are up on a
+	// loaded host: wait for the boot's end, as systemd reports it, first.
+	mustRun(t, c, "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1 || true")
 	expect("systemctl is-enabled ssh; systemctl is-active sshd.service ansible-init", "enabled\nactive\nactive", 0)
 	for _, u := range []string{"foo", "bar"} {
 		mustRun(t, c, fmt.Sprintf("printf '[Unit]\\n[Service]\\nExecStart=/bin/sh -c \"echo %s says $$GREETING; exec sleep infinity\"\\n[Install]\\nWantedBy=multi-user.target\\n' | sudo -n tee /etc/systemd/system/%s.service >/dev/null", u, u))
@@ -1093,6 +1096,17 @@ func TestSystemdUnits(t *testing.T) {
 	// The kernel's global knobs are read-only in the VM.
 	if out, rc := runRC(t, c, "sudo -n sysctl -w kernel.domainname=fatlab 2>&1"); rc == 0 {
 		t.Errorf("the VM could set a global kernel parameter: %s", out)
+	}
+	// ... but for those the appliance's roles set at build, which are the
+	// VM's own.
+	hostKeys, _ := os.ReadFile("/proc/sys/kernel/keys/maxkeys")
+	keys := "50000"
+	if strings.TrimSpace(string(hostKeys)) == keys {
+		keys = "50001"
+	}
+	expect("sudo -n sysctl -w kernel.keys.maxkeys="+keys+" >/dev/null && sysctl -n kernel.keys.maxkeys", keys, 0)
+	if now, _ := os.ReadFile("/proc/sys/kernel/keys/maxkeys"); string(now) != string(hostKeys) {
+		t.Errorf("the VM's sysctl changed the host's kernel.keys.maxkeys: %q -> %q", hostKeys, now)
 	}
 
 	// Reboot: the enabled unit comes back, the disabled one does not;

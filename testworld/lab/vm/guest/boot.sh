@@ -53,6 +53,16 @@ if [ -e "$m/proc/sysrq-trigger" ]; then
 	mount -o remount,bind,ro "$m/proc/sysrq-trigger"
 fi
 mount --bind "$boot/boot_id" "$m/proc/sys/kernel/random/boot_id"
+# Global knobs the appliance's roles set at build with an immediate
+# reload (podman's kernel keys, opensearch's map count), which a real VM
+# accepts: each is a file of the VM's own (kept with the VM, the host's
+# value at its first boot) bound over the key, so writes stay in the VM.
+for k in kernel/keys/maxkeys kernel/keys/maxbytes vm/max_map_count; do
+	[ -e "$m/proc/sys/$k" ] || continue
+	f=$boot/sysctl-$(echo "$k" | tr / .)
+	[ -f "$f" ] || cat "/proc/sys/$k" >"$f"
+	mount --bind "$f" "$m/proc/sys/$k"
+done
 
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$m/sys"
 mount -t cgroup2 -o rw,nosuid,nodev,noexec cgroup2 "$m/sys/fs/cgroup"
