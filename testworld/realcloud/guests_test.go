@@ -63,6 +63,7 @@ func TestGuestSSHBuild(t *testing.T) {
 		t.Errorf("the new server's metadata (its own name, no ansible_init_disable) and ansible-init:\n%s", out)
 	}
 	requireAgentNetworking(t, tr, cc, id)
+	requireRouterSNAT(t, tr, cc, id)
 	requireRouterFloatingIP(t, tr, id)
 	guestConsoleAndReboot(t, cc, id)
 	// A guest that powers itself off is SHUTOFF in Nova, as libvirt reports it.

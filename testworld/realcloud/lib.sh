@@ -37,6 +37,13 @@ PORT_METADATA=29511
 # ExternalCIDR).
 EXT_BRIDGE=rcext0
 EXT_ADDRESS=203.0.113.1/24
+# The guests' provider network: its switch and the host's address on it,
+# and the compute host's interface into it, a veth whose peer is a port of
+# the switch (guests.go: GuestNetwork, GuestInterface, GuestSwitchPort).
+GUEST_BRIDGE=rcguest0
+GUEST_ADDRESS=10.42.0.254/24
+GUEST_NIC=rcguest0nic
+GUEST_NIC_PEER=rcguest0sw
 
 # Every daemon the tier runs, in start order.
 DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests

@@ -74,9 +74,9 @@ type Values struct {
 	MetadataSecret    string
 	Ports             Ports
 	TokenCacheSeconds int // TokenCacheSeconds unless set
-	// GuestBridge is the guest host's bridge, the guests' network's
-	// (GuestNetwork.Bridge unless set).
-	GuestBridge string
+	// GuestInterface is the compute host's interface into the guests'
+	// network (GuestInterface unless set).
+	GuestInterface string
 	// ExternalBridge is the floating IPs' network's bridge
 	// (ExternalBridge unless set).
 	ExternalBridge string
@@ -110,8 +110,8 @@ func WriteConfigs(etc string, v Values) error {
 	if v.TokenCacheSeconds == 0 {
 		v.TokenCacheSeconds = TokenCacheSeconds
 	}
-	if v.GuestBridge == "" {
-		v.GuestBridge = GuestNetwork.Bridge
+	if v.GuestInterface == "" {
+		v.GuestInterface = GuestInterface
 	}
 	if v.ExternalBridge == "" {
 		v.ExternalBridge = ExternalBridge
@@ -148,9 +148,6 @@ func WriteConfigs(etc string, v Values) error {
 	}
 	return nil
 }
-
-// MetadataURL is Nova's metadata API.
-func MetadataURL(p Ports) string { return fmt.Sprintf("http://%s:%d", Host, p.Metadata) }
 
 // AuthURL is Keystone's URL.
 func AuthURL(p Ports) string { return fmt.Sprintf("http://%s:%d/v3", Host, p.Keystone) }

@@ -39,10 +39,12 @@ func TestWriteConfigs(t *testing.T) {
 			t.Errorf("nova.conf lacks %q", want)
 		}
 	}
-	// The Linux bridge agent plugs the guests' taps into the guest host's
-	// bridge, as the host Nova binds ports to.
+	// The Linux bridge agent, on the host Nova binds ports to, makes the
+	// guests' network's bridge (brq<network id>: its firewall's conntrack
+	// zones go by that name) with the host's interface as its uplink.
 	lb, _ := os.ReadFile(filepath.Join(etc, "linuxbridge_agent.ini"))
-	for _, want := range []string{"host = realcloud", "bridge_mappings = guests:" + GuestNetwork.Bridge + ",ext:" + ExternalBridge, "firewall_driver = iptables"} {
+	for _, want := range []string{"host = realcloud", "physical_interface_mappings = guests:" + GuestInterface + "\n",
+		"bridge_mappings = ext:" + ExternalBridge + "\n", "firewall_driver = iptables"} {
 		if !strings.Contains(string(lb), want) {
 			t.Errorf("linuxbridge_agent.ini lacks %q:\n%s", want, lb)
 		}

@@ -48,8 +48,12 @@ type MachineSpec struct {
 	// Tap names the host end of eth0's veth, as a hypervisor names the tap
 	// it plugs ("": the manager's own name). With DHCP the host gives eth0
 	// no address: the guest's DHCP client takes it from the network's server.
-	Tap      string
-	DHCP     bool
+	Tap  string
+	DHCP bool
+	// Bridge is the bridge the tap goes into ("": the manager's). It is
+	// made when missing, as a hypervisor's VIF plugging makes the bridge
+	// its port names, and left in place when the machine goes.
+	Bridge   string
 	SSHDelay time.Duration // fault injection: sshd starts this long after boot
 }
 
@@ -214,6 +218,12 @@ func sanitizeHostname(s string) string {
 func (vm *Machine) setupNet() error {
 	m := vm.m
 	br := m.opts.Network.Bridge
+	if vm.spec.Bridge != "" {
+		br = vm.spec.Bridge
+		if err := ensureBridge(br); err != nil {
+			return err
+		}
+	}
 	m.regUpdate(func(r *registryRecord) { r.Netns[vm.ns] = true; r.Veths[vm.veth] = true })
 	ns := func(args ...string) []string { return append([]string{"ip", "-n", vm.ns}, args...) }
 	steps := [][]string{
@@ -247,6 +257,18 @@ func (vm *Machine) setupNet() error {
 		}
 	}
 	return nil
+}
+
+// ensureBridge makes the bridge br, up, unless it exists.
+func ensureBridge(br string) error {
+	if _, err := net.InterfaceByName(br); err == nil {
+		return nil
+	}
+	if out, err := exec.Command("ip", "link", "add", "name", br, "type", "bridge").CombinedOutput(); err != nil &&
+		!strings.Contains(string(out), "File exists") { // made meanwhile, by the network's agent
+		return fmt.Errorf("ip link add %s: %v: %s", br, err, out)
+	}
+	return run("ip", "link", "set", br, "up")
 }
 
 // teardownNet removes the veth and the namespace (the namespace's iptables

@@ -233,10 +233,9 @@ func (m *Manager) setupBridge() error {
 		}
 		m.bridgeCreated = true
 	}
-	addr := fmt.Sprintf("%s/%d", m.gw, m.prefixLen)
-	if out, err := exec.Command("ip", "addr", "add", addr, "dev", br).CombinedOutput(); err != nil &&
-		!strings.Contains(string(out), "File exists") {
-		return fmt.Errorf("ip addr add %s dev %s: %v: %s", addr, br, err, out)
+	// replace: the address may be there already (a bridge someone else made)
+	if err := run("ip", "addr", "replace", fmt.Sprintf("%s/%d", m.gw, m.prefixLen), "dev", br); err != nil {
+		return err
 	}
 	return run("ip", "link", "set", br, "up")
 }

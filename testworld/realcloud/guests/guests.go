@@ -3,12 +3,13 @@
 // userland) run here, driven by Nova's compute driver
 // (python/fatcloud/guest_driver.py) over a small JSON API on a Unix socket.
 //
-// The guests sit on a Linux bridge where the host has an address of the
-// tenant subnet (not its gateway: that is the L3 agent's router), with the
-// MAC of their Neutron port and the address Neutron's DHCP agent leases
-// them; floating IPs and 169.254.169.254 are the router's (Neutron's
-// metadata proxy in it, then its metadata agent, then Nova's metadata
-// API), not the guest host's.
+// A guest's tap goes into the bridge its Nova VIF names (the Linux bridge
+// agent's brq<network id>), as libvirt plugs one; the guest has the MAC
+// of its Neutron port and the address Neutron's DHCP agent leases it.
+// Floating IPs and 169.254.169.254 are the router's (Neutron's metadata
+// proxy in it, then its metadata agent, then Nova's metadata API), not
+// the guest host's. The manager's own bridge (Options.Network) is the
+// provider network's switch, where the host has an address.
 package guests
 
 import (

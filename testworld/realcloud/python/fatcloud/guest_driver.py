@@ -87,18 +87,17 @@ def call(method, path, body=None, timeout=300):
 
 def first_ipv4(network_info):
     """How the guest joins the network of its first IPv4 address: the
-    address, its VIF's MAC, the tap Nova names for it and whether the
-    subnet has a DHCP server (the guest takes the address from it); None
-    without one. The tap goes into the guest host's bridge, Neutron's
-    physical network "guests": Neutron 21's Linux bridge driver leaves the
-    mapped bridge's name out of the binding, so the VIF names brq<network>,
-    a bridge the agent would not connect to the mapped one."""
+    address, its VIF's MAC, the tap Nova names for it, the bridge the VIF
+    names (the Linux bridge agent's brq<network id>, where libvirt would
+    plug the tap) and whether the subnet has a DHCP server (the guest
+    takes the address from it); None without one."""
     for vif in network_info or []:
         for subnet in vif["network"]["subnets"]:
             for ip in subnet["ips"]:
                 if ip["version"] == 4:
                     return {"fixed_ip": ip["address"], "mac": vif["address"],
                             "tap": vif["devname"],
+                            "bridge": vif["network"]["bridge"],
                             "dhcp": bool(subnet.get_meta("dhcp_server"))}
     return None
 
