@@ -53,8 +53,12 @@ type MachineSpec struct {
 	// Bridge is the bridge the tap goes into ("": the manager's). It is
 	// made when missing, as a hypervisor's VIF plugging makes the bridge
 	// its port names, and left in place when the machine goes.
-	Bridge   string
-	SSHDelay time.Duration // fault injection: sshd starts this long after boot
+	Bridge string
+	// ConfigDrive is a config drive image (ISO 9660, as Nova builds one)
+	// whose files the VM finds at each boot as it finds the manager's
+	// (Metadata.ConfigDrive); "": none, or the manager's.
+	ConfigDrive string
+	SSHDelay    time.Duration // fault injection: sshd starts this long after boot
 }
 
 // ErrDestroyed is returned by operations on a destroyed machine.

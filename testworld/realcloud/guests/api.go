@@ -33,6 +33,9 @@ type Spec struct {
 	Image      string `json:"image"`
 	DiskFormat string `json:"disk_format"`
 	Checksum   string `json:"checksum"`
+	// ConfigDrive is the config drive Nova built for the server (an ISO
+	// 9660 image), "" without one.
+	ConfigDrive string `json:"config_drive"`
 }
 
 // action is a power operation; Timeout bounds a clean shutdown (seconds,
@@ -97,7 +100,7 @@ func (h *Host) boot(s Spec) error {
 		var m *vm.Machine
 		m, err = h.vms.Boot(vm.MachineSpec{
 			ID: s.UUID, Name: s.Name, Hostname: s.Hostname, Disk: disk, FixedIP: s.FixedIP, MAC: s.MAC,
-			Tap: s.Tap, Bridge: s.Bridge, DHCP: s.DHCP,
+			Tap: s.Tap, Bridge: s.Bridge, DHCP: s.DHCP, ConfigDrive: s.ConfigDrive,
 		}, nil)
 		h.mu.Lock() // list reads it while the boot runs
 		g.machine = m
