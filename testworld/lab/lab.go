@@ -335,11 +335,17 @@ func (l *Lab) metadata(fixedIP string) *vm.Metadata {
 	if l.Cloud == nil {
 		return nil
 	}
-	md := l.Cloud.MetadataFor(fixedIP)
+	return VMMetadata(l.Cloud.MetadataFor(fixedIP))
+}
+
+// VMMetadata is what the VMs' metadata service serves for the cloud's
+// server (nil for none).
+func VMMetadata(md *cloud.Metadata) *vm.Metadata {
 	if md == nil {
 		return nil
 	}
-	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData, ConfigDrive: md.ConfigDrive}
+	return &vm.Metadata{UUID: md.UUID, Name: md.Name, Hostname: md.Hostname, Meta: md.Meta, PublicKeys: md.PublicKeys, UserData: md.UserData,
+		ProjectID: md.ProjectID, ConfigDrive: md.ConfigDrive}
 }
 
 // writeEnv writes clouds.yaml and the env file, both readable only by the

@@ -66,7 +66,7 @@ var packageOf = map[string]string{
 	"createrepo_c": "createrepo-c", "modifyrepo_c": "createrepo-c",
 	"gpg": "gnupg", "gpgconf": "gnupg", "tar": "tar",
 	"openstack": "python3-openstackclient", "ansible-playbook": "ansible-core",
-	"python3": "python3", "tinyproxy": "tinyproxy",
+	"python3": "python3", "tinyproxy": "tinyproxy", "genisoimage": "genisoimage", "isoinfo": "genisoimage",
 }
 
 func tools(commands ...string) error {

@@ -93,14 +93,21 @@ func serverStatus(cc *gophercloud.ServiceClient, id string) func() (string, erro
 // the builder does, deleted (and waited gone) at the end.
 func (tg target) newServer(t *testing.T, meta map[string]string, keyName string) *servers.Server {
 	t.Helper()
-	ctx := context.Background()
-	cc := tg.client(t, openstack.NewComputeV2)
 	opts := servers.CreateOpts{Name: uniqueName("contract"), FlavorRef: "1",
 		ImageRef: findImage(t, tg.client(t, openstack.NewImageV2), tg.base).ID, Metadata: meta,
 		Networks: []servers.Network{{UUID: networkNamed(t, tg.client(t, openstack.NewNetworkV2), tg.tenant)}}}
 	if tg.failSpawn != nil && meta[failSpawnKey] == "true" {
 		tg.failSpawn(t, opts.Name)
 	}
+	return tg.create(t, opts, keyName)
+}
+
+// create is the server opts describe, with keyName's keypair, deleted
+// (and waited gone) at the end.
+func (tg target) create(t *testing.T, opts servers.CreateOpts, keyName string) *servers.Server {
+	t.Helper()
+	ctx := context.Background()
+	cc := tg.client(t, openstack.NewComputeV2)
 	var b servers.CreateOptsBuilder = opts
 	if keyName != "" {
 		b = keypairs.CreateOptsExt{CreateOptsBuilder: opts, KeyName: keyName}

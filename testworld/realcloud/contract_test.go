@@ -44,6 +44,12 @@ type target struct {
 	// failSpawn arms a spawn failure of the server called name, when
 	// metadata alone does not (the double); nil on the tier
 	failSpawn func(t *testing.T, name string)
+	// guestImage boots a server whose guest reads its metadata, in
+	// sshGroups (the host reaches the tier's guests through them);
+	// metadata reads it as that guest does
+	guestImage string
+	sshGroups  []string
+	metadata   metadataReader
 }
 
 func realTarget(t *testing.T) target {
@@ -56,7 +62,8 @@ func realTarget(t *testing.T) target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return target{member: p, admin: admin, project: projectOf(t, p), tenant: TenantNetwork, external: FloatingNetwork, shareProject: shareProject(t, tr), base: BaseImageName}
+	return target{member: p, admin: admin, project: projectOf(t, p), tenant: TenantNetwork, external: FloatingNetwork, shareProject: shareProject(t, tr), base: BaseImageName,
+		guestImage: GuestImageName, sshGroups: []string{SSHSecurityGroup}, metadata: realMetadata}
 }
 
 func doubleTarget(t *testing.T) target {
@@ -95,7 +102,7 @@ func doubleTarget(t *testing.T) target {
 			Message: "Failed to deploy instance: " + failSpawnKey + " is set in the server's metadata"})
 	}
 	return target{member: p, admin: login("admin", "contract-admin-pw"), project: c.ProjectID("member"), tenant: "lab-net", external: "public",
-		shareProject: c.ProjectID("share"), base: BaseImageName, failSpawn: fail}
+		shareProject: c.ProjectID("share"), base: BaseImageName, failSpawn: fail, guestImage: BaseImageName, metadata: doubleMetadata(c)}
 }
 
 // TestContract runs every check on both targets.

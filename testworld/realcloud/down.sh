@@ -29,18 +29,22 @@ stop() {
 # neutron_leftovers: what Neutron's agents leave on the host when they stop
 # before the guests' ports are gone: the DHCP and L3 agents' namespaces
 # and what runs in them (dnsmasq leaves the agent's session), the
-# external bridge up.sh made, the Linux bridge agent's
-# iptables chains and ipsets and its ebtables ARP chains. Every name is
-# Neutron's own (qdhcp-, qrouter-, neutron-, NIP, neutronARP-/neutronMAC-)
-# or the tier's (lib.sh's EXT_BRIDGE): nothing else on the host has them.
+# networks' bridges the agent made, the provider networks up.sh made, the
+# Linux bridge agent's iptables chains and ipsets and its ebtables ARP
+# chains. Every name is Neutron's own (qdhcp-, qrouter-, brq, neutron-,
+# NIP, neutronARP-/neutronMAC-) or the tier's (lib.sh's EXT_BRIDGE,
+# GUEST_BRIDGE, GUEST_NIC): nothing else on the host has them.
 neutron_leftovers() {
 	local ns ipt t rule chain set
 	for ns in $(ip netns list | awk '$1 ~ /^q(dhcp|router)-/ {print $1}'); do
 		for pid in $(ip netns pids "$ns"); do kill -KILL "$pid" 2>/dev/null || true; done
 		ip netns delete "$ns"
 	done
-	# the router's taps went with its namespace's ends
-	if ip link show "$EXT_BRIDGE" >/dev/null 2>&1; then ip link delete "$EXT_BRIDGE"; fi
+	# the router's and DHCP ports' taps went with their namespaces' ends
+	local dev
+	for dev in $(ip -o link show type bridge | awk -F': ' '$2 ~ /^brq/ {print $2}') "$EXT_BRIDGE" "$GUEST_BRIDGE" "$GUEST_NIC"; do
+		if ip link show "$dev" >/dev/null 2>&1; then ip link delete "$dev"; fi
+	done
 	for ipt in iptables ip6tables; do
 		for t in raw mangle nat filter; do
 			"$ipt-save" -t "$t" 2>/dev/null | awk '/^-A [A-Z]+ .*-j neutron-/ {sub(/^-A/, "-D"); print}' |

@@ -18,11 +18,19 @@ import (
 // of a guest boot as guests too.
 const GuestImageName = "realcloud-guest-rocky-9.6"
 
-// GuestNetwork is the guests' bridge and the tenant subnet (10.42.0.0/24).
-// Its Gateway is the host's own address on the bridge (the guest host's
-// metadata listener), out of the subnet's allocation pool: the subnet's
-// gateway, 10.42.0.1, is the router's port, which the L3 agent plugs in.
+// GuestNetwork is the guests' provider network: its switch, a bridge
+// up.sh makes (lib.sh's GUEST_BRIDGE), and the tenant subnet
+// (10.42.0.0/24). Its Gateway is the host's own address on the switch,
+// out of the subnet's allocation pool, as a site's client on a provider
+// network: the subnet's gateway, 10.42.0.1, is the router's port. The
+// guests are not on the switch itself: their taps go into the network's
+// bridge the Linux bridge agent makes, whose uplink is GuestInterface.
 var GuestNetwork = vm.NetworkOptions{Bridge: "rcguest0", CIDR: "10.42.0.0/24", Gateway: "10.42.0.254"}
+
+// GuestInterface is the compute host's interface into GuestNetwork, a veth
+// whose peer is a port of its switch (lib.sh's GUEST_NIC): Neutron's
+// physical network "guests" (linuxbridge_agent.ini).
+const GuestInterface = "rcguest0nic"
 
 // The guests' subnet's allocation pool: every address but the router's
 // (the gateway) and the host's.
@@ -39,8 +47,8 @@ const ExternalBridge = "rcext0"
 // host's address on ExternalBridge (lib.sh's EXT_ADDRESS).
 const ExternalCIDR, ExternalGateway = "198.51.100.0/24", "198.51.100.1"
 
-// GuestPhysicalNetwork is Neutron's name of GuestNetwork's bridge: the
-// tenant network is a flat network on it (linuxbridge_agent.ini).
+// GuestPhysicalNetwork is Neutron's name of GuestNetwork: the tenant
+// network is a flat network on it (linuxbridge_agent.ini).
 const GuestPhysicalNetwork = "guests"
 
 // GuestSocket is the guest host's API socket (python/fatcloud/guest_driver.py).
@@ -51,14 +59,9 @@ func (t *Tier) GuestImage() string { return filepath.Join(t.Dir, "images", "gues
 
 // RunGuests runs the guest host until ctx ends.
 func (t *Tier) RunGuests(ctx context.Context, logf func(string, ...any)) error {
-	secret, err := t.Secret("metadata")
-	if err != nil {
-		return err
-	}
 	h, err := guests.Start(ctx, guests.Options{
 		StateDir: filepath.Join(t.Dir, "guests"), CacheDir: lab.DefaultCacheDir(), Socket: t.GuestSocket(),
 		BaseImage: t.GuestImage(), Network: GuestNetwork,
-		MetadataURL: MetadataURL(t.Ports), Secret: secret,
 		Logf: logf,
 	})
 	if err != nil {

@@ -63,6 +63,7 @@ func TestGuestSSHBuild(t *testing.T) {
 		t.Errorf("the new server's metadata (its own name, no ansible_init_disable) and ansible-init:\n%s", out)
 	}
 	requireAgentNetworking(t, tr, cc, id)
+	requireRouterSNAT(t, tr, cc, id)
 	requireRouterFloatingIP(t, tr, id)
 	guestConsoleAndReboot(t, cc, id)
 	// A guest that powers itself off is SHUTOFF in Nova, as libvirt reports it.
@@ -107,6 +108,13 @@ func guestConsoleAndReboot(t *testing.T, cc *gophercloud.ServiceClient, id strin
 
 func guestTemplate(t *testing.T, tr *Tier, name, extra string) string {
 	t.Helper()
+	return guestTemplateIn(t, tr, name, SSHSecurityGroup, "", extra)
+}
+
+// guestTemplateIn is guestTemplate with the server in group and attrs
+// added to the source.
+func guestTemplateIn(t *testing.T, tr *Tier, name, group, attrs, extra string) string {
+	t.Helper()
 	return fmt.Sprintf(`
 source "fatimage-openstack" "rc" {
   flavor              = "m1.small"
@@ -118,11 +126,12 @@ source "fatimage-openstack" "rc" {
   ssh_timeout         = "5m"
   instance_name       = %q
   image_name          = %q
+  %s
 }
 build {
   sources = ["source.fatimage-openstack.rc"]
 %s}
-`, networkID(t, tr, TenantNetwork), GuestImageName, FloatingNetwork, SSHSecurityGroup, name, name, extra)
+`, networkID(t, tr, TenantNetwork), GuestImageName, FloatingNetwork, group, name, name, attrs, extra)
 }
 
 // guestKeys are the keypair bootAndSSH imports, by server id.

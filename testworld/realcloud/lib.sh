@@ -37,10 +37,18 @@ PORT_METADATA=29511
 # ExternalCIDR).
 EXT_BRIDGE=rcext0
 EXT_ADDRESS=198.51.100.1/24
+# The guests' provider network: its switch and the host's address on it,
+# and the compute host's interface into it, a veth whose peer is a port of
+# the switch (guests.go: GuestNetwork, GuestInterface, GuestSwitchPort).
+GUEST_BRIDGE=rcguest0
+GUEST_ADDRESS=10.42.0.254/24
+GUEST_NIC=rcguest0nic
+GUEST_NIC_PEER=rcguest0sw
 
 # Every daemon the tier runs, in start order.
 DAEMONS=(mariadb rabbitmq memcached keystone placement glance neutron-server guests
-	neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
+	neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent
+	neutron-metadata-agent nova-api nova-conductor nova-scheduler nova-compute cinder-api cinder-scheduler cinder-volume)
 
 export ERL_EPMD_PORT=$PORT_EPMD ERL_EPMD_ADDRESS=$HOST
 export RABBITMQ_NODENAME=realcloud@localhost RABBITMQ_NODE_IP_ADDRESS=$HOST RABBITMQ_NODE_PORT=$PORT_AMQP

@@ -74,9 +74,9 @@ type Values struct {
 	MetadataSecret    string
 	Ports             Ports
 	TokenCacheSeconds int // TokenCacheSeconds unless set
-	// GuestBridge is the guest host's bridge, the guests' network's
-	// (GuestNetwork.Bridge unless set).
-	GuestBridge string
+	// GuestInterface is the compute host's interface into the guests'
+	// network (GuestInterface unless set).
+	GuestInterface string
 	// ExternalBridge is the floating IPs' network's bridge
 	// (ExternalBridge unless set).
 	ExternalBridge string
@@ -97,6 +97,7 @@ var configFiles = map[string]string{
 	"linuxbridge_agent.ini.tmpl": "linuxbridge_agent.ini",
 	"dhcp_agent.ini.tmpl":        "dhcp_agent.ini",
 	"l3_agent.ini.tmpl":          "l3_agent.ini",
+	"metadata_agent.ini.tmpl":    "metadata_agent.ini",
 	"cinder.conf.tmpl":           "cinder.conf",
 }
 
@@ -109,8 +110,8 @@ func WriteConfigs(etc string, v Values) error {
 	if v.TokenCacheSeconds == 0 {
 		v.TokenCacheSeconds = TokenCacheSeconds
 	}
-	if v.GuestBridge == "" {
-		v.GuestBridge = GuestNetwork.Bridge
+	if v.GuestInterface == "" {
+		v.GuestInterface = GuestInterface
 	}
 	if v.ExternalBridge == "" {
 		v.ExternalBridge = ExternalBridge
@@ -147,9 +148,6 @@ func WriteConfigs(etc string, v Values) error {
 	}
 	return nil
 }
-
-// MetadataURL is Nova's metadata API.
-func MetadataURL(p Ports) string { return fmt.Sprintf("http://%s:%d", Host, p.Metadata) }
 
 // AuthURL is Keystone's URL.
 func AuthURL(p Ports) string { return fmt.Sprintf("http://%s:%d/v3", Host, p.Keystone) }

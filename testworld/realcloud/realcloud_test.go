@@ -39,20 +39,29 @@ func TestWriteConfigs(t *testing.T) {
 			t.Errorf("nova.conf lacks %q", want)
 		}
 	}
-	// The Linux bridge agent plugs the guests' taps into the guest host's
-	// bridge, as the host Nova binds ports to.
+	// The Linux bridge agent, on the host Nova binds ports to, makes the
+	// guests' network's bridge (brq<network id>: its firewall's conntrack
+	// zones go by that name) with the host's interface as its uplink.
 	lb, _ := os.ReadFile(filepath.Join(etc, "linuxbridge_agent.ini"))
-	for _, want := range []string{"host = realcloud", "bridge_mappings = guests:" + GuestNetwork.Bridge + ",ext:" + ExternalBridge, "firewall_driver = iptables"} {
+	for _, want := range []string{"host = realcloud", "physical_interface_mappings = guests:" + GuestInterface + "\n",
+		"bridge_mappings = ext:" + ExternalBridge + "\n", "firewall_driver = iptables"} {
 		if !strings.Contains(string(lb), want) {
 			t.Errorf("linuxbridge_agent.ini lacks %q:\n%s", want, lb)
 		}
 	}
 	// The L3 agent's router ports are plugged by the Linux bridge agent on
-	// the same host; 169.254.169.254 is not the router's (yet).
+	// the same host; its routers carry 169.254.169.254 to the metadata
+	// agent, which signs for Nova's metadata API.
 	l3, _ := os.ReadFile(filepath.Join(etc, "l3_agent.ini"))
-	for _, want := range []string{"host = realcloud", "interface_driver = linuxbridge", "enable_metadata_proxy = false"} {
+	for _, want := range []string{"host = realcloud", "interface_driver = linuxbridge", "enable_metadata_proxy = true"} {
 		if !strings.Contains(string(l3), want) {
 			t.Errorf("l3_agent.ini lacks %q:\n%s", want, l3)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(etc, "metadata_agent.ini"))
+	for _, want := range []string{"nova_metadata_port = 29511", "metadata_proxy_shared_secret = md-secret-91c2"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("metadata_agent.ini lacks %q:\n%s", want, md)
 		}
 	}
 	// Keystone's cache is shared by its processes: a per-process one would

@@ -356,7 +356,7 @@ func seedNetworks(ctx context.Context, anet *gophercloud.ServiceClient, member *
 // waitAgents waits until Neutron reports the agents up.sh started alive on
 // the compute host: a port binds only where its agent runs.
 func waitAgents(ctx context.Context, c *gophercloud.ServiceClient) error {
-	want := []string{"Linux bridge agent", "DHCP agent", "L3 agent"}
+	want := []string{"Linux bridge agent", "DHCP agent", "L3 agent", "Metadata agent"}
 	var missing []string
 	// An agent whose first report reached neutron-server before its RPC
 	// consumers existed waits for the RPC timeout (60 s) and a retry.

@@ -186,14 +186,27 @@ start_guests() {
 	timing "guest host up"
 }
 
-# The external network's bridge, as a site's provider network reaches its
-# hosts: the host holds the subnet's gateway address, so it reaches the
-# floating IPs the router's gateway port answers for on it.
-external_bridge() {
+# The provider networks, as a site's hosts reach them: each a bridge (its
+# switch) where the host holds an address, the external subnet's gateway
+# on the floating IPs' and one outside the allocation pool on the guests'
+# (guests.go: GuestNetwork). The Linux bridge agent maps physical network
+# ext to the external bridge itself, and guests to an interface, a veth
+# into the guests' switch: it makes the network's bridge, brq<network id>,
+# with that interface as its uplink, as on a compute host with a NIC per
+# provider network, so its firewall's conntrack zones (by that bridge's
+# name) hold the router's and the guests' traffic alike.
+provider_networks() {
+	local br addr
 	external_range_free
-	ip link show "$EXT_BRIDGE" >/dev/null 2>&1 || ip link add "$EXT_BRIDGE" type bridge
-	ip addr replace "$EXT_ADDRESS" dev "$EXT_BRIDGE"
-	ip link set "$EXT_BRIDGE" up
+	for br in "$EXT_BRIDGE:$EXT_ADDRESS" "$GUEST_BRIDGE:$GUEST_ADDRESS"; do
+		addr=${br#*:} br=${br%%:*}
+		ip link show "$br" >/dev/null 2>&1 || ip link add "$br" type bridge
+		ip addr replace "$addr" dev "$br"
+		ip link set "$br" up
+	done
+	ip link show "$GUEST_NIC" >/dev/null 2>&1 || ip link add "$GUEST_NIC" type veth peer name "$GUEST_NIC_PEER"
+	ip link set "$GUEST_NIC_PEER" master "$GUEST_BRIDGE" up
+	ip link set "$GUEST_NIC" up
 }
 
 # external_range_free refuses an external subnet the host already reaches
@@ -212,19 +225,20 @@ external_range_free() {
 	done
 }
 
-# Neutron's agents on the compute host: the Linux bridge agent plugs the
-# guests' taps into the guest host's bridge (so it starts after the guest
-# host) and the router's ports into theirs, and applies the guests'
-# security groups; the DHCP agent's dnsmasq gives the guests their
+# Neutron's agents on the compute host: the Linux bridge agent makes the
+# networks' bridges, plugs the router's and DHCP ports into them (the
+# guest host plugs the guests' taps, as libvirt does), and applies the
+# guests' security groups; the DHCP agent's dnsmasq gives the guests their
 # addresses; the L3 agent's router (a qrouter- namespace) routes between
-# the networks and NATs the floating IPs. seed resources waits until all
-# three report.
+# the networks, NATs the floating IPs and proxies 169.254.169.254 to the
+# metadata agent, which signs the guests' requests for Nova's metadata
+# API. seed resources waits until all four report.
 start_agents() {
-	external_bridge
 	start neutron-linuxbridge-agent neutron-linuxbridge-agent --config-file "$ETC/neutron.conf" \
 		--config-file "$ETC/linuxbridge_agent.ini"
 	start neutron-dhcp-agent neutron-dhcp-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/dhcp_agent.ini"
 	start neutron-l3-agent neutron-l3-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/l3_agent.ini"
+	start neutron-metadata-agent neutron-metadata-agent --config-file "$ETC/neutron.conf" --config-file "$ETC/metadata_agent.ini"
 }
 
 start_apis() {
@@ -235,6 +249,7 @@ start_apis() {
 	uwsgi_app placement "$PORT_PLACEMENT" /usr/bin/placement-api OS_PLACEMENT_CONFIG_DIR="$ETC/placement"
 	start glance glance-api --config-file "$ETC/glance-api.conf"
 	start neutron-server neutron-server --config-file "$ETC/neutron.conf" --config-file "$ETC/ml2_conf.ini"
+	provider_networks
 	start_guests
 	start_agents
 	start nova-api nova-api --config-file "$ETC/nova.conf"

@@ -768,7 +768,8 @@ func (nv *nova) metadataFor(fixedIP string) *Metadata {
 		if s.deleted || !nv.c.network.hasFixedIP(s.Ports, fixedIP) {
 			continue
 		}
-		md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{}, ConfigDrive: s.ConfigDrive}
+		md := &Metadata{UUID: s.ID, Name: s.Name, Hostname: hostname(s.Name), Meta: map[string]string{}, PublicKeys: map[string]string{},
+			ProjectID: s.ProjectID, ConfigDrive: s.ConfigDrive}
 		for k, v := range s.Meta {
 			md.Meta[k] = v
 		}

@@ -64,6 +64,7 @@ type Metadata struct {
 	Meta       map[string]string `json:"meta"`
 	PublicKeys map[string]string `json:"public_keys"`
 	UserData   []byte            `json:"user_data,omitempty"`
+	ProjectID  string            `json:"project_id"` // the server's project, as Nova's meta_data.json says
 	// ConfigDrive: the server was created with config_drive = true, so the
 	// VM also gets this metadata on a config drive.
 	ConfigDrive bool `json:"config_drive,omitempty"`

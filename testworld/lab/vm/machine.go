@@ -48,9 +48,17 @@ type MachineSpec struct {
 	// Tap names the host end of eth0's veth, as a hypervisor names the tap
 	// it plugs ("": the manager's own name). With DHCP the host gives eth0
 	// no address: the guest's DHCP client takes it from the network's server.
-	Tap      string
-	DHCP     bool
-	SSHDelay time.Duration // fault injection: sshd starts this long after boot
+	Tap  string
+	DHCP bool
+	// Bridge is the bridge the tap goes into ("": the manager's). It is
+	// made when missing, as a hypervisor's VIF plugging makes the bridge
+	// its port names, and left in place when the machine goes.
+	Bridge string
+	// ConfigDrive is a config drive image (ISO 9660, as Nova builds one)
+	// whose files the VM finds at each boot as it finds the manager's
+	// (Metadata.ConfigDrive); "": none, or the manager's.
+	ConfigDrive string
+	SSHDelay    time.Duration // fault injection: sshd starts this long after boot
 }
 
 // ErrDestroyed is returned by operations on a destroyed machine.
@@ -214,6 +222,12 @@ func sanitizeHostname(s string) string {
 func (vm *Machine) setupNet() error {
 	m := vm.m
 	br := m.opts.Network.Bridge
+	if vm.spec.Bridge != "" {
+		br = vm.spec.Bridge
+		if err := ensureBridge(br); err != nil {
+			return err
+		}
+	}
 	m.regUpdate(func(r *registryRecord) { r.Netns[vm.ns] = true; r.Veths[vm.veth] = true })
 	ns := func(args ...string) []string { return append([]string{"ip", "-n", vm.ns}, args...) }
 	steps := [][]string{
@@ -228,9 +242,11 @@ func (vm *Machine) setupNet() error {
 		steps = append(steps, ns("addr", "add", fmt.Sprintf("%s/%d", vm.spec.FixedIP, m.prefixLen), "dev", "eth0"),
 			ns("route", "add", "default", "via", m.gw.String(), "src", vm.spec.FixedIP))
 	}
-	steps = append(steps, []string{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
-		"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr},
-		[]string{"ip", "link", "set", vm.veth, "up"})
+	if !m.opts.NetworkMetadata {
+		steps = append(steps, []string{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
+			"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr})
+	}
+	steps = append(steps, []string{"ip", "link", "set", vm.veth, "up"})
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
 			return err
@@ -245,6 +261,18 @@ func (vm *Machine) setupNet() error {
 		}
 	}
 	return nil
+}
+
+// ensureBridge makes the bridge br, up, unless it exists.
+func ensureBridge(br string) error {
+	if _, err := net.InterfaceByName(br); err == nil {
+		return nil
+	}
+	if out, err := exec.Command("ip", "link", "add", "name", br, "type", "bridge").CombinedOutput(); err != nil &&
+		!strings.Contains(string(out), "File exists") { // made meanwhile, by the network's agent
+		return fmt.Errorf("ip link add %s: %v: %s", br, err, out)
+	}
+	return run("ip", "link", "set", br, "up")
 }
 
 // teardownNet removes the veth and the namespace (the namespace's iptables

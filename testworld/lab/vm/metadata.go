@@ -17,18 +17,21 @@ import (
 
 const metadataIP = "169.254.169.254"
 
+// vendorData2 is Nova's vendor_data2.json without vendor data configured:
+// its default provider, StaticJSON, under "static" (TestContract).
+const vendorData2 = `{"static": {}}`
+
 func (m *Manager) startMetadata() error {
+	if m.opts.NetworkMetadata {
+		return nil
+	}
 	l, err := net.Listen("tcp4", net.JoinHostPort(m.gw.String(), "0"))
 	if err != nil {
 		return fmt.Errorf("vm: metadata listener: %w", err)
 	}
 	m.mdListener = l
 	m.mdAddr = l.Addr().String()
-	var h http.Handler = http.HandlerFunc(m.serveMetadata)
-	if m.opts.MetadataProxy != nil {
-		h = m.opts.MetadataProxy
-	}
-	m.mdServer = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	m.mdServer = &http.Server{Handler: MetadataHandler(m.metadataOf), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = m.mdServer.Serve(l) }()
 	return nil
 }
@@ -36,12 +39,30 @@ func (m *Manager) startMetadata() error {
 // MetadataAddr is the host:port the metadata service listens on (on the gateway).
 func (m *Manager) MetadataAddr() string { return m.mdAddr }
 
-func (m *Manager) lookupMetadata(r *http.Request) (*Metadata, string) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil || m.opts.Metadata == nil {
-		return nil, ""
+func (m *Manager) metadataOf(fixedIP string) *Metadata {
+	if m.opts.Metadata == nil {
+		return nil
 	}
-	return m.opts.Metadata(host), host
+	return m.opts.Metadata(fixedIP)
+}
+
+// MetadataHandler answers as the metadata service does, for the VM whose
+// fixed IP a request comes from (lookup's nil: 404): the manager's
+// service, and the contract tests reading the double's metadata as a
+// guest would.
+func MetadataHandler(lookup func(fixedIP string) *Metadata) http.Handler {
+	return metadataHandler(lookup)
+}
+
+type metadataHandler func(fixedIP string) *Metadata
+
+func (h metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	var md *Metadata
+	if err == nil {
+		md = h(host)
+	}
+	serveMetadata(w, r, md, host)
 }
 
 // MetaDataJSON renders the OpenStack meta_data.json document.
@@ -92,12 +113,11 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-func (m *Manager) serveMetadata(w http.ResponseWriter, r *http.Request) {
+func serveMetadata(w http.ResponseWriter, r *http.Request, md *Metadata, ip string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	md, ip := m.lookupMetadata(r)
 	if md == nil {
 		http.NotFound(w, r)
 		return
@@ -138,9 +158,12 @@ func (m *Manager) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		case "network_data.json":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"links": [], "networks": [], "services": []}`)
-		case "vendor_data.json", "vendor_data2.json":
+		case "vendor_data.json":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{}`)
+		case "vendor_data2.json":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, vendorData2)
 		default:
 			http.NotFound(w, r)
 		}

@@ -5,25 +5,30 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // TestMetadataHandler exercises the metadata HTTP handler without root.
 func TestMetadataHandler(t *testing.T) {
 	md := &Metadata{UUID: "u-1", Name: "n1", Hostname: "h1", Meta: map[string]string{"a": "b"},
 		PublicKeys: map[string]string{"k1": "ssh-ed25519 AAAA k1"}, UserData: []byte("#cloud-config\n")}
-	m := &Manager{opts: ManagerOptions{Metadata: func(ip string) *Metadata {
+	h := MetadataHandler(func(ip string) *Metadata {
 		if ip == "10.0.0.5" {
 			return md
 		}
 		return nil
-	}}}
+	})
 	get := func(from, path string) (int, string) {
 		r := httptest.NewRequest(http.MethodGet, "http://169.254.169.254"+path, nil)
 		r.RemoteAddr = from + ":40000"
 		w := httptest.NewRecorder()
-		m.serveMetadata(w, r)
+		h.ServeHTTP(w, r)
 		b, _ := io.ReadAll(w.Result().Body)
 		return w.Code, string(b)
 	}
@@ -60,5 +65,40 @@ func TestMetadataHandler(t *testing.T) {
 	md.UserData = nil
 	if code, _ := get("10.0.0.5", "/openstack/latest/user_data"); code != 404 {
 		t.Errorf("no user_data: %d", code)
+	}
+}
+
+// extractISO gives a VM a config drive's files as genisoimage wrote them
+// (Nova's flags: Rock Ridge and Joliet, volume config-2), nested
+// directories and names Rock Ridge keeps included.
+func TestExtractISO(t *testing.T) {
+	needs.Tools(t, "genisoimage", "isoinfo")
+	src, dst := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		"openstack/latest/meta_data.json":        `{"meta": {"ansible_init_disable": "true"}}`,
+		"openstack/latest/user_data":             "#cloud-config\n",
+		"openstack/2018-08-27/vendor_data2.json": "{}",
+		"ec2/latest/meta-data.json":              "{}",
+	}
+	for p, body := range files {
+		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, p), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	iso := filepath.Join(t.TempDir(), "disk.config")
+	if out, err := exec.Command("genisoimage", "-o", iso, "-ldots", "-allow-lowercase", "-allow-multidot", "-l",
+		"-quiet", "-J", "-r", "-V", "config-2", src).CombinedOutput(); err != nil {
+		t.Fatalf("genisoimage: %v\n%s", err, out)
+	}
+	if err := extractISO(iso, dst); err != nil {
+		t.Fatal(err)
+	}
+	for p, body := range files {
+		if got, err := os.ReadFile(filepath.Join(dst, p)); err != nil || string(got) != body {
+			t.Errorf("%s: %q, %v; want %q", p, got, err, body)
+		}
 	}
 }

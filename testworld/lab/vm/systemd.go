@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -190,6 +191,9 @@ func (vm *Machine) writeConfigDrive(dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
+	if vm.spec.ConfigDrive != "" {
+		return extractISO(vm.spec.ConfigDrive, dir)
+	}
 	if vm.m.opts.Metadata == nil {
 		return nil
 	}
@@ -205,7 +209,7 @@ func (vm *Machine) writeConfigDrive(dir string) error {
 		files := map[string][]byte{
 			"meta_data.json":    MetaDataJSON(md),
 			"vendor_data.json":  []byte("{}"),
-			"vendor_data2.json": []byte("{}"),
+			"vendor_data2.json": []byte(vendorData2),
 			"network_data.json": []byte(`{"links": [], "networks": [], "services": []}`),
 		}
 		if md.UserData != nil {
@@ -215,6 +219,43 @@ func (vm *Machine) writeConfigDrive(dir string) error {
 			if err := os.WriteFile(filepath.Join(d, name), data, 0o644); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// extractISO writes the files of the ISO 9660 image iso into dir by their
+// Rock Ridge names (genisoimage -R, as Nova writes a config drive), with
+// isoinfo: a VM has no block device to mount it from.
+func extractISO(iso, dir string) error {
+	out, err := exec.Command("isoinfo", "-R", "-f", "-i", iso).Output()
+	if err != nil {
+		return fmt.Errorf("vm: listing config drive %s: %w", iso, err)
+	}
+	paths := strings.Fields(string(out))
+	isDir := map[string]bool{}
+	for _, p := range paths {
+		for d := filepath.Dir(p); d != "/"; d = filepath.Dir(d) {
+			isDir[d] = true
+		}
+	}
+	for _, p := range paths {
+		dst := filepath.Join(dir, filepath.Clean("/"+p))
+		if isDir[p] {
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		data, err := exec.Command("isoinfo", "-R", "-i", iso, "-x", p).Output()
+		if err != nil {
+			return fmt.Errorf("vm: reading %s from config drive %s: %w", p, iso, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -66,11 +66,12 @@ type ManagerOptions struct {
 	// Metadata returns what the metadata service answers for the VM with this
 	// fixed IP (nil: unknown VM -> 404).
 	Metadata func(fixedIP string) *Metadata
-	// MetadataProxy, when set, answers every request to 169.254.169.254
-	// instead (the real-cloud tier forwards them to Nova's metadata API, as
-	// Neutron's metadata proxy does); Metadata then only feeds config drives.
-	MetadataProxy http.Handler
-	Logf          func(format string, args ...any)
+	// NetworkMetadata: 169.254.169.254 is the network's (on the real-cloud
+	// tier, Neutron's router carries it to its metadata proxy), so the
+	// manager runs no metadata service and its VMs get no DNAT to one;
+	// Metadata then only feeds config drives.
+	NetworkMetadata bool
+	Logf            func(format string, args ...any)
 }
 
 // Metadata is what the metadata service serves for one VM.
@@ -232,10 +233,9 @@ func (m *Manager) setupBridge() error {
 		}
 		m.bridgeCreated = true
 	}
-	addr := fmt.Sprintf("%s/%d", m.gw, m.prefixLen)
-	if out, err := exec.Command("ip", "addr", "add", addr, "dev", br).CombinedOutput(); err != nil &&
-		!strings.Contains(string(out), "File exists") {
-		return fmt.Errorf("ip addr add %s dev %s: %v: %s", addr, br, err, out)
+	// replace: the address may be there already (a bridge someone else made)
+	if err := run("ip", "addr", "replace", fmt.Sprintf("%s/%d", m.gw, m.prefixLen), "dev", br); err != nil {
+		return err
 	}
 	return run("ip", "link", "set", br, "up")
 }

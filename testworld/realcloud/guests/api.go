@@ -20,17 +20,22 @@ type Spec struct {
 	FixedIP   string `json:"fixed_ip"`
 	MAC       string `json:"mac"`
 	// Tap names the host end of the guest's interface ("tap" and the
-	// port id's start, as Nova names it), plugged into the bridge Neutron
-	// maps physical network "guests" to, where Neutron's agent applies the
-	// port's security groups. With DHCP the guest takes its address from
-	// the network's DHCP server.
-	Tap  string `json:"tap"`
-	DHCP bool   `json:"dhcp"`
+	// port id's start, as Nova names it), plugged into Bridge, the bridge
+	// Nova's VIF names (Neutron's Linux bridge agent's brq<network id>,
+	// where it applies the port's security groups), as libvirt plugs a
+	// tap. With DHCP the guest takes its address from the network's DHCP
+	// server.
+	Tap    string `json:"tap"`
+	Bridge string `json:"bridge"`
+	DHCP   bool   `json:"dhcp"`
 	// Image is the image file Nova downloaded from Glance, DiskFormat its
 	// format and Checksum its checksum (the unpack cache's key).
 	Image      string `json:"image"`
 	DiskFormat string `json:"disk_format"`
 	Checksum   string `json:"checksum"`
+	// ConfigDrive is the config drive Nova built for the server (an ISO
+	// 9660 image), "" without one.
+	ConfigDrive string `json:"config_drive"`
 }
 
 // action is a power operation; Timeout bounds a clean shutdown (seconds,
@@ -73,8 +78,8 @@ func answer(w http.ResponseWriter, v any, err error) {
 
 func (h *Host) spawn(w http.ResponseWriter, r *http.Request) {
 	var s Spec
-	if err := json.NewDecoder(r.Body).Decode(&s); err != nil || s.UUID == "" || s.FixedIP == "" || s.Image == "" {
-		http.Error(w, fmt.Sprintf("a spawn needs uuid, fixed_ip and image (%v)", err), http.StatusBadRequest)
+	if err := json.NewDecoder(r.Body).Decode(&s); err != nil || s.UUID == "" || s.FixedIP == "" || s.Image == "" || s.Bridge == "" {
+		http.Error(w, fmt.Sprintf("a spawn needs uuid, fixed_ip, image and bridge (%v)", err), http.StatusBadRequest)
 		return
 	}
 	answer(w, map[string]string{"power": "running"}, h.boot(s))
@@ -95,7 +100,7 @@ func (h *Host) boot(s Spec) error {
 		var m *vm.Machine
 		m, err = h.vms.Boot(vm.MachineSpec{
 			ID: s.UUID, Name: s.Name, Hostname: s.Hostname, Disk: disk, FixedIP: s.FixedIP, MAC: s.MAC,
-			Tap: s.Tap, DHCP: s.DHCP,
+			Tap: s.Tap, Bridge: s.Bridge, DHCP: s.DHCP, ConfigDrive: s.ConfigDrive,
 		}, nil)
 		h.mu.Lock() // list reads it while the boot runs
 		g.machine = m

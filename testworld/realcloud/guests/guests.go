@@ -3,14 +3,13 @@
 // userland) run here, driven by Nova's compute driver
 // (python/fatcloud/guest_driver.py) over a small JSON API on a Unix socket.
 //
-// The guests sit on a Linux bridge where the host has an address of the
-// tenant subnet (not its gateway: that is the L3 agent's router), with the
-// MAC of their Neutron port and the address Neutron's DHCP agent leases
-// them; floating IPs are the router's, not the guest host's. Their metadata
-// requests (169.254.169.254) are forwarded to Nova's own metadata API with
-// the headers Neutron's metadata proxy adds (instance and project id,
-// signed with the shared secret), so cloud-init reads what real Nova
-// serves.
+// A guest's tap goes into the bridge its Nova VIF names (the Linux bridge
+// agent's brq<network id>), as libvirt plugs one; the guest has the MAC
+// of its Neutron port and the address Neutron's DHCP agent leases it.
+// Floating IPs and 169.254.169.254 are the router's (Neutron's metadata
+// proxy in it, then its metadata agent, then Nova's metadata API), not
+// the guest host's. The manager's own bridge (Options.Network) is the
+// provider network's switch, where the host has an address.
 package guests
 
 import (
@@ -37,10 +36,7 @@ type Options struct {
 	// lab's Glance holds it) is written for the seed to upload.
 	BaseImage string
 	Network   vm.NetworkOptions
-	// MetadataURL is Nova's metadata API; Secret its
-	// metadata_proxy_shared_secret.
-	MetadataURL, Secret string
-	Logf                func(format string, args ...any)
+	Logf      func(format string, args ...any)
 }
 
 // Host runs the guests.
@@ -72,7 +68,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	h := &Host{opts: o, servers: map[string]*guest{}}
 	mgr, err := vm.NewManager(vm.ManagerOptions{
 		StateDir: filepath.Join(o.StateDir, "vm"), RootFS: rootfs, Network: o.Network,
-		MetadataProxy: h.metadataProxy(), Logf: o.Logf,
+		NetworkMetadata: true, Logf: o.Logf,
 	})
 	if err != nil {
 		return nil, err

@@ -48,8 +48,8 @@ func TestListCountsGuestsAndTheirProcesses(t *testing.T) {
 
 	uuid := "5d0f3c8e-7d4b-4bb1-9a51-2f4bbd0c2c11"
 	ip := n.Gateway[:len(n.Gateway)-1] + "10"
-	spawn := fmt.Sprintf(`{"uuid": %q, "name": "listed", "hostname": "listed", "fixed_ip": %q, "mac": "fa:16:3e:00:00:10", "image": %q, "disk_format": "raw"}`,
-		uuid, ip, filepath.Join(dir, "base.raw"))
+	spawn := fmt.Sprintf(`{"uuid": %q, "name": "listed", "hostname": "listed", "fixed_ip": %q, "mac": "fa:16:3e:00:00:10", "bridge": %q, "image": %q, "disk_format": "raw"}`,
+		uuid, ip, n.Bridge, filepath.Join(dir, "base.raw"))
 	call(t, sock, http.MethodPost, "/servers", spawn)
 	if l := requireListed(t, sock, "listed", 1); l.Processes == 0 {
 		t.Errorf("a running guest, and no process in its VM: %+v", l)

@@ -62,12 +62,12 @@ class GuestDriverTest(unittest.TestCase):
                              dhcp_server="10.42.0.2")
         vif = model.VIF(id="p1", address="fa:16:3e:00:00:07",
                         devname="tapp1", network=model.Network(
-                            bridge="rcguest0",
+                            bridge="brq0a15ad13-0d",
                             subnets=[model.Subnet(cidr="fd00::/64", ips=[v6]),
                                      v4net]))
         self.assertEqual(self.d.first_ipv4(model.NetworkInfo([vif])), {
             "fixed_ip": "10.42.0.7", "mac": "fa:16:3e:00:00:07",
-            "tap": "tapp1", "dhcp": True})
+            "tap": "tapp1", "bridge": "brq0a15ad13-0d", "dhcp": True})
         self.assertIsNone(self.d.first_ipv4(None))
 
     def test_vif_plugged_events(self):

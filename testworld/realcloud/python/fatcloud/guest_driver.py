@@ -11,14 +11,17 @@ tier's API tests run as before.
 import http.client
 import json
 import os
+import shutil
 import socket
 
 import eventlet
 from nova import conf
 from nova import exception
+from nova.api.metadata import base as instance_metadata
 from nova.compute import power_state
 from nova.compute import task_states
 from nova.image import glance
+from nova.virt import configdrive
 from nova.virt import hardware
 
 from fatcloud import nova_driver
@@ -87,20 +90,25 @@ def call(method, path, body=None, timeout=300):
 
 def first_ipv4(network_info):
     """How the guest joins the network of its first IPv4 address: the
-    address, its VIF's MAC, the tap Nova names for it and whether the
-    subnet has a DHCP server (the guest takes the address from it); None
-    without one. The tap goes into the guest host's bridge, Neutron's
-    physical network "guests": Neutron 21's Linux bridge driver leaves the
-    mapped bridge's name out of the binding, so the VIF names brq<network>,
-    a bridge the agent would not connect to the mapped one."""
+    address, its VIF's MAC, the tap Nova names for it, the bridge the VIF
+    names (the Linux bridge agent's brq<network id>, where libvirt would
+    plug the tap) and whether the subnet has a DHCP server (the guest
+    takes the address from it); None without one."""
     for vif in network_info or []:
         for subnet in vif["network"]["subnets"]:
             for ip in subnet["ips"]:
                 if ip["version"] == 4:
                     return {"fixed_ip": ip["address"], "mac": vif["address"],
                             "tap": vif["devname"],
+                            "bridge": vif["network"]["bridge"],
                             "dhcp": bool(subnet.get_meta("dhcp_server"))}
     return None
+
+
+def instance_dir(instance):
+    """The server's directory below instances_path, as libvirt's driver
+    keeps its config drive there."""
+    return os.path.join(CONF.instances_path, instance.uuid)
 
 
 def vif_plugged_events(network_info):
@@ -144,7 +152,10 @@ class GuestDriver(nova_driver.SnapshotFakeDriver):
         spec = dict(net, uuid=instance.uuid, name=instance.display_name,
                     hostname=instance.hostname,
                     project_id=instance.project_id, image=path,
-                    disk_format="raw", checksum=checksum or "")
+                    disk_format="raw", checksum=checksum or "",
+                    config_drive=self._config_drive(
+                        instance, injected_files, admin_password,
+                        network_info))
         # Like libvirt's driver, the spawn ends once Neutron says the
         # agent plugged the port (the server turns ACTIVE after that).
         try:
@@ -161,6 +172,25 @@ class GuestDriver(nova_driver.SnapshotFakeDriver):
                 raise exception.VirtualInterfaceCreateException()
 
     @staticmethod
+    def _config_drive(instance, injected_files, admin_password,
+                      network_info):
+        """The server's config drive when it needs one (config_drive, or
+        force_config_drive), built as libvirt's driver builds disk.config:
+        Nova's ConfigDriveBuilder writes an ISO 9660 image labelled
+        config-2 with genisoimage; "" without one."""
+        if not configdrive.required_by(instance):
+            return ""
+        path = os.path.join(instance_dir(instance), "disk.config")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        extra_md = {"admin_pass": admin_password} if admin_password else {}
+        inst_md = instance_metadata.InstanceMetadata(
+            instance, content=injected_files, extra_md=extra_md,
+            network_info=network_info)
+        with configdrive.ConfigDriveBuilder(instance_md=inst_md) as cdb:
+            cdb.make_drive(path)
+        return path
+
+    @staticmethod
     def _vif_failed(event_name, instance):
         # Neutron reported the port failed (status ERROR), as libvirt's
         # driver handles it.
@@ -171,6 +201,7 @@ class GuestDriver(nova_driver.SnapshotFakeDriver):
                 destroy_disks=True, destroy_secrets=True):
         if self._guest(instance) is not None:
             call("DELETE", "/servers/%s" % instance.uuid)
+        shutil.rmtree(instance_dir(instance), ignore_errors=True)
         super().destroy(context, instance, network_info,
                         block_device_info=block_device_info,
                         destroy_disks=destroy_disks,
