@@ -920,3 +920,45 @@ func TestPlanFromAppliancePodmanLoginUser(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFromApplianceHPL: the site's hpctests_hpl_version 2.3 is
+// pinned by the plugin; another version fails the plan naming the
+// variable unless the template's downloads replace the group's item
+// with the file's sha256, which is then what is fetched and checked.
+func TestPlanFromApplianceHPL(t *testing.T) {
+	planOf := func(version string, template []downloads.Download) (*plan, error) {
+		c := siteConfig(t)
+		c.Downloads = template
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "hpctests")
+		res.Values["hpctests"] = map[string]appliance.Value{"hpctests_hpl_version": {Defined: true, Value: version}}
+		return c.plan(newApplianceValues(res, ""), "")
+	}
+	hpl := func(p *plan) downloads.Download {
+		i := slices.IndexFunc(p.Downloads, func(d downloads.Download) bool { return strings.HasPrefix(d.Destination, "/opt/hpl/") })
+		if i < 0 {
+			t.Fatalf("no HPL download in %+v", p.Downloads)
+		}
+		return p.Downloads[i]
+	}
+	p, err := planOf("2.3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hpl(p); d.SHA256 != "32c5c17d22330e6f2337b681aded51637fb6008d3f0eb7c277b163fadd612830" || d.Destination != "/opt/hpl/hpl-2.3.tar.gz" {
+		t.Errorf("2.3: %+v", d)
+	}
+	_, err = planOf("2.4", nil)
+	if err == nil || !strings.Contains(err.Error(), `group "hpctests": hpctests_hpl_version (role hpctests): the plugin pins no sha256 for the appliance's value (only for 2.3): give downloads an entry replacing the group's downloads[0]`) {
+		t.Errorf("2.4 without the template's entry: %v", err)
+	}
+	sum := strings.Repeat("cd", 32)
+	p, err = planOf("2.4", []downloads.Download{{URL: "https://mirror.example/hpl-2.4.tar.gz", SHA256: sum, Destination: "/opt/hpl/hpl-2.4.tar.gz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hpl(p); d.SHA256 != sum || d.URL != "https://mirror.example/hpl-2.4.tar.gz" || len(p.Downloads) != 1 {
+		t.Errorf("2.4 with the template's entry: %+v", p.Downloads)
+	}
+}
