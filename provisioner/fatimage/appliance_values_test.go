@@ -13,6 +13,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -950,7 +951,8 @@ func TestPlanFromApplianceHPL(t *testing.T) {
 		t.Errorf("2.3: %+v", d)
 	}
 	_, err = planOf("2.4", nil)
-	if err == nil || !strings.Contains(err.Error(), `group "hpctests": hpctests_hpl_version (role hpctests): the plugin pins no sha256 for the appliance's value (only for 2.3): give downloads an entry replacing the group's downloads[0]`) {
+	if err == nil || !strings.Contains(err.Error(), `group "hpctests": hpctests_hpl_version (role hpctests): the plugin pins no sha256 for the appliance's value (only for 2.3): give downloads an entry with destination /opt/hpl/hpl-2.4.tar.gz, its url and sha256`) ||
+		strings.Contains(err.Error(), "insecure_skip_checksum") {
 		t.Errorf("2.4 without the template's entry: %v", err)
 	}
 	sum := strings.Repeat("cd", 32)
@@ -960,5 +962,43 @@ func TestPlanFromApplianceHPL(t *testing.T) {
 	}
 	if d := hpl(p); d.SHA256 != sum || d.URL != "https://mirror.example/hpl-2.4.tar.gz" || len(p.Downloads) != 1 {
 		t.Errorf("2.4 with the template's entry: %+v", p.Downloads)
+	}
+}
+
+// TestPlanFromApplianceChronyAnsibleInit: through the plan, chrony.conf
+// has the site's time sources and allowed hosts, ansible-init's venv
+// the site's list at the plugin's pins and the site's own; a name
+// without a pin fails naming the variable.
+func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
+	planOf := func(pip ...any) (*plan, error) {
+		c := siteConfig(t)
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "chrony", "ansible_init")
+		res.Values[""]["ansible_init_pip_packages"] = appliance.Value{Defined: true, Value: pip}
+		res.Values["mrlesmithjr.chrony"] = map[string]appliance.Value{
+			"chrony_ntp_servers": {Defined: true, Value: []any{map[string]any{"server": "ntp.site.example", "type": "pool",
+				"options": []any{map[string]any{"option": "iburst"}}}}},
+			"chrony_allow_hosts":   {Defined: true, Value: []any{"10.60.0.0/16"}},
+			"chrony_local_stratum": {Defined: true, Value: float64(10)},
+			"chrony_logdir":        {Defined: true, Value: "/var/log/chrony"},
+		}
+		return c.plan(newApplianceValues(res, ""), "")
+	}
+	p, err := planOf("ansible", "requests", "PyYAML==6.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Files, func(f files.File) bool { return f.Destination == "/etc/chrony.conf" })
+	if i < 0 || !strings.Contains(p.Files[i].Content, "\npool ntp.site.example iburst\nallow 10.60.0.0/16\nlocal stratum 10\n") || strings.Contains(p.Files[i].Content, "debian") {
+		t.Errorf("chrony.conf: %+v", p.Files)
+	}
+	j := slices.IndexFunc(p.PythonEnvs, func(e python.PythonEnv) bool { return e.Path == "/usr/lib/ansible-init" })
+	if want := []string{"ansible==8.7.0", "requests==2.32.3", "PyYAML==6.0.2"}; j < 0 || !slices.Equal(p.PythonEnvs[j].Requirements, want) {
+		t.Errorf("ansible-init's venv: %+v, want %v", p.PythonEnvs, want)
+	}
+	_, err = planOf("ansible", "openstacksdk")
+	if err == nil || !strings.Contains(err.Error(), `group "ansible_init": ansible_init_pip_packages: openstacksdk: the plugin pins no version of it`) {
+		t.Errorf("an unpinned name: %v", err)
 	}
 }

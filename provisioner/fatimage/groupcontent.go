@@ -141,20 +141,24 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []err
 	keys.DefaultPaths(gc.GPGKeys)
 	// an item the template replaces is checked as the template's
 	checked := gc
-	replaced := map[string][]int{}
+	ids, replaced := map[string][]string{}, map[string][]int{}
 	for _, k := range contentKinds() {
-		replaced[k.option()] = k.adopt(&checked, c.templateContent())
+		ids[k.option()], replaced[k.option()] = k.adopt(&checked, c.templateContent())
 	}
 	var errs []error
+	var unpinned []string // the checks' error prefixes the errors below say better
 	for _, u := range g.Unpinned() {
 		if !slices.Contains(replaced[u.Option], u.Index) {
 			field := path.Base(u.Source.Into)
-			errs = append(errs, fmt.Errorf("group %q: %s: the plugin pins no %s for the appliance's value (only for %s): give %s an entry replacing the group's %s[%d] (its identity, url and %s)",
-				g.Name, u.Source.Label(), field, strings.Join(slices.Sorted(maps.Keys(u.Source.Pins)), ", "), u.Option, u.Option, u.Index, field))
+			errs = append(errs, fmt.Errorf("group %q: %s: the plugin pins no %s for the appliance's value (only for %s): give %s an entry with %s, its url and %s",
+				g.Name, u.Source.Label(), field, strings.Join(slices.Sorted(maps.Keys(u.Source.Pins)), ", "), u.Option, ids[u.Option][u.Index], field))
+			unpinned = append(unpinned, fmt.Sprintf("%s[%d]: %s ", u.Option, u.Index, field))
 		}
 	}
 	for _, e := range checked.check(c.contentSource()) {
-		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
+		if !slices.ContainsFunc(unpinned, func(p string) bool { return strings.HasPrefix(e.Error(), p) }) {
+			errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
+		}
 	}
 	return &gc, errs
 }
