@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,11 +48,25 @@ type ApplianceVar struct {
 	// that the one value, formatted, replaces wherever it occurs: the
 	// built-in tag in the unit running an image (opensearch:2.9.0).
 	Within string `yaml:"within"`
-	// Render makes the one item of a mapping value: "key_value" is a
-	// `key=value` line per entry in the order the site's Ansible gives
-	// (a role's template iterating `.items()`, as eessi's
-	// cvmfs.config.j2 writes cvmfs_config).
+	// Render makes the one item of the value: "key_value" is a
+	// `key=value` line per entry of a mapping in the order the site's
+	// Ansible gives (a role's template iterating `.items()`, as eessi's
+	// cvmfs.config.j2 writes cvmfs_config); "lines" is a line per item
+	// of a list, each formatted (`{% for %}` over it); "chrony_sources"
+	// is a time source line per entry of mrlesmithjr.chrony's
+	// chrony_ntp_servers, as its chrony.conf.j2 writes them.
 	Render string `yaml:"render"`
+	// Pins maps the value to the item (a version to the sha256 the
+	// plugin pins for it): a value with no pin gives an empty item, so
+	// the item the group then holds must be replaced by the template's
+	// (Unpinned names it).
+	Pins map[string]string `yaml:"pins"`
+	// PinNames: the values are package names, each given the version of
+	// the item of the same name it replaces (ansible becomes
+	// ansible==8.7.0): a site's list keeps the plugin's pins. A value
+	// with its own version specifier stays as it is; a name without a
+	// pin is an error naming it.
+	PinNames bool `yaml:"pin_names"`
 	// Bases maps the start of a value to what stands for it in the
 	// group's data ("https://github.com/" to "{{github_releases_url}}/"):
 	// a value on the appliance's default host then follows the mirror
@@ -180,7 +195,7 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 		}
 		if err != nil {
 			// a variable several sources read fails once
-			if e := fmt.Errorf("group %q: %s: %w", g.Name, s.label(), err); !slices.ContainsFunc(errs, func(x error) bool { return x.Error() == e.Error() }) {
+			if e := fmt.Errorf("group %q: %s: %w", g.Name, s.Label(), err); !slices.ContainsFunc(errs, func(x error) bool { return x.Error() == e.Error() }) {
 				errs = append(errs, e)
 			}
 			continue
@@ -279,7 +294,8 @@ func (g *Group) element(into string) (map[string]any, string, int, error) {
 	return parent, key, n, nil
 }
 
-func (s ApplianceVar) label() string {
+// Label names the source in errors: the variable (and key) and role.
+func (s ApplianceVar) Label() string {
 	l := s.Var
 	if s.Key != "" {
 		l += "." + s.Key
@@ -320,14 +336,42 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 			return nil, fmt.Errorf("no %s in its value", s.Key)
 		}
 	}
-	if s.Render == renderKeyValue {
+	switch s.Render {
+	case renderKeyValue:
 		text, err := keyValueLines(v, look.Keys(s.Role, s.Var))
+		return []string{text}, err
+	case renderChrony:
+		text, err := chronySourceLines(v)
 		return []string{text}, err
 	}
 	items, err := Strings(v)
 	if err != nil {
 		return nil, err
 	}
+	if s.Pins != nil {
+		if len(items) != 1 {
+			return nil, fmt.Errorf("%d values, want one", len(items))
+		}
+		return []string{s.Pins[items[0]]}, nil
+	}
+	s.format(items)
+	if s.Render == renderLines {
+		return []string{lines(items)}, nil
+	}
+	return items, nil
+}
+
+// lines are items a line each.
+func lines(items []string) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it + "\n")
+	}
+	return b.String()
+}
+
+// format makes each value its item: Latest, Format, Bases.
+func (s ApplianceVar) format(items []string) {
 	for i, it := range items {
 		switch {
 		case s.Latest != "" && it == "latest":
@@ -342,11 +386,38 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 			}
 		}
 	}
-	return items, nil
 }
 
-// renderKeyValue is ApplianceVar.Render's `key=value` lines.
-const renderKeyValue = "key_value"
+// Unpinned is an item whose pin a source with Pins had none for the
+// appliance's value: the content option and the index of the item.
+type Unpinned struct {
+	Source ApplianceVar
+	Option string
+	Index  int
+}
+
+// Unpinned are the items of g (with the appliance's values) that the
+// template must replace, their sources having no pin for the value.
+func (g Group) Unpinned() []Unpinned {
+	var out []Unpinned
+	for _, s := range g.Appliance {
+		path, _ := strings.CutPrefix(s.Into, "content/")
+		parent, key, err := walk(g.Content, strings.Split(path, "/"))
+		list, i, _, ok := elementOf(s.Into)
+		if s.Pins == nil || err != nil || !ok || parent[key] != "" {
+			continue
+		}
+		out = append(out, Unpinned{Source: s, Option: strings.TrimPrefix(list, "content/"), Index: i})
+	}
+	return out
+}
+
+// ApplianceVar.Render's ways to make one item of a value.
+const (
+	renderKeyValue = "key_value"
+	renderLines    = "lines"
+	renderChrony   = "chrony_sources"
+)
 
 // keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
 // }}` renders it (Ansible's trim_blocks: a line each), keys in order.
@@ -360,20 +431,74 @@ func keyValueLines(v any, keys []string) (string, error) {
 	}
 	var b strings.Builder
 	for _, k := range keys {
-		var text string
-		switch x := m[k].(type) {
-		case string:
-			text = x
-		case float64:
-			text = strconv.FormatFloat(x, 'f', -1, 64)
-		case bool:
-			text = map[bool]string{true: "True", false: "False"}[x] // Python's str()
-		case nil:
-			text = "None"
-		default:
-			return "", fmt.Errorf("%s: %v is not a single value", k, x)
+		text, err := jinjaText(m[k])
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", k, err)
 		}
 		fmt.Fprintf(&b, "%s=%s\n", k, text)
+	}
+	return b.String(), nil
+}
+
+// jinjaText is a single value as `{{ x }}` prints it.
+func jinjaText(x any) (string, error) {
+	switch y := x.(type) {
+	case string:
+		return y, nil
+	case float64:
+		return strconv.FormatFloat(y, 'f', -1, 64), nil
+	case bool:
+		return map[bool]string{true: "True", false: "False"}[y], nil // Python's str()
+	case nil:
+		return "None", nil
+	}
+	return "", fmt.Errorf("%v is not a single value", x)
+}
+
+// chronySourceLines is mrlesmithjr.chrony's chrony_ntp_servers as its
+// chrony.conf.j2 writes them: per entry `{{ type | default('server') }}
+// {{ server }}`, then ` {{ option }}` and ` {{ val }}` (when defined) of
+// each of its options, a line each.
+func chronySourceLines(v any) (string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return "", fmt.Errorf("%v is not a list", v)
+	}
+	var b strings.Builder
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("[%d]: %v is not a mapping", i, e)
+		}
+		words := []any{"server", m["server"]}
+		if t, ok := m["type"]; ok {
+			words[0] = t
+		}
+		if _, ok := m["server"]; !ok {
+			return "", fmt.Errorf("[%d]: no server", i)
+		}
+		opts, ok := m["options"].([]any)
+		if _, defined := m["options"]; defined && !ok {
+			return "", fmt.Errorf("[%d]: options %v is not a list", i, m["options"])
+		}
+		for _, o := range opts {
+			om, _ := o.(map[string]any)
+			if _, ok := om["option"]; !ok {
+				return "", fmt.Errorf("[%d]: an option without option: %v", i, o)
+			}
+			words = append(words, om["option"])
+			if val, ok := om["val"]; ok {
+				words = append(words, val)
+			}
+		}
+		for j, w := range words {
+			text, err := jinjaText(w)
+			if err != nil {
+				return "", fmt.Errorf("[%d]: %w", i, err)
+			}
+			b.WriteString(map[bool]string{true: " "}[j > 0] + text)
+		}
+		b.WriteString("\n")
 	}
 	return b.String(), nil
 }
@@ -448,6 +573,11 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 		return nil
 	}
 	cur, _ := Strings(parent[key])
+	if s.PinNames {
+		if vals, err = pinNames(vals, cur); err != nil {
+			return err
+		}
+	}
 	var list []any
 	for _, v := range splice(cur, items, vals) {
 		list = append(list, v)
@@ -455,6 +585,44 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	parent[key] = list
 	return nil
 }
+
+// reSpecifier is where a requirement's version specifier (or extras,
+// or environment marker) starts after its name.
+var reSpecifier = regexp.MustCompile(`[\s\[<>=!~;@]`)
+
+// pinNames gives each bare name of vals the requirement of the same
+// name in pinned (ansible==8.7.0), as PinNames says; a value with a
+// specifier stays.
+func pinNames(vals, pinned []string) ([]string, error) {
+	out := slices.Clone(vals)
+	var unpinned []string
+	for i, v := range vals {
+		if reSpecifier.MatchString(v) {
+			continue
+		}
+		j := slices.IndexFunc(pinned, func(p string) bool {
+			name, _, _ := strings.Cut(p, "==")
+			return normName(name) == normName(v)
+		})
+		if j < 0 {
+			unpinned = append(unpinned, v)
+			continue
+		}
+		out[i] = pinned[j]
+	}
+	if len(unpinned) > 0 {
+		return nil, fmt.Errorf("%s: the plugin pins no version of %s: give it one in the site's list (name==version), as the plugin pins %s",
+			strings.Join(unpinned, ", "), map[bool]string{true: "it", false: "them"}[len(unpinned) == 1], strings.Join(pinned, ", "))
+	}
+	return out, nil
+}
+
+// normName is a Python package name as pip compares them (PEP 503).
+func normName(n string) string {
+	return strings.ToLower(reNameSeparators.ReplaceAllString(n, "-"))
+}
+
+var reNameSeparators = regexp.MustCompile(`[-_.]+`)
 
 // packageNames are vals without the empty ones, which a role's list
 // holds for a package it leaves out (stackhpc.openhpc's
@@ -539,8 +707,11 @@ func (g Group) checkSources() error {
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
-		if s.Render != "" && (s.Render != renderKeyValue || s.Key != "" || s.Var == "") {
-			return fmt.Errorf("appliance source %s: render %q: only %q, of a whole variable", s.Var, s.Render, renderKeyValue)
+		if s.Render != "" && (!slices.Contains([]string{renderKeyValue, renderLines, renderChrony}, s.Render) || s.Key != "" || s.Var == "") {
+			return fmt.Errorf("appliance source %s: render %q: only %q, %q or %q, of a whole variable", s.Var, s.Render, renderKeyValue, renderLines, renderChrony)
+		}
+		if (s.Pins != nil || s.PinNames) && (s.Render != "" || s.Format != "" || s.Within != "" || !strings.HasPrefix(s.Into, "content/")) {
+			return fmt.Errorf("appliance source %s: pins and pin_names take the value as it is, into content", s.Var)
 		}
 		if s.Latest != "" && s.Into != "packages" {
 			return fmt.Errorf("appliance source %s: latest names a package, into %q is not packages", s.Var, s.Into)

@@ -2,6 +2,7 @@ package packagesets
 
 import (
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -459,5 +460,118 @@ func TestWithApplianceVGPU(t *testing.T) {
 		if got := out.Content["rpm_urls"].([]any)[0].(map[string]any)["url"]; got != want {
 			t.Errorf("%s: url %v, want %v", value, got, want)
 		}
+	}
+}
+
+// chronyDefaults is mrlesmithjr.chrony's chrony_ntp_servers default as
+// the site's Ansible gives it (JSON: numbers as float64).
+func chronyDefaults() []any {
+	var out []any
+	for i := range 4 {
+		out = append(out, map[string]any{"server": string(rune('0'+i)) + ".debian.pool.ntp.org",
+			"options": []any{map[string]any{"option": "iburst"}, map[string]any{"option": "minpoll", "val": float64(8)}}})
+	}
+	return out
+}
+
+// TestWithApplianceChrony: chrony.conf's time sources are the site's
+// chrony_ntp_servers as the role's template writes them (type defaulting
+// to server, options with and without a val, none), its allow lines,
+// local stratum and logdir the role's variables; the role's defaults
+// give the built-in file.
+func TestWithApplianceChrony(t *testing.T) {
+	groups, err := Expand("chrony")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	stock := map[string]any{"mrlesmithjr.chrony/chrony_ntp_servers": chronyDefaults(),
+		"mrlesmithjr.chrony/chrony_allow_hosts": []any{"10/8", "192.168/16", "172.16/12"}, "mrlesmithjr.chrony/chrony_local_stratum": float64(10),
+		"mrlesmithjr.chrony/chrony_logdir": "/var/log/chrony"}
+	out, applied, err := WithAppliance(g, fakeLookup{vals: stock})
+	if err != nil || len(applied) != 4 {
+		t.Fatal(applied, err)
+	}
+	if !reflect.DeepEqual(out.Content, g.Content) {
+		t.Errorf("the role's defaults change the file: %q", out.Content["files"].([]any)[0].(map[string]any)["content"])
+	}
+	site := maps.Clone(stock)
+	site["mrlesmithjr.chrony/chrony_ntp_servers"] = []any{
+		map[string]any{"server": "ntp.site.example", "type": "pool", "options": []any{map[string]any{"option": "maxsources", "val": float64(3)}, map[string]any{"option": "iburst"}}},
+		map[string]any{"server": "10.0.0.1"},
+		map[string]any{"server": "10.0.0.2", "type": "peer", "options": []any{}},
+	}
+	site["mrlesmithjr.chrony/chrony_allow_hosts"] = []any{"10.60.0.0/16"}
+	site["mrlesmithjr.chrony/chrony_local_stratum"] = float64(8)
+	site["mrlesmithjr.chrony/chrony_logdir"] = "/srv/log/chrony"
+	out, _, err = WithAppliance(g, fakeLookup{vals: site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := out.Content["files"].([]any)[0].(map[string]any)["content"].(string)
+	want := "pool ntp.site.example maxsources 3 iburst\nserver 10.0.0.1\npeer 10.0.0.2\nallow 10.60.0.0/16\nlocal stratum 8\nlogdir /srv/log/chrony\nrtcsync\n"
+	if !strings.HasSuffix(conf, want) || strings.Contains(conf, "debian") {
+		t.Errorf("chrony.conf from a site's values:\n%s\nwant it to end\n%s", conf, want)
+	}
+	for name, v := range map[string]any{"not a list": "pool.ntp.org", "no server": []any{map[string]any{"type": "pool"}},
+		"option without option": []any{map[string]any{"server": "a", "options": []any{map[string]any{"val": float64(1)}}}}} {
+		bad := maps.Clone(stock)
+		bad["mrlesmithjr.chrony/chrony_ntp_servers"] = v
+		if _, _, err := WithAppliance(g, fakeLookup{vals: bad}); err == nil || !strings.Contains(err.Error(), "chrony_ntp_servers (role mrlesmithjr.chrony)") {
+			t.Errorf("%s: %v, want an error naming the variable", name, err)
+		}
+	}
+}
+
+// TestWithApplianceHPL: HPL's URL and destination follow the role's
+// hpctests_hpl_version; its sha256 is the plugin's pin for 2.3, and
+// another version leaves the item unpinned (Unpinned names it).
+func TestWithApplianceHPL(t *testing.T) {
+	groups, err := Expand("hpctests")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	out, _, err := WithAppliance(g, fakeLookup{vals: map[string]any{"hpctests/hpctests_hpl_version": "2.3"}})
+	if err != nil || !reflect.DeepEqual(out.Content, g.Content) || len(out.Unpinned()) != 0 {
+		t.Errorf("2.3: %v, %v, unpinned %v", out.Content, err, out.Unpinned())
+	}
+	out, _, err = WithAppliance(g, fakeLookup{vals: map[string]any{"hpctests/hpctests_hpl_version": float64(2.4)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := out.Content["downloads"].([]any)[0].(map[string]any)
+	if !strings.HasSuffix(d["url"].(string), "/hpl-2.4.tar.gz") || d["destination"] != "/opt/hpl/hpl-2.4.tar.gz" || d["sha256"] != "" {
+		t.Errorf("2.4: %v", d)
+	}
+	if u := out.Unpinned(); len(u) != 1 || u[0].Option != "downloads" || u[0].Index != 0 || u[0].Source.Var != "hpctests_hpl_version" {
+		t.Errorf("2.4 unpinned: %+v", u)
+	}
+}
+
+// TestWithApplianceAnsibleInitPins: the site's ansible_init_pip_packages
+// decide the venv's requirements; a name the plugin pins gets its pin, a
+// site's own pin stays, a name without one fails naming the variable.
+func TestWithApplianceAnsibleInitPins(t *testing.T) {
+	groups, err := Expand("ansible_init")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	reqs := func(g Group) []any {
+		return g.Content["python_envs"].([]any)[0].(map[string]any)["requirements"].([]any)
+	}
+	look := func(v ...any) fakeLookup { return fakeLookup{vals: map[string]any{"/ansible_init_pip_packages": v}} }
+	out, _, err := WithAppliance(g, look("ansible", "jmespath", "requests", "netaddr"))
+	if err != nil || !reflect.DeepEqual(out.Content, g.Content) {
+		t.Errorf("the appliance's list: %v, %v, want the built-in pins %v", reqs(out), err, reqs(g))
+	}
+	out, _, err = WithAppliance(g, look("Ansible", "requests", "PyYAML==6.0.2"))
+	if want := []any{"ansible==8.7.0", "requests==2.32.3", "PyYAML==6.0.2"}; err != nil || !reflect.DeepEqual(reqs(out), want) {
+		t.Errorf("a site's list: %v, %v, want %v", reqs(out), err, want)
+	}
+	_, _, err = WithAppliance(g, look("ansible", "pyyaml", "openstacksdk"))
+	if err == nil || !strings.Contains(err.Error(), `group "ansible_init": ansible_init_pip_packages: pyyaml, openstacksdk: the plugin pins no version`) {
+		t.Errorf("unpinned names: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
@@ -918,5 +919,86 @@ func TestPlanFromAppliancePodmanLoginUser(t *testing.T) {
 		if len(p.Containers) != 3 || slices.Contains(userNames(p), "cloud-user") {
 			t.Errorf("containers %+v, users %v", p.Containers, userNames(p))
 		}
+	}
+}
+
+// TestPlanFromApplianceHPL: the site's hpctests_hpl_version 2.3 is
+// pinned by the plugin; another version fails the plan naming the
+// variable unless the template's downloads replace the group's item
+// with the file's sha256, which is then what is fetched and checked.
+func TestPlanFromApplianceHPL(t *testing.T) {
+	planOf := func(version string, template []downloads.Download) (*plan, error) {
+		c := siteConfig(t)
+		c.Downloads = template
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "hpctests")
+		res.Values["hpctests"] = map[string]appliance.Value{"hpctests_hpl_version": {Defined: true, Value: version}}
+		return c.plan(newApplianceValues(res, ""), "")
+	}
+	hpl := func(p *plan) downloads.Download {
+		i := slices.IndexFunc(p.Downloads, func(d downloads.Download) bool { return strings.HasPrefix(d.Destination, "/opt/hpl/") })
+		if i < 0 {
+			t.Fatalf("no HPL download in %+v", p.Downloads)
+		}
+		return p.Downloads[i]
+	}
+	p, err := planOf("2.3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hpl(p); d.SHA256 != "32c5c17d22330e6f2337b681aded51637fb6008d3f0eb7c277b163fadd612830" || d.Destination != "/opt/hpl/hpl-2.3.tar.gz" {
+		t.Errorf("2.3: %+v", d)
+	}
+	_, err = planOf("2.4", nil)
+	if err == nil || !strings.Contains(err.Error(), `group "hpctests": hpctests_hpl_version (role hpctests): the plugin pins no sha256 for the appliance's value (only for 2.3): give downloads an entry with destination /opt/hpl/hpl-2.4.tar.gz, its url and sha256`) ||
+		strings.Contains(err.Error(), "insecure_skip_checksum") {
+		t.Errorf("2.4 without the template's entry: %v", err)
+	}
+	sum := strings.Repeat("cd", 32)
+	p, err = planOf("2.4", []downloads.Download{{URL: "https://mirror.example/hpl-2.4.tar.gz", SHA256: sum, Destination: "/opt/hpl/hpl-2.4.tar.gz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hpl(p); d.SHA256 != sum || d.URL != "https://mirror.example/hpl-2.4.tar.gz" || len(p.Downloads) != 1 {
+		t.Errorf("2.4 with the template's entry: %+v", p.Downloads)
+	}
+}
+
+// TestPlanFromApplianceChronyAnsibleInit: through the plan, chrony.conf
+// has the site's time sources and allowed hosts, ansible-init's venv
+// the site's list at the plugin's pins and the site's own; a name
+// without a pin fails naming the variable.
+func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
+	planOf := func(pip ...any) (*plan, error) {
+		c := siteConfig(t)
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "chrony", "ansible_init")
+		res.Values[""]["ansible_init_pip_packages"] = appliance.Value{Defined: true, Value: pip}
+		res.Values["mrlesmithjr.chrony"] = map[string]appliance.Value{
+			"chrony_ntp_servers": {Defined: true, Value: []any{map[string]any{"server": "ntp.site.example", "type": "pool",
+				"options": []any{map[string]any{"option": "iburst"}}}}},
+			"chrony_allow_hosts":   {Defined: true, Value: []any{"10.60.0.0/16"}},
+			"chrony_local_stratum": {Defined: true, Value: float64(10)},
+			"chrony_logdir":        {Defined: true, Value: "/var/log/chrony"},
+		}
+		return c.plan(newApplianceValues(res, ""), "")
+	}
+	p, err := planOf("ansible", "requests", "PyYAML==6.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Files, func(f files.File) bool { return f.Destination == "/etc/chrony.conf" })
+	if i < 0 || !strings.Contains(p.Files[i].Content, "\npool ntp.site.example iburst\nallow 10.60.0.0/16\nlocal stratum 10\n") || strings.Contains(p.Files[i].Content, "debian") {
+		t.Errorf("chrony.conf: %+v", p.Files)
+	}
+	j := slices.IndexFunc(p.PythonEnvs, func(e python.PythonEnv) bool { return e.Path == "/usr/lib/ansible-init" })
+	if want := []string{"ansible==8.7.0", "requests==2.32.3", "PyYAML==6.0.2"}; j < 0 || !slices.Equal(p.PythonEnvs[j].Requirements, want) {
+		t.Errorf("ansible-init's venv: %+v, want %v", p.PythonEnvs, want)
+	}
+	_, err = planOf("ansible", "openstacksdk")
+	if err == nil || !strings.Contains(err.Error(), `group "ansible_init": ansible_init_pip_packages: openstacksdk: the plugin pins no version of it`) {
+		t.Errorf("an unpinned name: %v", err)
 	}
 }

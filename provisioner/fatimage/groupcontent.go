@@ -2,6 +2,7 @@ package fatimage
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -138,9 +139,26 @@ func (c *Config) decodeGroupContent(g packagesets.Group) (*ContentOptions, []err
 		return nil, []error{fmt.Errorf("group %q: content: %v", g.Name, err)}
 	}
 	keys.DefaultPaths(gc.GPGKeys)
+	// an item the template replaces is checked as the template's
+	checked := gc
+	ids, replaced := map[string][]string{}, map[string][]int{}
+	for _, k := range contentKinds() {
+		ids[k.option()], replaced[k.option()] = k.adopt(&checked, c.templateContent())
+	}
 	var errs []error
-	for _, e := range gc.check(c.contentSource()) {
-		errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
+	var unpinned []string // the checks' error prefixes the errors below say better
+	for _, u := range g.Unpinned() {
+		if !slices.Contains(replaced[u.Option], u.Index) {
+			field := path.Base(u.Source.Into)
+			errs = append(errs, fmt.Errorf("group %q: %s: the plugin pins no %s for the appliance's value (only for %s): give %s an entry with %s, its url and %s",
+				g.Name, u.Source.Label(), field, strings.Join(slices.Sorted(maps.Keys(u.Source.Pins)), ", "), u.Option, ids[u.Option][u.Index], field))
+			unpinned = append(unpinned, fmt.Sprintf("%s[%d]: %s ", u.Option, u.Index, field))
+		}
+	}
+	for _, e := range checked.check(c.contentSource()) {
+		if !slices.ContainsFunc(unpinned, func(p string) bool { return strings.HasPrefix(e.Error(), p) }) {
+			errs = append(errs, fmt.Errorf("group %q: %v", g.Name, e))
+		}
 	}
 	return &gc, errs
 }

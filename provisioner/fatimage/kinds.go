@@ -24,6 +24,11 @@ type contentKind interface {
 	check(o *ContentOptions) []error
 	// merge puts the groups' items and the template's into the plan.
 	merge(p *plan, groups []groupItems, errs *[]error)
+	// adopt puts into o, a group's items, the template's item of the
+	// same identity in place of each it replaces, for the group's check
+	// (the merge leaves the group's out); it returns the identities of
+	// o's items and the indices of those replaced.
+	adopt(o, template *ContentOptions) (ids []string, replaced []int)
 	// has reports whether the plan holds any item.
 	has(p *plan) bool
 	// script is what puts the plan's items in place on the VM, and the
@@ -57,6 +62,22 @@ func (k kindOf[T]) check(o *ContentOptions) []error { return k.kind.Validate(*k.
 
 func (k kindOf[T]) merge(p *plan, groups []groupItems, errs *[]error) {
 	mergeKind(p, groups, k.kind.Option(), k.kind.Option(), k.items, k.kind.ID, errs)
+}
+
+func (k kindOf[T]) adopt(o, template *ContentOptions) (ids []string, replaced []int) {
+	byID := map[string]T{}
+	for _, t := range *k.items(template) {
+		byID[k.kind.ID(t)] = t
+	}
+	items := slices.Clone(*k.items(o))
+	for i, it := range items {
+		ids = append(ids, k.kind.ID(it))
+		if t, ok := byID[ids[i]]; ok {
+			items[i], replaced = t, append(replaced, i)
+		}
+	}
+	*k.items(o) = items
+	return ids, replaced
 }
 
 func (k kindOf[T]) register() { kindShells[kindBody(k.kind)] = k.kind.Shell() }

@@ -3,6 +3,7 @@ package provtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
@@ -116,7 +118,10 @@ func TestApplianceResolveLab(t *testing.T) {
 	ctx, srv, _ := labVM(t, "appliance-resolve", 5*time.Minute)
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
-		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user")},
+		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user",
+			"ansible_init_pip_packages")},
+		{Role: "mrlesmithjr.chrony", Vars: []string{"chrony_ntp_servers", "chrony_allow_hosts", "chrony_local_stratum", "chrony_logdir"}},
+		{Role: "hpctests", Vars: []string{"hpctests_hpl_version"}},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
 		{Role: "eessi", Vars: []string{"cvmfs_config"}},
@@ -219,6 +224,10 @@ func TestApplianceResolveLab(t *testing.T) {
 		t.Errorf("sssd_install_ldap for .stackhpc's builder: %+v, want it to hold", got)
 	}
 
+	// the role's defaults and the common group_vars' list give the
+	// plugin's built-in chrony.conf, HPL 2.3 and ansible-init's pins
+	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init")
+
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
 	// a site's own cvmfs settings, podman users and the user running its
 	// containers, in a file of its own (the overrides environment's
@@ -231,7 +240,9 @@ func TestApplianceResolveLab(t *testing.T) {
 		"slurm_exporter_version: \"0.23\"\nslurm_exporter_release: \"2\"\nopkssh_install_version: v0.14.0\nos_manila_mount_ceph_version: 19.2.3\n" +
 		"journald_storage: volatile\n" +
 		"vgpu_nvidia_mig_manager_rpm_url: https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm\n" +
-		"appliances_state_dir: /var/lib/state\n"
+		"appliances_state_dir: /var/lib/state\n" +
+		"chrony_ntp_servers:\n  - {server: ntp.site.example, type: pool, options: [{option: iburst}, {option: maxsources, val: 3}]}\n  - {server: 10.0.0.1}\n" +
+		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +264,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	if got := res.RoleConditions["journald"][`journald_storage == "persistent"`]; got.Holds || got.Error != "" {
 		t.Errorf("journald_storage == persistent, a site's volatile: %+v, want it not to hold", got)
 	}
+	wantSiteGroups(t, res)
 	// a state directory the site's group_vars give the build host too
 	wantValue(t, res.Values["mysql"], "mysql_datadir", "/var/lib/state/mysql")
 	wantValue(t, res.Values["opensearch"], "opensearch_data_path", "/var/lib/state/opensearch/data")
@@ -409,4 +421,68 @@ func BenchmarkApplianceResolve(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(total.Seconds()/float64(n), "resolve-s")
+}
+
+// resultLookup is a resolution as packagesets reads it.
+type resultLookup struct{ res *appliance.Result }
+
+func (l resultLookup) Value(role, name string) (any, bool, error) {
+	v := l.res.Values[role][name]
+	if v.Error != "" {
+		return nil, true, errors.New(v.Error)
+	}
+	return v.Value, v.Defined, nil
+}
+
+func (l resultLookup) Holds(role, cond string) (bool, error) {
+	return l.res.RoleConditions[role][cond].Holds, nil
+}
+
+func (l resultLookup) Keys(role, name string) []string { return l.res.Values[role][name].Keys }
+
+// withResolved is built-in group name with the values res resolved.
+func withResolved(t *testing.T, res *appliance.Result, name string) (builtin, out packagesets.Group) {
+	t.Helper()
+	groups, err := packagesets.Expand(name)
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	out, _, err = packagesets.WithAppliance(groups[0], resultLookup{res})
+	if err != nil {
+		t.Fatalf("group %s with the resolved values: %v", name, err)
+	}
+	return groups[0], out
+}
+
+// wantGroupAsBuiltIn: the stock values give the groups their built-in
+// content (the chrony role's defaults rendered as its template does).
+func wantGroupAsBuiltIn(t *testing.T, res *appliance.Result, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		builtin, out := withResolved(t, res, name)
+		if !reflect.DeepEqual(out.Content, builtin.Content) {
+			t.Errorf("group %s from the stock values:\n%v\nwant the built-in\n%v", name, out.Content, builtin.Content)
+		}
+	}
+}
+
+// wantSiteGroups: the site's chrony servers and allowed hosts in
+// chrony.conf, HPL 2.4 unpinned (the template must give it), its
+// ansible-init list at the plugin's pins and its own.
+func wantSiteGroups(t *testing.T, res *appliance.Result) {
+	t.Helper()
+	_, chrony := withResolved(t, res, "chrony")
+	conf := chrony.Content["files"].([]any)[0].(map[string]any)["content"].(string)
+	if want := "\npool ntp.site.example iburst maxsources 3\nserver 10.0.0.1\nallow 10.60.0.0/16\nlocal stratum 10\n"; !strings.Contains(conf, want) || strings.Contains(conf, "debian") {
+		t.Errorf("chrony.conf from the site's values:\n%s\nwant %q", conf, want)
+	}
+	_, hpl := withResolved(t, res, "hpctests")
+	if d := hpl.Content["downloads"].([]any)[0].(map[string]any); d["destination"] != "/opt/hpl/hpl-2.4.tar.gz" || d["sha256"] != "" || len(hpl.Unpinned()) != 1 {
+		t.Errorf("HPL from the site's 2.4: %v, unpinned %v", d, hpl.Unpinned())
+	}
+	_, ai := withResolved(t, res, "ansible_init")
+	reqs := ai.Content["python_envs"].([]any)[0].(map[string]any)["requirements"]
+	if want := []any{"ansible==8.7.0", "requests==2.32.3", "PyYAML==6.0.2"}; !reflect.DeepEqual(reqs, want) {
+		t.Errorf("ansible-init's requirements from the site's list: %v, want %v", reqs, want)
+	}
 }

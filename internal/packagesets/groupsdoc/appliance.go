@@ -25,10 +25,10 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from = "`" + s.Var + "." + s.Key + "`"
 	}
 	if s.Format != "" {
-		from += " as `" + s.Format + "`"
+		from += " as `" + oneLine(s.Format) + "`"
 	}
 	if s.Within != "" {
-		from += " in place of `" + s.Within + "`"
+		from += " in place of `" + oneLine(s.Within) + "`"
 	}
 	if s.Latest != "" {
 		from += " (`latest`: `" + s.Latest + "`, to the newest)"
@@ -36,8 +36,19 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	for _, b := range slices.Sorted(maps.Keys(s.Bases)) {
 		from += ", `" + b + "…` as `" + s.Bases[b] + "…`"
 	}
-	if s.Render == "key_value" {
+	switch s.Render {
+	case "key_value":
 		from += ": a `key=value` line per entry, in its order"
+	case "lines":
+		from += ": a line per item"
+	case "chrony_sources":
+		from += ": a time source line per entry, as mrlesmithjr.chrony's template writes them"
+	}
+	if s.Pins != nil {
+		from += ": the plugin's pin for " + codes(slices.Sorted(maps.Keys(s.Pins))) + "; another value needs the template's entry with its own"
+	}
+	if s.PinNames {
+		from += ": each name at the plugin's pin of it; a name it has none for needs `name==version`"
 	}
 	if s.Var == "" {
 		from = codes(s.Items)
@@ -106,7 +117,9 @@ func contractTable(d *data) string {
 			case s.Drop:
 				builtin = "installed"
 			case s.Within != "":
-				builtin = "`" + s.Within + "`"
+				builtin = "`" + oneLine(s.Within) + "`"
+			case s.Pins != nil:
+				builtin = "the pin of " + codes(slices.Sorted(maps.Keys(s.Pins)))
 			case s.Render != "":
 				builtin = "the file's content"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
@@ -174,6 +187,9 @@ func allIn(items, list []string) bool {
 // cell escapes a table cell's pipes (inside code spans too, as GitHub's
 // tables need).
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// oneLine is text with its line ends as `\n`, for a table's cell.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
 
 // writeContract replaces the generated section of the contract page.
 func writeContract(file string, d *data) error {
