@@ -24,7 +24,8 @@ type LabRepo struct {
 //   - labsite/ joins the environment: the lab's Ark user for the builder
 //     group, and a pre hook pointing git, pip, (for podman hosts) podman
 //     and (for grafana and openondemand hosts) grafana.com and yum.osc.edu
-//     at the lab's mirrors;
+//     at the lab's mirrors, the last two kept in /etc/hosts by the
+//     etc_hosts role's etc_hosts_extra_hosts;
 //   - cacerts/lab-ca.pem: the lab's CA (caPEM), which the appliance's
 //     cacerts role makes the VM trust, as a site's own CA;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
