@@ -24,7 +24,8 @@ type LabRepo struct {
 //   - labsite/ joins the environment: the lab's Ark user for the builder
 //     group, and a pre hook pointing git, pip, (for podman hosts) podman
 //     and (for grafana and openondemand hosts) grafana.com and yum.osc.edu
-//     at the lab's mirrors;
+//     at the lab's mirrors, the last two kept in /etc/hosts by the
+//     etc_hosts role's etc_hosts_extra_hosts;
 //   - cacerts/lab-ca.pem: the lab's CA (caPEM), which the appliance's
 //     cacerts role makes the VM trust, as a site's own CA;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
@@ -39,9 +40,7 @@ type LabRepo struct {
 //   - group_vars/all/lab_releases.yml: node_exporter_binary_url at the
 //     lab's release downloads and node_exporter_checksum the lab's
 //     tarball's (binarySHA256, by binary name), as a site mirroring the
-//     release sets them, and etc_hosts_extra_hosts naming the lab's
-//     mirror as grafana.com and yum.osc.edu: the etc_hosts role (for a
-//     host in cluster) rewrites /etc/hosts after the pre hook mapped them;
+//     release sets them;
 //   - collections/ (a stand-in prometheus.prometheus) joins the
 //     collections path;
 //   - the Galaxy roles sit in ansible/roles too, where dev/setup-env.sh
@@ -75,7 +74,6 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 	releases, err := yaml.Marshal(map[string]string{
 		"node_exporter_binary_url": "{{ lookup('ansible.builtin.env', 'LAB_RELEASES_URL') }}/node_exporter/releases/download/v{{ node_exporter_version }}/node_exporter-{{ node_exporter_version }}.linux-amd64.tar.gz",
 		"node_exporter_checksum":   binarySHA256["node_exporter"],
-		"etc_hosts_extra_hosts":    "{{ lookup('ansible.builtin.env', 'LAB_UPSTREAMS_ADDR') }} grafana.com yum.osc.edu",
 	})
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_releases.yml"), append([]byte("---\n"), releases...), 0o644))

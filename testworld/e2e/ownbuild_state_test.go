@@ -26,6 +26,7 @@ var ownBuildFiles = []string{
 	"/var/lib/grafana/plugins", "/var/lib/grafana/dashboards", "/var/lib/grafana/dashboards/13427.json",
 	"/var/lib/grafana/dashboards/4323.json", "/var/lib/grafana/dashboards/openhpc-slurm.json",
 	"/var/lib/grafana/dashboards/slurm-jobs.json",
+	"/var/www/ood/apps/sys", "/var/www/ood/apps/sys/jupyter", "/var/www/ood/apps/sys/rstudio",
 }
 
 // ownBuildUnits are the units whose account and command line are

@@ -22,7 +22,7 @@ import (
 // ownBuildGroups is the build's inventory_groups: the largest group set
 // the appliance's own build passes in the lab (docs/lab.md says what
 // blocks the rest).
-const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana"
+const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand"
 
 // TestApplianceOwnBuild builds the image the way the site does today, the
 // official openstack builder and ansible provisioner running the
@@ -65,8 +65,12 @@ func TestApplianceOwnBuild(t *testing.T) {
 	a, b := bootEndState(t, findImage(t, own).ID, "ownbuild-appliance"), bootEndState(t, findImage(t, ours).ID, "ownbuild-fatimage")
 	// values from the site's variables that both images must hold: both
 	// without them would compare equal
-	for _, key := range []string{"package sssd-ldap"} { // .stackhpc's builder: sssd_install_ldap
-		if a[key] == "" || b[key] == "" {
+	for _, key := range []string{
+		"package sssd-ldap", // .stackhpc's builder: sssd_install_ldap
+		// openondemand: the overrides' openondemand_auth oidc, .stackhpc's app partitions
+		"package mod_auth_openidc", "package ondemand-dex", "package nodejs", "file /var/www/ood/apps/sys/rstudio",
+	} {
+		if a[key] == "" || b[key] == "" || a[key] == "absent" || b[key] == "absent" {
 			t.Errorf("%s: appliance's own build %q, fatimage %q; want it in both", key, a[key], b[key])
 		}
 	}

@@ -35,7 +35,7 @@ import (
 
 // builderVersion is part of the cache key: bump it whenever the way
 // packages or repositories are built changes.
-const builderVersion = "lab-repos/9" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8; 7: source-built x86_64 packages and their SRPMs; 8: -source repositories, BuildRequires; 9: kernel-devel of the host kernel
+const builderVersion = "lab-repos/10" // 2: unit files and systemctl scriptlets; 3: modules.yaml, comps.xml; 4: units run under systemd; 5: doca-kernel-support, kernel-devel; 6: Rocky 8; 7: source-built x86_64 packages and their SRPMs; 8: -source repositories, BuildRequires; 9: kernel-devel of the host kernel; 10: AppStream's modulemd-defaults
 
 // sourceDateEpoch fixes build times and file mtimes inside the RPMs.
 const sourceDateEpoch = "1748779200" // 2025-06-01T12:00:00Z
@@ -966,6 +966,43 @@ data:
 `, name, stream, 9060020250601000000+i, m, major)
 		for _, r := range streams[m] {
 			fmt.Fprintf(&b, "    - %s\n", r)
+		}
+		b.WriteString("...\n")
+	}
+	if repo == "appstream" {
+		b.WriteString(moduleDefaultsYAML(order, major))
+	}
+	return b.String()
+}
+
+// appstreamDefaultStreams are the default streams of Rocky's AppStream
+// modules by major: RL8's are the oldest streams (not in the lab); RL9
+// has none, its first versions being plain RPMs.
+var appstreamDefaultStreams = map[string]map[string]string{"8": {"nodejs": "10", "ruby": "2.5"}}
+
+// moduleDefaultsYAML is a modulemd-defaults document per module of
+// streams (name:stream, in order), as Rocky's AppStream has them: each
+// stream's default profile is common, and dnf needs one for a module
+// spec without a profile (osc.ood's @nodejs:22).
+func moduleDefaultsYAML(streams []string, major string) string {
+	profiles := map[string][]string{}
+	var order []string
+	for _, m := range streams {
+		name, stream, _ := strings.Cut(m, ":")
+		if _, ok := profiles[name]; !ok {
+			order = append(order, name)
+		}
+		profiles[name] = append(profiles[name], stream)
+	}
+	var b strings.Builder
+	for _, name := range order {
+		fmt.Fprintf(&b, "---\ndocument: modulemd-defaults\nversion: 1\ndata:\n  module: %s\n  modified: 202505010000\n", name)
+		if d := appstreamDefaultStreams[major][name]; d != "" {
+			fmt.Fprintf(&b, "  stream: \"%s\"\n", d)
+		}
+		b.WriteString("  profiles:\n")
+		for _, s := range profiles[name] {
+			fmt.Fprintf(&b, "    \"%s\": [common]\n", s)
 		}
 		b.WriteString("...\n")
 	}

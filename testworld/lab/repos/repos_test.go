@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -426,13 +427,14 @@ type installroot struct {
 	env      []string
 	server   *pulpfake.Server
 	res      *Result
+	major    string // the Rocky major of the root and its repositories
 }
 
 func newInstallroot(t *testing.T, r *Result, srv *pulpfake.Server) *installroot {
 	t.Helper()
 	base := t.TempDir()
 	ir := &installroot{t: t, root: filepath.Join(base, "root"), reposdir: filepath.Join(base, "repos"),
-		cache: filepath.Join(base, "cache"), server: srv, res: r}
+		cache: filepath.Join(base, "cache"), server: srv, res: r, major: "9"}
 	home := filepath.Join(base, "home")
 	for _, d := range []string{ir.root, ir.reposdir, ir.cache, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -452,7 +454,7 @@ func newInstallroot(t *testing.T, r *Result, srv *pulpfake.Server) *installroot 
 func (ir *installroot) writeRepos(ts, user, password string) {
 	var b strings.Builder
 	for _, s := range ir.res.Snapshots {
-		if s.Timestamp != ts || s.Major != "9" {
+		if s.Timestamp != ts || s.Major != ir.major {
 			continue
 		}
 		fmt.Fprintf(&b, "[%s]\nname = %s\nbaseurl = %s/%s\ngpgcheck = 1\nenabled = 1\nusername = %s\npassword = %s\n\n",
@@ -465,7 +467,7 @@ func (ir *installroot) writeRepos(ts, user, password string) {
 
 func (ir *installroot) dnfArgs(args ...string) []string {
 	return append([]string{
-		"--installroot=" + ir.root, "--releasever=9",
+		"--installroot=" + ir.root, "--releasever=" + ir.major,
 		"--setopt=reposdir=" + ir.reposdir, "--setopt=cachedir=" + ir.cache,
 		"--disableplugin=local", "--setopt=install_weak_deps=False",
 		"--setopt=skip_if_unavailable=False", "--setopt=metadata_expire=0", "-y",
@@ -656,5 +658,49 @@ func TestDnfRejectsWithoutKey(t *testing.T) {
 	t.Logf("dnf without the key says:\n%s", out)
 	if !strings.Contains(out, "not installed") && !strings.Contains(out, "GPG") {
 		t.Errorf("unexpected failure:\n%s", out)
+	}
+}
+
+// TestModuleDefaultProfiles: a module spec without a profile, as
+// osc.ood's "Install additional packages" gives dnf (@nodejs:22,
+// @ruby:3.3), installs the stream's default profile, which AppStream's
+// modulemd-defaults names; on RL9 no stream is a default (RHEL 9 ships
+// its first versions as plain RPMs).
+func TestModuleDefaultProfiles(t *testing.T) {
+	requireTools(t, "dnf")
+	r := built(t)
+	_, newer := Timestamps()
+	srv := startPulp(t, r, nil)
+	for _, major := range Majors {
+		t.Run("RL"+major, func(t *testing.T) {
+			ir := newInstallroot(t, r, srv)
+			ir.major = major
+			keyFile := filepath.Join(t.TempDir(), "lab.key")
+			if err := os.WriteFile(keyFile, r.GPGPublicKey, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ir.rpm("--import", keyFile)
+			ir.rpm(append([]string{"-i"}, r.BaseImageRPMs[major]...)...)
+			ir.writeRepos(newer, "lab", "unused")
+
+			list := ir.dnf("module", "list", "nodejs", "ruby")
+			// common is the default profile; 22 and 3.3 are no default
+			// streams (RL8's, 10 and 2.5, are not in the lab)
+			want := map[string]string{"nodejs": `22\s+common \[d\]`, "ruby": `3\.3\s+common \[d\]`}
+			for mod, re := range want {
+				if !regexp.MustCompile(`(?m)^` + mod + `\s+` + re).MatchString(list) {
+					t.Errorf("dnf module list: %s is not %s:\n%s", mod, re, list)
+				}
+			}
+			out, err := runErr(ir.env, "dnf", ir.dnfArgs("install", "@nodejs:22", "@ruby:3.3")...)
+			if err != nil {
+				t.Fatalf("dnf install @nodejs:22 @ruby:3.3: %v\n%s", err, out)
+			}
+			for name, v := range map[string]string{"nodejs": "22.19.0-1.module+el" + major, "ruby": "3.3.8-3.module+el" + major} {
+				if got := ir.versions(name); len(got) != 1 || !strings.Contains(got[0], v) {
+					t.Errorf("%s installed: %v, want %s", name, got, v)
+				}
+			}
+		})
 	}
 }
