@@ -540,23 +540,13 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	if len(items) == 0 && s.When != "" {
 		items = []string{} // adds to the list, replacing nothing
 	}
-	switch s.Into {
-	case "packages":
-		g.Packages = splice(g.Packages, items, packageNames(vals))
-		return nil
-	case "no_weak_deps":
-		g.NoWeakDeps = splice(g.NoWeakDeps, items, packageNames(vals))
-		return nil
-	case "modules":
-		g.Modules = splice(g.Modules, items, vals)
-		return nil
-	case "grafana_plugins":
-		g.GrafanaPlugins = splice(g.GrafanaPlugins, items, vals)
+	if list := g.namedList(s.Into); list != nil {
+		*list = splice(*list, items, vals)
 		return nil
 	}
 	path, ok := strings.CutPrefix(s.Into, "content/")
 	if !ok {
-		return fmt.Errorf("into %q: not packages, modules, grafana_plugins nor a content path", s.Into)
+		return fmt.Errorf("into %q: %s", s.Into, notAList)
 	}
 	parent, key, err := walk(g.Content, strings.Split(path, "/"))
 	if err != nil {
@@ -624,12 +614,22 @@ func normName(n string) string {
 
 var reNameSeparators = regexp.MustCompile(`[-_.]+`)
 
-// packageNames are vals without the empty ones, which a role's list
-// holds for a package it leaves out (stackhpc.openhpc's
-// ohpc_slurm_packages: lmod-ohpc or an empty string, which its task
-// rejects).
-func packageNames(vals []string) []string {
-	return slices.DeleteFunc(slices.Clone(vals), func(v string) bool { return v == "" })
+// notAList says what ApplianceVar.Into may name.
+const notAList = "not packages, no_weak_deps, modules, grafana_plugins nor a content path"
+
+// namedList is the group's list Into names, nil for a content path.
+func (g *Group) namedList(into string) *[]string {
+	switch into {
+	case "packages":
+		return &g.Packages
+	case "no_weak_deps":
+		return &g.NoWeakDeps
+	case "modules":
+		return &g.Modules
+	case "grafana_plugins":
+		return &g.GrafanaPlugins
+	}
+	return nil
 }
 
 // splice removes items from list and puts vals where the first was (at
@@ -717,19 +717,12 @@ func (g Group) checkSources() error {
 			return fmt.Errorf("appliance source %s: latest names a package, into %q is not packages", s.Var, s.Into)
 		}
 		var cur []string
-		switch s.Into {
-		case "packages":
-			cur = g.Packages
-		case "no_weak_deps":
-			cur = g.NoWeakDeps
-		case "modules":
-			cur = g.Modules
-		case "grafana_plugins":
-			cur = g.GrafanaPlugins
-		default:
+		if list := g.namedList(s.Into); list != nil {
+			cur = *list
+		} else {
 			path, ok := strings.CutPrefix(s.Into, "content/")
 			if !ok {
-				return fmt.Errorf("appliance source %s: into %q: not packages, no_weak_deps, modules, grafana_plugins nor a content path", s.Var, s.Into)
+				return fmt.Errorf("appliance source %s: into %q: %s", s.Var, s.Into, notAList)
 			}
 			parent, key, err := walk(g.Content, strings.Split(path, "/"))
 			if err != nil {
