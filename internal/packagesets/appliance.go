@@ -48,13 +48,21 @@ type ApplianceVar struct {
 	// that the one value, formatted, replaces wherever it occurs: the
 	// built-in tag in the unit running an image (opensearch:2.9.0).
 	Within string `yaml:"within"`
+	// Insert: the value goes in before Within's text, which stays (flags
+	// of which the built-in value has none, as node_exporter's disabled
+	// collectors).
+	Insert bool `yaml:"insert"`
 	// Render makes the one item of the value: "key_value" is a
 	// `key=value` line per entry of a mapping in the order the site's
 	// Ansible gives (a role's template iterating `.items()`, as eessi's
 	// cvmfs.config.j2 writes cvmfs_config); "lines" is a line per item
 	// of a list, each formatted (`{% for %}` over it); "chrony_sources"
 	// is a time source line per entry of mrlesmithjr.chrony's
-	// chrony_ntp_servers, as its chrony.conf.j2 writes them.
+	// chrony_ntp_servers, as its chrony.conf.j2 writes them; "flags" is
+	// the items, each formatted, as words of a unit's ExecStart (quoted
+	// where systemd would split them), each after a space;
+	// "collector_flags" are node_exporter's enabled collectors so, as
+	// prometheus.prometheus.node_exporter's unit template makes them.
 	Render string `yaml:"render"`
 	// Pins maps the value to the item (a version to the sha256 the
 	// plugin pins for it): a value with no pin gives an empty item, so
@@ -343,6 +351,13 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	case renderChrony:
 		text, err := chronySourceLines(v)
 		return []string{text}, err
+	case renderCollectors:
+		flags, err := collectorFlags(v)
+		if err != nil {
+			return nil, err
+		}
+		text, err := execWords(flags)
+		return []string{text}, err
 	}
 	items, err := Strings(v)
 	if err != nil {
@@ -355,8 +370,12 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		return []string{s.Pins[items[0]]}, nil
 	}
 	s.format(items)
-	if s.Render == renderLines {
+	switch s.Render {
+	case renderLines:
 		return []string{lines(items)}, nil
+	case renderFlags:
+		text, err := execWords(items)
+		return []string{text}, err
 	}
 	return items, nil
 }
@@ -414,10 +433,15 @@ func (g Group) Unpinned() []Unpinned {
 
 // ApplianceVar.Render's ways to make one item of a value.
 const (
-	renderKeyValue = "key_value"
-	renderLines    = "lines"
-	renderChrony   = "chrony_sources"
+	renderKeyValue   = "key_value"
+	renderLines      = "lines"
+	renderChrony     = "chrony_sources"
+	renderFlags      = "flags"
+	renderCollectors = "collector_flags"
 )
+
+// renders are ApplianceVar.Render's values.
+var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors}
 
 // keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
 // }}` renders it (Ansible's trim_blocks: a line each), keys in order.
@@ -557,7 +581,10 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 			return fmt.Errorf("%d values for the one value of %s", len(vals), s.Into)
 		}
 		parent[key] = vals[0]
-		if s.Within != "" {
+		switch {
+		case s.Insert:
+			parent[key] = strings.ReplaceAll(cur, s.Within, vals[0]+s.Within)
+		case s.Within != "":
 			parent[key] = strings.ReplaceAll(cur, s.Within, vals[0])
 		}
 		return nil
@@ -707,8 +734,11 @@ func (g Group) checkSources() error {
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
-		if s.Render != "" && (!slices.Contains([]string{renderKeyValue, renderLines, renderChrony}, s.Render) || s.Key != "" || s.Var == "") {
-			return fmt.Errorf("appliance source %s: render %q: only %q, %q or %q, of a whole variable", s.Var, s.Render, renderKeyValue, renderLines, renderChrony)
+		if s.Render != "" && (!slices.Contains(renders, s.Render) || s.Key != "" || s.Var == "") {
+			return fmt.Errorf("appliance source %s: render %q: only %s, of a whole variable", s.Var, s.Render, strings.Join(renders, ", "))
+		}
+		if s.Insert && s.Within == "" {
+			return fmt.Errorf("appliance source %s: insert goes before the text within names, and there is none", s.Var)
 		}
 		if (s.Pins != nil || s.PinNames) && (s.Render != "" || s.Format != "" || s.Within != "" || !strings.HasPrefix(s.Into, "content/")) {
 			return fmt.Errorf("appliance source %s: pins and pin_names take the value as it is, into content", s.Var)

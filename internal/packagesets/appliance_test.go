@@ -575,3 +575,82 @@ func TestWithApplianceAnsibleInitPins(t *testing.T) {
 		t.Errorf("unpinned names: %v", err)
 	}
 }
+
+// nodeExporterStock are prometheus.prometheus.node_exporter's defaults
+// (0.28.0's, the names and values the lab's stand-in has) as the site's
+// Ansible gives them.
+func nodeExporterStock() map[string]any {
+	const role = "prometheus.prometheus.node_exporter/"
+	return map[string]any{
+		role + "node_exporter_enabled_collectors":  []any{"systemd", map[string]any{"textfile": map[string]any{"directory": "/var/lib/node_exporter"}}},
+		role + "node_exporter_disabled_collectors": []any{},
+		role + "node_exporter_web_listen_address":  "0.0.0.0:9100",
+		role + "node_exporter_web_telemetry_path":  "/metrics",
+		role + "node_exporter_textfile_dir":        "/var/lib/node_exporter",
+	}
+}
+
+// unitExecStart is the ExecStart line of a group's first unit.
+func unitExecStart(t *testing.T, g Group) string {
+	t.Helper()
+	unit := g.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+	for _, line := range strings.Split(unit, "\n") {
+		if strings.HasPrefix(line, "ExecStart=") {
+			return line
+		}
+	}
+	t.Fatalf("no ExecStart in\n%s", unit)
+	return ""
+}
+
+// TestWithApplianceNodeExporter: the unit's flags are the site's
+// node_exporter variables as the role's template writes them (the
+// collectors, an option each in key order, disabled collectors, every
+// listen address of a list, the telemetry path), words quoted where
+// systemd would split or expand them; the textfile directory is the
+// site's; the role's defaults give the built-in unit.
+func TestWithApplianceNodeExporter(t *testing.T) {
+	groups, err := Expand("node_exporter")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	out, applied, err := WithAppliance(g, fakeLookup{vals: nodeExporterStock()})
+	if err != nil || len(applied) != 5 || !reflect.DeepEqual(out.Content, g.Content) {
+		t.Fatalf("the role's defaults: %v, %d applied, %q, want the built-in %q", err, len(applied), unitExecStart(t, out), unitExecStart(t, g))
+	}
+	const role = "prometheus.prometheus.node_exporter/"
+	site := nodeExporterStock()
+	site[role+"node_exporter_enabled_collectors"] = []any{"systemd", "processes",
+		map[string]any{"textfile": map[string]any{"directory": "/srv/prom text", "b": true, "a": float64(5)}}}
+	site[role+"node_exporter_disabled_collectors"] = []any{"mdadm", "nfs"}
+	site[role+"node_exporter_web_listen_address"] = []any{"10.0.0.5:9100", "127.0.0.1:9100"}
+	site[role+"node_exporter_web_telemetry_path"] = "/m%"
+	site[role+"node_exporter_textfile_dir"] = "/srv/prom text"
+	out, _, err = WithAppliance(g, fakeLookup{vals: site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --collector.textfile --collector.textfile.a=5 --collector.textfile.b=True " +
+		"'--collector.textfile.directory=/srv/prom text' --no-collector.mdadm --no-collector.nfs --web.listen-address=10.0.0.5:9100 --web.listen-address=127.0.0.1:9100 --web.telemetry-path=/m%%"
+	if got := unitExecStart(t, out); got != want {
+		t.Errorf("a site's values:\n%s\nwant\n%s", got, want)
+	}
+	if d := out.Content["files"].([]any)[1].(map[string]any)["destination"]; d != "/srv/prom text" {
+		t.Errorf("textfile directory %v", d)
+	}
+	site[role+"node_exporter_enabled_collectors"] = []any{}
+	site[role+"node_exporter_disabled_collectors"] = []any{}
+	site[role+"node_exporter_web_listen_address"] = ":9100"
+	if out, _, err = WithAppliance(g, fakeLookup{vals: site}); err != nil || unitExecStart(t, out) != "ExecStart=/usr/local/bin/node_exporter --web.listen-address=:9100 --web.telemetry-path=/m%%" {
+		t.Errorf("no collectors: %v %q", err, unitExecStart(t, out))
+	}
+	for name, v := range map[string]any{"not a list": "systemd", "two names": []any{map[string]any{"a": map[string]any{}, "b": map[string]any{}}},
+		"options not a mapping": []any{map[string]any{"textfile": "x"}}, "a backslash": []any{`a\b`}} {
+		bad := nodeExporterStock()
+		bad[role+"node_exporter_enabled_collectors"] = v
+		if _, _, err := WithAppliance(g, fakeLookup{vals: bad}); err == nil || !strings.Contains(err.Error(), `group "node_exporter": node_exporter_enabled_collectors (role prometheus.prometheus.node_exporter): `) {
+			t.Errorf("%s: %v, want an error naming the group and the variable", name, err)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -93,6 +94,9 @@ func overridesResult() *appliance.Result {
 			"filebeat":    {"filebeat_version": str("7.12.1"), "filebeat_podman_user": str("podman")},
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
 			"journald":    {"journald_storage": str("persistent")},
+			"prometheus.prometheus.node_exporter": {"node_exporter_enabled_collectors": str([]any{"systemd", "processes"}),
+				"node_exporter_disabled_collectors": list("mdadm"), "node_exporter_web_listen_address": str("10.0.0.5:9100"),
+				"node_exporter_web_telemetry_path": str("/metrics"), "node_exporter_textfile_dir": str("/var/lib/node_exporter")},
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
 			"sssd": {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
@@ -1000,5 +1004,24 @@ func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
 	_, err = planOf("ansible", "openstacksdk")
 	if err == nil || !strings.Contains(err.Error(), `group "ansible_init": ansible_init_pip_packages: openstacksdk: the plugin pins no version of it`) {
 		t.Errorf("an unpinned name: %v", err)
+	}
+}
+
+// TestPlanFromApplianceNodeExporter: node_exporter's unit runs with the
+// flags of the site's node_exporter variables (read in the role's scope).
+func TestPlanFromApplianceNodeExporter(t *testing.T) {
+	res := overridesResult()
+	holdAll(res, true)
+	p, err := siteConfig(t).plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.SystemdUnits, func(u system.SystemdUnit) bool { return u.Name == "node_exporter.service" })
+	if i < 0 {
+		t.Fatalf("no node_exporter unit in %+v", p.SystemdUnits)
+	}
+	want := "\nExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --no-collector.mdadm --web.listen-address=10.0.0.5:9100 --web.telemetry-path=/metrics\n"
+	if !strings.Contains(p.SystemdUnits[i].Content, want) {
+		t.Errorf("unit:\n%s\nwant %q", p.SystemdUnits[i].Content, want)
 	}
 }

@@ -27,7 +27,10 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Format != "" {
 		from += " as `" + oneLine(s.Format) + "`"
 	}
-	if s.Within != "" {
+	switch {
+	case s.Insert:
+		from += " before `" + oneLine(s.Within) + "`"
+	case s.Within != "":
 		from += " in place of `" + oneLine(s.Within) + "`"
 	}
 	if s.Latest != "" {
@@ -43,6 +46,10 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from += ": a line per item"
 	case "chrony_sources":
 		from += ": a time source line per entry, as mrlesmithjr.chrony's template writes them"
+	case "flags":
+		from += ": words of the unit's command line"
+	case "collector_flags":
+		from += ": the collectors' flags, as prometheus.prometheus.node_exporter's template writes them"
 	}
 	if s.Pins != nil {
 		from += ": the plugin's pin for " + codes(slices.Sorted(maps.Keys(s.Pins))) + "; another value needs the template's entry with its own"
@@ -116,6 +123,8 @@ func contractTable(d *data) string {
 			switch {
 			case s.Drop:
 				builtin = "installed"
+			case s.Insert:
+				builtin = "none"
 			case s.Within != "":
 				builtin = "`" + oneLine(s.Within) + "`"
 			case s.Pins != nil:
