@@ -28,6 +28,12 @@ type ApplianceVar struct {
 	// Role is the role whose defaults are in scope ("" none): the role
 	// that reads the variable in the appliance's build.
 	Role string `yaml:"role"`
+	// VarsFiles are the files of Role's vars/ directory that a task of
+	// the role includes (include_vars, the first found, each templated
+	// with the VM's facts) before the task reading Var: osc.ood's per
+	// distribution and major. Their variables rank above the site's
+	// group_vars, as for the role's own tasks.
+	VarsFiles []string `yaml:"vars_files"`
 	// When is the condition the appliance puts on the items (a task's
 	// `when`), evaluated in Role's scope: no items when it does not hold.
 	When string `yaml:"when"`
@@ -736,6 +742,9 @@ func (g Group) checkSources() error {
 		}
 		if s.Render != "" && (!slices.Contains(renders, s.Render) || s.Key != "" || s.Var == "") {
 			return fmt.Errorf("appliance source %s: render %q: only %s, of a whole variable", s.Var, s.Render, strings.Join(renders, ", "))
+		}
+		if len(s.VarsFiles) > 0 && s.Role == "" {
+			return fmt.Errorf("appliance source %s: vars files are a role's", s.Var)
 		}
 		if s.Insert && s.Within == "" {
 			return fmt.Errorf("appliance source %s: insert goes before the text within names, and there is none", s.Var)

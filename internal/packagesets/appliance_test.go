@@ -95,6 +95,7 @@ func TestWithAppliance(t *testing.T) {
 		"/ondemand_package":                    "ondemand-4.1.5",
 		"/openhpc_packages":                    []any{"podman", "", "slurm-sview-ohpc"},
 		"osc.ood/ondemand_dex_package":         "ondemand-dex",
+		"osc.ood/additional_rpm_installs":      []any{"lua-posix", "@nodejs:20", "@ruby:3.3"},
 		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"repo": "x", "version": "2026.01.1"}},
 		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
 		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "main"}},
@@ -114,6 +115,11 @@ func TestWithAppliance(t *testing.T) {
 			t.Errorf("group %s: nothing applied", g.Name)
 		}
 		got = append(got, ng)
+	}
+	// osc.ood's additional_rpm_installs (a site's nodejs_version 20) in
+	// place of the built-in streams
+	if p := got[2].Packages; !slices.Equal(p[:3], []string{"lua-posix", "@nodejs:20", "@ruby:3.3"}) || slices.Contains(p, "@nodejs:22/common") || slices.Contains(p, "@ruby:3.3/common") {
+		t.Errorf("openondemand's streams: %v", p)
 	}
 	mods := got[0].Content["modprobe_blacklist"].([]any)[0].(map[string]any)["modules"]
 	if !slices.Equal(mods.([]any), []any{"sctp", "dccp"}) {
@@ -164,7 +170,8 @@ func TestWithApplianceLatest(t *testing.T) {
 		if strings.HasPrefix(tc.want, "ondemand") {
 			g, v = groups[1], "/ondemand_package"
 		}
-		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{}}
+		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{},
+			"osc.ood/additional_rpm_installs": []any{"lua-posix"}}
 		for _, app := range []string{"rstudio", "codeserver", "jupyter"} {
 			vals["/openondemand_install_app_"+app] = map[string]any{app: map[string]any{"version": "v1"}}
 		}
@@ -236,7 +243,7 @@ func TestCheckSources(t *testing.T) {
 // slurm-tools venv's pin come from the site's appliance.
 func TestWithApplianceAppsImagesPins(t *testing.T) {
 	look := fakeLookup{vals: map[string]any{
-		"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "ondemand-dex",
+		"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "ondemand-dex", "osc.ood/additional_rpm_installs": []any{"lua-posix"},
 		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"version": "2025.08.1"}},
 		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
 		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "v1.2"}},

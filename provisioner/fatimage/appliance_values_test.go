@@ -87,7 +87,7 @@ func overridesResult() *appliance.Result {
 				"ansible_distribution_version":        str("9.6"),
 				"ansible_distribution_major_version":  str("9"),
 			},
-			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
+			"osc.ood": {"ondemand_dex_package": str("ondemand-dex"), "additional_rpm_installs": list("lua-posix", "@nodejs:20", "@ruby:3.3")},
 			"mysql":   {"mysql_tag": str("8.0.30"), "mysql_podman_user": str("podman"), "mysql_datadir": str("/var/lib/mysql")},
 			"opensearch": {"opensearch_version": str("2.9.0"), "opensearch_podman_user": str("podman"),
 				"opensearch_data_path": str("/usr/share/opensearch/data"), "opensearch_config_path": str("/usr/share/opensearch/config")},
@@ -159,12 +159,13 @@ func TestPlanFromAppliance(t *testing.T) {
 	if !slices.Equal(p.setNames, []string{"always", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter", "cluster"}) {
 		t.Errorf("groups %v: want the host's groups' built-in sets (builder as always)", p.setNames)
 	}
-	for _, want := range []string{"fatimage-site-extra", "slurm-sview-ohpc", "ondemand-4.1.5", "grafana-10.4.19", "mod_auth_openidc", "ondemand-dex", "certbot", "mysql"} {
+	for _, want := range []string{"fatimage-site-extra", "slurm-sview-ohpc", "ondemand-4.1.5", "grafana-10.4.19", "mod_auth_openidc", "ondemand-dex", "certbot", "mysql",
+		"@nodejs:20", "@ruby:3.3"} {
 		if !slices.Contains(p.sets.Packages, want) {
 			t.Errorf("packages lack %s: %v", want, p.sets.Packages)
 		}
 	}
-	for _, gone := range []string{"ondemand-4.1.4", "grafana-10.4.18", "nano", ""} {
+	for _, gone := range []string{"ondemand-4.1.4", "grafana-10.4.18", "nano", "", "@nodejs:22/common", "@ruby:3.3/common"} {
 		if slices.Contains(p.sets.Packages, gone) {
 			t.Errorf("packages keep %q: %v", gone, p.sets.Packages)
 		}

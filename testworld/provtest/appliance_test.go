@@ -136,6 +136,10 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
 		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
+		{Role: "prometheus.prometheus.node_exporter", Vars: []string{"node_exporter_enabled_collectors", "node_exporter_disabled_collectors",
+			"node_exporter_web_listen_address", "node_exporter_web_telemetry_path", "node_exporter_textfile_dir"}},
+		{Role: "osc.ood", Vars: []string{"additional_rpm_installs", "nodejs_version"},
+			VarsFiles: []string{"{{ ansible_distribution }}/{{ ansible_distribution_major_version }}.yml", "{{ ansible_distribution }}.yml"}},
 	}}
 	podmanUser := func(res *appliance.Result, want string) {
 		t.Helper()
@@ -226,7 +230,10 @@ func TestApplianceResolveLab(t *testing.T) {
 
 	// the role's defaults and the common group_vars' list give the
 	// plugin's built-in chrony.conf, HPL 2.3 and ansible-init's pins
-	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init")
+	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init", "node_exporter")
+	// osc.ood's vars for Rocky 9 with its defaults' streams
+	wantValue(t, res.Values["osc.ood"], "additional_rpm_installs", []any{"lua-posix", "@nodejs:22", "@ruby:3.3"})
+	wantValue(t, res.Values["osc.ood"], "nodejs_version", 22)
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
 	// a site's own cvmfs settings, podman users and the user running its
@@ -242,7 +249,9 @@ func TestApplianceResolveLab(t *testing.T) {
 		"vgpu_nvidia_mig_manager_rpm_url: https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm\n" +
 		"appliances_state_dir: /var/lib/state\n" +
 		"chrony_ntp_servers:\n  - {server: ntp.site.example, type: pool, options: [{option: iburst}, {option: maxsources, val: 3}]}\n  - {server: 10.0.0.1}\n" +
-		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n"
+		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n" +
+		"node_exporter_enabled_collectors: [systemd, processes, {textfile: {directory: /srv/textfile}}]\nnode_exporter_disabled_collectors: [mdadm]\n" +
+		"node_exporter_web_listen_address: [\"0.0.0.0:9100\", \"127.0.0.1:9101\"]\nnodejs_version: 20\nruby_version: \"3.1\"\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -476,6 +485,14 @@ func wantSiteGroups(t *testing.T, res *appliance.Result) {
 	if want := "\npool ntp.site.example iburst maxsources 3\nserver 10.0.0.1\nallow 10.60.0.0/16\nlocal stratum 10\n"; !strings.Contains(conf, want) || strings.Contains(conf, "debian") {
 		t.Errorf("chrony.conf from the site's values:\n%s\nwant %q", conf, want)
 	}
+	_, ne := withResolved(t, res, "node_exporter")
+	unit := ne.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+	if want := "\nExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --collector.textfile --collector.textfile.directory=/srv/textfile " +
+		"--no-collector.mdadm --web.listen-address=0.0.0.0:9100 --web.listen-address=127.0.0.1:9101 --web.telemetry-path=/metrics\n"; !strings.Contains(unit, want) {
+		t.Errorf("node_exporter's unit from the site's values:\n%s\nwant %q", unit, want)
+	}
+	// the site's streams: Rocky 9's vars file leaves them to group_vars
+	wantValue(t, res.Values["osc.ood"], "additional_rpm_installs", []any{"lua-posix", "@nodejs:20", "@ruby:3.1"})
 	_, hpl := withResolved(t, res, "hpctests")
 	if d := hpl.Content["downloads"].([]any)[0].(map[string]any); d["destination"] != "/opt/hpl/hpl-2.4.tar.gz" || d["sha256"] != "" || len(hpl.Unpinned()) != 1 {
 		t.Errorf("HPL from the site's 2.4: %v, unpinned %v", d, hpl.Unpinned())

@@ -36,6 +36,9 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Latest != "" {
 		from += " (`latest`: `" + s.Latest + "`, to the newest)"
 	}
+	if len(s.VarsFiles) > 0 {
+		from += ", the role's vars files included first (the first found of " + codes(s.VarsFiles) + ")"
+	}
 	for _, b := range slices.Sorted(maps.Keys(s.Bases)) {
 		from += ", `" + b + "…` as `" + s.Bases[b] + "…`"
 	}
