@@ -68,7 +68,9 @@ type ApplianceVar struct {
 	// the items, each formatted, as words of a unit's ExecStart (quoted
 	// where systemd would split them), each after a space;
 	// "collector_flags" are node_exporter's enabled collectors so, as
-	// prometheus.prometheus.node_exporter's unit template makes them.
+	// prometheus.prometheus.node_exporter's unit template makes them;
+	// "grafana_dashboards" are the grafana-dashboards role's entries as
+	// the grafana_dashboards content kind's items (the whole list).
 	Render string `yaml:"render"`
 	// Pins maps the value to the item (a version to the sha256 the
 	// plugin pins for it): a value with no pin gives an empty item, so
@@ -357,6 +359,8 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	case renderChrony:
 		text, err := chronySourceLines(v)
 		return []string{text}, err
+	case renderDashboards:
+		return dashboardValues(v)
 	case renderCollectors:
 		flags, err := collectorFlags(v)
 		if err != nil {
@@ -444,10 +448,11 @@ const (
 	renderChrony     = "chrony_sources"
 	renderFlags      = "flags"
 	renderCollectors = "collector_flags"
+	renderDashboards = "grafana_dashboards"
 )
 
 // renders are ApplianceVar.Render's values.
-var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors}
+var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors, renderDashboards}
 
 // keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
 // }}` renders it (Ansible's trim_blocks: a line each), keys in order.
@@ -580,6 +585,10 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	}
 	parent, key, err := walk(g.Content, strings.Split(path, "/"))
 	if err != nil {
+		return err
+	}
+	if s.Render == renderDashboards {
+		parent[key], err = fromJSON(vals)
 		return err
 	}
 	if cur, scalar := parent[key].(string); scalar {
@@ -779,4 +788,31 @@ func (g Group) checkSources() error {
 		}
 	}
 	return nil
+}
+
+// WholeLists are the content lists (grafana_dashboards) that a source of
+// g replaces whole: the site's variable composes the list, so it stands
+// for the items the group's with_option and with_group sets add to it.
+func (g Group) WholeLists() []string {
+	var out []string
+	for _, s := range g.Appliance {
+		list, ok := strings.CutPrefix(s.Into, "content/")
+		if ok && s.Var != "" && s.When == "" && len(s.Items) == 0 && !strings.Contains(list, "/") {
+			out = append(out, list)
+		}
+	}
+	return out
+}
+
+// Without is g without the content lists named.
+func (g Group) Without(lists []string) Group {
+	if len(lists) == 0 || g.Content == nil {
+		return g
+	}
+	out := g
+	out.Content = maps.Clone(g.Content)
+	for _, l := range lists {
+		delete(out.Content, l)
+	}
+	return out
 }

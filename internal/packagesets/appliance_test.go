@@ -96,6 +96,7 @@ func TestWithAppliance(t *testing.T) {
 		"/openhpc_packages":                    []any{"podman", "", "slurm-sview-ohpc"},
 		"osc.ood/ondemand_dex_package":         "ondemand-dex",
 		"osc.ood/additional_rpm_installs":      []any{"lua-posix", "@nodejs:20", "@ruby:3.3"},
+		"/grafana_dashboards":                  grafanaDashboardsStock(),
 		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"repo": "x", "version": "2026.01.1"}},
 		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
 		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "main"}},
@@ -170,7 +171,7 @@ func TestWithApplianceLatest(t *testing.T) {
 		if strings.HasPrefix(tc.want, "ondemand") {
 			g, v = groups[1], "/ondemand_package"
 		}
-		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{},
+		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{}, "/grafana_dashboards": []any{},
 			"osc.ood/additional_rpm_installs": []any{"lua-posix"}}
 		for _, app := range []string{"rstudio", "codeserver", "jupyter"} {
 			vals["/openondemand_install_app_"+app] = map[string]any{app: map[string]any{"version": "v1"}}
@@ -658,6 +659,78 @@ func TestWithApplianceNodeExporter(t *testing.T) {
 		bad[role+"node_exporter_enabled_collectors"] = v
 		if _, _, err := WithAppliance(g, fakeLookup{vals: bad}); err == nil || !strings.Contains(err.Error(), `group "node_exporter": node_exporter_enabled_collectors (role prometheus.prometheus.node_exporter): `) {
 			t.Errorf("%s: %v, want an error naming the group and the variable", name, err)
+		}
+	}
+}
+
+// grafanaDashboardsStock is the common group_vars' grafana_dashboards
+// (without openondemand) as the site's Ansible gives it.
+func grafanaDashboardsStock() []any {
+	reps := func(kv ...string) []any {
+		var out []any
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, map[string]any{"placeholder": kv[i], "replacement": kv[i+1]})
+		}
+		return out
+	}
+	return []any{
+		map[string]any{"dashboard_id": float64(13427), "revision_id": float64(1), "replacements": reps("DS_PROMETHEUS", "prometheus", "DS_ELASTICSEARCH", "slurmstats")},
+		map[string]any{"dashboard_file": "openhpc-slurm.json", "replacements": reps("DS_PROMETHEUS", "prometheus", "DS_SLURMSTATS", "slurmstats")},
+		map[string]any{"dashboard_file": "slurm-jobs.json", "replacements": reps("DS_PROMETHEUS", "prometheus", "DS_SLURMSTATS", "slurmstats")},
+		map[string]any{"dashboard_id": float64(4323), "revision_id": float64(3), "replacements": reps("DS_PROMETHEUS", "prometheus")},
+	}
+}
+
+// TestWithApplianceGrafanaDashboards: the site's grafana_dashboards are
+// the group's whole list (a grafana.com dashboard by id and revision, a
+// file of the role's files/ in the site's checkout, an absolute file as
+// it is), standing for the with_option and with_group sets' dashboards
+// (WholeLists); the stock list gives the built-in dashboards of the
+// group and its appliance_dir set; a bad entry fails naming the variable.
+func TestWithApplianceGrafanaDashboards(t *testing.T) {
+	groups, err := Resolve([]string{"grafana"}, map[string]bool{"appliance_dir": true})
+	if err != nil || len(groups) != 2 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	if w := g.WholeLists(); !slices.Equal(w, []string{"grafana_dashboards"}) {
+		t.Fatalf("whole lists %v", w)
+	}
+	if _, ok := groups[1].Without(g.WholeLists()).Content["grafana_dashboards"]; ok || groups[1].Content["grafana_dashboards"] == nil {
+		t.Errorf("the appliance_dir set keeps its dashboards, or the table lost them")
+	}
+	look := func(v any) fakeLookup {
+		return fakeLookup{vals: map[string]any{"/grafana_version": "10.4.18", "/grafana_plugins": []any{}, "/grafana_dashboards": v}}
+	}
+	out, applied, err := WithAppliance(g, look(grafanaDashboardsStock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin := append(slices.Clone(g.Content["grafana_dashboards"].([]any)), groups[1].Content["grafana_dashboards"].([]any)...)
+	got := out.Content["grafana_dashboards"].([]any)
+	if len(got) != len(builtin) {
+		t.Fatalf("stock: %v, want the built-in %v", got, builtin)
+	}
+	for _, b := range builtin {
+		if !slices.ContainsFunc(got, func(x any) bool { return reflect.DeepEqual(x, b) }) {
+			t.Errorf("stock: %v lacks the built-in %v", got, b)
+		}
+	}
+	if i := slices.IndexFunc(applied, func(a Applied) bool { return a.Var == "grafana_dashboards" }); i < 0 || len(applied[i].Values) != 4 {
+		t.Errorf("applied %+v", applied)
+	}
+	site := []any{map[string]any{"dashboard_id": "1860", "revision_id": float64(37)},
+		map[string]any{"dashboard_file": "/srv/site/dash.json", "replacements": []any{map[string]any{"placeholder": "DS_X", "replacement": "x"}}}}
+	out, _, err = WithAppliance(g, look(site))
+	want := []any{map[string]any{"id": 1860, "revision": 37}, map[string]any{"source": "/srv/site/dash.json", "replacements": map[string]any{"DS_X": "x"}}}
+	if err != nil || !reflect.DeepEqual(out.Content["grafana_dashboards"], want) {
+		t.Errorf("a site's: %v %v, want %v", out.Content["grafana_dashboards"], err, want)
+	}
+	for name, bad := range map[string]any{"not a list": "x", "no revision": []any{map[string]any{"dashboard_id": float64(1)}},
+		"neither": []any{map[string]any{"replacements": []any{}}}, "both": []any{map[string]any{"dashboard_id": float64(1), "revision_id": float64(1), "dashboard_file": "a.json"}},
+		"bad replacement": []any{map[string]any{"dashboard_file": "a.json", "replacements": []any{map[string]any{"placeholder": "DS_X"}}}}} {
+		if _, _, err := WithAppliance(g, look(bad)); err == nil || !strings.Contains(err.Error(), `group "grafana": grafana_dashboards: `) {
+			t.Errorf("%s: %v, want an error naming the variable", name, err)
 		}
 	}
 }

@@ -162,7 +162,14 @@ func (av *applianceValues) apply(groups []packagesets.Group) ([]packagesets.Grou
 	var out []packagesets.Group
 	var applied []packagesets.Applied
 	var errs []error
+	whole := map[string][]string{}
 	for _, g := range groups {
+		if len(g.Appliance) == 0 {
+			// a with_option or with_group set, after its group
+			g = g.Without(whole[g.Name])
+		} else {
+			whole[g.Name] = g.WholeLists()
+		}
 		ng, a, err := packagesets.WithAppliance(g, av.look)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("the site's appliance: %w", err))

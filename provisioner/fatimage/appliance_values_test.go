@@ -3,6 +3,7 @@ package fatimage
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,8 +71,10 @@ func overridesResult() *appliance.Result {
 				"ondemand_package":          str("ondemand-4.1.5"),
 				"grafana_version":           str("10.4.19"),
 				"grafana_plugins":           list("grafana-opensearch-datasource 2.8.1"),
-				"kernel_modules_denylist":   list("sctp", "dccp"),
-				"appliances_local_users":    str(users),
+				"grafana_dashboards": str([]any{map[string]any{"dashboard_file": "openhpc-slurm.json"},
+					map[string]any{"dashboard_id": float64(1860), "revision_id": float64(37), "replacements": []any{map[string]any{"placeholder": "DS_PROMETHEUS", "replacement": "prometheus"}}}}),
+				"kernel_modules_denylist": list("sctp", "dccp"),
+				"appliances_local_users":  str(users),
 				"dnf_repos_extra": str(map[string]any{
 					"siteextra": map[string]any{"9": map[string]any{"pulp_path": "site/extra/el9/x86_64", "pulp_timestamp": "20251106T211545", "repo_file": "site-extra"}},
 					"rl8only":   map[string]any{"8": map[string]any{"pulp_path": "x", "pulp_timestamp": "1", "repo_file": "x"}},
@@ -169,6 +172,15 @@ func TestPlanFromAppliance(t *testing.T) {
 		if slices.Contains(p.sets.Packages, gone) {
 			t.Errorf("packages keep %q: %v", gone, p.sets.Packages)
 		}
+	}
+	// the site's dashboards alone: the appliance_dir and openondemand
+	// sets' dashboards are the variable's to give
+	var dash []string
+	for _, d := range p.GrafanaDashboards {
+		dash = append(dash, fmt.Sprintf("%d %d %s %v", d.ID, d.Revision, filepath.Base(d.Source), d.Replacements))
+	}
+	if want := []string{"0 0 openhpc-slurm.json map[]", "1860 37 . map[DS_PROMETHEUS:prometheus]"}; !slices.Equal(dash, want) {
+		t.Errorf("dashboards %q, want %q", dash, want)
 	}
 	if len(p.GitCheckouts) != 3 || p.GitCheckouts[1].Tag != "2026.01.1" || p.origins["git_checkouts"][1].variable != "openondemand_install_app_rstudio" {
 		t.Errorf("the apps' checkouts: %+v, origins %+v", p.GitCheckouts, p.origins["git_checkouts"])

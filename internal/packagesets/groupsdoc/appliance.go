@@ -51,6 +51,8 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from += ": a time source line per entry, as mrlesmithjr.chrony's template writes them"
 	case "flags":
 		from += ": words of the unit's command line"
+	case "grafana_dashboards":
+		from += ": the whole list, an item per entry (`dashboard_id` and `revision_id`, or `dashboard_file` in the role's files/), standing for the dashboards of the group's `with_option` and `with_group` sets too"
 	case "collector_flags":
 		from += ": the collectors' flags, as prometheus.prometheus.node_exporter's template writes them"
 	}
@@ -132,6 +134,8 @@ func contractTable(d *data) string {
 				builtin = "`" + oneLine(s.Within) + "`"
 			case s.Pins != nil:
 				builtin = "the pin of " + codes(slices.Sorted(maps.Keys(s.Pins)))
+			case s.Render == "grafana_dashboards":
+				builtin = "the whole list"
 			case s.Render != "":
 				builtin = "the file's content"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
