@@ -70,7 +70,9 @@ type ApplianceVar struct {
 	// "collector_flags" are node_exporter's enabled collectors so, as
 	// prometheus.prometheus.node_exporter's unit template makes them;
 	// "grafana_dashboards" are the grafana-dashboards role's entries as
-	// the grafana_dashboards content kind's items (the whole list).
+	// the grafana_dashboards content kind's items (the whole list);
+	// "firewalld_zone" is the public zone's file once the firewalld role's
+	// rules (firewalld_configs) are applied.
 	Render string `yaml:"render"`
 	// Pins maps the value to the item (a version to the sha256 the
 	// plugin pins for it): a value with no pin gives an empty item, so
@@ -361,6 +363,9 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		return []string{text}, err
 	case renderDashboards:
 		return dashboardValues(v)
+	case renderFirewalld:
+		text, err := firewalldZone(v)
+		return []string{text}, err
 	case renderCollectors:
 		flags, err := collectorFlags(v)
 		if err != nil {
@@ -449,10 +454,11 @@ const (
 	renderFlags      = "flags"
 	renderCollectors = "collector_flags"
 	renderDashboards = "grafana_dashboards"
+	renderFirewalld  = "firewalld_zone"
 )
 
 // renders are ApplianceVar.Render's values.
-var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors, renderDashboards}
+var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors, renderDashboards, renderFirewalld}
 
 // keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
 // }}` renders it (Ansible's trim_blocks: a line each), keys in order.

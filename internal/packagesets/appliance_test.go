@@ -734,3 +734,57 @@ func TestWithApplianceGrafanaDashboards(t *testing.T) {
 		}
 	}
 }
+
+// TestWithApplianceFirewalld: the public zone's file is the site's
+// firewalld_configs applied to the OS's zone (the appliance's default
+// rule gives the built-in file; permanent services, ports and sources
+// enabled or disabled, the target, a runtime rule leaving nothing); no
+// rule for the host's groups leaves the OS's zone (no file); a rule the
+// plugin does not write fails naming the variable.
+func TestWithApplianceFirewalld(t *testing.T) {
+	groups, err := Expand("firewalld")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	look := func(rules ...any) fakeLookup {
+		return fakeLookup{vals: map[string]any{"/firewalld_configs": rules},
+			holds: map[string]bool{"/firewalld_configs | length > 0": len(rules) > 0}}
+	}
+	stock := map[string]any{"zone": "public", "state": "enabled", "target": "ACCEPT", "permanent": true}
+	out, _, err := WithAppliance(g, look(stock))
+	if err != nil || !reflect.DeepEqual(out.Content, g.Content) {
+		t.Fatalf("the appliance's rule: %v\n%v\nwant the built-in\n%v", err, out.Content, g.Content)
+	}
+	out, _, err = WithAppliance(g, look())
+	if files := out.Content["files"].([]any); err != nil || len(files) != 0 {
+		t.Errorf("no rule: %v %v, want no file", files, err)
+	}
+	out, _, err = WithAppliance(g, look(
+		map[string]any{"service": "http", "state": "enabled", "permanent": true},
+		map[string]any{"port": "8080-8081/tcp", "state": "enabled", "permanent": true, "immediate": true},
+		map[string]any{"source": "10.0.0.0/8", "zone": "public", "state": "enabled", "permanent": true},
+		map[string]any{"service": "cockpit", "state": "disabled", "permanent": true},
+		map[string]any{"service": "nfs", "state": "enabled", "immediate": true},
+		map[string]any{"target": "DROP", "state": "enabled", "permanent": true},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<zone target=\"DROP\">\n  <short>Public</short>\n  <source address=\"10.0.0.0/8\"/>\n  <service name=\"ssh\"/>\n  <service name=\"dhcpv6-client\"/>\n" +
+		"  <service name=\"http\"/>\n  <port protocol=\"tcp\" port=\"8080-8081\"/>\n</zone>\n"
+	if got := out.Content["files"].([]any)[0].(map[string]any)["content"].(string); !strings.HasSuffix(got, want) {
+		t.Errorf("a site's rules:\n%s\nwant it to end\n%s", got, want)
+	}
+	for name, bad := range map[string]any{
+		"rich rule":     map[string]any{"rich_rule": "rule family=ipv4 accept", "state": "enabled", "permanent": true},
+		"another zone":  map[string]any{"zone": "internal", "service": "ssh", "state": "enabled", "permanent": true},
+		"state present": map[string]any{"service": "ssh", "state": "present", "permanent": true},
+		"a bad port":    map[string]any{"port": "http", "state": "enabled", "permanent": true},
+		"nothing":       map[string]any{"state": "enabled", "permanent": true},
+	} {
+		if _, _, err := WithAppliance(g, look(bad)); err == nil || !strings.Contains(err.Error(), `group "firewalld": firewalld_configs: [0]: `) {
+			t.Errorf("%s: %v, want an error naming the variable and the rule", name, err)
+		}
+	}
+}

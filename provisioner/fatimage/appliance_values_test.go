@@ -1038,3 +1038,36 @@ func TestPlanFromApplianceNodeExporter(t *testing.T) {
 		t.Errorf("unit:\n%s\nwant %q", p.SystemdUnits[i].Content, want)
 	}
 }
+
+// TestPlanFromApplianceFirewalld: the public zone's file is the site's
+// firewalld_configs applied; with no rule for the host's groups the
+// image keeps the OS's zone (no file).
+func TestPlanFromApplianceFirewalld(t *testing.T) {
+	planOf := func(rules ...any) *plan {
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "firewalld")
+		res.Values[""]["firewalld_configs"] = appliance.Value{Defined: true, Value: rules}
+		res.RoleConditions[""]["firewalld_configs | length > 0"] = appliance.Truth{Holds: len(rules) > 0}
+		p, err := siteConfig(t).plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	zone := func(p *plan) string {
+		for _, f := range p.Files {
+			if f.Destination == "/etc/firewalld/zones/public.xml" {
+				return f.Content
+			}
+		}
+		return ""
+	}
+	if z := zone(planOf()); z != "" {
+		t.Errorf("no rule: %s, want no file", z)
+	}
+	z := zone(planOf(map[string]any{"service": "http", "state": "enabled", "permanent": true}))
+	if !strings.Contains(z, "<zone>\n") || !strings.Contains(z, `<service name="http"/>`) {
+		t.Errorf("a site's rule: %s", z)
+	}
+}

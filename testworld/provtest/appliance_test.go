@@ -119,7 +119,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
 		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user",
-			"ansible_init_pip_packages", "grafana_dashboards")},
+			"ansible_init_pip_packages", "grafana_dashboards", "firewalld_configs"), Conditions: []string{"firewalld_configs | length > 0"}},
 		{Role: "mrlesmithjr.chrony", Vars: []string{"chrony_ntp_servers", "chrony_allow_hosts", "chrony_local_stratum", "chrony_logdir"}},
 		{Role: "hpctests", Vars: []string{"hpctests_hpl_version"}},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
@@ -230,7 +230,7 @@ func TestApplianceResolveLab(t *testing.T) {
 
 	// the role's defaults and the common group_vars' list give the
 	// plugin's built-in chrony.conf, HPL 2.3 and ansible-init's pins
-	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init", "node_exporter")
+	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init", "node_exporter", "firewalld")
 	wantStockDashboards(t, res)
 	// osc.ood's vars for Rocky 9 with its defaults' streams
 	wantValue(t, res.Values["osc.ood"], "additional_rpm_installs", []any{"lua-posix", "@nodejs:22", "@ruby:3.3"})
@@ -253,7 +253,8 @@ func TestApplianceResolveLab(t *testing.T) {
 		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n" +
 		"node_exporter_enabled_collectors: [systemd, processes, {textfile: {directory: /srv/textfile}}]\nnode_exporter_disabled_collectors: [mdadm]\n" +
 		"node_exporter_web_listen_address: [\"0.0.0.0:9100\", \"127.0.0.1:9101\"]\nnodejs_version: 20\nruby_version: \"3.1\"\n" +
-		"grafana_dashboards_default: [{dashboard_id: 1860, revision_id: 37, replacements: [{placeholder: DS_PROMETHEUS, replacement: prometheus}]}]\n"
+		"grafana_dashboards_default: [{dashboard_id: 1860, revision_id: 37, replacements: [{placeholder: DS_PROMETHEUS, replacement: prometheus}]}]\n" +
+		"firewalld_configs_extra: [{name: web, group: openhpc, rule: {service: http, state: enabled, permanent: true}}, {name: not ours, group: nosuchgroup, rule: {port: 1/tcp}}]\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -499,6 +500,11 @@ func wantSiteGroups(t *testing.T, res *appliance.Result) {
 	if d := graf.Content["grafana_dashboards"].([]any); !reflect.DeepEqual(d[0], map[string]any{"id": 1860, "revision": 37, "replacements": map[string]any{"DS_PROMETHEUS": "prometheus"}}) ||
 		strings.Contains(fmt.Sprint(d), "13427") {
 		t.Errorf("grafana's dashboards from the site's grafana_dashboards_default: %v", d)
+	}
+	_, fw := withResolved(t, res, "firewalld")
+	if z := fw.Content["files"].([]any)[0].(map[string]any)["content"].(string); !strings.Contains(z, "<zone target=\"ACCEPT\">") ||
+		!strings.Contains(z, "<service name=\"cockpit\"/>\n  <service name=\"http\"/>\n</zone>") {
+		t.Errorf("the public zone from the site's firewalld_configs_extra:\n%s", z)
 	}
 	_, hpl := withResolved(t, res, "hpctests")
 	if d := hpl.Content["downloads"].([]any)[0].(map[string]any); d["destination"] != "/opt/hpl/hpl-2.4.tar.gz" || d["sha256"] != "" || len(hpl.Unpinned()) != 1 {

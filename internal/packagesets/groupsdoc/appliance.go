@@ -53,6 +53,8 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from += ": words of the unit's command line"
 	case "grafana_dashboards":
 		from += ": the whole list, an item per entry (`dashboard_id` and `revision_id`, or `dashboard_file` in the role's files/), standing for the dashboards of the group's `with_option` and `with_group` sets too"
+	case "firewalld_zone":
+		from += ": the public zone's file once its rules are applied (permanent targets, services, ports, sources)"
 	case "collector_flags":
 		from += ": the collectors' flags, as prometheus.prometheus.node_exporter's template writes them"
 	}
