@@ -266,9 +266,12 @@ func (av *applianceValues) siteUsers(src packagesets.LocalUsers, entry func(any)
 	return out, nil
 }
 
-// builtinIfSame is the built-in user of u's name and uid, else u.
+// builtinIfSame is the built-in user of u's name, uid and groups, else
+// u: a site's entry giving the user another group, or its group another
+// role, is made as the entry says.
 func builtinIfSame(u User) User {
-	if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
+	if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID && b.Group == u.Group && b.GID == u.GID &&
+		User(b).primaryGroup() == u.primaryGroup() {
 		return User(b)
 	}
 	return u

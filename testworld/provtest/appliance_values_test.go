@@ -115,6 +115,11 @@ func TestApplianceValuesLab(t *testing.T) {
 	if uid := run(t, comm, "id -u sitebot"); uid != "1234" {
 		t.Errorf("appliances_local_users_extra's sitebot: uid %q, want 1234", uid)
 	}
+	// the common defaults' grafana entry: its group made on its own, the
+	// user's primary group the user module's useradd -N gives
+	if got := run(t, comm, "id -u grafana; id -gn grafana; getent group grafana | cut -d: -f3"); got != "984\nusers\n979" {
+		t.Errorf("appliances_local_users' grafana: %q, want uid 984, primary group users, group grafana 979", got)
+	}
 	deny := run(t, comm, "cat /etc/modprobe.d/appliance.conf")
 	if !strings.Contains(deny, "sctp") || !strings.Contains(deny, "dccp") || strings.Contains(deny, "esp4") {
 		t.Errorf("kernel_modules_denylist: /etc/modprobe.d/appliance.conf is\n%s\nwant sctp and dccp (dccp templated from the VM's major), not the default esp4", deny)
