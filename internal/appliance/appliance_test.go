@@ -135,6 +135,10 @@ func TestChecks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `variable "a b"`) {
 		t.Errorf("Resolve with a bad name: %v", err)
 	}
+	_, err = s.Resolve(context.Background(), fakeTarget, appliance.Request{Queries: []appliance.Query{{Role: "ns.coll.r", Vars: []string{"a"}, VarsFiles: []string{"x.yml"}}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), `role "ns.coll.r": vars files need a role that is not a collection's`) {
+		t.Errorf("Resolve with a collection role's vars files: %v", err)
+	}
 	err = s.Run(context.Background(), fakeTarget, appliance.Play{Playbook: "p.yml", TasksFrom: "x.yml"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "go with a role") {
 		t.Errorf("Run of a playbook with tasks_from: %v", err)
@@ -193,6 +197,34 @@ func TestResolvePlaybook(t *testing.T) {
 				t.Errorf("task reads a value without no_log: %v", task)
 			}
 		}
+	}
+}
+
+// TestResolvePlaybookVarsFiles: a query's role vars files are included,
+// the first found, before its variables are read, in a play after every
+// other scope's (included variables stay the host's).
+func TestResolvePlaybookVarsFiles(t *testing.T) {
+	files := []string{"/roles/osc.ood/vars/{{ ansible_distribution }}/{{ ansible_distribution_major_version }}.yml", "/roles/osc.ood/vars/{{ ansible_distribution }}.yml"}
+	data, err := appliance.ResolvePlaybook(appliance.Request{Queries: []appliance.Query{
+		{Role: "osc.ood", Vars: []string{"additional_rpm_installs"}, VarsFiles: files}, {Role: "mysql", Vars: []string{"mysql_tag"}}}}, "/tmp/out.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plays []struct {
+		Name  string           `yaml:"name"`
+		Tasks []map[string]any `yaml:"tasks"`
+	}
+	if err := yaml.Unmarshal(data, &plays); err != nil {
+		t.Fatal(err)
+	}
+	if len(plays) != 4 || !strings.Contains(plays[1].Name, "mysql") || !strings.Contains(plays[2].Name, "osc.ood") {
+		t.Fatalf("plays: %s", data)
+	}
+	inc := plays[2].Tasks[1]
+	vars, _ := inc["vars"].(map[string]any)
+	if inc["ansible.builtin.include_vars"] != "{{ item }}" || !strings.Contains(fmt.Sprint(inc["loop"]), "first_found") ||
+		fmt.Sprint(vars["fatimage_engine_vars_files"]) != fmt.Sprint(files) || !strings.Contains(fmt.Sprint(plays[2].Tasks[2]), "additional_rpm_installs") {
+		t.Errorf("the vars files' task, then the read: %v", plays[2].Tasks)
 	}
 }
 

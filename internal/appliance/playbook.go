@@ -38,6 +38,16 @@ func conditionTask(c, reg string) task {
 		"when": c, "register": reg, "ignore_errors": true, "no_log": true})
 }
 
+// includeVarsTask includes the first of files found, as a role's
+// include_vars task with_first_found does (none found: nothing, where
+// the role's own task would fail). The files are templated by the
+// lookup; with_first_found's skip is not honoured by every Ansible.
+func includeVarsTask(files []string) task {
+	return engineTask(task{"name": "the role's vars files", "ansible.builtin.include_vars": "{{ item }}",
+		"loop": "{{ query('ansible.builtin.first_found', " + engineTag + "_vars_files, errors='ignore') }}",
+		"vars": map[string]any{engineTag + "_vars_files": files}})
+}
+
 // resolvePlaybook is the resolution's playbook: facts (gathered as the
 // appliance's install plays gather them, with become), one play per
 // query scope, one for host patterns, conditions and expressions, and a
@@ -51,10 +61,14 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	facts["become"] = true
 	plays := []play{facts}
 	var queries, qconds []string
+	var last []play
 	for i, q := range req.Queries {
 		var tasks []task
 		if q.Role != "" {
 			tasks = append(tasks, task{"ansible.builtin.import_role": map[string]any{"name": q.Role}, "when": false})
+		}
+		if len(q.VarsFiles) > 0 {
+			tasks = append(tasks, includeVarsTask(q.VarsFiles))
 		}
 		var regs []string
 		for j, v := range q.Vars {
@@ -68,10 +82,18 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 			tasks = append(tasks, conditionTask(c, reg))
 			cregs = append(cregs, reg)
 		}
-		plays = append(plays, builder(fmt.Sprintf("fatimage: variables (role %q)", q.Role), tasks...))
+		p := builder(fmt.Sprintf("fatimage: variables (role %q)", q.Role), tasks...)
+		if len(q.VarsFiles) > 0 {
+			// included variables stay the host's for the rest of the run
+			// (as the role's do in the appliance's): after the other scopes
+			last = append(last, p)
+		} else {
+			plays = append(plays, p)
+		}
 		queries = append(queries, "["+strings.Join(regs, ", ")+"]")
 		qconds = append(qconds, "["+strings.Join(cregs, ", ")+"]")
 	}
+	plays = append(plays, last...)
 	var conds []string
 	var ctasks []task
 	for i, c := range req.Conditions {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,6 +26,14 @@ type Query struct {
 	// scope, for what a role decides from its own defaults (whether
 	// osc.ood installs mod_auth_openidc).
 	Conditions []string
+	// VarsFiles are the files in Role's vars/ directory that a task of
+	// the role includes (include_vars) before the task that reads the
+	// variables, the first of them found, each templated by Ansible with
+	// the VM's facts (osc.ood's "{{ ansible_distribution }}/{{
+	// ansible_distribution_major_version }}.yml"): its variables are read
+	// at include_vars precedence, above the site's group_vars, as the
+	// role's own tasks see them. Not for a collection's role.
+	VarsFiles []string
 }
 
 // Request is what one resolution asks of the site's Ansible.
@@ -115,8 +124,33 @@ func (r Request) check() error {
 				errs = append(errs, fmt.Errorf("role %q: an empty condition", q.Role))
 			}
 		}
+		if len(q.VarsFiles) > 0 && (q.Role == "" || strings.Count(q.Role, ".") == 2) {
+			errs = append(errs, fmt.Errorf("role %q: vars files need a role that is not a collection's", q.Role))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// withVarsPaths is req with each query's VarsFiles in its role's vars/
+// directory (the role is installed: missing ones are left out before).
+func (s *Site) withVarsPaths(req Request) (Request, error) {
+	out := req
+	out.Queries = slices.Clone(req.Queries)
+	for i, q := range out.Queries {
+		if len(q.VarsFiles) == 0 {
+			continue
+		}
+		dir, err := s.FindRole(q.Role)
+		if err != nil || dir == "" {
+			return req, fmt.Errorf("role %s: its vars files: not found (%v)", q.Role, err)
+		}
+		var files []string
+		for _, f := range q.VarsFiles {
+			files = append(files, filepath.Join(dir, "vars", f))
+		}
+		out.Queries[i].VarsFiles = files
+	}
+	return out, nil
 }
 
 // Resolve gathers the build VM's facts and resolves the request with the
@@ -131,6 +165,9 @@ func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer
 	}
 	req, missing, err := s.withoutMissingRoles(req)
 	if err != nil {
+		return nil, err
+	}
+	if req, err = s.withVarsPaths(req); err != nil {
 		return nil, err
 	}
 	inv, err := s.prepare(t)

@@ -28,6 +28,12 @@ type ApplianceVar struct {
 	// Role is the role whose defaults are in scope ("" none): the role
 	// that reads the variable in the appliance's build.
 	Role string `yaml:"role"`
+	// VarsFiles are the files of Role's vars/ directory that a task of
+	// the role includes (include_vars, the first found, each templated
+	// with the VM's facts) before the task reading Var: osc.ood's per
+	// distribution and major. Their variables rank above the site's
+	// group_vars, as for the role's own tasks.
+	VarsFiles []string `yaml:"vars_files"`
 	// When is the condition the appliance puts on the items (a task's
 	// `when`), evaluated in Role's scope: no items when it does not hold.
 	When string `yaml:"when"`
@@ -48,13 +54,25 @@ type ApplianceVar struct {
 	// that the one value, formatted, replaces wherever it occurs: the
 	// built-in tag in the unit running an image (opensearch:2.9.0).
 	Within string `yaml:"within"`
+	// Insert: the value goes in before Within's text, which stays (flags
+	// of which the built-in value has none, as node_exporter's disabled
+	// collectors).
+	Insert bool `yaml:"insert"`
 	// Render makes the one item of the value: "key_value" is a
 	// `key=value` line per entry of a mapping in the order the site's
 	// Ansible gives (a role's template iterating `.items()`, as eessi's
 	// cvmfs.config.j2 writes cvmfs_config); "lines" is a line per item
 	// of a list, each formatted (`{% for %}` over it); "chrony_sources"
 	// is a time source line per entry of mrlesmithjr.chrony's
-	// chrony_ntp_servers, as its chrony.conf.j2 writes them.
+	// chrony_ntp_servers, as its chrony.conf.j2 writes them; "flags" is
+	// the items, each formatted, as words of a unit's ExecStart (quoted
+	// where systemd would split them), each after a space;
+	// "collector_flags" are node_exporter's enabled collectors so, as
+	// prometheus.prometheus.node_exporter's unit template makes them;
+	// "grafana_dashboards" are the grafana-dashboards role's entries as
+	// the grafana_dashboards content kind's items (the whole list);
+	// "firewalld_zone" is the public zone's file once the firewalld role's
+	// rules (firewalld_configs) are applied.
 	Render string `yaml:"render"`
 	// Pins maps the value to the item (a version to the sha256 the
 	// plugin pins for it): a value with no pin gives an empty item, so
@@ -343,6 +361,18 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	case renderChrony:
 		text, err := chronySourceLines(v)
 		return []string{text}, err
+	case renderDashboards:
+		return dashboardValues(v)
+	case renderFirewalld:
+		text, err := firewalldZone(v)
+		return []string{text}, err
+	case renderCollectors:
+		flags, err := collectorFlags(v)
+		if err != nil {
+			return nil, err
+		}
+		text, err := execWords(flags)
+		return []string{text}, err
 	}
 	items, err := Strings(v)
 	if err != nil {
@@ -355,8 +385,12 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		return []string{s.Pins[items[0]]}, nil
 	}
 	s.format(items)
-	if s.Render == renderLines {
+	switch s.Render {
+	case renderLines:
 		return []string{lines(items)}, nil
+	case renderFlags:
+		text, err := execWords(items)
+		return []string{text}, err
 	}
 	return items, nil
 }
@@ -414,10 +448,17 @@ func (g Group) Unpinned() []Unpinned {
 
 // ApplianceVar.Render's ways to make one item of a value.
 const (
-	renderKeyValue = "key_value"
-	renderLines    = "lines"
-	renderChrony   = "chrony_sources"
+	renderKeyValue   = "key_value"
+	renderLines      = "lines"
+	renderChrony     = "chrony_sources"
+	renderFlags      = "flags"
+	renderCollectors = "collector_flags"
+	renderDashboards = "grafana_dashboards"
+	renderFirewalld  = "firewalld_zone"
 )
+
+// renders are ApplianceVar.Render's values.
+var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors, renderDashboards, renderFirewalld}
 
 // keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
 // }}` renders it (Ansible's trim_blocks: a line each), keys in order.
@@ -552,12 +593,19 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 	if err != nil {
 		return err
 	}
+	if s.Render == renderDashboards {
+		parent[key], err = fromJSON(vals)
+		return err
+	}
 	if cur, scalar := parent[key].(string); scalar {
 		if len(vals) != 1 {
 			return fmt.Errorf("%d values for the one value of %s", len(vals), s.Into)
 		}
 		parent[key] = vals[0]
-		if s.Within != "" {
+		switch {
+		case s.Insert:
+			parent[key] = strings.ReplaceAll(cur, s.Within, vals[0]+s.Within)
+		case s.Within != "":
 			parent[key] = strings.ReplaceAll(cur, s.Within, vals[0])
 		}
 		return nil
@@ -707,8 +755,14 @@ func (g Group) checkSources() error {
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
-		if s.Render != "" && (!slices.Contains([]string{renderKeyValue, renderLines, renderChrony}, s.Render) || s.Key != "" || s.Var == "") {
-			return fmt.Errorf("appliance source %s: render %q: only %q, %q or %q, of a whole variable", s.Var, s.Render, renderKeyValue, renderLines, renderChrony)
+		if s.Render != "" && (!slices.Contains(renders, s.Render) || s.Key != "" || s.Var == "") {
+			return fmt.Errorf("appliance source %s: render %q: only %s, of a whole variable", s.Var, s.Render, strings.Join(renders, ", "))
+		}
+		if len(s.VarsFiles) > 0 && s.Role == "" {
+			return fmt.Errorf("appliance source %s: vars files are a role's", s.Var)
+		}
+		if s.Insert && s.Within == "" {
+			return fmt.Errorf("appliance source %s: insert goes before the text within names, and there is none", s.Var)
 		}
 		if (s.Pins != nil || s.PinNames) && (s.Render != "" || s.Format != "" || s.Within != "" || !strings.HasPrefix(s.Into, "content/")) {
 			return fmt.Errorf("appliance source %s: pins and pin_names take the value as it is, into content", s.Var)
@@ -740,4 +794,31 @@ func (g Group) checkSources() error {
 		}
 	}
 	return nil
+}
+
+// WholeLists are the content lists (grafana_dashboards) that a source of
+// g replaces whole: the site's variable composes the list, so it stands
+// for the items the group's with_option and with_group sets add to it.
+func (g Group) WholeLists() []string {
+	var out []string
+	for _, s := range g.Appliance {
+		list, ok := strings.CutPrefix(s.Into, "content/")
+		if ok && s.Var != "" && s.When == "" && len(s.Items) == 0 && !strings.Contains(list, "/") {
+			out = append(out, list)
+		}
+	}
+	return out
+}
+
+// Without is g without the content lists named.
+func (g Group) Without(lists []string) Group {
+	if len(lists) == 0 || g.Content == nil {
+		return g
+	}
+	out := g
+	out.Content = maps.Clone(g.Content)
+	for _, l := range lists {
+		delete(out.Content, l)
+	}
+	return out
 }

@@ -95,6 +95,8 @@ func TestWithAppliance(t *testing.T) {
 		"/ondemand_package":                    "ondemand-4.1.5",
 		"/openhpc_packages":                    []any{"podman", "", "slurm-sview-ohpc"},
 		"osc.ood/ondemand_dex_package":         "ondemand-dex",
+		"osc.ood/additional_rpm_installs":      []any{"lua-posix", "@nodejs:20", "@ruby:3.3"},
+		"/grafana_dashboards":                  grafanaDashboardsStock(),
 		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"repo": "x", "version": "2026.01.1"}},
 		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
 		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "main"}},
@@ -114,6 +116,11 @@ func TestWithAppliance(t *testing.T) {
 			t.Errorf("group %s: nothing applied", g.Name)
 		}
 		got = append(got, ng)
+	}
+	// osc.ood's additional_rpm_installs (a site's nodejs_version 20) in
+	// place of the built-in streams
+	if p := got[2].Packages; !slices.Equal(p[:3], []string{"lua-posix", "@nodejs:20", "@ruby:3.3"}) || slices.Contains(p, "@nodejs:22/common") || slices.Contains(p, "@ruby:3.3/common") {
+		t.Errorf("openondemand's streams: %v", p)
 	}
 	mods := got[0].Content["modprobe_blacklist"].([]any)[0].(map[string]any)["modules"]
 	if !slices.Equal(mods.([]any), []any{"sctp", "dccp"}) {
@@ -164,7 +171,8 @@ func TestWithApplianceLatest(t *testing.T) {
 		if strings.HasPrefix(tc.want, "ondemand") {
 			g, v = groups[1], "/ondemand_package"
 		}
-		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{}}
+		vals := map[string]any{v: tc.value, "osc.ood/ondemand_dex_package": "ondemand-dex", "/grafana_plugins": []any{}, "/grafana_dashboards": []any{},
+			"osc.ood/additional_rpm_installs": []any{"lua-posix"}}
 		for _, app := range []string{"rstudio", "codeserver", "jupyter"} {
 			vals["/openondemand_install_app_"+app] = map[string]any{app: map[string]any{"version": "v1"}}
 		}
@@ -236,7 +244,7 @@ func TestCheckSources(t *testing.T) {
 // slurm-tools venv's pin come from the site's appliance.
 func TestWithApplianceAppsImagesPins(t *testing.T) {
 	look := fakeLookup{vals: map[string]any{
-		"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "ondemand-dex",
+		"/ondemand_package": "ondemand-4.1.4", "osc.ood/ondemand_dex_package": "ondemand-dex", "osc.ood/additional_rpm_installs": []any{"lua-posix"},
 		"/openondemand_install_app_rstudio":    map[string]any{"rstudio": map[string]any{"version": "2025.08.1"}},
 		"/openondemand_install_app_codeserver": map[string]any{"codeserver": map[string]any{"version": "2025.09.1"}},
 		"/openondemand_install_app_jupyter":    map[string]any{"jupyter": map[string]any{"version": "v1.2"}},
@@ -573,5 +581,210 @@ func TestWithApplianceAnsibleInitPins(t *testing.T) {
 	_, _, err = WithAppliance(g, look("ansible", "pyyaml", "openstacksdk"))
 	if err == nil || !strings.Contains(err.Error(), `group "ansible_init": ansible_init_pip_packages: pyyaml, openstacksdk: the plugin pins no version`) {
 		t.Errorf("unpinned names: %v", err)
+	}
+}
+
+// nodeExporterStock are prometheus.prometheus.node_exporter's defaults
+// (0.28.0's, the names and values the lab's stand-in has) as the site's
+// Ansible gives them.
+func nodeExporterStock() map[string]any {
+	const role = "prometheus.prometheus.node_exporter/"
+	return map[string]any{
+		role + "node_exporter_enabled_collectors":  []any{"systemd", map[string]any{"textfile": map[string]any{"directory": "/var/lib/node_exporter"}}},
+		role + "node_exporter_disabled_collectors": []any{},
+		role + "node_exporter_web_listen_address":  "0.0.0.0:9100",
+		role + "node_exporter_web_telemetry_path":  "/metrics",
+		role + "node_exporter_textfile_dir":        "/var/lib/node_exporter",
+	}
+}
+
+// unitExecStart is the ExecStart line of a group's first unit.
+func unitExecStart(t *testing.T, g Group) string {
+	t.Helper()
+	unit := g.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+	for _, line := range strings.Split(unit, "\n") {
+		if strings.HasPrefix(line, "ExecStart=") {
+			return line
+		}
+	}
+	t.Fatalf("no ExecStart in\n%s", unit)
+	return ""
+}
+
+// TestWithApplianceNodeExporter: the unit's flags are the site's
+// node_exporter variables as the role's template writes them (the
+// collectors, an option each in key order, disabled collectors, every
+// listen address of a list, the telemetry path), words quoted where
+// systemd would split or expand them; the textfile directory is the
+// site's; the role's defaults give the built-in unit.
+func TestWithApplianceNodeExporter(t *testing.T) {
+	groups, err := Expand("node_exporter")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	out, applied, err := WithAppliance(g, fakeLookup{vals: nodeExporterStock()})
+	if err != nil || len(applied) != 5 || !reflect.DeepEqual(out.Content, g.Content) {
+		t.Fatalf("the role's defaults: %v, %d applied, %q, want the built-in %q", err, len(applied), unitExecStart(t, out), unitExecStart(t, g))
+	}
+	const role = "prometheus.prometheus.node_exporter/"
+	site := nodeExporterStock()
+	site[role+"node_exporter_enabled_collectors"] = []any{"systemd", "processes",
+		map[string]any{"textfile": map[string]any{"directory": "/srv/prom text", "b": true, "a": float64(5)}}}
+	site[role+"node_exporter_disabled_collectors"] = []any{"mdadm", "nfs"}
+	site[role+"node_exporter_web_listen_address"] = []any{"10.0.0.5:9100", "127.0.0.1:9100"}
+	site[role+"node_exporter_web_telemetry_path"] = "/m%"
+	site[role+"node_exporter_textfile_dir"] = "/srv/prom text"
+	out, _, err = WithAppliance(g, fakeLookup{vals: site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --collector.textfile --collector.textfile.a=5 --collector.textfile.b=True " +
+		"'--collector.textfile.directory=/srv/prom text' --no-collector.mdadm --no-collector.nfs --web.listen-address=10.0.0.5:9100 --web.listen-address=127.0.0.1:9100 --web.telemetry-path=/m%%"
+	if got := unitExecStart(t, out); got != want {
+		t.Errorf("a site's values:\n%s\nwant\n%s", got, want)
+	}
+	if d := out.Content["files"].([]any)[1].(map[string]any)["destination"]; d != "/srv/prom text" {
+		t.Errorf("textfile directory %v", d)
+	}
+	site[role+"node_exporter_enabled_collectors"] = []any{}
+	site[role+"node_exporter_disabled_collectors"] = []any{}
+	site[role+"node_exporter_web_listen_address"] = ":9100"
+	if out, _, err = WithAppliance(g, fakeLookup{vals: site}); err != nil || unitExecStart(t, out) != "ExecStart=/usr/local/bin/node_exporter --web.listen-address=:9100 --web.telemetry-path=/m%%" {
+		t.Errorf("no collectors: %v %q", err, unitExecStart(t, out))
+	}
+	for name, v := range map[string]any{"not a list": "systemd", "two names": []any{map[string]any{"a": map[string]any{}, "b": map[string]any{}}},
+		"options not a mapping": []any{map[string]any{"textfile": "x"}}, "a backslash": []any{`a\b`}} {
+		bad := nodeExporterStock()
+		bad[role+"node_exporter_enabled_collectors"] = v
+		if _, _, err := WithAppliance(g, fakeLookup{vals: bad}); err == nil || !strings.Contains(err.Error(), `group "node_exporter": node_exporter_enabled_collectors (role prometheus.prometheus.node_exporter): `) {
+			t.Errorf("%s: %v, want an error naming the group and the variable", name, err)
+		}
+	}
+}
+
+// grafanaDashboardsStock is the common group_vars' grafana_dashboards
+// (without openondemand) as the site's Ansible gives it.
+func grafanaDashboardsStock() []any {
+	reps := func(kv ...string) []any {
+		var out []any
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, map[string]any{"placeholder": kv[i], "replacement": kv[i+1]})
+		}
+		return out
+	}
+	return []any{
+		map[string]any{"dashboard_id": float64(13427), "revision_id": float64(1), "replacements": reps("DS_PROMETHEUS", "prometheus", "DS_ELASTICSEARCH", "slurmstats")},
+		map[string]any{"dashboard_file": "openhpc-slurm.json", "replacements": reps("DS_PROMETHEUS", "prometheus", "DS_SLURMSTATS", "slurmstats")},
+		map[string]any{"dashboard_file": "slurm-jobs.json", "replacements": reps("DS_PROMETHEUS", "prometheus", "DS_SLURMSTATS", "slurmstats")},
+		map[string]any{"dashboard_id": float64(4323), "revision_id": float64(3), "replacements": reps("DS_PROMETHEUS", "prometheus")},
+	}
+}
+
+// TestWithApplianceGrafanaDashboards: the site's grafana_dashboards are
+// the group's whole list (a grafana.com dashboard by id and revision, a
+// file of the role's files/ in the site's checkout, an absolute file as
+// it is), standing for the with_option and with_group sets' dashboards
+// (WholeLists); the stock list gives the built-in dashboards of the
+// group and its appliance_dir set; a bad entry fails naming the variable.
+func TestWithApplianceGrafanaDashboards(t *testing.T) {
+	groups, err := Resolve([]string{"grafana"}, map[string]bool{"appliance_dir": true})
+	if err != nil || len(groups) != 2 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	if w := g.WholeLists(); !slices.Equal(w, []string{"grafana_dashboards"}) {
+		t.Fatalf("whole lists %v", w)
+	}
+	if _, ok := groups[1].Without(g.WholeLists()).Content["grafana_dashboards"]; ok || groups[1].Content["grafana_dashboards"] == nil {
+		t.Errorf("the appliance_dir set keeps its dashboards, or the table lost them")
+	}
+	look := func(v any) fakeLookup {
+		return fakeLookup{vals: map[string]any{"/grafana_version": "10.4.18", "/grafana_plugins": []any{}, "/grafana_dashboards": v}}
+	}
+	out, applied, err := WithAppliance(g, look(grafanaDashboardsStock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin := append(slices.Clone(g.Content["grafana_dashboards"].([]any)), groups[1].Content["grafana_dashboards"].([]any)...)
+	got := out.Content["grafana_dashboards"].([]any)
+	if len(got) != len(builtin) {
+		t.Fatalf("stock: %v, want the built-in %v", got, builtin)
+	}
+	for _, b := range builtin {
+		if !slices.ContainsFunc(got, func(x any) bool { return reflect.DeepEqual(x, b) }) {
+			t.Errorf("stock: %v lacks the built-in %v", got, b)
+		}
+	}
+	if i := slices.IndexFunc(applied, func(a Applied) bool { return a.Var == "grafana_dashboards" }); i < 0 || len(applied[i].Values) != 4 {
+		t.Errorf("applied %+v", applied)
+	}
+	site := []any{map[string]any{"dashboard_id": "1860", "revision_id": float64(37)},
+		map[string]any{"dashboard_file": "/srv/site/dash.json", "replacements": []any{map[string]any{"placeholder": "DS_X", "replacement": "x"}}}}
+	out, _, err = WithAppliance(g, look(site))
+	want := []any{map[string]any{"id": 1860, "revision": 37}, map[string]any{"source": "/srv/site/dash.json", "replacements": map[string]any{"DS_X": "x"}}}
+	if err != nil || !reflect.DeepEqual(out.Content["grafana_dashboards"], want) {
+		t.Errorf("a site's: %v %v, want %v", out.Content["grafana_dashboards"], err, want)
+	}
+	for name, bad := range map[string]any{"not a list": "x", "no revision": []any{map[string]any{"dashboard_id": float64(1)}},
+		"neither": []any{map[string]any{"replacements": []any{}}}, "both": []any{map[string]any{"dashboard_id": float64(1), "revision_id": float64(1), "dashboard_file": "a.json"}},
+		"bad replacement": []any{map[string]any{"dashboard_file": "a.json", "replacements": []any{map[string]any{"placeholder": "DS_X"}}}}} {
+		if _, _, err := WithAppliance(g, look(bad)); err == nil || !strings.Contains(err.Error(), `group "grafana": grafana_dashboards: `) {
+			t.Errorf("%s: %v, want an error naming the variable", name, err)
+		}
+	}
+}
+
+// TestWithApplianceFirewalld: the public zone's file is the site's
+// firewalld_configs applied to the OS's zone (the appliance's default
+// rule gives the built-in file; permanent services, ports and sources
+// enabled or disabled, the target, a runtime rule leaving nothing); no
+// rule for the host's groups leaves the OS's zone (no file); a rule the
+// plugin does not write fails naming the variable.
+func TestWithApplianceFirewalld(t *testing.T) {
+	groups, err := Expand("firewalld")
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	g := groups[0]
+	look := func(rules ...any) fakeLookup {
+		return fakeLookup{vals: map[string]any{"/firewalld_configs": rules},
+			holds: map[string]bool{"/firewalld_configs | length > 0": len(rules) > 0}}
+	}
+	stock := map[string]any{"zone": "public", "state": "enabled", "target": "ACCEPT", "permanent": true}
+	out, _, err := WithAppliance(g, look(stock))
+	if err != nil || !reflect.DeepEqual(out.Content, g.Content) {
+		t.Fatalf("the appliance's rule: %v\n%v\nwant the built-in\n%v", err, out.Content, g.Content)
+	}
+	out, _, err = WithAppliance(g, look())
+	if files := out.Content["files"].([]any); err != nil || len(files) != 0 {
+		t.Errorf("no rule: %v %v, want no file", files, err)
+	}
+	out, _, err = WithAppliance(g, look(
+		map[string]any{"service": "http", "state": "enabled", "permanent": true},
+		map[string]any{"port": "8080-8081/tcp", "state": "enabled", "permanent": true, "immediate": true},
+		map[string]any{"source": "10.0.0.0/8", "zone": "public", "state": "enabled", "permanent": true},
+		map[string]any{"service": "cockpit", "state": "disabled", "permanent": true},
+		map[string]any{"service": "nfs", "state": "enabled", "immediate": true},
+		map[string]any{"target": "DROP", "state": "enabled", "permanent": true},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<zone target=\"DROP\">\n  <short>Public</short>\n  <source address=\"10.0.0.0/8\"/>\n  <service name=\"ssh\"/>\n  <service name=\"dhcpv6-client\"/>\n" +
+		"  <service name=\"http\"/>\n  <port protocol=\"tcp\" port=\"8080-8081\"/>\n</zone>\n"
+	if got := out.Content["files"].([]any)[0].(map[string]any)["content"].(string); !strings.HasSuffix(got, want) {
+		t.Errorf("a site's rules:\n%s\nwant it to end\n%s", got, want)
+	}
+	for name, bad := range map[string]any{
+		"rich rule":     map[string]any{"rich_rule": "rule family=ipv4 accept", "state": "enabled", "permanent": true},
+		"another zone":  map[string]any{"zone": "internal", "service": "ssh", "state": "enabled", "permanent": true},
+		"state present": map[string]any{"service": "ssh", "state": "present", "permanent": true},
+		"a bad port":    map[string]any{"port": "http", "state": "enabled", "permanent": true},
+		"nothing":       map[string]any{"state": "enabled", "permanent": true},
+	} {
+		if _, _, err := WithAppliance(g, look(bad)); err == nil || !strings.Contains(err.Error(), `group "firewalld": firewalld_configs: [0]: `) {
+			t.Errorf("%s: %v, want an error naming the variable and the rule", name, err)
+		}
 	}
 }

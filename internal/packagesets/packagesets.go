@@ -115,14 +115,17 @@ type Group struct {
 
 // User is a built-in user with fixed ids.
 type User struct {
-	Name       string `yaml:"-"`
-	UID        int    `yaml:"uid"`
-	Group      string `yaml:"group"`
-	GID        int    `yaml:"gid"`
-	Home       string `yaml:"home"`
-	Shell      string `yaml:"shell"`
-	System     bool   `yaml:"system"`
-	CreateHome bool   `yaml:"create_home"`
+	Name  string `yaml:"-"`
+	UID   int    `yaml:"uid"`
+	Group string `yaml:"group"`
+	GID   int    `yaml:"gid"`
+	// PrimaryGroup false: Group is made on its own (provisioner's
+	// User.PrimaryGroup).
+	PrimaryGroup *bool  `yaml:"primary_group"`
+	Home         string `yaml:"home"`
+	Shell        string `yaml:"shell"`
+	System       bool   `yaml:"system"`
+	CreateHome   bool   `yaml:"create_home"`
 }
 
 // Binary is a built-in release tarball.
@@ -221,6 +224,15 @@ func Known() []string {
 // Source is package_sets.yaml as shipped, comments included (the
 // groups' reference page is generated from it).
 func Source() []byte { return packageSetsYAML }
+
+// Primary is the user's primary group as useradd -g gets it: "" for
+// useradd's default.
+func (u User) Primary() string {
+	if u.PrimaryGroup != nil && !*u.PrimaryGroup {
+		return ""
+	}
+	return u.Group
+}
 
 // LookupUser is the built-in user of that name.
 func LookupUser(name string) (User, bool) {

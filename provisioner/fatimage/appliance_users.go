@@ -29,10 +29,33 @@ func localUser(e any) (u User, skip bool, err error) {
 		return u, false, err
 	}
 	if g, ok := m["group"].(map[string]any); ok {
-		u.Group, _ = g["name"].(string)
-		u.GID, _ = number(g["gid"])
+		err = entryGroup(&u, g)
 	}
-	return u, false, nil
+	return u, false, err
+}
+
+// entryGroup puts an entry's group (the group module's arguments, made
+// before any user) into u. The user module gives the user that group
+// only when its `group` names it: without one the group is made on its
+// own, and the user's primary group is decided on the VM as the module
+// decides it (useradd -N when a group of the user's name exists).
+func entryGroup(u *User, g map[string]any) error {
+	name, _ := g["name"].(string)
+	if name == "" {
+		return fmt.Errorf("user %q: the entry's group has no name", u.Name)
+	}
+	switch u.Group {
+	case "":
+		u.PrimaryGroup = new(bool)
+	case name:
+	default:
+		// one User makes one group: the entry's and the user's
+		// differing would need two
+		return fmt.Errorf("user %q: its group %q is not the entry's group %q (the plugin makes one group per user)", u.Name, u.Group, name)
+	}
+	u.Group = name
+	u.GID, _ = number(g["gid"])
+	return nil
 }
 
 // podmanUser is one podman_users entry (the user module's arguments).

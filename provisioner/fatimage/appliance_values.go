@@ -50,7 +50,7 @@ type applianceValues struct {
 // applianceRequest asks for every variable and condition the built-in
 // groups name, by role scope, and for the local users.
 func applianceRequest() appliance.Request {
-	type scope struct{ vars, conds []string }
+	type scope struct{ vars, conds, files []string }
 	repos := packagesets.ApplianceExtraRepos()
 	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar}},
 		proxyScope: {vars: slices.Clone(proxyVars)}}
@@ -76,6 +76,11 @@ func applianceRequest() appliance.Request {
 	for _, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
 			add(s.Role, s.Var, s.When)
+			for _, f := range s.VarsFiles {
+				if sc := byRole[s.Role]; !slices.Contains(sc.files, f) {
+					sc.files = append(sc.files, f)
+				}
+			}
 		}
 	}
 	for _, repos := range packagesets.ApplianceRepos() {
@@ -90,7 +95,7 @@ func applianceRequest() appliance.Request {
 		sc := byRole[role]
 		slices.Sort(sc.vars)
 		slices.Sort(sc.conds)
-		req.Queries = append(req.Queries, appliance.Query{Role: role, Vars: sc.vars, Conditions: sc.conds})
+		req.Queries = append(req.Queries, appliance.Query{Role: role, Vars: sc.vars, Conditions: sc.conds, VarsFiles: sc.files})
 	}
 	return req
 }
@@ -157,7 +162,14 @@ func (av *applianceValues) apply(groups []packagesets.Group) ([]packagesets.Grou
 	var out []packagesets.Group
 	var applied []packagesets.Applied
 	var errs []error
+	whole := map[string][]string{}
 	for _, g := range groups {
+		if len(g.Appliance) == 0 {
+			// a with_option or with_group set, after its group
+			g = g.Without(whole[g.Name])
+		} else {
+			whole[g.Name] = g.WholeLists()
+		}
 		ng, a, err := packagesets.WithAppliance(g, av.look)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("the site's appliance: %w", err))
@@ -254,9 +266,12 @@ func (av *applianceValues) siteUsers(src packagesets.LocalUsers, entry func(any)
 	return out, nil
 }
 
-// builtinIfSame is the built-in user of u's name and uid, else u.
+// builtinIfSame is the built-in user of u's name, uid and groups, else
+// u: a site's entry giving the user another group, or its group another
+// role, is made as the entry says.
 func builtinIfSame(u User) User {
-	if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID {
+	if b, ok := packagesets.LookupUser(u.Name); ok && b.UID == u.UID && b.Group == u.Group && b.GID == u.GID &&
+		User(b).primaryGroup() == u.primaryGroup() {
 		return User(b)
 	}
 	return u

@@ -3,6 +3,7 @@ package fatimage
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/downloads"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/files"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/content/python"
+	"github.com/stackhpc/packer-plugin-fatimage/internal/content/system"
 	"github.com/stackhpc/packer-plugin-fatimage/internal/packagesets"
 )
 
@@ -69,8 +71,10 @@ func overridesResult() *appliance.Result {
 				"ondemand_package":          str("ondemand-4.1.5"),
 				"grafana_version":           str("10.4.19"),
 				"grafana_plugins":           list("grafana-opensearch-datasource 2.8.1"),
-				"kernel_modules_denylist":   list("sctp", "dccp"),
-				"appliances_local_users":    str(users),
+				"grafana_dashboards": str([]any{map[string]any{"dashboard_file": "openhpc-slurm.json"},
+					map[string]any{"dashboard_id": float64(1860), "revision_id": float64(37), "replacements": []any{map[string]any{"placeholder": "DS_PROMETHEUS", "replacement": "prometheus"}}}}),
+				"kernel_modules_denylist": list("sctp", "dccp"),
+				"appliances_local_users":  str(users),
 				"dnf_repos_extra": str(map[string]any{
 					"siteextra": map[string]any{"9": map[string]any{"pulp_path": "site/extra/el9/x86_64", "pulp_timestamp": "20251106T211545", "repo_file": "site-extra"}},
 					"rl8only":   map[string]any{"8": map[string]any{"pulp_path": "x", "pulp_timestamp": "1", "repo_file": "x"}},
@@ -86,13 +90,16 @@ func overridesResult() *appliance.Result {
 				"ansible_distribution_version":        str("9.6"),
 				"ansible_distribution_major_version":  str("9"),
 			},
-			"osc.ood": {"ondemand_dex_package": str("ondemand-dex")},
+			"osc.ood": {"ondemand_dex_package": str("ondemand-dex"), "additional_rpm_installs": list("lua-posix", "@nodejs:20", "@ruby:3.3")},
 			"mysql":   {"mysql_tag": str("8.0.30"), "mysql_podman_user": str("podman"), "mysql_datadir": str("/var/lib/mysql")},
 			"opensearch": {"opensearch_version": str("2.9.0"), "opensearch_podman_user": str("podman"),
 				"opensearch_data_path": str("/usr/share/opensearch/data"), "opensearch_config_path": str("/usr/share/opensearch/config")},
 			"filebeat":    {"filebeat_version": str("7.12.1"), "filebeat_podman_user": str("podman")},
 			"slurm_tools": {"pytools_gitref": str("v3.0")},
 			"journald":    {"journald_storage": str("persistent")},
+			"prometheus.prometheus.node_exporter": {"node_exporter_enabled_collectors": str([]any{"systemd", "processes"}),
+				"node_exporter_disabled_collectors": list("mdadm"), "node_exporter_web_listen_address": str("10.0.0.5:9100"),
+				"node_exporter_web_telemetry_path": str("/metrics"), "node_exporter_textfile_dir": str("/var/lib/node_exporter")},
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
 			"sssd": {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
@@ -155,15 +162,25 @@ func TestPlanFromAppliance(t *testing.T) {
 	if !slices.Equal(p.setNames, []string{"always", "kernel_modules", "extra_packages", "openhpc", "openondemand", "grafana", "podman", "node_exporter", "cluster"}) {
 		t.Errorf("groups %v: want the host's groups' built-in sets (builder as always)", p.setNames)
 	}
-	for _, want := range []string{"fatimage-site-extra", "slurm-sview-ohpc", "ondemand-4.1.5", "grafana-10.4.19", "mod_auth_openidc", "ondemand-dex", "certbot", "mysql"} {
+	for _, want := range []string{"fatimage-site-extra", "slurm-sview-ohpc", "ondemand-4.1.5", "grafana-10.4.19", "mod_auth_openidc", "ondemand-dex", "certbot", "mysql",
+		"@nodejs:20", "@ruby:3.3"} {
 		if !slices.Contains(p.sets.Packages, want) {
 			t.Errorf("packages lack %s: %v", want, p.sets.Packages)
 		}
 	}
-	for _, gone := range []string{"ondemand-4.1.4", "grafana-10.4.18", "nano", ""} {
+	for _, gone := range []string{"ondemand-4.1.4", "grafana-10.4.18", "nano", "", "@nodejs:22/common", "@ruby:3.3/common"} {
 		if slices.Contains(p.sets.Packages, gone) {
 			t.Errorf("packages keep %q: %v", gone, p.sets.Packages)
 		}
+	}
+	// the site's dashboards alone: the appliance_dir and openondemand
+	// sets' dashboards are the variable's to give
+	var dash []string
+	for _, d := range p.GrafanaDashboards {
+		dash = append(dash, fmt.Sprintf("%d %d %s %v", d.ID, d.Revision, filepath.Base(d.Source), d.Replacements))
+	}
+	if want := []string{"0 0 openhpc-slurm.json map[]", "1860 37 . map[DS_PROMETHEUS:prometheus]"}; !slices.Equal(dash, want) {
+		t.Errorf("dashboards %q, want %q", dash, want)
 	}
 	if len(p.GitCheckouts) != 3 || p.GitCheckouts[1].Tag != "2026.01.1" || p.origins["git_checkouts"][1].variable != "openondemand_install_app_rstudio" {
 		t.Errorf("the apps' checkouts: %+v, origins %+v", p.GitCheckouts, p.origins["git_checkouts"])
@@ -1000,5 +1017,57 @@ func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
 	_, err = planOf("ansible", "openstacksdk")
 	if err == nil || !strings.Contains(err.Error(), `group "ansible_init": ansible_init_pip_packages: openstacksdk: the plugin pins no version of it`) {
 		t.Errorf("an unpinned name: %v", err)
+	}
+}
+
+// TestPlanFromApplianceNodeExporter: node_exporter's unit runs with the
+// flags of the site's node_exporter variables (read in the role's scope).
+func TestPlanFromApplianceNodeExporter(t *testing.T) {
+	res := overridesResult()
+	holdAll(res, true)
+	p, err := siteConfig(t).plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.SystemdUnits, func(u system.SystemdUnit) bool { return u.Name == "node_exporter.service" })
+	if i < 0 {
+		t.Fatalf("no node_exporter unit in %+v", p.SystemdUnits)
+	}
+	want := "\nExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --no-collector.mdadm --web.listen-address=10.0.0.5:9100 --web.telemetry-path=/metrics\n"
+	if !strings.Contains(p.SystemdUnits[i].Content, want) {
+		t.Errorf("unit:\n%s\nwant %q", p.SystemdUnits[i].Content, want)
+	}
+}
+
+// TestPlanFromApplianceFirewalld: the public zone's file is the site's
+// firewalld_configs applied; with no rule for the host's groups the
+// image keeps the OS's zone (no file).
+func TestPlanFromApplianceFirewalld(t *testing.T) {
+	planOf := func(rules ...any) *plan {
+		res := overridesResult()
+		holdAll(res, true)
+		res.Groups = append(res.Groups, "firewalld")
+		res.Values[""]["firewalld_configs"] = appliance.Value{Defined: true, Value: rules}
+		res.RoleConditions[""]["firewalld_configs | length > 0"] = appliance.Truth{Holds: len(rules) > 0}
+		p, err := siteConfig(t).plan(newApplianceValues(res, ""), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	zone := func(p *plan) string {
+		for _, f := range p.Files {
+			if f.Destination == "/etc/firewalld/zones/public.xml" {
+				return f.Content
+			}
+		}
+		return ""
+	}
+	if z := zone(planOf()); z != "" {
+		t.Errorf("no rule: %s, want no file", z)
+	}
+	z := zone(planOf(map[string]any{"service": "http", "state": "enabled", "permanent": true}))
+	if !strings.Contains(z, "<zone>\n") || !strings.Contains(z, `<service name="http"/>`) {
+		t.Errorf("a site's rule: %s", z)
 	}
 }

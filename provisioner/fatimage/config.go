@@ -71,9 +71,19 @@ type Repo struct {
 type User struct {
 	Name string `mapstructure:"name" required:"true"`
 	UID  int    `mapstructure:"uid" required:"true"`
-	// Primary group, created with GID when missing. Empty: useradd's default.
+	// Primary group, created with GID when missing. Empty: useradd's
+	// default, as Ansible's user module without `group`: a group of the
+	// user's name made with it, or, when a group of that name already
+	// exists, `useradd -N`'s (`/etc/default/useradd`'s `GROUP`, `users`
+	// on Rocky).
 	Group string `mapstructure:"group"`
 	GID   int    `mapstructure:"gid"`
+	// Whether `group` is the user's primary group. Default true. False
+	// makes `group` (with `gid`) on its own, before every user, and then
+	// the user as without `group`: what an appliances_local_users entry
+	// with a `group` whose `user` names none gives (the appliance's
+	// grafana and prometheus).
+	PrimaryGroup *bool `mapstructure:"primary_group"`
 	// Home directory. Default useradd's.
 	Home string `mapstructure:"home"`
 	// Login shell. Default useradd's.

@@ -286,14 +286,15 @@ func (*FlatContentOptions) HCL2Spec() map[string]hcldec.Spec {
 // FlatUser is an auto-generated flat version of User.
 // Where the contents of a field with a `mapstructure:,squash` tag are bubbled up.
 type FlatUser struct {
-	Name       *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
-	UID        *int    `mapstructure:"uid" required:"true" cty:"uid" hcl:"uid"`
-	Group      *string `mapstructure:"group" cty:"group" hcl:"group"`
-	GID        *int    `mapstructure:"gid" cty:"gid" hcl:"gid"`
-	Home       *string `mapstructure:"home" cty:"home" hcl:"home"`
-	Shell      *string `mapstructure:"shell" cty:"shell" hcl:"shell"`
-	System     *bool   `mapstructure:"system" cty:"system" hcl:"system"`
-	CreateHome *bool   `mapstructure:"create_home" cty:"create_home" hcl:"create_home"`
+	Name         *string `mapstructure:"name" required:"true" cty:"name" hcl:"name"`
+	UID          *int    `mapstructure:"uid" required:"true" cty:"uid" hcl:"uid"`
+	Group        *string `mapstructure:"group" cty:"group" hcl:"group"`
+	GID          *int    `mapstructure:"gid" cty:"gid" hcl:"gid"`
+	PrimaryGroup *bool   `mapstructure:"primary_group" cty:"primary_group" hcl:"primary_group"`
+	Home         *string `mapstructure:"home" cty:"home" hcl:"home"`
+	Shell        *string `mapstructure:"shell" cty:"shell" hcl:"shell"`
+	System       *bool   `mapstructure:"system" cty:"system" hcl:"system"`
+	CreateHome   *bool   `mapstructure:"create_home" cty:"create_home" hcl:"create_home"`
 }
 
 // FlatMapstructure returns a new FlatUser.
@@ -308,14 +309,15 @@ func (*User) FlatMapstructure() interface{ HCL2Spec() map[string]hcldec.Spec } {
 // The decoded values from this spec will then be applied to a FlatUser.
 func (*FlatUser) HCL2Spec() map[string]hcldec.Spec {
 	s := map[string]hcldec.Spec{
-		"name":        &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
-		"uid":         &hcldec.AttrSpec{Name: "uid", Type: cty.Number, Required: false},
-		"group":       &hcldec.AttrSpec{Name: "group", Type: cty.String, Required: false},
-		"gid":         &hcldec.AttrSpec{Name: "gid", Type: cty.Number, Required: false},
-		"home":        &hcldec.AttrSpec{Name: "home", Type: cty.String, Required: false},
-		"shell":       &hcldec.AttrSpec{Name: "shell", Type: cty.String, Required: false},
-		"system":      &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
-		"create_home": &hcldec.AttrSpec{Name: "create_home", Type: cty.Bool, Required: false},
+		"name":          &hcldec.AttrSpec{Name: "name", Type: cty.String, Required: false},
+		"uid":           &hcldec.AttrSpec{Name: "uid", Type: cty.Number, Required: false},
+		"group":         &hcldec.AttrSpec{Name: "group", Type: cty.String, Required: false},
+		"gid":           &hcldec.AttrSpec{Name: "gid", Type: cty.Number, Required: false},
+		"primary_group": &hcldec.AttrSpec{Name: "primary_group", Type: cty.Bool, Required: false},
+		"home":          &hcldec.AttrSpec{Name: "home", Type: cty.String, Required: false},
+		"shell":         &hcldec.AttrSpec{Name: "shell", Type: cty.String, Required: false},
+		"system":        &hcldec.AttrSpec{Name: "system", Type: cty.Bool, Required: false},
+		"create_home":   &hcldec.AttrSpec{Name: "create_home", Type: cty.Bool, Required: false},
 	}
 	return s
 }

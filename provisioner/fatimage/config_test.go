@@ -108,6 +108,7 @@ func TestPrepareValidation(t *testing.T) {
 		{"duplicate uid", map[string]any{"users": []any{map[string]any{"name": "a", "uid": 202}, map[string]any{"name": "b", "uid": 202}}}, `users[1]: uid 202 already used by "a"`},
 		{"bad user name", map[string]any{"users": user(map[string]any{"name": "Bad Name", "uid": 5})}, `users[0]: name "Bad Name" is not a valid user name`},
 		{"gid without group", map[string]any{"users": user(map[string]any{"name": "a", "uid": 5, "gid": 7})}, "users[0]: gid needs group"},
+		{"primary_group without group", map[string]any{"users": user(map[string]any{"name": "a", "uid": 5, "primary_group": false})}, "users[0]: primary_group = false needs group (the group made on its own)"},
 		{"relative home", map[string]any{"users": user(map[string]any{"name": "a", "uid": 5, "home": "var/a"})}, `users[0]: home "var/a" must be absolute`},
 		{"gpg key relative path", map[string]any{"gpg_keys": []any{map[string]any{"path": "RPM-GPG-KEY"}}}, `gpg_keys[0]: path "RPM-GPG-KEY" must be absolute`},
 		{"gpg key not armored", map[string]any{"gpg_keys": []any{map[string]any{"path": "/etc/pki/rpm-gpg/K", "key": "junk"}}}, "gpg_keys[0]: key must be an armored PGP public key block"},
@@ -165,9 +166,11 @@ func TestGroupsResolve(t *testing.T) {
 	}
 	var users []string
 	for _, u := range r.users {
-		users = append(users, fmt.Sprintf("%s:%d:%s:%d", u.Name, u.UID, u.Group, u.GID))
+		users = append(users, fmt.Sprintf("%s:%d:%s:%d:%s", u.Name, u.UID, u.Group, u.GID, u.primaryGroup()))
 	}
-	if got := strings.Join(users, ","); got != "slurm:202::0,node-exp:975:node-exp:975,prometheus:981:prometheus:976,alertmanager:974:alertmanager:974,grafana:984:grafana:979" {
+	// prometheus and grafana: their groups made apart, as the appliance's
+	// appliances_local_users entries make them
+	if got := strings.Join(users, ","); got != "slurm:202::0:,node-exp:975:node-exp:975:node-exp,prometheus:981:prometheus:976:,alertmanager:974:alertmanager:974:alertmanager,grafana:984:grafana:979:" {
 		t.Errorf("users %s", got)
 	}
 	fat, err := resolveGroups([]string{"fatimage"}, nil, nil, "")

@@ -211,19 +211,40 @@ func TestPlanNeedsRunningKernel(t *testing.T) {
 	}
 }
 
+// usersFakes are getent and groupadd keeping the groups made in a file,
+// so a later getent finds them, and useradd.
+var usersFakes = map[string]string{
+	"getent": `f=${FATIMAGE_TEST_CALLS%/*}/groups
+[ "$1" = group ] && grep "^$2:" "$f" 2>/dev/null || exit 2`,
+	"groupadd": `while [ $# -gt 1 ]; do if [ "$1" = -g ]; then gid=$2; fi; shift; done
+echo "$1:x:${gid:-999}:" >> "${FATIMAGE_TEST_CALLS%/*}/groups"`,
+	"useradd": "",
+}
+
 func TestUsersScript(t *testing.T) {
+	no := false
 	sc := usersScript([]User{
 		{Name: "slurm", UID: 202, Home: "/etc/slurm", Shell: "/sbin/nologin", System: true},
 		{Name: "prometheus", UID: 981, Group: "prometheus", GID: 976, Home: "/var/lib/prometheus", System: true, CreateHome: true},
+		// the appliance's grafana entry: its group made on its own, the
+		// user then gets useradd -N's group, the group being of its name
+		{Name: "grafana", UID: 984, Group: "grafana", GID: 979, PrimaryGroup: &no, System: true},
+		// a group apart of another name: the user gets a group of its own
+		{Name: "bot", UID: 1234, Group: "bots", GID: 1300, PrimaryGroup: &no},
 	})
-	out, calls, err := runFaked(t, sc, map[string]string{"getent": "exit 2", "groupadd": "", "useradd": ""})
+	out, calls, err := runFaked(t, sc, usersFakes)
 	if err != nil {
 		t.Fatal(err, out)
 	}
+	// every group before any user, as the appliance's bootstrap.yml
 	wantCalls(t, calls, []string{
-		"getent|passwd|slurm", "useradd|-u|202|-d|/etc/slurm|-s|/sbin/nologin|-r|-M|-U|slurm",
 		"getent|group|prometheus", "groupadd|-r|-g|976|prometheus",
+		"getent|group|grafana", "groupadd|-r|-g|979|grafana",
+		"getent|group|bots", "groupadd|-g|1300|bots",
+		"getent|passwd|slurm", "getent|group|slurm", "useradd|-u|202|-d|/etc/slurm|-s|/sbin/nologin|-r|-M|-U|slurm",
 		"getent|passwd|prometheus", "useradd|-u|981|-g|prometheus|-d|/var/lib/prometheus|-r|-m|prometheus",
+		"getent|passwd|grafana", "getent|group|grafana", "useradd|-u|984|-r|-M|-N|grafana",
+		"getent|passwd|bot", "getent|group|bot", "useradd|-u|1234|-M|-U|bot",
 	})
 	// an existing user with another uid is the error's cause
 	out, _, err = runFaked(t, usersScript([]User{{Name: "slurm", UID: 202}}), map[string]string{"getent": "", "id": "echo 300"})

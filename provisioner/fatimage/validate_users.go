@@ -50,6 +50,9 @@ func validateUsers(c *Config, p *plan) []error {
 		if u.GID != 0 && u.Group == "" {
 			errs.add("%s: gid needs group", label)
 		}
+		if u.PrimaryGroup != nil && !*u.PrimaryGroup && u.Group == "" {
+			errs.add("%s: primary_group = false needs group (the group made on its own)", label)
+		}
 		if u.Group != "" && (u.GID < 0 || u.GID > 65533) {
 			errs.add("%s: gid %d must be between 1 and 65533", label, u.GID)
 		}

@@ -61,7 +61,8 @@ func Checkout(tb testing.TB) string {
 // environment (".stackhpc", Overrides for this package's on top of it, or
 // Extra), and groups the build's inventory groups. The tree links every
 // entry of the checkout; its environments directory also holds Overrides
-// and Extra.
+// and Extra. Its collections path has the shared Galaxy collections and
+// this package's stand-in prometheus.prometheus.
 func New(tb testing.TB, env string, groups ...string) *appliance.Site {
 	tb.Helper()
 	src := Checkout(tb)
@@ -76,10 +77,13 @@ func New(tb testing.TB, env string, groups ...string) *appliance.Site {
 		}
 	}
 	galaxy := filepath.Join(Dir(), "galaxy")
+	// the stand-in prometheus.prometheus (collections/) beside the shared
+	// Galaxy content: a site's deploy host has the collection, which is
+	// not available offline here
 	return &appliance.Site{
 		Repo: repo, Environment: filepath.Join(repo, "environments", env), Groups: groups,
 		RolesPath:       []string{filepath.Join(galaxy, "roles")},
-		CollectionsPath: []string{filepath.Join(galaxy, "collections")},
+		CollectionsPath: []string{filepath.Join(galaxy, "collections"), filepath.Join(filepath.Dir(file), "collections")},
 	}
 }
 

@@ -43,8 +43,6 @@ type LabRepo struct {
 //     alertmanager's <name>_binary_url at the lab's release downloads and
 //     <name>_checksum the lab's tarball's (binarySHA256, by binary name),
 //     as a site mirroring the releases sets them;
-//   - collections/ (a stand-in prometheus.prometheus) joins the
-//     collections path;
 //   - the Galaxy roles sit in ansible/roles too, where dev/setup-env.sh
 //     installs them: fatimage.yml's grafana play reads
 //     ansible/roles/cloudalchemy.grafana/vars/redhat.yml by that path.
@@ -91,7 +89,6 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 	if out, err := git.CombinedOutput(); err != nil {
 		tb.Fatalf("git init %s: %v: %s", s.Repo, err, out)
 	}
-	s.CollectionsPath = append(s.CollectionsPath, filepath.Join(here, "collections"))
 }
 
 // linkGalaxyRoles makes s's ansible/roles a directory of links holding the

@@ -483,6 +483,8 @@ var cases = []tcase{
 		want: []string{"users[0]: uid is required (a fixed id between 1 and 65533)"}},
 	{name: "prov user gid without group", component: provC, hcl: provB(blk("users", "name", `"app"`, "uid", "5000", "gid", "5000")),
 		want: []string{"users[0]: gid needs group"}},
+	{name: "prov user primary_group without group", component: provC, hcl: provB(blk("users", "name", `"app"`, "uid", "5000", "primary_group", "false")),
+		want: []string{"users[0]: primary_group = false needs group (the group made on its own)"}},
 	{name: "prov gpg key path relative", component: provC, hcl: provB(blk("gpg_keys", "path", `"RPM-GPG-KEY-EPEL-9"`)),
 		want: []string{`gpg_keys[0]: path "RPM-GPG-KEY-EPEL-9" must be absolute`}},
 	{name: "prov gpg key not armored", component: provC, hcl: provB(blk("gpg_keys", "path", `"/etc/pki/rpm-gpg/K"`, "key", `"junk"`)),

@@ -53,14 +53,18 @@ type PackageSet struct {
 
 // UserSpec is a fixed-id user of the built-in sets.
 type UserSpec struct {
-	Name       string `json:"name"`
-	UID        int    `json:"uid"`
-	Group      string `json:"group"`
-	GID        int    `json:"gid"`
-	Home       string `json:"home"`
-	Shell      string `json:"shell"`
-	System     bool   `json:"system"`
-	CreateHome bool   `json:"create_home"`
+	Name  string `json:"name"`
+	UID   int    `json:"uid"`
+	Group string `json:"group"`
+	GID   int    `json:"gid"`
+	// PrimaryGroup is the user's primary group ("": useradd's default,
+	// which is -N's when a group of its name exists, as the user module
+	// decides; the plugin's primary_group = false).
+	PrimaryGroup string `json:"primary_group"`
+	Home         string `json:"home"`
+	Shell        string `json:"shell"`
+	System       bool   `json:"system"`
+	CreateHome   bool   `json:"create_home"`
 }
 
 // BinarySpec is a release tarball with the lab's checksum.
@@ -114,7 +118,7 @@ func NewWorkload(l *lab.Lab, groups ...string) (*Workload, error) {
 	}
 	for _, name := range users {
 		u, _ := packagesets.LookupUser(name)
-		w.Users = append(w.Users, UserSpec{Name: u.Name, UID: u.UID, Group: u.Group, GID: u.GID, Home: u.Home,
+		w.Users = append(w.Users, UserSpec{Name: u.Name, UID: u.UID, Group: u.Group, GID: u.GID, PrimaryGroup: u.Primary(), Home: u.Home,
 			Shell: u.Shell, System: u.System, CreateHome: u.CreateHome})
 	}
 	sums := l.BinaryChecksums()

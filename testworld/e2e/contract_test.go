@@ -64,10 +64,13 @@ func checkApplianceContract(t *testing.T, name, imageID string) {
 		{"fail2ban: jail.local, enabled", "grep -A1 '^\\[sshd\\]' /etc/fail2ban/jail.local; systemctl is-enabled fail2ban.service", "[sshd]\nenabled = true\nenabled"},
 		{"firewalld: public ACCEPT, disabled", "grep -c '<zone target=\"ACCEPT\">' /etc/firewalld/zones/public.xml; systemctl is-enabled firewalld.service || true", "1\ndisabled"},
 		{"tuned, sssd: disabled", "systemctl is-enabled tuned.service sssd.service || true", "disabled\ndisabled"},
+		// prometheus' and grafana's groups made on their own, their
+		// users' primary group useradd -N's (users, 100), as the
+		// appliance's user module makes them
 		{"users with fixed IDs", "for u in slurm podman prometheus grafana ansible-init; do echo $u $(id -u $u) $(id -g $u) $(getent passwd $u | cut -d: -f6); done; " +
-			"getent passwd slurm prometheus grafana ansible-init | cut -d: -f7",
-			"slurm 202 202 /etc/slurm\npodman 1001 1001 /var/lib/podman\nprometheus 981 976 /var/lib/prometheus\ngrafana 984 979 /usr/share/grafana\nansible-init 301 301 /var/lib/ansible-init\n" +
-				"/sbin/nologin\n/usr/sbin/nologin\n/sbin/nologin\n/sbin/nologin"},
+			"getent passwd slurm prometheus grafana ansible-init | cut -d: -f7; getent group prometheus grafana | cut -d: -f1,3",
+			"slurm 202 202 /etc/slurm\npodman 1001 1001 /var/lib/podman\nprometheus 981 100 /var/lib/prometheus\ngrafana 984 100 /usr/share/grafana\nansible-init 301 301 /var/lib/ansible-init\n" +
+				"/sbin/nologin\n/usr/sbin/nologin\n/sbin/nologin\n/sbin/nologin\nprometheus:976\ngrafana:979"},
 		{"ansible_init: venv at the pins", "/usr/lib/ansible-init/bin/python -c 'import ansible, jmespath, requests, netaddr; print(ansible.__version__, jmespath.__version__, requests.__version__, netaddr.__version__)'",
 			"8.7.0 1.0.1 2.32.3 1.3.0"},
 		{"ansible_init: runner, config dirs, unit enabled", "head -n1 /usr/bin/ansible-init; stat -c %a /usr/bin/ansible-init; ls -d /etc/ansible-init/vars /etc/ansible-init/playbooks /etc/ansible-init/includes /etc/ansible-init/inventory; " +

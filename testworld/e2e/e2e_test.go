@@ -486,8 +486,9 @@ func TestFatBuild(t *testing.T) {
 			t.Errorf("%s: sha256 %s, want %s", f, got, want[f])
 		}
 	}
-	// fixed-ID users, the login user's home moved
-	if got := c.Run(t, "for u in slurm prometheus grafana; do getent passwd $u | cut -d: -f1,3,4,6; done; getent group prometheus grafana | cut -d: -f1,3; getent passwd rocky | cut -d: -f6"); got != "slurm:202:202:/etc/slurm\nprometheus:981:976:/var/lib/prometheus\ngrafana:984:979:/usr/share/grafana\nprometheus:976\ngrafana:979\n/var/lib/rocky" {
+	// fixed-ID users (prometheus' and grafana's primary group useradd -N's,
+	// their groups made apart), the login user's home moved
+	if got := c.Run(t, "for u in slurm prometheus grafana; do getent passwd $u | cut -d: -f1,3,4,6; done; getent group prometheus grafana | cut -d: -f1,3; getent passwd rocky | cut -d: -f6"); got != "slurm:202:202:/etc/slurm\nprometheus:981:100:/var/lib/prometheus\ngrafana:984:100:/usr/share/grafana\nprometheus:976\ngrafana:979\n/var/lib/rocky" {
 		t.Errorf("users:\n%s", got)
 	}
 	// services installed but not enabled; files placed

@@ -125,9 +125,27 @@ func officialBuild(t *testing.T, site *appliance.Site, name string) {
 				refused = append(refused, fmt.Sprintf("%s %s (user %q): %d", r.Method, r.Path, r.Username, r.Status))
 			}
 		}
-		t.Fatalf("packer build (the appliance's own: official builder, ansible/fatimage.yml) failed: %v\n%s\nthe lab's Ark answered:\n%s",
-			err, logtail.Lines(string(out), 80), logtail.Lines(strings.Join(refused, "\n"), 20))
+		t.Fatalf("packer build (the appliance's own: official builder, ansible/fatimage.yml) failed: %v\n%s\n(the whole log: %s)\nthe lab's Ark answered:\n%s",
+			err, logtail.Lines(string(out), 80), keepLog(t, out), logtail.Lines(strings.Join(refused, "\n"), 20))
 	}
+}
+
+// keepLog writes a failed build's whole output to a file that outlives
+// the test (t.TempDir's would not) and returns its path: an Ansible run's
+// first failure is often far above the tail the failure message shows,
+// and the whole of it in the test's output would bury every other line.
+func keepLog(t *testing.T, out []byte) string {
+	f, err := os.CreateTemp("", "ownbuild-"+strings.ReplaceAll(t.Name(), "/", "_")+"-*.log")
+	if err == nil {
+		_, err = f.Write(out)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Sprintf("not kept: %v", err)
+	}
+	return f.Name()
 }
 
 // officialTemplate is packer/openstack.pkr.hcl with the lab's values for

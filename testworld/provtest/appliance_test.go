@@ -119,7 +119,7 @@ func TestApplianceResolveLab(t *testing.T) {
 	tg := applianceTarget(srv)
 	req := appliance.Request{Queries: []appliance.Query{
 		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user",
-			"ansible_init_pip_packages")},
+			"ansible_init_pip_packages", "grafana_dashboards", "firewalld_configs"), Conditions: []string{"firewalld_configs | length > 0"}},
 		{Role: "mrlesmithjr.chrony", Vars: []string{"chrony_ntp_servers", "chrony_allow_hosts", "chrony_local_stratum", "chrony_logdir"}},
 		{Role: "hpctests", Vars: []string{"hpctests_hpl_version"}},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
@@ -136,6 +136,10 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "filebeat", Vars: []string{"filebeat_podman_user"}},
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
 		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
+		{Role: "prometheus.prometheus.node_exporter", Vars: []string{"node_exporter_enabled_collectors", "node_exporter_disabled_collectors",
+			"node_exporter_web_listen_address", "node_exporter_web_telemetry_path", "node_exporter_textfile_dir"}},
+		{Role: "osc.ood", Vars: []string{"additional_rpm_installs", "nodejs_version"},
+			VarsFiles: []string{"{{ ansible_distribution }}/{{ ansible_distribution_major_version }}.yml", "{{ ansible_distribution }}.yml"}},
 	}}
 	podmanUser := func(res *appliance.Result, want string) {
 		t.Helper()
@@ -226,7 +230,11 @@ func TestApplianceResolveLab(t *testing.T) {
 
 	// the role's defaults and the common group_vars' list give the
 	// plugin's built-in chrony.conf, HPL 2.3 and ansible-init's pins
-	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init")
+	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init", "node_exporter", "firewalld")
+	wantStockDashboards(t, res)
+	// osc.ood's vars for Rocky 9 with its defaults' streams
+	wantValue(t, res.Values["osc.ood"], "additional_rpm_installs", []any{"lua-posix", "@nodejs:22", "@ruby:3.3"})
+	wantValue(t, res.Values["osc.ood"], "nodejs_version", 22)
 
 	site := appliancesite.New(t, appliancesite.Overrides, "fatimage")
 	// a site's own cvmfs settings, podman users and the user running its
@@ -242,7 +250,11 @@ func TestApplianceResolveLab(t *testing.T) {
 		"vgpu_nvidia_mig_manager_rpm_url: https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm\n" +
 		"appliances_state_dir: /var/lib/state\n" +
 		"chrony_ntp_servers:\n  - {server: ntp.site.example, type: pool, options: [{option: iburst}, {option: maxsources, val: 3}]}\n  - {server: 10.0.0.1}\n" +
-		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n"
+		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n" +
+		"node_exporter_enabled_collectors: [systemd, processes, {textfile: {directory: /srv/textfile}}]\nnode_exporter_disabled_collectors: [mdadm]\n" +
+		"node_exporter_web_listen_address: [\"0.0.0.0:9100\", \"127.0.0.1:9101\"]\nnodejs_version: 20\nruby_version: \"3.1\"\n" +
+		"grafana_dashboards_default: [{dashboard_id: 1860, revision_id: 37, replacements: [{placeholder: DS_PROMETHEUS, replacement: prometheus}]}]\n" +
+		"firewalld_configs_extra: [{name: web, group: openhpc, rule: {service: http, state: enabled, permanent: true}}, {name: not ours, group: nosuchgroup, rule: {port: 1/tcp}}]\n"
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -476,6 +488,24 @@ func wantSiteGroups(t *testing.T, res *appliance.Result) {
 	if want := "\npool ntp.site.example iburst maxsources 3\nserver 10.0.0.1\nallow 10.60.0.0/16\nlocal stratum 10\n"; !strings.Contains(conf, want) || strings.Contains(conf, "debian") {
 		t.Errorf("chrony.conf from the site's values:\n%s\nwant %q", conf, want)
 	}
+	_, ne := withResolved(t, res, "node_exporter")
+	unit := ne.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+	if want := "\nExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --collector.textfile --collector.textfile.directory=/srv/textfile " +
+		"--no-collector.mdadm --web.listen-address=0.0.0.0:9100 --web.listen-address=127.0.0.1:9101 --web.telemetry-path=/metrics\n"; !strings.Contains(unit, want) {
+		t.Errorf("node_exporter's unit from the site's values:\n%s\nwant %q", unit, want)
+	}
+	// the site's streams: Rocky 9's vars file leaves them to group_vars
+	wantValue(t, res.Values["osc.ood"], "additional_rpm_installs", []any{"lua-posix", "@nodejs:20", "@ruby:3.1"})
+	_, graf := withResolved(t, res, "grafana")
+	if d := graf.Content["grafana_dashboards"].([]any); !reflect.DeepEqual(d[0], map[string]any{"id": 1860, "revision": 37, "replacements": map[string]any{"DS_PROMETHEUS": "prometheus"}}) ||
+		strings.Contains(fmt.Sprint(d), "13427") {
+		t.Errorf("grafana's dashboards from the site's grafana_dashboards_default: %v", d)
+	}
+	_, fw := withResolved(t, res, "firewalld")
+	if z := fw.Content["files"].([]any)[0].(map[string]any)["content"].(string); !strings.Contains(z, "<zone target=\"ACCEPT\">") ||
+		!strings.Contains(z, "<service name=\"cockpit\"/>\n  <service name=\"http\"/>\n</zone>") {
+		t.Errorf("the public zone from the site's firewalld_configs_extra:\n%s", z)
+	}
 	_, hpl := withResolved(t, res, "hpctests")
 	if d := hpl.Content["downloads"].([]any)[0].(map[string]any); d["destination"] != "/opt/hpl/hpl-2.4.tar.gz" || d["sha256"] != "" || len(hpl.Unpinned()) != 1 {
 		t.Errorf("HPL from the site's 2.4: %v, unpinned %v", d, hpl.Unpinned())
@@ -484,5 +514,32 @@ func wantSiteGroups(t *testing.T, res *appliance.Result) {
 	reqs := ai.Content["python_envs"].([]any)[0].(map[string]any)["requirements"]
 	if want := []any{"ansible==8.7.0", "requests==2.32.3", "PyYAML==6.0.2"}; !reflect.DeepEqual(reqs, want) {
 		t.Errorf("ansible-init's requirements from the site's list: %v, want %v", reqs, want)
+	}
+}
+
+// wantStockDashboards: the common group_vars' grafana_dashboards give
+// the grafana group the dashboards its built-in sets hold (the group's,
+// the appliance_dir set's, and openondemand's when the inventory has it).
+func wantStockDashboards(t *testing.T, res *appliance.Result) {
+	t.Helper()
+	_, graf := withResolved(t, res, "grafana")
+	got := graf.Content["grafana_dashboards"].([]any)
+	sets, err := packagesets.Resolve([]string{"grafana", "openondemand"}, map[string]bool{"appliance_dir": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []any
+	for _, g := range sets {
+		if g.Name == "grafana" {
+			want = append(want, g.Content["grafana_dashboards"].([]any)...)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("grafana's dashboards from the stock values: %v, want the built-in sets' %v", got, want)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(x any) bool { return reflect.DeepEqual(x, w) }) {
+			t.Errorf("grafana's dashboards from the stock values lack the built-in %v: %v", w, got)
+		}
 	}
 }

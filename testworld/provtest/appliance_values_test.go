@@ -115,9 +115,20 @@ func TestApplianceValuesLab(t *testing.T) {
 	if uid := run(t, comm, "id -u sitebot"); uid != "1234" {
 		t.Errorf("appliances_local_users_extra's sitebot: uid %q, want 1234", uid)
 	}
+	// the common defaults' grafana entry: its group made on its own, the
+	// user's primary group the user module's useradd -N gives
+	if got := run(t, comm, "id -u grafana; id -gn grafana; getent group grafana | cut -d: -f3"); got != "984\nusers\n979" {
+		t.Errorf("appliances_local_users' grafana: %q, want uid 984, primary group users, group grafana 979", got)
+	}
 	deny := run(t, comm, "cat /etc/modprobe.d/appliance.conf")
 	if !strings.Contains(deny, "sctp") || !strings.Contains(deny, "dccp") || strings.Contains(deny, "esp4") {
 		t.Errorf("kernel_modules_denylist: /etc/modprobe.d/appliance.conf is\n%s\nwant sctp and dccp (dccp templated from the VM's major), not the default esp4", deny)
+	}
+	// node_exporter_enabled_collectors and _disabled_collectors
+	if got, want := run(t, comm, "grep ^ExecStart= /etc/systemd/system/node_exporter.service"),
+		"ExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --collector.textfile --collector.textfile.directory=/var/lib/node_exporter "+
+			"--no-collector.mdadm --web.listen-address=0.0.0.0:9100 --web.telemetry-path=/metrics"; got != want {
+		t.Errorf("node_exporter's unit: %q, want %q", got, want)
 	}
 	img := readApplianceImage(t, comm)
 	if img.Appliance.Values != "site" || filepath.Base(img.Appliance.Environment) != appliancesite.Overrides || img.Appliance.Resolved <= 0 {
@@ -130,7 +141,8 @@ func TestApplianceValuesLab(t *testing.T) {
 	if repo := run(t, comm, "sudo -n cat /etc/yum.repos.d/site-extra.repo"); !strings.Contains(repo, "[siteextra]") || !strings.Contains(repo, "site/extra/el9/x86_64/20251106T211545") || !strings.Contains(repo, "enabled = 0") && !strings.Contains(repo, "enabled=0") {
 		t.Errorf("dnf_repos_extra's repository is not in the image, disabled:\n%s", repo)
 	}
-	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra", "node_exporter_version", "openondemand_install_app_rstudio"} {
+	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra", "node_exporter_version", "openondemand_install_app_rstudio",
+		"node_exporter_enabled_collectors", "additional_rpm_installs"} {
 		if !vars[v] {
 			t.Errorf("image.json does not record %s: %+v", v, img.Appliance.FromAppliance)
 		}

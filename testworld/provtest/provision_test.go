@@ -215,6 +215,11 @@ func TestProvisionLab(t *testing.T) {
 	if got := run(t, comm, "id -u slurm; id -u prometheus; getent group prometheus | cut -d: -f3; id -u grafana; getent group grafana | cut -d: -f3"); got != "202\n981\n976\n984\n979" {
 		t.Errorf("ids %q", got)
 	}
+	// their groups made apart, as the appliance's entries: the primary
+	// group is useradd -N's
+	if got := run(t, comm, "id -gn prometheus; id -gn grafana"); got != "users\nusers" {
+		t.Errorf("primary groups of prometheus, grafana: %q, want users (useradd -N's), as the appliance's user module makes them", got)
+	}
 	// the login user's home moved, SSH still works from it
 	if got := run(t, comm, "getent passwd rocky | cut -d: -f6; test -e /home/rocky && echo old-home-left || echo old-home-gone; test -s /var/lib/rocky/.ssh/authorized_keys && echo keys"); got != "/var/lib/rocky\nold-home-gone\nkeys" {
 		t.Errorf("login home: %q", got)

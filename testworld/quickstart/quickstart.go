@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ func (p Path) Lay(t testing.TB, dir, vars string) []string {
 	}
 	return []string{"APPLIANCES_REPO_ROOT=" + site.Repo, "APPLIANCES_ENVIRONMENT_ROOT=" + site.Environment,
 		fmt.Sprintf("PKR_VAR_appliance_roles_path=[%q]", site.RolesPath[0]),
-		fmt.Sprintf("PKR_VAR_appliance_collections_path=[%q]", site.CollectionsPath[0])}
+		"PKR_VAR_appliance_collections_path=" + hclList(site.CollectionsPath)}
 }
 
 // own makes rel, under the private tree root, a path of the tree's own:
@@ -223,4 +224,13 @@ func Run(t testing.TB, pk *packertest.Packer, dir string, env []string, line str
 		r.ExitCode = exit.ExitCode()
 	}
 	return r
+}
+
+// hclList is paths as an HCL list.
+func hclList(paths []string) string {
+	var q []string
+	for _, p := range paths {
+		q = append(q, strconv.Quote(p))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }

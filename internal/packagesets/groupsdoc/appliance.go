@@ -27,11 +27,17 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	if s.Format != "" {
 		from += " as `" + oneLine(s.Format) + "`"
 	}
-	if s.Within != "" {
+	switch {
+	case s.Insert:
+		from += " before `" + oneLine(s.Within) + "`"
+	case s.Within != "":
 		from += " in place of `" + oneLine(s.Within) + "`"
 	}
 	if s.Latest != "" {
 		from += " (`latest`: `" + s.Latest + "`, to the newest)"
+	}
+	if len(s.VarsFiles) > 0 {
+		from += ", the role's vars files included first (the first found of " + codes(s.VarsFiles) + ")"
 	}
 	for _, b := range slices.Sorted(maps.Keys(s.Bases)) {
 		from += ", `" + b + "…` as `" + s.Bases[b] + "…`"
@@ -43,6 +49,14 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from += ": a line per item"
 	case "chrony_sources":
 		from += ": a time source line per entry, as mrlesmithjr.chrony's template writes them"
+	case "flags":
+		from += ": words of the unit's command line"
+	case "grafana_dashboards":
+		from += ": the whole list, an item per entry (`dashboard_id` and `revision_id`, or `dashboard_file` in the role's files/), standing for the dashboards of the group's `with_option` and `with_group` sets too"
+	case "firewalld_zone":
+		from += ": the public zone's file once its rules are applied (permanent targets, services, ports, sources)"
+	case "collector_flags":
+		from += ": the collectors' flags, as prometheus.prometheus.node_exporter's template writes them"
 	}
 	if s.Pins != nil {
 		from += ": the plugin's pin for " + codes(slices.Sorted(maps.Keys(s.Pins))) + "; another value needs the template's entry with its own"
@@ -116,10 +130,14 @@ func contractTable(d *data) string {
 			switch {
 			case s.Drop:
 				builtin = "installed"
+			case s.Insert:
+				builtin = "none"
 			case s.Within != "":
 				builtin = "`" + oneLine(s.Within) + "`"
 			case s.Pins != nil:
 				builtin = "the pin of " + codes(slices.Sorted(maps.Keys(s.Pins)))
+			case s.Render == "grafana_dashboards":
+				builtin = "the whole list"
 			case s.Render != "":
 				builtin = "the file's content"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":

@@ -201,14 +201,16 @@ func writeUsers(w *strings.Builder, d *data) {
 	for _, n := range d.notes["users"][""] {
 		w.WriteString(n + "\n\n")
 	}
-	w.WriteString("| User | UID | Group | GID | Home | Shell | System | Home created | Groups |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	w.WriteString("| User | UID | Group | GID | Primary group | Home | Shell | System | Home created | Groups |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, name := range d.order["users"] {
 		u := d.Users[name]
-		fmt.Fprintf(w, "| `%s` | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, u.UID, orDash(code(u.Group)),
-			orDash(number(u.GID)), orDash(code(u.Home)), orDash(code(u.Shell)), yes(u.System), yes(u.CreateHome), links(d.usersOf(name)))
+		fmt.Fprintf(w, "| `%s` | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, u.UID, orDash(code(u.Group)),
+			orDash(number(u.GID)), orDash(code(u.Primary())), orDash(code(u.Home)), orDash(code(u.Shell)), yes(u.System), yes(u.CreateHome), links(d.usersOf(name)))
 	}
-	w.WriteString("\nA dash: `useradd`'s default. A template's `users` entry of the same name replaces the built-in.\n")
-	fmt.Fprintf(w, "With `appliance_environment`, the users %s come from the appliance's `%s` instead: its enabled entries, the login user's aside (`move_login_home`), a built-in user of the same name and uid keeping the definition above.\n",
+	w.WriteString("\nA dash: `useradd`'s default. A primary group of a dash is, as Ansible's user module makes it, a new group of the user's name, " +
+		"or, when a group of that name exists (the group column's, made before every user), `useradd -N`'s (`users` on Rocky). " +
+		"A template's `users` entry of the same name replaces the built-in.\n")
+	fmt.Fprintf(w, "With `appliance_environment`, the users %s come from the appliance's `%s` instead: its enabled entries, the login user's aside (`move_login_home`), a built-in user of the same name, uid and groups keeping the definition above.\n",
 		codes(d.LocalUsers.Users), d.LocalUsers.Var)
 	fmt.Fprintf(w, "For a build host in `podman`, the users %s come from `%s` (the podman role's user module arguments), after those: an entry of the same name is the one made.\n",
 		codes(d.PodmanUsers.Users), d.PodmanUsers.Var)

@@ -25,7 +25,10 @@ ensure_group() {
 }
 
 # ensure_user NAME UID GROUP HOME SHELL SYSTEM CREATE_HOME: empty GROUP,
-# HOME and SHELL take useradd's defaults (a group of the user's name).
+# HOME and SHELL take useradd's defaults. Without GROUP the primary group
+# is decided as Ansible's user module does: a new group of the user's
+# name, or, when a group of that name exists, useradd -N's default group
+# (/etc/default/useradd's GROUP).
 ensure_user() {
   name=$1 uid=$2 group=$3 home=$4 shell=$5 system=$6 create_home=$7
   if getent passwd "$name" >/dev/null; then
@@ -42,7 +45,9 @@ ensure_user() {
   if [ -n "$shell" ]; then set -- "$@" -s "$shell"; fi
   if [ "$system" = 1 ]; then set -- "$@" -r; fi
   if [ "$create_home" = 1 ]; then set -- "$@" -m; else set -- "$@" -M; fi
-  if [ -z "$group" ]; then set -- "$@" -U; fi
+  if [ -z "$group" ]; then
+    if getent group "$name" >/dev/null; then set -- "$@" -N; else set -- "$@" -U; fi
+  fi
   fatimage_run useradd "$@" "$name"
   echo "created user $name"
 }
