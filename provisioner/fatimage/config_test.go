@@ -170,7 +170,7 @@ func TestGroupsResolve(t *testing.T) {
 	}
 	// prometheus and grafana: their groups made apart, as the appliance's
 	// appliances_local_users entries make them
-	if got := strings.Join(users, ","); got != "slurm:202::0:,node-exp:975:node-exp:975:node-exp,prometheus:981:prometheus:976:,grafana:984:grafana:979:" {
+	if got := strings.Join(users, ","); got != "slurm:202::0:,node-exp:975:node-exp:975:node-exp,prometheus:981:prometheus:976:,alertmanager:974:alertmanager:974:alertmanager,grafana:984:grafana:979:" {
 		t.Errorf("users %s", got)
 	}
 	fat, err := resolveGroups([]string{"fatimage"}, nil, nil, "")
@@ -184,7 +184,7 @@ func TestGroupsResolve(t *testing.T) {
 			t.Errorf("fatimage lacks %s", p)
 		}
 	}
-	if len(fat.users) != 6 || !slices.Contains(fat.Services, "firewalld") || !slices.Contains(fat.Services, "slurmd") {
+	if len(fat.users) != 7 || !slices.Contains(fat.Services, "firewalld") || !slices.Contains(fat.Services, "slurmd") {
 		t.Errorf("fatimage users %v services %v", fat.users, fat.Services)
 	}
 	// an extra build's feature group brings only its own packages

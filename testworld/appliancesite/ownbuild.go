@@ -1,6 +1,7 @@
 package appliancesite
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,9 +24,10 @@ type LabRepo struct {
 // changes in its own files or deploy host:
 //   - labsite/ joins the environment: the lab's Ark user for the builder
 //     group, and a pre hook pointing git, pip, (for podman hosts) podman
-//     and (for grafana and openondemand hosts) grafana.com and yum.osc.edu
-//     at the lab's mirrors, the last two kept in /etc/hosts by the
-//     etc_hosts role's etc_hosts_extra_hosts;
+//     and (for grafana, openondemand and slurm_exporter hosts)
+//     grafana.com, yum.osc.edu and github.com at the lab's mirrors, the
+//     last three kept in /etc/hosts by the etc_hosts role's
+//     etc_hosts_extra_hosts;
 //   - cacerts/lab-ca.pem: the lab's CA (caPEM), which the appliance's
 //     cacerts role makes the VM trust, as a site's own CA;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's
@@ -37,10 +39,10 @@ type LabRepo struct {
 //   - the tree becomes a git work tree (a site's checkout is a clone:
 //     cleanup.yml's image summary runs git rev-parse in the playbook's
 //     directory, so ansible/ becomes a directory of links in the tree);
-//   - group_vars/all/lab_releases.yml: node_exporter_binary_url at the
-//     lab's release downloads and node_exporter_checksum the lab's
-//     tarball's (binarySHA256, by binary name), as a site mirroring the
-//     release sets them;
+//   - group_vars/all/lab_releases.yml: node_exporter's, prometheus' and
+//     alertmanager's <name>_binary_url at the lab's release downloads and
+//     <name>_checksum the lab's tarball's (binarySHA256, by binary name),
+//     as a site mirroring the releases sets them;
 //   - the Galaxy roles sit in ansible/roles too, where dev/setup-env.sh
 //     installs them: fatimage.yml's grafana play reads
 //     ansible/roles/cloudalchemy.grafana/vars/redhat.yml by that path.
@@ -69,10 +71,12 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 	})
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_ark.yml"), append([]byte("---\n"), data...), 0o644))
-	releases, err := yaml.Marshal(map[string]string{
-		"node_exporter_binary_url": "{{ lookup('ansible.builtin.env', 'LAB_RELEASES_URL') }}/node_exporter/releases/download/v{{ node_exporter_version }}/node_exporter-{{ node_exporter_version }}.linux-amd64.tar.gz",
-		"node_exporter_checksum":   binarySHA256["node_exporter"],
-	})
+	rel := map[string]string{}
+	for _, name := range []string{"node_exporter", "prometheus", "alertmanager"} {
+		rel[name+"_binary_url"] = fmt.Sprintf("{{ lookup('ansible.builtin.env', 'LAB_RELEASES_URL') }}/%[1]s/releases/download/v{{ %[1]s_version }}/%[1]s-{{ %[1]s_version }}.linux-amd64.tar.gz", name)
+		rel[name+"_checksum"] = binarySHA256[name]
+	}
+	releases, err := yaml.Marshal(rel)
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Environment, "inventory", "group_vars", "all", "lab_releases.yml"), append([]byte("---\n"), releases...), 0o644))
 	req, err := os.ReadFile(filepath.Join(s.Repo, "requirements.yml"))

@@ -14,11 +14,12 @@ import (
 // certificate of the lab's CA: what the appliance fetches by a fixed
 // https:// URL (grafana-dashboards curls https://grafana.com/api/...,
 // osc.ood's install-package.yml imports ondemandKeyPath from
-// https://yum.osc.edu).
+// https://yum.osc.edu, roles/slurm_exporter's dnf installs its RPM from
+// https://github.com/stackhpc/prometheus-slurm-exporter/releases/...).
 // A VM reaches them by name once its /etc/hosts maps the name to
 // $LAB_UPSTREAMS_ADDR and its trust store holds $LAB_CA_CERT, as a site
 // behind a mirror resolves the name to its mirror and trusts its own CA.
-var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu"}
+var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu", "github.com"}
 
 // ondemandKeyPath is the Open OnDemand repository key's path under
 // https://yum.osc.edu.
