@@ -5,8 +5,10 @@ package realcloud
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,12 +28,13 @@ var fatRepos = []string{"baseos", "appstream", "crb", "epel", "OpenHPC", "OpenHP
 
 // A fat build with our provisioner on a real guest: real Nova boots the
 // guest image, the builder reaches it over SSH through Neutron's floating
-// IP, and the fatimage provisioner installs a small package set from the
-// Pulp double (the lab's signed repositories, behind its content guard)
-// which the guest reaches through the router's SNAT; the guest is stopped
-// and snapshotted, and nothing is left. The image then boots as a new
-// server with the packages installed, the repositories disabled and no
-// credential in them.
+// IP, and the fatimage provisioner installs the built-in openhpc set and
+// a package of the template's from the Pulp double (the lab's signed
+// repositories, behind its content guard), which the guest reaches through
+// the router's SNAT; the guest is stopped and snapshotted, and nothing is
+// left. The image then boots as a new server with the packages and the
+// set's fixed-ID user, its services disabled, the repositories disabled
+// and no credential in them.
 func TestGuestFatBuild(t *testing.T) {
 	tr := tier(t)
 	clean(t, tr)
@@ -55,6 +58,7 @@ func TestGuestFatBuild(t *testing.T) {
 	if !pulpServed(pulp, "munge-0.5.13") {
 		t.Errorf("the Pulp double served no munge package to the guest: %+v", pulp.Requests())
 	}
+	requireFatManifest(t, manifest)
 	ic := client(t, tr, false, openstack.NewImageV2)
 	img := imageNamed(t, ic, name)
 	if img.Status != images.ImageStatusActive {
@@ -72,6 +76,26 @@ func TestGuestFatBuild(t *testing.T) {
 		"enabled:\ncredentials:\nimage.json\n"
 	if out != want {
 		t.Errorf("the new server:\n%s\nwant\n%s", out, want)
+	}
+}
+
+// requireFatManifest: the build's manifest records one dnf command, no
+// reboot, and the snapshots it installed from.
+func requireFatManifest(t *testing.T, path string) {
+	t.Helper()
+	var m struct {
+		DNFRuns int `json:"dnf_runs"`
+		Reboots int `json:"reboots"`
+		Image   struct {
+			Snapshots map[string]string `json:"snapshots"`
+		} `json:"image"`
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || m.DNFRuns != 1 || m.Reboots != 0 || m.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp {
+		t.Errorf("manifest_output (%v): %+v", err, m)
 	}
 }
 
