@@ -38,19 +38,12 @@ var fatRepos = []string{"baseos", "appstream", "crb", "epel", "OpenHPC", "OpenHP
 func TestGuestFatBuild(t *testing.T) {
 	tr := tier(t)
 	clean(t, tr)
-	pulp, password, entries := guestPulp(t)
-	name := uniqueName("rc-fat")
 	manifest := filepath.Join(t.TempDir(), "fat.json")
-	r := mustBuild(t, tr, guestTemplate(t, tr, name, fmt.Sprintf(`
-  provisioner "fatimage" {
-    repos            = [%s]
-    groups           = ["openhpc"]
+	pulp, password, prov := fatProvisioner(t, fmt.Sprintf(`
     packages         = ["nano"]
-    update           = false
-    default_binaries = false
-    manifest_output  = %q
-  }
-`, entries, manifest)), "ARK_USERNAME="+lab.ArkUser, "ARK_PASSWORD="+password)
+    manifest_output  = %q`, manifest))
+	name := uniqueName("rc-fat")
+	r := mustBuild(t, tr, guestTemplate(t, tr, name, prov), "ARK_USERNAME="+lab.ArkUser, "ARK_PASSWORD="+password)
 	if strings.Contains(r.Output(), password) {
 		t.Errorf("the Ark password appeared in packer's output")
 	}
@@ -97,6 +90,22 @@ func requireFatManifest(t *testing.T, path string) {
 	if err != nil || m.DNFRuns != 1 || m.Reboots != 0 || m.Image.Snapshots["OpenHPC-updates"] != repos.NewerTimestamp {
 		t.Errorf("manifest_output (%v): %+v", err, m)
 	}
+}
+
+// fatProvisioner is the tier's fat build: the fatimage provisioner block
+// installing the openhpc set from guestPulp's repositories (with more
+// attributes), the Pulp double and its password (ARK_PASSWORD).
+func fatProvisioner(t *testing.T, more string) (pulp *pulpfake.Server, password, block string) {
+	t.Helper()
+	pulp, password, entries := guestPulp(t)
+	return pulp, password, fmt.Sprintf(`
+  provisioner "fatimage" {
+    repos            = [%s]
+    groups           = ["openhpc"]
+    update           = false
+    default_binaries = false%s
+  }
+`, entries, more)
 }
 
 // guestPulp serves the lab's repositories (built in the lab's cache) on
