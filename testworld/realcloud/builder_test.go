@@ -290,18 +290,18 @@ func TestSpawnFailure(t *testing.T) {
 	mustContain(t, r.Output(), "ERROR")
 }
 
-// Ctrl-C at each builder step in turn, on the server-snapshot and the
-// volume path with communicator none (the steps that talk to the cloud),
-// and on SSH builds of a real guest at every step that involves it (the
-// keypair, the guest booting, SSH awaited and connected, the shell and
-// our fatimage provisioner at work on it, the temporary key removed from
-// it, the guest stopped, snapshotted, its image saved and updated): the
-// signal goes to packer's process group as soon as the step's line is
-// printed, while the step's calls to the real services are under way;
-// packer must exit non-zero, and the real services count nothing left
-// (the guest host no guest and no VM process: count.go). The builder's
-// own unit and lab tests hold each call in flight with faults; here the
-// services' own latency does.
+// Ctrl-C at each builder step in turn: with communicator none at the
+// steps before any server and on the volume path, and on SSH builds of a
+// real guest at every step that involves it (the keypair, the guest
+// created and booting, its floating IP, SSH awaited and connected, the
+// shell and our fatimage provisioner at work on it, the temporary key
+// removed from it, the guest stopped, snapshotted, its image saved and
+// updated): the signal goes to packer's process group as soon as the
+// step's line is printed, while the step's calls to the real services
+// are under way; packer must exit non-zero, and the real services count
+// nothing left (the guest host no guest and no VM process: count.go).
+// The builder's own unit and lab tests hold each call in flight with
+// faults; here the services' own latency does.
 func TestInterrupt(t *testing.T) {
 	tr := tier(t)
 	share := shareProject(t, tr)
@@ -370,20 +370,14 @@ var interruptCases = []struct {
 	volume, guest, fat, running bool
 	attrs                       string
 }{
+	// with communicator none: the steps before any server and the volume
+	// path's; every step from the server's create on with a real guest
+	// below (the guests' cases replaced those of a server without one)
 	{step: "StepAuthenticate", waitFor: "Authenticating to"},
 	{step: "StepLoadFlavor", waitFor: "Loading flavor"},
 	{step: "StepSourceImage", waitFor: "Flavor m1.small"},
 	{step: "StepCreateVolume", waitFor: "Creating boot volume", volume: true},
-	{step: "StepRunServer-create", waitFor: "Creating server"},
-	{step: "StepRunServer-BUILD", waitFor: "to become ACTIVE"},
-	{step: "StepFloatingIP", waitFor: "Allocating a floating IP"},
-	{step: "StepStopServer", waitFor: "Stopping server"},
-	{step: "StepCreateImage-snapshot", waitFor: "Creating image"},
-	{step: "StepCreateImage-saving", waitFor: "to become active"},
 	{step: "StepCreateImage-volume-upload", waitFor: "Uploading volume", volume: true},
-	// members and their acceptance (a second authentication) follow
-	// the patch: the build is still running when the signal lands
-	{step: "StepUpdateImage", waitFor: "Updating image"},
 	{step: "guest-StepKeyPair", waitFor: "Creating the temporary keypair", guest: true},
 	{step: "guest-StepRunServer-create", waitFor: "Creating server", guest: true},
 	{step: "guest-StepRunServer-BUILD", waitFor: "to become ACTIVE", guest: true},
@@ -396,6 +390,8 @@ var interruptCases = []struct {
 	{step: "guest-StepStopServer", waitFor: "Stopping server", guest: true},
 	{step: "guest-StepCreateImage-snapshot", waitFor: "Creating image", guest: true},
 	{step: "guest-StepCreateImage-saving", waitFor: "to become active", guest: true},
+	// members and their acceptance (a second authentication) follow
+	// the patch: the build is still running when the signal lands
 	{step: "guest-StepUpdateImage", waitFor: "Updating image", guest: true, attrs: guestShared},
 }
 
