@@ -25,6 +25,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/members"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/realcloud/guests"
 )
@@ -289,16 +290,18 @@ func TestSpawnFailure(t *testing.T) {
 	mustContain(t, r.Output(), "ERROR")
 }
 
-// Ctrl-C at each builder step in turn, on the server-snapshot and the
-// volume path with communicator none (the steps that talk to the cloud),
-// and on an SSH build of a real guest (the keypair, the guest booting,
-// SSH awaited and connected, the guest stopped and snapshotted): the
-// signal goes to packer's process group as soon as the step's line is
-// printed, while the step's calls to the real services are under way;
-// packer must exit non-zero, and the real services count nothing left
-// (the guest host no guest and no VM process: count.go). The builder's
-// own unit and lab tests hold each call in flight with faults; here the
-// services' own latency does.
+// Ctrl-C at each builder step in turn: with communicator none at the
+// steps before any server and on the volume path, and on SSH builds of a
+// real guest at every step that involves it (the keypair, the guest
+// created and booting, its floating IP, SSH awaited and connected, the
+// shell and our fatimage provisioner at work on it, the temporary key
+// removed from it, the guest stopped, snapshotted, its image saved and
+// updated): the signal goes to packer's process group as soon as the
+// step's line is printed, while the step's calls to the real services
+// are under way; packer must exit non-zero, and the real services count
+// nothing left (the guest host no guest and no VM process: count.go).
+// The builder's own unit and lab tests hold each call in flight with
+// faults; here the services' own latency does.
 func TestInterrupt(t *testing.T) {
 	tr := tier(t)
 	share := shareProject(t, tr)
@@ -306,17 +309,39 @@ func TestInterrupt(t *testing.T) {
 		t.Run(tc.step, func(t *testing.T) {
 			clean(t, tr)
 			name := uniqueName("rc-int")
-			var tpl string
-			if tc.guest {
-				// the provisioner's sleep holds the SSH session open when
-				// the signal lands
-				tpl = guestTemplate(t, tr, name, `
+			tpl, env := interruptTemplate(t, tr, tc.guest, tc.fat, tc.volume, name, share, tc.attrs)
+			var atSignal func()
+			if tc.running {
+				atSignal = func() { requireGuestRunning(t, tr, name) }
+			}
+			out := interruptAt(t, tr, tpl, tc.waitFor, atSignal, env...)
+			if tc.notReached != "" && strings.Contains(out, tc.notReached) {
+				t.Errorf("the build went on to %q after Ctrl-C at %q:\n%s", tc.notReached, tc.waitFor, out)
+			}
+		})
+	}
+}
+
+// interruptTemplate is the build of an interrupt case and the env it
+// needs: a guest's SSH build (whose provisioner holds the session open
+// when the signal lands: a shell's sleep, or with fat the fatimage
+// provisioner's package transaction from guestPulp), or a build with
+// communicator none sharing its image with share.
+func interruptTemplate(t *testing.T, tr *Tier, guest, fat, volume bool, name, share, attrs string) (string, []string) {
+	t.Helper()
+	attrs = strings.ReplaceAll(attrs, "SHARE", share)
+	switch {
+	case fat:
+		_, password, prov := fatProvisioner(t, "")
+		return guestTemplateIn(t, tr, name, SSHSecurityGroup, attrs, prov), []string{"ARK_USERNAME=" + lab.ArkUser, "ARK_PASSWORD=" + password}
+	case guest:
+		return guestTemplateIn(t, tr, name, SSHSecurityGroup, attrs, `
   provisioner "shell" {
     inline = ["echo interrupt-provisioning", "sleep 5"]
   }
-`)
-			} else {
-				tpl = rcTemplate(t, tr, fmt.Sprintf(`
+`), nil
+	}
+	return rcTemplate(t, tr, fmt.Sprintf(`
   source_image_name = %q
   floating_ip_network = %q
   use_blockstorage_volume = %v
@@ -324,54 +349,59 @@ func TestInterrupt(t *testing.T) {
   image_name = %q
   image_visibility = "shared"
   image_members = [%q]
-  image_auto_accept_members = true`, BaseImageName, FloatingNetwork, tc.volume, name, share), "")
-			}
-			var atSignal func()
-			if tc.running {
-				atSignal = func() { requireGuestRunning(t, tr, name) }
-			}
-			interruptAt(t, tr, tpl, tc.waitFor, atSignal)
-		})
-	}
+  image_auto_accept_members = true`, BaseImageName, FloatingNetwork, volume, name, share), ""), nil
 }
+
+// guestShared: a guest build's image shared with the share project (SHARE)
+// and accepted for it, so the image update has work after its patch.
+const guestShared = `image_visibility = "shared"
+  image_members = ["SHARE"]
+  image_auto_accept_members = true`
 
 // interruptCases: the step, the line after which the signal is sent, and
 // the build (volume: boot from a volume; guest: an SSH build of a real
-// guest from GuestImageName; running: the guest host runs it when the
-// signal is sent, which proves the count sees a guest).
+// guest from GuestImageName, with attrs added to its source; fat: the
+// guest's build runs our fatimage provisioner; running: the guest host
+// runs the guest when the signal is sent, which proves the count sees
+// a guest; notReached: a line of a later step, which the build must not
+// print once the signal is sent).
 var interruptCases = []struct {
-	step, waitFor          string
-	volume, guest, running bool
+	step, waitFor, notReached   string
+	volume, guest, fat, running bool
+	attrs                       string
 }{
+	// with communicator none: the steps before any server and the volume
+	// path's; every step from the server's create on with a real guest
+	// below (the guests' cases replaced those of a server without one)
 	{step: "StepAuthenticate", waitFor: "Authenticating to"},
 	{step: "StepLoadFlavor", waitFor: "Loading flavor"},
 	{step: "StepSourceImage", waitFor: "Flavor m1.small"},
 	{step: "StepCreateVolume", waitFor: "Creating boot volume", volume: true},
-	{step: "StepRunServer-create", waitFor: "Creating server"},
-	{step: "StepRunServer-BUILD", waitFor: "to become ACTIVE"},
-	{step: "StepFloatingIP", waitFor: "Allocating a floating IP"},
-	{step: "StepStopServer", waitFor: "Stopping server"},
-	{step: "StepCreateImage-snapshot", waitFor: "Creating image"},
-	{step: "StepCreateImage-saving", waitFor: "to become active"},
 	{step: "StepCreateImage-volume-upload", waitFor: "Uploading volume", volume: true},
-	// members and their acceptance (a second authentication) follow
-	// the patch: the build is still running when the signal lands
-	{step: "StepUpdateImage", waitFor: "Updating image"},
 	{step: "guest-StepKeyPair", waitFor: "Creating the temporary keypair", guest: true},
+	{step: "guest-StepRunServer-create", waitFor: "Creating server", guest: true},
 	{step: "guest-StepRunServer-BUILD", waitFor: "to become ACTIVE", guest: true},
 	{step: "guest-StepFloatingIP", waitFor: "Allocating a floating IP", guest: true, running: true},
 	{step: "guest-StepConnect-waiting", waitFor: "Waiting for SSH to become available", guest: true, running: true},
 	{step: "guest-StepProvision-connected", waitFor: "interrupt-provisioning", guest: true, running: true},
+	{step: "guest-StepProvision-fatimage-packages", waitFor: "fatimage: packages", notReached: "fatimage: done", guest: true, fat: true, running: true},
+	{step: "guest-StepCleanupTempKeys", waitFor: "Trying to remove ephemeral keys", guest: true, running: true,
+		attrs: "ssh_clear_authorized_keys = true"},
 	{step: "guest-StepStopServer", waitFor: "Stopping server", guest: true},
 	{step: "guest-StepCreateImage-snapshot", waitFor: "Creating image", guest: true},
+	{step: "guest-StepCreateImage-saving", waitFor: "to become active", guest: true},
+	// members and their acceptance (a second authentication) follow
+	// the patch: the build is still running when the signal lands
+	{step: "guest-StepUpdateImage", waitFor: "Updating image", guest: true, attrs: guestShared},
 }
 
-// interruptAt runs packer build on template and sends Ctrl-C to its
-// process group once waitFor is printed (after atSignal, unless nil);
-// packer must exit non-zero.
-func interruptAt(t *testing.T, tr *Tier, template, waitFor string, atSignal func()) {
+// interruptAt runs packer build on template (with the tier's env and env)
+// and sends Ctrl-C to its process group once waitFor is printed (after
+// atSignal, unless nil); packer must exit non-zero. It returns packer's
+// output.
+func interruptAt(t *testing.T, tr *Tier, template, waitFor string, atSignal func(), env ...string) string {
 	t.Helper()
-	proc := startBuild(t, tr, template)
+	proc := startBuild(t, tr, template, env...)
 	proc.WaitFor(t, waitFor, buildTimeout)
 	if atSignal != nil {
 		atSignal()
@@ -384,6 +414,7 @@ func interruptAt(t *testing.T, tr *Tier, template, waitFor string, atSignal func
 		// the image would count as a leftover too
 		t.Fatalf("packer exited 0 after Ctrl-C:\n%s", res.Output())
 	}
+	return res.Output()
 }
 
 // requireGuestRunning: the guest host runs the guest of the server called

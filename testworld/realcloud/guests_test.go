@@ -245,3 +245,35 @@ func deleteServer(t *testing.T, cc *gophercloud.ServiceClient, id string) {
 	}
 	t.Errorf("server %s still there 3 minutes after its delete", id)
 }
+
+// A volume-backed SSH build of a real guest: real Cinder makes the boot
+// volume from the guest image (its file holds the image's bytes), the
+// guest boots from that file, a shell provisioner writes a file, and
+// stopping the guest writes its disk back into the volume, as a real
+// server's volume holds what it wrote; the server is deleted to free the
+// volume, which os-volume_upload_image uploads into the image. The image
+// boots as a new server with the file, and nothing is left.
+func TestGuestVolumeBuild(t *testing.T) {
+	tr := tier(t)
+	clean(t, tr)
+	name := uniqueName("rc-guestvol")
+	marker := "volume-" + name
+	r := mustBuild(t, tr, guestTemplateIn(t, tr, name, SSHSecurityGroup, `
+  use_blockstorage_volume = true
+  volume_size             = 1
+  image_disk_format       = "raw"`, fmt.Sprintf(`
+  provisioner "shell" {
+    inline = ["echo %s | sudo tee /etc/rc-marker"]
+  }
+`, marker)))
+	mustContain(t, r.Output(), "Creating boot volume", "Connected to SSH!", "Uploading volume", "Deleting boot volume")
+	ic := client(t, tr, false, openstack.NewImageV2)
+	img := imageNamed(t, ic, name)
+	if img.Status != images.ImageStatusActive || img.DiskFormat != "raw" {
+		t.Fatalf("image %s: status %s, disk_format %s", img.ID, img.Status, img.DiskFormat)
+	}
+	cc := client(t, tr, false, openstack.NewComputeV2)
+	if _, out := bootAndSSH(t, tr, cc, img.ID, name+"-boot", "cat /etc/rc-marker"); !strings.Contains(out, marker) {
+		t.Errorf("the uploaded volume's image has no /etc/rc-marker from the build:\n%s", out)
+	}
+}

@@ -33,6 +33,11 @@ type Spec struct {
 	Image      string `json:"image"`
 	DiskFormat string `json:"disk_format"`
 	Checksum   string `json:"checksum"`
+	// Volume is the file of the Cinder volume the server boots from, its
+	// Image too ("" for a server from an image): the guest's disk is
+	// written back into it when the guest stops and when it is destroyed
+	// (volume.go).
+	Volume string `json:"volume"`
 	// ConfigDrive is the config drive Nova built for the server (an ISO
 	// 9660 image), "" without one.
 	ConfigDrive string `json:"config_drive"`
@@ -166,6 +171,11 @@ func (h *Host) destroy(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = m.Destroy()
 		if err == nil || errors.Is(err, vm.ErrDestroyed) {
+			// a destroy goes through, as a hypervisor's does; a volume
+			// without the guest's writes shows in what its upload holds
+			if werr := h.writeBack(g); werr != nil {
+				h.opts.Logf("%v", werr)
+			}
 			h.forget(g)
 			err = nil
 		}
@@ -174,7 +184,7 @@ func (h *Host) destroy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Host) act(w http.ResponseWriter, r *http.Request) {
-	_, m, err := h.machineOf(r.PathValue("uuid"))
+	g, m, err := h.machineOf(r.PathValue("uuid"))
 	var a action
 	if err == nil {
 		err = json.NewDecoder(r.Body).Decode(&a)
@@ -192,6 +202,9 @@ func (h *Host) act(w http.ResponseWriter, r *http.Request) {
 	switch a.Action {
 	case "stop":
 		err = m.Stop(ctx) // past the timeout the machine is killed
+		if err == nil {
+			err = h.writeBack(g)
+		}
 	case "start":
 		err = m.Start(ctx)
 	case "reboot":

@@ -70,6 +70,22 @@ class GuestDriverTest(unittest.TestCase):
             "tap": "tapp1", "bridge": "brq0a15ad13-0d", "dhcp": True})
         self.assertIsNone(self.d.first_ipv4(None))
 
+    def test_root_volume_path(self):
+        vol = {"mount_device": "/dev/vda", "boot_index": 0,
+               "connection_info": {"driver_volume_type": "local",
+                                   "data": {"device_path": "/v/vol-1"}}}
+        other = {"mount_device": "/dev/vdb", "boot_index": None,
+                 "connection_info": {"data": {"device_path": "/v/vol-2"}}}
+        bdi = {"root_device_name": "/dev/vda", "ephemerals": [],
+               "block_device_mapping": [other, vol]}
+        self.assertEqual(self.d.root_volume_path(bdi), "/v/vol-1")
+        # a server from an image: no root volume, a data volume or not
+        self.assertIsNone(self.d.root_volume_path(None))
+        self.assertIsNone(self.d.root_volume_path(
+            {"root_device_name": "/dev/vda", "block_device_mapping": []}))
+        self.assertIsNone(self.d.root_volume_path(
+            {"root_device_name": "/dev/vda", "block_device_mapping": [other]}))
+
     def test_vif_plugged_events(self):
         from nova.network import model
         waiting = model.VIF(id="p1", active=False)

@@ -3,9 +3,10 @@ VMs (systemd, sshd, cloud-init), run by the tier's guest host
 (testworld/realcloud/guests) and driven over its API on a Unix socket.
 
 A server boots as a guest when its image is an ext4 filesystem (the lab's
-disk format: the guest base image and every snapshot of a guest); any
-other image keeps SnapshotFakeDriver's behaviour (no guest), so the
-tier's API tests run as before.
+disk format: the guest base image and every snapshot of a guest), or its
+boot volume's file (fatcloud.cinder_driver's) holds one; any other image
+keeps SnapshotFakeDriver's behaviour (no guest), so the tier's API tests
+run as before.
 """
 
 import http.client
@@ -105,6 +106,19 @@ def first_ipv4(network_info):
     return None
 
 
+def root_volume_path(block_device_info):
+    """The file of the volume a server boots from (the device_path of
+    FileVolumeDriver's connection), None when it boots from an image."""
+    if not nova_driver.boots_from_volume(block_device_info):
+        return None
+    root = block_device_info["root_device_name"]
+    for bdm in block_device_info["block_device_mapping"]:
+        if bdm.get("mount_device") == root or bdm.get("boot_index") == 0:
+            data = (bdm.get("connection_info") or {}).get("data") or {}
+            return data.get("device_path")
+    return None
+
+
 def instance_dir(instance):
     """The server's directory below instances_path, as libvirt's driver
     keeps its config drive there."""
@@ -140,18 +154,22 @@ class GuestDriver(nova_driver.SnapshotFakeDriver):
                       admin_password, allocations, network_info=network_info,
                       block_device_info=block_device_info, power_on=power_on,
                       accel_info=accel_info)
-        path = self._disk_path(instance)
+        # A boot volume is the guest's disk: the guest host boots from its
+        # file and writes what the guest wrote back into it.
+        volume = root_volume_path(block_device_info)
+        path = volume or self._disk_path(instance)
         if not (path and is_ext4(path)):
             return
         net = first_ipv4(network_info)
         if net is None:
             raise exception.InstanceDeployFailure(
                 reason="a guest needs an IPv4 address on its port")
-        checksum = (image_meta.checksum
-                    if image_meta.obj_attr_is_set("checksum") else "")
+        checksum = (image_meta.checksum if not volume and
+                    image_meta.obj_attr_is_set("checksum") else "")
         spec = dict(net, uuid=instance.uuid, name=instance.display_name,
                     hostname=instance.hostname,
                     project_id=instance.project_id, image=path,
+                    volume=volume or "",
                     disk_format="raw", checksum=checksum or "",
                     config_drive=self._config_drive(
                         instance, injected_files, admin_password,

@@ -52,7 +52,7 @@ class SnapshotFakeDriver(fake.FakeDriver):
                 reason="%s is set in the server's metadata" % FAIL_SPAWN_KEY)
         path = self._disk_path(instance)
         image_id = image_id_of(image_meta)
-        if path and image_id and not _boots_from_volume(block_device_info):
+        if path and image_id and not boots_from_volume(block_device_info):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             glance.API().download(context, image_id, dest_path=path)
         super().spawn(context, instance, image_meta, injected_files,
@@ -91,6 +91,6 @@ def image_id_of(image_meta):
     return image_meta.id
 
 
-def _boots_from_volume(block_device_info):
+def boots_from_volume(block_device_info):
     return bool(block_device_info and block_device_info.get("root_device_name")
                 and block_device_info.get("block_device_mapping"))
