@@ -99,6 +99,11 @@ type ApplianceVar struct {
 	// that the build leaves out when When does not hold (the Open
 	// OnDemand apps the site's ood_install_apps does not name).
 	Drop bool `yaml:"drop"`
+	// FallbackGroups: a Drop element that, without a site's appliance,
+	// the build keeps only when it has one of these built-in groups, the
+	// groups the built-in value is for (firewalld_configs_default's rule
+	// is openhpc's).
+	FallbackGroups []string `yaml:"fallback_groups"`
 }
 
 // LocalUsers is the appliance variable of the users bootstrap.yml
@@ -232,6 +237,34 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 		errs = append(errs, fmt.Errorf("group %q: %w", g.Name, err))
 	}
 	return out, renumber(applied, drops), errors.Join(errs...)
+}
+
+// WithoutAppliance are groups as a build without a site's appliance has
+// them: a Drop source's element is left out when none of its
+// FallbackGroups is among the groups.
+func WithoutAppliance(groups []Group) ([]Group, error) {
+	present := map[string]bool{}
+	for _, g := range groups {
+		present[g.Name] = true
+	}
+	out := slices.Clone(groups)
+	for i, g := range out {
+		var drops []string
+		for _, s := range g.Appliance {
+			if s.Drop && len(s.FallbackGroups) > 0 && !slices.ContainsFunc(s.FallbackGroups, func(n string) bool { return present[n] }) {
+				drops = append(drops, s.Into)
+			}
+		}
+		if len(drops) == 0 {
+			continue
+		}
+		g.Content = deepCopy(g.Content).(map[string]any)
+		if err := g.drop(drops); err != nil {
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		out[i] = g
+	}
+	return out, nil
 }
 
 // renumber makes the applied sources' paths name the elements where
@@ -780,6 +813,9 @@ func (g Group) checkSources() error {
 				return err
 			}
 			continue
+		}
+		if len(s.FallbackGroups) > 0 {
+			return fmt.Errorf("appliance source %s: fallback groups are a drop's", s.Label())
 		}
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)

@@ -847,3 +847,36 @@ func TestWithApplianceFirewalld(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutAppliance: without a site's appliance, firewalld's public
+// zone (firewalld_configs_default's rule, for openhpc hosts) is in a
+// build only with openhpc; the group data is left as it is.
+func TestWithoutAppliance(t *testing.T) {
+	zone := func(names ...string) bool {
+		groups, err := Resolve(names, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := WithoutAppliance(groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range out {
+			if fs, _ := g.Content["files"].([]any); g.Name == "firewalld" && len(fs) > 0 {
+				return fs[0].(map[string]any)["destination"] == "/etc/firewalld/zones/public.xml"
+			}
+		}
+		return false
+	}
+	if zone("firewalld") || zone("firewalld", "fail2ban") {
+		t.Error("the ACCEPT zone without openhpc")
+	}
+	// after the calls leaving it out: they left the group data as it was
+	if !zone("firewalld", "openhpc") || !zone("openhpc", "firewalld") {
+		t.Error("no ACCEPT zone with openhpc")
+	}
+	bad := Group{Name: "x", Set: Set{Appliance: []ApplianceVar{{Into: "packages", Var: "v", FallbackGroups: []string{"openhpc"}}}}}
+	if err := bad.checkSources(); err == nil || !strings.Contains(err.Error(), "fallback groups are a drop's") {
+		t.Errorf("fallback groups on a value source: %v", err)
+	}
+}

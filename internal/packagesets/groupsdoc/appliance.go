@@ -78,6 +78,9 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 	}
 	if s.Drop {
 		from = "left out unless the condition holds"
+		if len(s.FallbackGroups) > 0 {
+			from += "; without a site's appliance, unless the build has " + codes(s.FallbackGroups)
+		}
 	}
 	scope = "–"
 	if s.Role != "" {
