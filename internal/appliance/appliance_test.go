@@ -398,8 +398,9 @@ func running(pid int) bool {
 func TestSummary(t *testing.T) {
 	r := appliance.Result{Commit: "f49fc24f6818ea960a28aa2e41910532c86214f9", Environment: "/site/environments/.stackhpc",
 		Duration: 1500 * time.Millisecond, Values: map[string]map[string]appliance.Value{"": {"a": {}, "b": {}}, "r": {"a": {}}},
-		RoleConditions: map[string]map[string]appliance.Truth{"r": {"x": {}}}, Conditions: map[string]appliance.Truth{"y": {}}}
-	want := "appliance f49fc24f6818, environment .stackhpc: 3 variables, 0 host patterns, 2 conditions resolved on the build VM in 1.5s"
+		RoleConditions: map[string]map[string]appliance.Truth{"r": {"x": {}}}, Conditions: map[string]appliance.Truth{"y": {}},
+		Texts: map[string]map[string]appliance.Value{"r": {"t": {}}}}
+	want := "appliance f49fc24f6818, environment .stackhpc: 4 variables, 0 host patterns, 2 conditions resolved on the build VM in 1.5s"
 	if got := r.Summary(); got != want {
 		t.Errorf("Summary: %q, want %q", got, want)
 	}

@@ -222,6 +222,9 @@ func (r *Result) Summary() string {
 	for _, vals := range r.Values {
 		n += len(vals)
 	}
+	for _, texts := range r.Texts {
+		n += len(texts)
+	}
 	for _, conds := range r.RoleConditions {
 		c += len(conds)
 	}
