@@ -18,6 +18,7 @@ import (
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/needs"
 )
 
 // fakeTarget is a target no test connects to.
@@ -233,7 +234,7 @@ func TestResolvePlaybookVarsFiles(t *testing.T) {
 // carries Ansible's message.
 func TestDecodeRoleConditions(t *testing.T) {
 	req := appliance.Request{Queries: []appliance.Query{{Role: "osc.ood", Vars: []string{"x"}, Conditions: []string{"a", "b", "c"}}}}
-	raw := `{"q": [[{"msg": 1}]], "qc": [[{"msg": "holds"}, {"skipped": true}, {"failed": true, "msg": "boom"}]],
+	raw := `{"q": [[{"msg": 1}]], "qc": [[{"msg": "holds"}, {"skipped": true}, {"failed": true, "msg": "boom"}]], "qt": [[]],
 		"c": [], "e": [], "p": {}, "groups": ["builder"]}`
 	res, err := appliance.DecodeResult(req, []byte(raw))
 	if err != nil {
@@ -243,7 +244,7 @@ func TestDecodeRoleConditions(t *testing.T) {
 	if !got["a"].Holds || got["b"].Holds || got["b"].Error != "" || got["c"].Holds || got["c"].Error != "boom" {
 		t.Errorf("role conditions: %+v", got)
 	}
-	if _, err := appliance.DecodeResult(req, []byte(`{"q": [[{"msg": 1}]], "qc": [[]], "c": [], "e": [], "p": {}}`)); err == nil {
+	if _, err := appliance.DecodeResult(req, []byte(`{"q": [[{"msg": 1}]], "qc": [[]], "qt": [[]], "c": [], "e": [], "p": {}}`)); err == nil {
 		t.Error("an answer missing a condition was taken")
 	}
 }
@@ -253,7 +254,7 @@ func TestDecodeRoleConditions(t *testing.T) {
 // a Go map loses; other values have none.
 func TestDecodeKeyOrder(t *testing.T) {
 	req := appliance.Request{Queries: []appliance.Query{{Role: "eessi", Vars: []string{"m", "l"}}}}
-	raw := `{"q": [[{"msg": {"Z": "1", "A": {"y": 1, "b": 2}, "M": 3}}, {"msg": ["b", "a"]}]], "qc": [[]],
+	raw := `{"q": [[{"msg": {"Z": "1", "A": {"y": 1, "b": 2}, "M": 3}}, {"msg": ["b", "a"]}]], "qc": [[]], "qt": [[]],
 		"c": [], "e": [], "p": {}, "groups": ["builder"]}`
 	res, err := appliance.DecodeResult(req, []byte(raw))
 	if err != nil {
@@ -397,9 +398,54 @@ func running(pid int) bool {
 func TestSummary(t *testing.T) {
 	r := appliance.Result{Commit: "f49fc24f6818ea960a28aa2e41910532c86214f9", Environment: "/site/environments/.stackhpc",
 		Duration: 1500 * time.Millisecond, Values: map[string]map[string]appliance.Value{"": {"a": {}, "b": {}}, "r": {"a": {}}},
-		RoleConditions: map[string]map[string]appliance.Truth{"r": {"x": {}}}, Conditions: map[string]appliance.Truth{"y": {}}}
-	want := "appliance f49fc24f6818, environment .stackhpc: 3 variables, 0 host patterns, 2 conditions resolved on the build VM in 1.5s"
+		RoleConditions: map[string]map[string]appliance.Truth{"r": {"x": {}}}, Conditions: map[string]appliance.Truth{"y": {}},
+		Texts: map[string]map[string]appliance.Value{"r": {"t": {}}}}
+	want := "appliance f49fc24f6818, environment .stackhpc: 4 variables, 0 host patterns, 2 conditions resolved on the build VM in 1.5s"
 	if got := r.Summary(); got != want {
 		t.Errorf("Summary: %q, want %q", got, want)
+	}
+}
+
+// TestResolveTextsWithAnsible: the resolution's playbook, run by the real
+// ansible-playbook, gives a query's Texts as a template prints them (the
+// float 100.0 as 100.0, which its decoded JSON value cannot say) beside
+// the same variable's value.
+func TestResolveTextsWithAnsible(t *testing.T) {
+	needs.Tools(t, "ansible-playbook")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "values.json")
+	req := appliance.Request{Queries: []appliance.Query{{Vars: []string{"skew"}, Texts: []string{"skew", "stratum", "logdir", "log"}}}}
+	book, err := appliance.ResolvePlaybook(req, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"resolve.yml": string(book), "hosts": "builder ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+		"vars.yml": "skew: 100.0\nstratum: 10\nlogdir: /var/log/chrony\nlog: [tracking, rtc]\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("ansible-playbook", "-i", filepath.Join(dir, "hosts"), "-e", "@"+filepath.Join(dir, "vars.yml"), filepath.Join(dir, "resolve.yml"))
+	cmd.Env = append(os.Environ(), "ANSIBLE_BECOME_METHOD=sudo", "ANSIBLE_LOCAL_TEMP="+dir, "ANSIBLE_NOCOLOR=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ansible-playbook: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := appliance.DecodeResult(req, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := res.Texts[""]
+	for name, want := range map[string]string{"skew": "100.0", "stratum": "10", "logdir": "/var/log/chrony", "log": "['tracking', 'rtc']"} {
+		if got := texts[name]; !got.Defined || got.Value != want {
+			t.Errorf("text of %s: %+v, want %q", name, got, want)
+		}
+	}
+	if v := res.Values[""]["skew"]; !v.Defined || fmt.Sprint(v.Value) != "100" && v.Value != "100.0" {
+		t.Errorf("value of skew: %+v", v)
 	}
 }

@@ -31,6 +31,17 @@ func readTask(name, reg string) task {
 	})
 }
 
+// textTask registers under reg the variable as a template prints it:
+// the `string` filter is Python's str, which a template's `{{ name }}`
+// writes, where the value alone may come back as a number (an Ansible
+// keeping native types) that JSON decoding then reshapes.
+func textTask(name, reg string) task {
+	t := readTask(name, reg)
+	t["name"] = "read " + name + " as text"
+	t["ansible.builtin.debug"] = map[string]any{"msg": fmt.Sprintf("{{ lookup('ansible.builtin.vars', '%s') | string }}", name)}
+	return t
+}
+
 // conditionTask registers under reg whether condition c holds (skipped:
 // it does not; failed: Ansible could not evaluate it).
 func conditionTask(c, reg string) task {
@@ -48,6 +59,36 @@ func includeVarsTask(files []string) task {
 		"vars": map[string]any{engineTag + "_vars_files": files}})
 }
 
+// queryPlay is the tasks of query i's play, and the lists of what they
+// register: its variables, conditions and texts.
+func queryPlay(i int, q Query) ([]task, [3]string) {
+	var tasks []task
+	if q.Role != "" {
+		tasks = append(tasks, task{"ansible.builtin.import_role": map[string]any{"name": q.Role}, "when": false})
+	}
+	if len(q.VarsFiles) > 0 {
+		tasks = append(tasks, includeVarsTask(q.VarsFiles))
+	}
+	var regs [3][]string
+	for j, v := range q.Vars {
+		regs[0] = append(regs[0], fmt.Sprintf("%s_q%d_%d", engineTag, i, j))
+		tasks = append(tasks, readTask(v, regs[0][j]))
+	}
+	for j, c := range q.Conditions {
+		regs[1] = append(regs[1], fmt.Sprintf("%s_q%d_c%d", engineTag, i, j))
+		tasks = append(tasks, conditionTask(c, regs[1][j]))
+	}
+	for j, v := range q.Texts {
+		regs[2] = append(regs[2], fmt.Sprintf("%s_q%d_t%d", engineTag, i, j))
+		tasks = append(tasks, textTask(v, regs[2][j]))
+	}
+	var lists [3]string
+	for k, r := range regs {
+		lists[k] = "[" + strings.Join(r, ", ") + "]"
+	}
+	return tasks, lists
+}
+
 // resolvePlaybook is the resolution's playbook: facts (gathered as the
 // appliance's install plays gather them, with become), one play per
 // query scope, one for host patterns, conditions and expressions, and a
@@ -60,28 +101,10 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	facts := builder("fatimage: facts", engineTask(task{"ansible.builtin.setup": map[string]any{}}))
 	facts["become"] = true
 	plays := []play{facts}
-	var queries, qconds []string
+	var queries, qconds, qtexts []string
 	var last []play
 	for i, q := range req.Queries {
-		var tasks []task
-		if q.Role != "" {
-			tasks = append(tasks, task{"ansible.builtin.import_role": map[string]any{"name": q.Role}, "when": false})
-		}
-		if len(q.VarsFiles) > 0 {
-			tasks = append(tasks, includeVarsTask(q.VarsFiles))
-		}
-		var regs []string
-		for j, v := range q.Vars {
-			reg := fmt.Sprintf("%s_q%d_%d", engineTag, i, j)
-			tasks = append(tasks, readTask(v, reg))
-			regs = append(regs, reg)
-		}
-		var cregs []string
-		for j, c := range q.Conditions {
-			reg := fmt.Sprintf("%s_q%d_c%d", engineTag, i, j)
-			tasks = append(tasks, conditionTask(c, reg))
-			cregs = append(cregs, reg)
-		}
+		tasks, regs := queryPlay(i, q)
 		p := builder(fmt.Sprintf("fatimage: variables (role %q)", q.Role), tasks...)
 		if len(q.VarsFiles) > 0 {
 			// included variables stay the host's for the rest of the run
@@ -90,8 +113,9 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 		} else {
 			plays = append(plays, p)
 		}
-		queries = append(queries, "["+strings.Join(regs, ", ")+"]")
-		qconds = append(qconds, "["+strings.Join(cregs, ", ")+"]")
+		queries = append(queries, regs[0])
+		qconds = append(qconds, regs[1])
+		qtexts = append(qtexts, regs[2])
 	}
 	plays = append(plays, last...)
 	var conds []string
@@ -121,8 +145,8 @@ func resolvePlaybook(req Request, out string) ([]byte, error) {
 	if len(ctasks) > 0 {
 		plays = append(plays, builder("fatimage: host patterns, conditions and expressions", ctasks...))
 	}
-	content := fmt.Sprintf("{{ {'q': [%s], 'qc': [%s], 'c': [%s], 'e': [%s], 'p': %s, 'groups': group_names} | to_json }}",
-		strings.Join(queries, ", "), strings.Join(qconds, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), pats)
+	content := fmt.Sprintf("{{ {'q': [%s], 'qc': [%s], 'qt': [%s], 'c': [%s], 'e': [%s], 'p': %s, 'groups': group_names} | to_json }}",
+		strings.Join(queries, ", "), strings.Join(qconds, ", "), strings.Join(qtexts, ", "), strings.Join(conds, ", "), strings.Join(exprs, ", "), pats)
 	plays = append(plays, builder("fatimage: write", engineTask(task{
 		"ansible.builtin.copy": map[string]any{"content": content, "dest": out, "mode": "0600"},
 		"delegate_to":          "localhost",

@@ -34,6 +34,11 @@ type Query struct {
 	// at include_vars precedence, above the site's group_vars, as the
 	// role's own tasks see them. Not for a collection's role.
 	VarsFiles []string
+	// Texts are variables read as a role's template prints them (`{{
+	// name }}` in a template: Python's str of the value), for lines a
+	// template writes: a float keeps its form (100.0, which the value's
+	// JSON, once decoded, would give as 100).
+	Texts []string
 }
 
 // Request is what one resolution asks of the site's Ansible.
@@ -84,6 +89,8 @@ type Result struct {
 	// and RoleConditions to its conditions' outcomes.
 	Values         map[string]map[string]Value
 	RoleConditions map[string]map[string]Truth
+	// Texts maps a query's role to its Texts, each a string Value.
+	Texts map[string]map[string]Value
 	// Patterns says which host patterns match the build host.
 	Patterns    map[string]bool
 	Conditions  map[string]Truth
@@ -114,7 +121,7 @@ func (r Request) check() error {
 		if q.Role != "" && !roleRE.MatchString(q.Role) {
 			errs = append(errs, fmt.Errorf("role %q: not a role name", q.Role))
 		}
-		for _, v := range q.Vars {
+		for _, v := range slices.Concat(q.Vars, q.Texts) {
 			if !varRE.MatchString(v) {
 				errs = append(errs, fmt.Errorf("variable %q: not a variable name", v))
 			}
@@ -215,6 +222,9 @@ func (r *Result) Summary() string {
 	for _, vals := range r.Values {
 		n += len(vals)
 	}
+	for _, texts := range r.Texts {
+		n += len(texts)
+	}
 	for _, conds := range r.RoleConditions {
 		c += len(conds)
 	}
@@ -276,6 +286,7 @@ func objectKeys(data []byte) ([]string, error) {
 type rawResult struct {
 	Queries    [][]taskResult `json:"q"`
 	QueryConds [][]taskResult `json:"qc"`
+	QueryTexts [][]taskResult `json:"qt"`
 	Conditions []taskResult   `json:"c"`
 	Exprs      []taskResult   `json:"e"`
 	Patterns   struct {
@@ -293,18 +304,20 @@ func decodeResult(req Request, data []byte) (*Result, error) {
 	if len(raw.Patterns.Results) != len(req.Patterns) {
 		return nil, fmt.Errorf("resolving the appliance's host patterns: %v", raw.Patterns.Msg)
 	}
-	if len(raw.Queries) != len(req.Queries) || len(raw.QueryConds) != len(req.Queries) || len(raw.Conditions) != len(req.Conditions) ||
+	if len(raw.Queries) != len(req.Queries) || len(raw.QueryConds) != len(req.Queries) || len(raw.QueryTexts) != len(req.Queries) ||
+		len(raw.Conditions) != len(req.Conditions) ||
 		len(raw.Exprs) != len(req.Expressions) {
 		return nil, errors.New("resolving the appliance's variables: ansible's output does not match the request")
 	}
 	res := &Result{Groups: raw.Groups, Values: map[string]map[string]Value{}, RoleConditions: map[string]map[string]Truth{},
-		Patterns: map[string]bool{}, Conditions: map[string]Truth{}, Expressions: map[string]Value{}}
+		Patterns: map[string]bool{}, Conditions: map[string]Truth{}, Expressions: map[string]Value{}, Texts: map[string]map[string]Value{}}
 	for i, q := range req.Queries {
 		if res.Values[q.Role] == nil {
 			res.Values[q.Role] = map[string]Value{}
 			res.RoleConditions[q.Role] = map[string]Truth{}
+			res.Texts[q.Role] = map[string]Value{}
 		}
-		if len(raw.Queries[i]) != len(q.Vars) || len(raw.QueryConds[i]) != len(q.Conditions) {
+		if len(raw.Queries[i]) != len(q.Vars) || len(raw.QueryConds[i]) != len(q.Conditions) || len(raw.QueryTexts[i]) != len(q.Texts) {
 			return nil, errors.New("resolving the appliance's variables: ansible's output does not match the request")
 		}
 		for j, name := range q.Vars {
@@ -312,6 +325,9 @@ func decodeResult(req Request, data []byte) (*Result, error) {
 		}
 		for j, c := range q.Conditions {
 			res.RoleConditions[q.Role][c] = truth(raw.QueryConds[i][j])
+		}
+		for j, name := range q.Texts {
+			res.Texts[q.Role][name] = value(name, raw.QueryTexts[i][j])
 		}
 	}
 	for i, c := range req.Conditions {

@@ -72,7 +72,8 @@ type ApplianceVar struct {
 	// "grafana_dashboards" are the grafana-dashboards role's entries as
 	// the grafana_dashboards content kind's items (the whole list);
 	// "firewalld_zone" is the public zone's file once the firewalld role's
-	// rules (firewalld_configs) are applied.
+	// rules (firewalld_configs) are applied; "words" is the items of a
+	// list joined by a space (`join(' ')`), then formatted.
 	Render string `yaml:"render"`
 	// Pins maps the value to the item (a version to the sha256 the
 	// plugin pins for it): a value with no pin gives an empty item, so
@@ -90,10 +91,19 @@ type ApplianceVar struct {
 	// a value on the appliance's default host then follows the mirror
 	// option the template sets; a site's own URL stays as it is.
 	Bases map[string]string `yaml:"bases"`
+	// Text: the value is the variable as the role's template prints it
+	// (`{{ var }}`), asked of the site's Ansible as text: a float keeps
+	// its form (chrony_maxupdateskew's 100.0). A single value.
+	Text bool `yaml:"text"`
 	// Drop: Into is an element of a content list (content/git_checkouts/0)
 	// that the build leaves out when When does not hold (the Open
 	// OnDemand apps the site's ood_install_apps does not name).
 	Drop bool `yaml:"drop"`
+	// FallbackGroups: a Drop element that, without a site's appliance,
+	// the build keeps only when it has one of these built-in groups, the
+	// groups the built-in value is for (firewalld_configs_default's rule
+	// is openhpc's).
+	FallbackGroups []string `yaml:"fallback_groups"`
 }
 
 // LocalUsers is the appliance variable of the users bootstrap.yml
@@ -157,6 +167,8 @@ type Lookup interface {
 	Holds(role, cond string) (bool, error)
 	// Keys are a mapping value's keys in the site's Ansible's order.
 	Keys(role, name string) []string
+	// Text is a variable as a template prints it (`{{ name }}`).
+	Text(role, name string) (text string, defined bool, err error)
 }
 
 // Applied is one source as applied: the values it gave.
@@ -225,6 +237,34 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 		errs = append(errs, fmt.Errorf("group %q: %w", g.Name, err))
 	}
 	return out, renumber(applied, drops), errors.Join(errs...)
+}
+
+// WithoutAppliance are groups as a build without a site's appliance has
+// them: a Drop source's element is left out when none of its
+// FallbackGroups is among the groups.
+func WithoutAppliance(groups []Group) ([]Group, error) {
+	present := map[string]bool{}
+	for _, g := range groups {
+		present[g.Name] = true
+	}
+	out := slices.Clone(groups)
+	for i, g := range out {
+		var drops []string
+		for _, s := range g.Appliance {
+			if s.Drop && len(s.FallbackGroups) > 0 && !slices.ContainsFunc(s.FallbackGroups, func(n string) bool { return present[n] }) {
+				drops = append(drops, s.Into)
+			}
+		}
+		if len(drops) == 0 {
+			continue
+		}
+		g.Content = deepCopy(g.Content).(map[string]any)
+		if err := g.drop(drops); err != nil {
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		out[i] = g
+	}
+	return out, nil
 }
 
 // renumber makes the applied sources' paths name the elements where
@@ -338,12 +378,22 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	if s.Var == "" {
 		return slices.Clone(s.Items), nil
 	}
+	if s.Text {
+		text, defined, err := look.Text(s.Role, s.Var)
+		if err == nil && !defined {
+			err = errNotDefined
+		}
+		if s.Format != "" {
+			text = strings.ReplaceAll(s.Format, "{}", text)
+		}
+		return []string{text}, err
+	}
 	v, defined, err := look.Value(s.Role, s.Var)
 	if err != nil {
 		return nil, err
 	}
 	if !defined {
-		return nil, errors.New("not defined in the appliance (a role or group_vars the plugin expects is missing)")
+		return nil, errNotDefined
 	}
 	for _, k := range strings.Split(s.Key, ".") {
 		if k == "" {
@@ -384,6 +434,9 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		}
 		return []string{s.Pins[items[0]]}, nil
 	}
+	if s.Render == renderWords {
+		items = []string{strings.Join(items, " ")}
+	}
 	s.format(items)
 	switch s.Render {
 	case renderLines:
@@ -394,6 +447,9 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 	}
 	return items, nil
 }
+
+// errNotDefined is a source's variable the site's Ansible does not know.
+var errNotDefined = errors.New("not defined in the appliance (a role or group_vars the plugin expects is missing)")
 
 // lines are items a line each.
 func lines(items []string) string {
@@ -452,13 +508,14 @@ const (
 	renderLines      = "lines"
 	renderChrony     = "chrony_sources"
 	renderFlags      = "flags"
+	renderWords      = "words"
 	renderCollectors = "collector_flags"
 	renderDashboards = "grafana_dashboards"
 	renderFirewalld  = "firewalld_zone"
 )
 
 // renders are ApplianceVar.Render's values.
-var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderCollectors, renderDashboards, renderFirewalld}
+var renders = []string{renderKeyValue, renderLines, renderChrony, renderFlags, renderWords, renderCollectors, renderDashboards, renderFirewalld}
 
 // keyValueLines is mapping v as `{% for k, v in m.items() %}{{ k }}={{ v
 // }}` renders it (Ansible's trim_blocks: a line each), keys in order.
@@ -598,6 +655,11 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 		return err
 	}
 	if cur, scalar := parent[key].(string); scalar {
+		if len(vals) == 0 && s.Var == "" && s.Within != "" {
+			// a condition's text that does not hold: out of the value
+			parent[key] = strings.ReplaceAll(cur, s.Within, "")
+			return nil
+		}
 		if len(vals) != 1 {
 			return fmt.Errorf("%d values for the one value of %s", len(vals), s.Into)
 		}
@@ -752,6 +814,9 @@ func (g Group) checkSources() error {
 			}
 			continue
 		}
+		if len(s.FallbackGroups) > 0 {
+			return fmt.Errorf("appliance source %s: fallback groups are a drop's", s.Label())
+		}
 		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
@@ -760,6 +825,9 @@ func (g Group) checkSources() error {
 		}
 		if len(s.VarsFiles) > 0 && s.Role == "" {
 			return fmt.Errorf("appliance source %s: vars files are a role's", s.Var)
+		}
+		if s.Text && (s.Render != "" || s.Key != "" || s.Pins != nil || s.PinNames || s.Latest != "" || s.Bases != nil) {
+			return fmt.Errorf("appliance source %s: text is the variable as a template prints it, formatted only", s.Var)
 		}
 		if s.Insert && s.Within == "" {
 			return fmt.Errorf("appliance source %s: insert goes before the text within names, and there is none", s.Var)

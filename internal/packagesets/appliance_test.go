@@ -2,6 +2,7 @@ package packagesets
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -23,6 +24,16 @@ func (f fakeLookup) Value(role, name string) (any, bool, error) {
 }
 
 func (f fakeLookup) Holds(role, cond string) (bool, error) { return f.holds[role+"/"+cond], nil }
+
+// Text is the value as the site's Ansible would print it: tests give it
+// as a string.
+func (f fakeLookup) Text(role, name string) (string, bool, error) {
+	v, ok, err := f.Value(role, name)
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	return fmt.Sprint(v), true, nil
+}
 
 func (f fakeLookup) Keys(role, name string) []string {
 	keys, _ := f.vals[role+"/"+name+" keys"].([]string)
@@ -482,26 +493,42 @@ func chronyDefaults() []any {
 	return out
 }
 
-// TestWithApplianceChrony: chrony.conf's time sources are the site's
-// chrony_ntp_servers as the role's template writes them (type defaulting
-// to server, options with and without a val, none), its allow lines,
-// local stratum and logdir the role's variables; the role's defaults
-// give the built-in file.
+// chronyStock are mrlesmithjr.chrony's defaults as the site's Ansible
+// gives them (its scalars as text, as the role's template prints them),
+// and whether chrony_rtcsync_enabled holds.
+func chronyStock() (map[string]any, map[string]bool) {
+	r := "mrlesmithjr.chrony/"
+	return map[string]any{r + "chrony_ntp_servers": chronyDefaults(),
+			r + "chrony_allow_hosts": []any{"10/8", "192.168/16", "172.16/12"}, r + "chrony_local_stratum": "10",
+			r + "chrony_logdir": "/var/log/chrony", r + "chrony_dumpdir": "/var/lib/chrony",
+			r + "chrony_log": []any{"tracking", "measurements", "statistics"}, r + "chrony_maxupdateskew": "100.0"},
+		map[string]bool{r + "chrony_rtcsync_enabled | bool": true}
+}
+
+// TestWithApplianceChrony: chrony.conf is the role's template filled in
+// with the site's variables: the time sources as the template writes
+// them (type defaulting to server, options with and without a val,
+// none), its allow lines, dumpdir, local stratum, log, logdir,
+// maxupdateskew as printed (100.0 stays so) and rtcsync only when
+// chrony_rtcsync_enabled holds; the role's defaults give the built-in
+// file, which is the template's output byte for byte.
 func TestWithApplianceChrony(t *testing.T) {
 	groups, err := Expand("chrony")
 	if err != nil || len(groups) != 1 {
 		t.Fatal(groups, err)
 	}
 	g := groups[0]
-	stock := map[string]any{"mrlesmithjr.chrony/chrony_ntp_servers": chronyDefaults(),
-		"mrlesmithjr.chrony/chrony_allow_hosts": []any{"10/8", "192.168/16", "172.16/12"}, "mrlesmithjr.chrony/chrony_local_stratum": float64(10),
-		"mrlesmithjr.chrony/chrony_logdir": "/var/log/chrony"}
-	out, applied, err := WithAppliance(g, fakeLookup{vals: stock})
-	if err != nil || len(applied) != 4 {
+	conf := func(g Group) string { return g.Content["files"].([]any)[0].(map[string]any)["content"].(string) }
+	if conf(g) != chronyTemplateOutput {
+		t.Errorf("built-in chrony.conf:\n%s\nwant the role's template with its defaults:\n%s", conf(g), chronyTemplateOutput)
+	}
+	stock, holds := chronyStock()
+	out, applied, err := WithAppliance(g, fakeLookup{vals: stock, holds: holds})
+	if err != nil || len(applied) != 8 {
 		t.Fatal(applied, err)
 	}
 	if !reflect.DeepEqual(out.Content, g.Content) {
-		t.Errorf("the role's defaults change the file: %q", out.Content["files"].([]any)[0].(map[string]any)["content"])
+		t.Errorf("the role's defaults change the file: %q", conf(out))
 	}
 	site := maps.Clone(stock)
 	site["mrlesmithjr.chrony/chrony_ntp_servers"] = []any{
@@ -510,26 +537,58 @@ func TestWithApplianceChrony(t *testing.T) {
 		map[string]any{"server": "10.0.0.2", "type": "peer", "options": []any{}},
 	}
 	site["mrlesmithjr.chrony/chrony_allow_hosts"] = []any{"10.60.0.0/16"}
-	site["mrlesmithjr.chrony/chrony_local_stratum"] = float64(8)
+	site["mrlesmithjr.chrony/chrony_local_stratum"] = "8"
 	site["mrlesmithjr.chrony/chrony_logdir"] = "/srv/log/chrony"
+	site["mrlesmithjr.chrony/chrony_dumpdir"] = "/srv/lib/chrony"
+	site["mrlesmithjr.chrony/chrony_log"] = []any{"tracking", "rtc"}
+	site["mrlesmithjr.chrony/chrony_maxupdateskew"] = "5.0"
 	out, _, err = WithAppliance(g, fakeLookup{vals: site})
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf := out.Content["files"].([]any)[0].(map[string]any)["content"].(string)
-	want := "pool ntp.site.example maxsources 3 iburst\nserver 10.0.0.1\npeer 10.0.0.2\nallow 10.60.0.0/16\nlocal stratum 8\nlogdir /srv/log/chrony\nrtcsync\n"
-	if !strings.HasSuffix(conf, want) || strings.Contains(conf, "debian") {
-		t.Errorf("chrony.conf from a site's values:\n%s\nwant it to end\n%s", conf, want)
+	want := "allow 10.60.0.0/16\ncommandkey 1\ndriftfile /var/lib/chrony/chrony.drift\ndumpdir /srv/lib/chrony\ndumponexit\n" +
+		"keyfile /etc/chrony/chrony.keys\nlocal stratum 8\nlog tracking rtc\nlogchange 0.5\nlogdir /srv/log/chrony\nmaxupdateskew 5.0\nrtconutc\n" +
+		"pool ntp.site.example maxsources 3 iburst\nserver 10.0.0.1\npeer 10.0.0.2\n"
+	if conf(out) != want {
+		t.Errorf("chrony.conf from a site's values (rtcsync off):\n%s\nwant\n%s", conf(out), want)
 	}
 	for name, v := range map[string]any{"not a list": "pool.ntp.org", "no server": []any{map[string]any{"type": "pool"}},
 		"option without option": []any{map[string]any{"server": "a", "options": []any{map[string]any{"val": float64(1)}}}}} {
 		bad := maps.Clone(stock)
 		bad["mrlesmithjr.chrony/chrony_ntp_servers"] = v
-		if _, _, err := WithAppliance(g, fakeLookup{vals: bad}); err == nil || !strings.Contains(err.Error(), "chrony_ntp_servers (role mrlesmithjr.chrony)") {
+		if _, _, err := WithAppliance(g, fakeLookup{vals: bad, holds: holds}); err == nil || !strings.Contains(err.Error(), "chrony_ntp_servers (role mrlesmithjr.chrony)") {
 			t.Errorf("%s: %v, want an error naming the variable", name, err)
 		}
 	}
+	delete(stock, "mrlesmithjr.chrony/chrony_maxupdateskew")
+	if _, _, err := WithAppliance(g, fakeLookup{vals: stock, holds: holds}); err == nil || !strings.Contains(err.Error(), "chrony_maxupdateskew (role mrlesmithjr.chrony): not defined") {
+		t.Errorf("no chrony_maxupdateskew: %v, want an error naming it", err)
+	}
 }
+
+// chronyTemplateOutput is what mrlesmithjr.chrony's chrony.conf.j2 (v0.1.4)
+// writes with the role's defaults, as Ansible 2.14's template module
+// rendered it from the appliance checkout's Galaxy roles.
+const chronyTemplateOutput = `allow 10/8
+allow 192.168/16
+allow 172.16/12
+commandkey 1
+driftfile /var/lib/chrony/chrony.drift
+dumpdir /var/lib/chrony
+dumponexit
+keyfile /etc/chrony/chrony.keys
+local stratum 10
+log tracking measurements statistics
+logchange 0.5
+logdir /var/log/chrony
+maxupdateskew 100.0
+rtconutc
+rtcsync
+server 0.debian.pool.ntp.org iburst minpoll 8
+server 1.debian.pool.ntp.org iburst minpoll 8
+server 2.debian.pool.ntp.org iburst minpoll 8
+server 3.debian.pool.ntp.org iburst minpoll 8
+`
 
 // TestWithApplianceHPL: HPL's URL and destination follow the role's
 // hpctests_hpl_version; its sha256 is the plugin's pin for 2.3, and
@@ -786,5 +845,38 @@ func TestWithApplianceFirewalld(t *testing.T) {
 		if _, _, err := WithAppliance(g, look(bad)); err == nil || !strings.Contains(err.Error(), `group "firewalld": firewalld_configs: [0]: `) {
 			t.Errorf("%s: %v, want an error naming the variable and the rule", name, err)
 		}
+	}
+}
+
+// TestWithoutAppliance: without a site's appliance, firewalld's public
+// zone (firewalld_configs_default's rule, for openhpc hosts) is in a
+// build only with openhpc; the group data is left as it is.
+func TestWithoutAppliance(t *testing.T) {
+	zone := func(names ...string) bool {
+		groups, err := Resolve(names, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := WithoutAppliance(groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range out {
+			if fs, _ := g.Content["files"].([]any); g.Name == "firewalld" && len(fs) > 0 {
+				return fs[0].(map[string]any)["destination"] == "/etc/firewalld/zones/public.xml"
+			}
+		}
+		return false
+	}
+	if zone("firewalld") || zone("firewalld", "fail2ban") {
+		t.Error("the ACCEPT zone without openhpc")
+	}
+	// after the calls leaving it out: they left the group data as it was
+	if !zone("firewalld", "openhpc") || !zone("openhpc", "firewalld") {
+		t.Error("no ACCEPT zone with openhpc")
+	}
+	bad := Group{Name: "x", Set: Set{Appliance: []ApplianceVar{{Into: "packages", Var: "v", FallbackGroups: []string{"openhpc"}}}}}
+	if err := bad.checkSources(); err == nil || !strings.Contains(err.Error(), "fallback groups are a drop's") {
+		t.Errorf("fallback groups on a value source: %v", err)
 	}
 }

@@ -204,6 +204,13 @@ func mustLoad(b []byte) *table {
 				panic("package_sets.yaml: group " + name + ": with_group names unknown group " + other)
 			}
 		}
+		for _, s := range g.Appliance {
+			for _, other := range s.FallbackGroups {
+				if _, ok := t.Groups[other]; !ok {
+					panic("package_sets.yaml: group " + name + ": fallback_groups names unknown group " + other)
+				}
+			}
+		}
 	}
 	return &t
 }

@@ -17,7 +17,7 @@ func askedSentence(req appliance.Request, env string) string {
 	vars, conds := 0, 0
 	var roles []string
 	for _, q := range req.Queries {
-		vars += len(q.Vars)
+		vars += len(q.Vars) + len(q.Texts)
 		conds += len(q.Conditions)
 		if q.Role != "" {
 			roles = append(roles, "`"+q.Role+"`")

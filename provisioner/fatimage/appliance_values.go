@@ -50,7 +50,7 @@ type applianceValues struct {
 // applianceRequest asks for every variable and condition the built-in
 // groups name, by role scope, and for the local users.
 func applianceRequest() appliance.Request {
-	type scope struct{ vars, conds, files []string }
+	type scope struct{ vars, conds, files, texts []string }
 	repos := packagesets.ApplianceExtraRepos()
 	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar}},
 		proxyScope: {vars: slices.Clone(proxyVars)}}
@@ -60,14 +60,18 @@ func applianceRequest() appliance.Request {
 			byRole[""].vars = append(byRole[""].vars, b.ChecksumVar)
 		}
 	}
-	add := func(role, v, cond string) {
+	add := func(role, v, cond string, text bool) {
 		sc := byRole[role]
 		if sc == nil {
 			sc = &scope{}
 			byRole[role] = sc
 		}
-		if v != "" && !slices.Contains(sc.vars, v) {
-			sc.vars = append(sc.vars, v)
+		list := &sc.vars
+		if text {
+			list = &sc.texts
+		}
+		if v != "" && !slices.Contains(*list, v) {
+			*list = append(*list, v)
 		}
 		if cond != "" && !slices.Contains(sc.conds, cond) {
 			sc.conds = append(sc.conds, cond)
@@ -75,7 +79,7 @@ func applianceRequest() appliance.Request {
 	}
 	for _, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
-			add(s.Role, s.Var, s.When)
+			add(s.Role, s.Var, s.When, s.Text)
 			for _, f := range s.VarsFiles {
 				if sc := byRole[s.Role]; !slices.Contains(sc.files, f) {
 					sc.files = append(sc.files, f)
@@ -85,17 +89,18 @@ func applianceRequest() appliance.Request {
 	}
 	for _, repos := range packagesets.ApplianceRepos() {
 		for _, r := range repos {
-			add(r.Role, r.Var, "")
+			add(r.Role, r.Var, "", false)
 		}
 	}
 	pu := packagesets.AppliancePodmanUsers()
-	add(pu.Role, pu.Var, "")
+	add(pu.Role, pu.Var, "", false)
 	var req appliance.Request
 	for _, role := range slices.Sorted(maps.Keys(byRole)) {
 		sc := byRole[role]
 		slices.Sort(sc.vars)
 		slices.Sort(sc.conds)
-		req.Queries = append(req.Queries, appliance.Query{Role: role, Vars: sc.vars, Conditions: sc.conds, VarsFiles: sc.files})
+		slices.Sort(sc.texts)
+		req.Queries = append(req.Queries, appliance.Query{Role: role, Vars: sc.vars, Conditions: sc.conds, VarsFiles: sc.files, Texts: sc.texts})
 	}
 	return req
 }
@@ -129,6 +134,24 @@ func (l resultLookup) Value(role, name string) (any, bool, error) {
 		return nil, true, fmt.Errorf("the site's Ansible could not template it: %s", v.Error)
 	}
 	return v.Value, v.Defined, nil
+}
+
+func (l resultLookup) Text(role, name string) (string, bool, error) {
+	if err := l.res.RoleMissing(role); err != nil {
+		return "", false, err
+	}
+	v, ok := l.res.Texts[role][name]
+	if !ok {
+		return "", false, fmt.Errorf("%s was not asked for as text", name)
+	}
+	if v.Error != "" {
+		return "", true, fmt.Errorf("the site's Ansible could not template it: %s", v.Error)
+	}
+	text, isText := v.Value.(string)
+	if v.Defined && !isText {
+		return "", true, fmt.Errorf("the site's Ansible printed %v, not text", v.Value)
+	}
+	return text, v.Defined, nil
 }
 
 func (l resultLookup) Keys(role, name string) []string {

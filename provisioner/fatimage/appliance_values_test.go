@@ -125,6 +125,9 @@ func overridesResult() *appliance.Result {
 // holdAll makes every requested condition of res hold (or not).
 func holdAll(res *appliance.Result, holds bool) {
 	for _, q := range applianceRequest().Queries {
+		if res.RoleConditions[q.Role] == nil && len(q.Conditions) > 0 {
+			res.RoleConditions[q.Role] = map[string]appliance.Truth{}
+		}
 		for _, c := range q.Conditions {
 			res.RoleConditions[q.Role][c] = appliance.Truth{Holds: holds}
 		}
@@ -983,7 +986,9 @@ func TestPlanFromApplianceHPL(t *testing.T) {
 }
 
 // TestPlanFromApplianceChronyAnsibleInit: through the plan, chrony.conf
-// has the site's time sources and allowed hosts, ansible-init's venv
+// has the site's time sources and allowed hosts, its scalars as the
+// site's Ansible printed them (maxupdateskew 100.0) and no rtcsync when
+// chrony_rtcsync_enabled does not hold; ansible-init's venv
 // the site's list at the plugin's pins and the site's own; a name
 // without a pin fails naming the variable.
 func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
@@ -996,10 +1001,14 @@ func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
 		res.Values["mrlesmithjr.chrony"] = map[string]appliance.Value{
 			"chrony_ntp_servers": {Defined: true, Value: []any{map[string]any{"server": "ntp.site.example", "type": "pool",
 				"options": []any{map[string]any{"option": "iburst"}}}}},
-			"chrony_allow_hosts":   {Defined: true, Value: []any{"10.60.0.0/16"}},
-			"chrony_local_stratum": {Defined: true, Value: float64(10)},
-			"chrony_logdir":        {Defined: true, Value: "/var/log/chrony"},
+			"chrony_allow_hosts": {Defined: true, Value: []any{"10.60.0.0/16"}},
+			"chrony_log":         {Defined: true, Value: []any{"tracking"}},
 		}
+		res.Texts = map[string]map[string]appliance.Value{"mrlesmithjr.chrony": {
+			"chrony_local_stratum": {Defined: true, Value: "10"}, "chrony_logdir": {Defined: true, Value: "/var/log/chrony"},
+			"chrony_dumpdir": {Defined: true, Value: "/var/lib/chrony"}, "chrony_maxupdateskew": {Defined: true, Value: "100.0"},
+		}}
+		res.RoleConditions["mrlesmithjr.chrony"]["chrony_rtcsync_enabled | bool"] = appliance.Truth{Holds: false}
 		return c.plan(newApplianceValues(res, ""), "")
 	}
 	p, err := planOf("ansible", "requests", "PyYAML==6.0.2")
@@ -1007,7 +1016,9 @@ func TestPlanFromApplianceChronyAnsibleInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(p.Files, func(f files.File) bool { return f.Destination == "/etc/chrony.conf" })
-	if i < 0 || !strings.Contains(p.Files[i].Content, "\npool ntp.site.example iburst\nallow 10.60.0.0/16\nlocal stratum 10\n") || strings.Contains(p.Files[i].Content, "debian") {
+	if i < 0 || !strings.HasPrefix(p.Files[i].Content, "allow 10.60.0.0/16\ncommandkey 1\n") ||
+		!strings.Contains(p.Files[i].Content, "\nlocal stratum 10\nlog tracking\nlogchange 0.5\nlogdir /var/log/chrony\nmaxupdateskew 100.0\nrtconutc\npool ntp.site.example iburst\n") ||
+		strings.Contains(p.Files[i].Content, "debian") {
 		t.Errorf("chrony.conf: %+v", p.Files)
 	}
 	j := slices.IndexFunc(p.PythonEnvs, func(e python.PythonEnv) bool { return e.Path == "/usr/lib/ansible-init" })

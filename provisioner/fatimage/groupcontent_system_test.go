@@ -59,7 +59,8 @@ func TestGroupSlurmAppDropInsAndChrony(t *testing.T) {
 	}
 	f, ok := fileAt(c, "/etc/chrony.conf")
 	if !ok || f.Mode != "0644" || strings.Count(f.Content, "iburst minpoll 8\n") != 4 ||
-		!strings.Contains(f.Content, "allow 10/8\nallow 192.168/16\nallow 172.16/12\nlocal stratum 10\nlogdir /var/log/chrony\nrtcsync\n") {
+		!strings.HasPrefix(f.Content, "allow 10/8\nallow 192.168/16\nallow 172.16/12\ncommandkey 1\n") ||
+		!strings.Contains(f.Content, "\nlocal stratum 10\nlog tracking measurements statistics\nlogchange 0.5\nlogdir /var/log/chrony\nmaxupdateskew 100.0\nrtconutc\nrtcsync\nserver ") {
 		t.Errorf("chrony.conf %+v", f)
 	}
 	// the groups of compute nodes (without Open OnDemand's) write none of them

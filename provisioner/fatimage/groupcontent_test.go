@@ -111,8 +111,14 @@ func TestGroupServicesFinalStates(t *testing.T) {
 	if f, ok := fileAt(c, "/etc/fail2ban/jail.local"); !ok || !strings.Contains(f.Content, "[sshd]\nenabled = true\n") || !strings.Contains(f.Content, "bantime = 3600") {
 		t.Errorf("jail.local %+v", f)
 	}
+	// without a site's appliance the ACCEPT zone is firewalld_configs_default's
+	// rule, which is for openhpc hosts only
+	if f, ok := fileAt(c, "/etc/firewalld/zones/public.xml"); ok {
+		t.Errorf("public zone without openhpc: %+v, want the OS's (no file)", f)
+	}
+	c = mustGroups(t, []string{"firewalld", "openhpc"}, nil)
 	if f, ok := fileAt(c, "/etc/firewalld/zones/public.xml"); !ok || !strings.Contains(f.Content, `<zone target="ACCEPT">`) {
-		t.Errorf("public zone %+v", f)
+		t.Errorf("public zone with openhpc %+v", f)
 	}
 	// a site disabling what a group enables is told, naming the unit
 	_, err := prepareGroups(t, []string{"fail2ban"}, map[string]any{"disable_services": []string{"fail2ban"}})

@@ -48,6 +48,8 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 		if len(errs) > 0 {
 			return nil, errors.Join(errs...)
 		}
+	} else if all, err = packagesets.WithoutAppliance(all); err != nil {
+		return nil, err
 	}
 	r := &resolved{Set: packagesets.Merged(all), groups: all, applied: applied}
 	for _, name := range r.Users {

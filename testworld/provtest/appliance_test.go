@@ -120,7 +120,8 @@ func TestApplianceResolveLab(t *testing.T) {
 	req := appliance.Request{Queries: []appliance.Query{
 		{Vars: append(siteVars, "openondemand_oidc_remote_user_claim", "node_exporter_version", "node_exporter_checksum", "prometheus_checksum", "alertmanager_checksum", "grafana_plugins", "ansible_user",
 			"ansible_init_pip_packages", "grafana_dashboards", "firewalld_configs"), Conditions: []string{"firewalld_configs | length > 0"}},
-		{Role: "mrlesmithjr.chrony", Vars: []string{"chrony_ntp_servers", "chrony_allow_hosts", "chrony_local_stratum", "chrony_logdir"}},
+		{Role: "mrlesmithjr.chrony", Vars: []string{"chrony_ntp_servers", "chrony_allow_hosts", "chrony_log"}, Conditions: []string{"chrony_rtcsync_enabled | bool"},
+			Texts: []string{"chrony_dumpdir", "chrony_local_stratum", "chrony_logdir", "chrony_maxupdateskew"}},
 		{Role: "hpctests", Vars: []string{"hpctests_hpl_version"}},
 		{Role: "openondemand", Vars: []string{"openondemand_oidc_remote_user_claim", "openondemand_auth", "openondemand_rstudio_version", "openondemand_code_server_version"}},
 		{Role: "stackhpc.openhpc", Vars: []string{"openhpc_job_maxtime", "openhpc_packages_extra"}},
@@ -250,7 +251,8 @@ func TestApplianceResolveLab(t *testing.T) {
 		"vgpu_nvidia_mig_manager_rpm_url: https://mirror.site.example/mig/nvidia-mig-manager-0.13.0-1.x86_64.rpm\n" +
 		"appliances_state_dir: /var/lib/state\n" +
 		"chrony_ntp_servers:\n  - {server: ntp.site.example, type: pool, options: [{option: iburst}, {option: maxsources, val: 3}]}\n  - {server: 10.0.0.1}\n" +
-		"chrony_allow_hosts: [10.60.0.0/16]\nhpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n" +
+		"chrony_allow_hosts: [10.60.0.0/16]\nchrony_dumpdir: /srv/chrony\nchrony_log: [tracking, rtc]\nchrony_maxupdateskew: 5.0\nchrony_rtcsync_enabled: false\n" +
+		"hpctests_hpl_version: \"2.4\"\nansible_init_pip_packages: [ansible, requests, PyYAML==6.0.2]\n" +
 		"node_exporter_enabled_collectors: [systemd, processes, {textfile: {directory: /srv/textfile}}]\nnode_exporter_disabled_collectors: [mdadm]\n" +
 		"node_exporter_web_listen_address: [\"0.0.0.0:9100\", \"127.0.0.1:9101\"]\nnodejs_version: 20\nruby_version: \"3.1\"\n" +
 		"grafana_dashboards_default: [{dashboard_id: 1860, revision_id: 37, replacements: [{placeholder: DS_PROMETHEUS, replacement: prometheus}]}]\n" +
@@ -452,6 +454,15 @@ func (l resultLookup) Holds(role, cond string) (bool, error) {
 
 func (l resultLookup) Keys(role, name string) []string { return l.res.Values[role][name].Keys }
 
+func (l resultLookup) Text(role, name string) (string, bool, error) {
+	v := l.res.Texts[role][name]
+	if v.Error != "" {
+		return "", true, errors.New(v.Error)
+	}
+	text, _ := v.Value.(string)
+	return text, v.Defined, nil
+}
+
 // withResolved is built-in group name with the values res resolved.
 func withResolved(t *testing.T, res *appliance.Result, name string) (builtin, out packagesets.Group) {
 	t.Helper()
@@ -478,14 +489,15 @@ func wantGroupAsBuiltIn(t *testing.T, res *appliance.Result, names ...string) {
 	}
 }
 
-// wantSiteGroups: the site's chrony servers and allowed hosts in
-// chrony.conf, HPL 2.4 unpinned (the template must give it), its
+// wantSiteGroups: chrony.conf from the site's chrony variables (its
+// maxupdateskew 5.0 as the template prints it, no rtcsync), HPL 2.4 unpinned (the template must give it), its
 // ansible-init list at the plugin's pins and its own.
 func wantSiteGroups(t *testing.T, res *appliance.Result) {
 	t.Helper()
 	_, chrony := withResolved(t, res, "chrony")
 	conf := chrony.Content["files"].([]any)[0].(map[string]any)["content"].(string)
-	if want := "\npool ntp.site.example iburst maxsources 3\nserver 10.0.0.1\nallow 10.60.0.0/16\nlocal stratum 10\n"; !strings.Contains(conf, want) || strings.Contains(conf, "debian") {
+	if want := "allow 10.60.0.0/16\ncommandkey 1\ndriftfile /var/lib/chrony/chrony.drift\ndumpdir /srv/chrony\ndumponexit\nkeyfile /etc/chrony/chrony.keys\n" +
+		"local stratum 10\nlog tracking rtc\nlogchange 0.5\nlogdir /var/log/chrony\nmaxupdateskew 5.0\nrtconutc\npool ntp.site.example iburst maxsources 3\nserver 10.0.0.1\n"; conf != want {
 		t.Errorf("chrony.conf from the site's values:\n%s\nwant %q", conf, want)
 	}
 	_, ne := withResolved(t, res, "node_exporter")

@@ -57,6 +57,11 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from += ": the public zone's file once its rules are applied (permanent targets, services, ports, sources)"
 	case "collector_flags":
 		from += ": the collectors' flags, as prometheus.prometheus.node_exporter's template writes them"
+	case "words":
+		from += ": its items joined by spaces"
+	}
+	if s.Text {
+		from += ", as the role's template prints it (asked of the site's Ansible as text)"
 	}
 	if s.Pins != nil {
 		from += ": the plugin's pin for " + codes(slices.Sorted(maps.Keys(s.Pins))) + "; another value needs the template's entry with its own"
@@ -65,10 +70,17 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		from += ": each name at the plugin's pin of it; a name it has none for needs `name==version`"
 	}
 	if s.Var == "" {
-		from = codes(s.Items)
+		var items []string
+		for _, it := range s.Items {
+			items = append(items, oneLine(it))
+		}
+		from = codes(items)
 	}
 	if s.Drop {
 		from = "left out unless the condition holds"
+		if len(s.FallbackGroups) > 0 {
+			from += "; without a site's appliance, unless the build has " + codes(s.FallbackGroups)
+		}
 	}
 	scope = "–"
 	if s.Role != "" {
