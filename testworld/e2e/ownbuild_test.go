@@ -14,6 +14,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/appliancesite"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/bench"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
@@ -34,7 +35,15 @@ const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eess
 // every row must still differ.
 func TestApplianceOwnBuild(t *testing.T) {
 	labtest.Require(t)
-	site := appliancesite.New(t, appliancesite.Overrides, appliance.ParseGroups(ownBuildGroups)...)
+	groups, partial := ownBuildGroups, false
+	if g := os.Getenv("FATIMAGE_OWNBUILD_GROUPS"); g != "" {
+		// a test-only knob for trying a group alone (docs/lab.md): the
+		// table's rows belong to the whole set, so only listed
+		// differences are checked, not that every row still differs
+		groups, partial = g, true
+		t.Logf("FATIMAGE_OWNBUILD_GROUPS: building %s, not the whole set; rows that do not differ are not checked", g)
+	}
+	site := appliancesite.New(t, appliancesite.Overrides, appliance.ParseGroups(groups)...)
 	var labRepos []appliancesite.LabRepo
 	for _, s := range theLab.Repos.Snapshots {
 		if s.Major == "9" && !s.Vendor && s.Timestamp == repos.NewerTimestamp {
@@ -42,6 +51,9 @@ func TestApplianceOwnBuild(t *testing.T) {
 		}
 	}
 	appliancesite.ForOwnBuild(t, site, labRepos, theLab.BinaryChecksums(), theLab.CA.PEM)
+	if err := theLab.PyPI.Add(requirementPins(t, filepath.Join(site.Repo, "ansible", "roles", "openondemand", "files", "jupyter_requirements.txt"))...); err != nil {
+		t.Fatal(err)
+	}
 	stamp := time.Now().Unix()
 	own := fmt.Sprintf("e2e-ownbuild-appliance-%d", stamp)
 	ours := fmt.Sprintf("e2e-ownbuild-fatimage-%d", stamp)
@@ -55,7 +67,7 @@ func TestApplianceOwnBuild(t *testing.T) {
 	// or not a group of the build asks for it
 	sum := fmt.Sprintf("binary_sha256={node_exporter = %q}", theLab.BinaryChecksums()["node_exporter"])
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
-		"-var", sum, "-var", "image_name="+ours, "-var", "inventory_groups="+ownBuildGroups, "-var-file", vars)
+		"-var", sum, "-var", "image_name="+ours, "-var", "inventory_groups="+groups, "-var-file", vars)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
 	}
@@ -70,7 +82,7 @@ func TestApplianceOwnBuild(t *testing.T) {
 		// openondemand: the overrides' openondemand_auth oidc, .stackhpc's app partitions
 		"package mod_auth_openidc", "package ondemand-dex", "package nodejs", "file /var/www/ood/apps/sys/rstudio",
 	} {
-		if a[key] == "" || b[key] == "" || a[key] == "absent" || b[key] == "absent" {
+		if !partial && (a[key] == "" || b[key] == "" || a[key] == "absent" || b[key] == "absent") {
 			t.Errorf("%s: appliance's own build %q, fatimage %q; want it in both", key, a[key], b[key])
 		}
 	}
@@ -86,10 +98,28 @@ func TestApplianceOwnBuild(t *testing.T) {
 		t.Errorf("%s differs (appliance's own build: %s; fatimage: %s) and is not in docs/appliance-contract.md's table of differences from the appliance's own build", key, d[0], d[1])
 	}
 	for _, key := range sortedKeys(allowed) {
-		if _, ok := differ[key]; !ok {
+		if _, ok := differ[key]; !ok && !partial {
 			t.Errorf("docs/appliance-contract.md lists %s as different from the appliance's own build, but both images have the same", key)
 		}
 	}
+}
+
+// requirementPins are the name==version pins of a requirements file as
+// the lab's index's stand-ins: compute's jupyter venv installs the
+// appliance's pins, which a site's mirror of PyPI has.
+func requirementPins(t *testing.T, file string) []pypi.Dist {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []pypi.Dist
+	for _, l := range strings.Split(string(data), "\n") {
+		if name, version, ok := strings.Cut(strings.TrimSpace(l), "=="); ok && !strings.HasPrefix(name, "#") {
+			out = append(out, pypi.Dist{Name: name, Version: version})
+		}
+	}
+	return out
 }
 
 // officialBuild runs packer/openstack.pkr.hcl's build with the official
