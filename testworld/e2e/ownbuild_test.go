@@ -23,7 +23,7 @@ import (
 // ownBuildGroups is the build's inventory_groups: the largest group set
 // the appliance's own build passes in the lab (docs/lab.md says what
 // blocks the rest).
-const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand"
+const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,compute"
 
 // TestApplianceOwnBuild builds the image the way the site does today, the
 // official openstack builder and ansible provisioner running the
@@ -67,7 +67,8 @@ func TestApplianceOwnBuild(t *testing.T) {
 	// or not a group of the build asks for it
 	sum := fmt.Sprintf("binary_sha256={node_exporter = %q}", theLab.BinaryChecksums()["node_exporter"])
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
-		"-var", sum, "-var", "image_name="+ours, "-var", "inventory_groups="+groups, "-var-file", vars)
+		"-var", sum, "-var", "image_name="+ours, "-var", "inventory_groups="+groups, "-var-file", vars,
+		"-var", "github_releases_url="+theLab.Releases.URL(), "-var", "rstudio_download_url="+theLab.Releases.URL())
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
 	}
@@ -81,6 +82,8 @@ func TestApplianceOwnBuild(t *testing.T) {
 		"package sssd-ldap", // .stackhpc's builder: sssd_install_ldap
 		// openondemand: the overrides' openondemand_auth oidc, .stackhpc's app partitions
 		"package mod_auth_openidc", "package ondemand-dex", "package nodejs", "file /var/www/ood/apps/sys/rstudio",
+		// compute: manila's Ceph client, the OOD compute groups' desktop, RStudio and code-server
+		"package ceph-common", "package turbovnc", "package rstudio-server", "package code-server",
 	} {
 		if !partial && (a[key] == "" || b[key] == "" || a[key] == "absent" || b[key] == "absent") {
 			t.Errorf("%s: appliance's own build %q, fatimage %q; want it in both", key, a[key], b[key])
