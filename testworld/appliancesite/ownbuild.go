@@ -24,9 +24,10 @@ type LabRepo struct {
 // changes in its own files or deploy host:
 //   - labsite/ joins the environment: the lab's Ark user for the builder
 //     group, and a pre hook pointing git, pip, (for podman hosts) podman
-//     and (for grafana, openondemand and slurm_exporter hosts)
-//     grafana.com, yum.osc.edu and github.com at the lab's mirrors, the
-//     last three kept in /etc/hosts by the etc_hosts role's
+//     and (for grafana, openondemand, slurm_exporter, manila and the OOD
+//     rstudio and codeserver hosts) grafana.com, yum.osc.edu,
+//     download.ceph.com, download2.rstudio.org and github.com at the lab's
+//     mirrors, these names kept in /etc/hosts by the etc_hosts role's
 //     etc_hosts_extra_hosts;
 //   - cacerts/lab-ca.pem: the lab's CA (caPEM), which the appliance's
 //     cacerts role makes the VM trust, as a site's own CA;
@@ -43,9 +44,12 @@ type LabRepo struct {
 //     alertmanager's <name>_binary_url at the lab's release downloads and
 //     <name>_checksum the lab's tarball's (binarySHA256, by binary name),
 //     as a site mirroring the releases sets them;
-//   - the Galaxy roles sit in ansible/roles too, where dev/setup-env.sh
-//     installs them: fatimage.yml's grafana play reads
-//     ansible/roles/cloudalchemy.grafana/vars/redhat.yml by that path.
+//   - ansible/roles is a copy of the checkout's roles with the Galaxy
+//     roles beside them, where dev/setup-env.sh installs them:
+//     fatimage.yml's grafana play reads
+//     ansible/roles/cloudalchemy.grafana/vars/redhat.yml by that path,
+//     and compute_init's install.yml rsyncs ../../stackhpc.nfs and other
+//     roles from beside its own (links would arrive as links).
 //
 // Both of a comparison's builds use the result.
 func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256 map[string]string, caPEM []byte) {
@@ -83,7 +87,7 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(s.Repo, "requirements.yml.last"), req, 0o644))
 	linkDir(tb, filepath.Join(s.Repo, "ansible"))
-	linkGalaxyRoles(tb, s)
+	copyRoles(tb, s)
 	git := exec.Command("sh", "-c", "git init -q . && git -c user.name=site -c user.email=site@example.invalid commit -q --allow-empty -m site")
 	git.Dir = s.Repo
 	if out, err := git.CombinedOutput(); err != nil {
@@ -91,14 +95,18 @@ func ForOwnBuild(tb testing.TB, s *appliance.Site, repos []LabRepo, binarySHA256
 	}
 }
 
-// linkGalaxyRoles makes s's ansible/roles a directory of links holding the
+// copyRoles makes s's ansible/roles a directory holding copies of the
 // checkout's roles and the site's Galaxy roles, as `ansible-galaxy role
 // install -p ansible/roles` leaves it.
-func linkGalaxyRoles(tb testing.TB, s *appliance.Site) {
+func copyRoles(tb testing.TB, s *appliance.Site) {
 	tb.Helper()
 	roles := filepath.Join(s.Repo, "ansible", "roles")
-	linkDir(tb, roles)
-	for _, dir := range s.RolesPath {
-		link(tb, dir, roles)
+	src, err := os.Readlink(roles)
+	must(tb, err)
+	must(tb, os.Remove(roles))
+	for _, dir := range append([]string{src}, s.RolesPath...) {
+		if out, err := exec.Command("cp", "-r", dir+"/.", roles).CombinedOutput(); err != nil {
+			tb.Fatalf("copying the roles of %s into %s: %v: %s", dir, roles, err, out)
+		}
 	}
 }

@@ -28,6 +28,8 @@ var ownBuildFiles = []string{
 	"/var/lib/grafana/dashboards/4323.json", "/var/lib/grafana/dashboards/openhpc-slurm.json",
 	"/var/lib/grafana/dashboards/slurm-jobs.json",
 	"/var/www/ood/apps/sys", "/var/www/ood/apps/sys/jupyter", "/var/www/ood/apps/sys/rstudio",
+	"/etc/ansible-init/playbooks", "/etc/ansible-init/playbooks/roles", "/etc/ansible-init/playbooks/templates",
+	"/etc/ansible-init/playbooks/10-compute-init.yml", "/opt/ohpc/pub/modulefiles",
 }
 
 // ownBuildUnits are the units whose account and command line are

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stackhpc/packer-plugin-fatimage/internal/gpgkeys"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/cloud"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/gitserver"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
@@ -211,6 +212,16 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	// OSC's ondemand key at yum.osc.edu's path (an HTTPSUpstream): the lab's key signs its ondemand packages
 	urlRPMs[ondemandKeyPath] = l.Repos.GPGKeyFiles["RPM-GPG-KEY-ondemand"]
+	// Ceph's own release key at download.ceph.com's path, public as
+	// download.ceph.com serves it: the manila role only imports it (no
+	// lab package is checked against it: the appliance empties the role's
+	// repository list, and ceph-common comes from dnf_repos' ceph
+	// repository), so a mirror serves what the real host does
+	ceph, err := gpgkeys.ByName("ceph-release", "9")
+	if err != nil {
+		return l, fmt.Errorf("lab: Ceph's release key: %w", err)
+	}
+	urlRPMs[cephKeyPath] = ceph.Armored()
 	if l.Releases, err = releases.Start(releases.Options{Addr: net.JoinHostPort(gateway, "0"), CacheDir: filepath.Join(o.CacheDir, "releases"), Files: urlRPMs, Logf: o.Logf}); err != nil {
 		return l, fmt.Errorf("lab: starting the release server: %w", err)
 	}

@@ -15,15 +15,23 @@ import (
 // https:// URL (grafana-dashboards curls https://grafana.com/api/...,
 // osc.ood's install-package.yml imports ondemandKeyPath from
 // https://yum.osc.edu, roles/slurm_exporter's dnf installs its RPM from
-// https://github.com/stackhpc/prometheus-slurm-exporter/releases/...).
+// https://github.com/stackhpc/prometheus-slurm-exporter/releases/...,
+// stackhpc.os-manila-mount's install.yml cephKeyPath from
+// https://download.ceph.com, roles/openondemand's rstudio_compute.yml
+// and codeserver_compute.yml get_url their RPMs from
+// https://download2.rstudio.org and https://github.com).
 // A VM reaches them by name once its /etc/hosts maps the name to
 // $LAB_UPSTREAMS_ADDR and its trust store holds $LAB_CA_CERT, as a site
 // behind a mirror resolves the name to its mirror and trusts its own CA.
-var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu", "github.com"}
+var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu", "download.ceph.com", "download2.rstudio.org", "github.com"}
 
 // ondemandKeyPath is the Open OnDemand repository key's path under
 // https://yum.osc.edu.
 const ondemandKeyPath = "/ondemand/RPM-GPG-KEY-ondemand-SHA512"
+
+// cephKeyPath is Ceph's release key's path under https://download.ceph.com
+// (os_manila_mount_ceph_repo_key's default).
+const cephKeyPath = "/keys/release.asc"
 
 // caFile is the lab CA's certificate in Dir.
 const caFile = "lab-ca.pem"

@@ -26,6 +26,19 @@ variable "appliance_collections_path" {
   type = list(string)
 }
 
+# where the groups' release RPMs come from (codeserver's from GitHub's
+# release paths, rstudio's from Posit's), as a site with a mirror sets
+# them; "" is the plugin's default, the public host
+variable "github_releases_url" {
+  type    = string
+  default = ""
+}
+
+variable "rstudio_download_url" {
+  type    = string
+  default = ""
+}
+
 variable "lab_repos" {
   type = list(map(string))
 }
@@ -61,6 +74,8 @@ build {
     github_releases_url        = var.github_releases_url
     grafana_dashboards_url     = var.grafana_dashboards_url
     git_base_url               = var.git_base_url
+    github_releases_url        = var.github_releases_url
+    rstudio_download_url       = var.rstudio_download_url
     python_index_url           = var.python_index_url
     python_index_insecure      = true
     container_registry         = var.container_registry

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labhttp"
@@ -92,6 +93,7 @@ type Options struct {
 // Server serves the index.
 type Server struct {
 	*labhttp.Server
+	mu       sync.RWMutex        // Add's writes against serve's reads
 	files    map[string][]byte   // "/packages/<wheel>" -> content
 	projects map[string][]string // normalized name -> wheel names
 	sums     map[string]string   // wheel name -> sha256
@@ -109,17 +111,9 @@ func Start(o Options) (*Server, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	s := &Server{files: map[string][]byte{}, projects: map[string][]string{}, sums: map[string]string{}, dists: slices.Clone(o.Dists)}
-	for _, d := range o.Dists {
-		w, err := BuildWheel(d)
-		if err != nil {
-			return nil, err
-		}
-		h := sha256.Sum256(w)
-		s.files["/packages/"+d.Wheel()] = w
-		s.sums[d.Wheel()] = hex.EncodeToString(h[:])
-		n := Normalize(d.Name)
-		s.projects[n] = append(s.projects[n], d.Wheel())
+	s := &Server{files: map[string][]byte{}, projects: map[string][]string{}, sums: map[string]string{}}
+	if err := s.Add(o.Dists...); err != nil {
+		return nil, err
 	}
 	var err error
 	if s.Server, err = labhttp.Start("package index", o.Addr, http.HandlerFunc(s.serve)); err != nil {
@@ -127,6 +121,30 @@ func Start(o Options) (*Server, error) {
 	}
 	o.Logf("pypi: serving %d wheels at %s", len(o.Dists), s.IndexURL())
 	return s, nil
+}
+
+// Add builds and serves dists besides the ones served, skipping those
+// already served (same name and version): a test adds what the software
+// it runs pins (the appliance's jupyter requirements).
+func (s *Server) Add(dists ...Dist) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range dists {
+		if _, ok := s.sums[d.Wheel()]; ok {
+			continue
+		}
+		w, err := BuildWheel(d)
+		if err != nil {
+			return err
+		}
+		h := sha256.Sum256(w)
+		s.files["/packages/"+d.Wheel()] = w
+		s.sums[d.Wheel()] = hex.EncodeToString(h[:])
+		n := Normalize(d.Name)
+		s.projects[n] = append(s.projects[n], d.Wheel())
+		s.dists = append(s.dists, d)
+	}
+	return nil
 }
 
 // BuildWheel makes d's wheel: the module, METADATA, WHEEL and RECORD.
@@ -185,10 +203,18 @@ func BuildWheel(d Dist) ([]byte, error) {
 func (s *Server) IndexURL() string { return s.URL() + "/simple" }
 
 // WheelSHA256 is the sha256 of d's wheel ("" if not served).
-func (s *Server) WheelSHA256(d Dist) string { return s.sums[d.Wheel()] }
+func (s *Server) WheelSHA256(d Dist) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.sums[d.Wheel()]
+}
 
 // Dists are the served distributions.
-func (s *Server) Dists() []Dist { return slices.Clone(s.dists) }
+func (s *Server) Dists() []Dist {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.dists)
+}
 
 // serve answers /simple/, /simple/<project>/ and /packages/<wheel>.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -197,6 +223,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "405 Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	p := r.URL.Path
 	if data, ok := s.files[p]; ok {
 		w.Header().Set("Content-Type", "application/octet-stream")

@@ -1,6 +1,8 @@
 package pypi
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,5 +55,37 @@ func TestPipInstall(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PIP_CONFIG_FILE=/dev/null")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "HASHES") {
 		t.Fatalf("wrong hash accepted: %v\n%s", err, out)
+	}
+}
+
+// TestAdd: a dist added to a running index is listed and downloadable;
+// one already served is not added twice.
+func TestAdd(t *testing.T) {
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := len(s.Dists())
+	d := Dist{Name: "argon2-cffi", Version: "25.1.0"}
+	if err := s.Add(d, DefaultDists()[0], d); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.Dists()); got != n+1 {
+		t.Errorf("after Add: %d dists, want %d", got, n+1)
+	}
+	if s.WheelSHA256(d) == "" {
+		t.Errorf("%s is not served", d.Wheel())
+	}
+	for path, want := range map[string]string{"/simple/argon2-cffi/": d.Wheel(), "/packages/" + d.Wheel(): "METADATA"} {
+		resp, err := http.Get(s.URL() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d, want 200 with %q", path, resp.StatusCode, want)
+		}
 	}
 }

@@ -37,6 +37,7 @@ var RootFSPackages = []string{
 	"libnss-myhostname", // the hostname resolves (sudo, as on Rocky)
 	"chrony",            // chronyd and chronyc for the lab's chrony RPM (rootfsHooks move them aside)
 	"libuser",           // luseradd, lusermod, lgroupmod: Ansible's user module with local (the appliance's rocky user), as in Rocky's image
+	"rsync",             // as in Rocky's image: the compute_init role's ansible.posix.synchronize runs rsync on the VM
 }
 
 // rootfsSuite and rootfsMirrors are the Debian release the VM userland is
