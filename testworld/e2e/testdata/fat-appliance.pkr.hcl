@@ -26,9 +26,11 @@ variable "appliance_collections_path" {
   type = list(string)
 }
 
-# where the groups' release RPMs come from (codeserver's from GitHub's
-# release paths, rstudio's from Posit's), as a site with a mirror sets
-# them; "" is the plugin's default, the public host
+# where the groups' release RPMs come from (slurm_exporter's and
+# codeserver's from GitHub's release paths, rstudio's from Posit's), as a
+# site with a mirror sets them; "" is the plugin's default, the public
+# host; the appliance's own build has no variable for them and resolves
+# the names to the lab's mirror (appliancesite's pre hook)
 variable "github_releases_url" {
   type    = string
   default = ""
@@ -50,16 +52,6 @@ variable "container_registry" {
   default = env("LAB_REGISTRY")
 }
 
-# the lab's release server as the mirror of GitHub's release downloads
-# (slurm_exporter's RPM), as a site with a mirror sets it ("": the
-# plugin's default, github.com); the
-# appliance's own build has no variable for it and resolves github.com to
-# the mirror (appliancesite's pre hook)
-variable "github_releases_url" {
-  type    = string
-  default = ""
-}
-
 build {
   sources = ["source.fatimage-openstack.lab"]
 
@@ -71,7 +63,6 @@ build {
     appliance_collections_path = var.appliance_collections_path
     inventory_groups           = var.inventory_groups
     release_base_url           = var.release_base_url
-    github_releases_url        = var.github_releases_url
     grafana_dashboards_url     = var.grafana_dashboards_url
     git_base_url               = var.git_base_url
     github_releases_url        = var.github_releases_url
