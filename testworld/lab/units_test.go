@@ -204,7 +204,9 @@ func TestBaseImageAsRocky(t *testing.T) {
 	defer func() { c.Close() }()
 	check := func(cmd, want string) {
 		t.Helper()
-		if got := c.Run(t, cmd+" 2>&1; true"); got != want {
+		// the whole list's stderr into stdout: ls's error and its listing
+		// arrive over SSH's two channels in either order otherwise
+		if got := c.Run(t, "{ "+cmd+"; } 2>&1; true"); got != want {
 			t.Errorf("%s: %q, want %q", cmd, got, want)
 		}
 	}
