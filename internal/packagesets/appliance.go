@@ -553,21 +553,35 @@ func jinjaText(x any) (string, error) {
 	return "", fmt.Errorf("%v is not a single value", x)
 }
 
+// mappings is a list of entries each a mapping (a role's list of
+// dicts), refused naming the first item that is not.
+func mappings(v any) ([]map[string]any, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%v is not a list", v)
+	}
+	out := make([]map[string]any, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("[%d]: %v is not a mapping", i, e)
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
 // chronySourceLines is mrlesmithjr.chrony's chrony_ntp_servers as its
 // chrony.conf.j2 writes them: per entry `{{ type | default('server') }}
 // {{ server }}`, then ` {{ option }}` and ` {{ val }}` (when defined) of
 // each of its options, a line each.
 func chronySourceLines(v any) (string, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return "", fmt.Errorf("%v is not a list", v)
+	entries, err := mappings(v)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return "", fmt.Errorf("[%d]: %v is not a mapping", i, e)
-		}
+	for i, m := range entries {
 		words := []any{"server", m["server"]}
 		if t, ok := m["type"]; ok {
 			words[0] = t

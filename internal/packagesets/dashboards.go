@@ -18,16 +18,12 @@ const dashboardsDir = "{{appliance_dir}}/ansible/roles/grafana-dashboards/files/
 // role's files/ (an absolute path as it is), `replacements` a list of
 // placeholder and replacement, as the role's tasks read them.
 func dashboardItems(v any) ([]any, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a list", v)
+	entries, err := mappings(v)
+	if err != nil {
+		return nil, err
 	}
 	var out []any
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("[%d]: %v is not a mapping", i, e)
-		}
+	for i, m := range entries {
 		item, err := dashboardItem(m)
 		if err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)

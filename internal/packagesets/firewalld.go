@@ -28,16 +28,12 @@ type zone struct {
 // that is not permanent leaves nothing in the image. A rule for another
 // zone, or with another argument, is refused naming it.
 func firewalldZone(v any) (string, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return "", fmt.Errorf("%v is not a list", v)
+	rules, err := mappings(v)
+	if err != nil {
+		return "", err
 	}
 	z := zone{services: slices.Clone(firewalldPublic)}
-	for i, r := range list {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return "", fmt.Errorf("[%d]: %v is not a mapping", i, r)
-		}
+	for i, m := range rules {
 		if err := z.apply(m); err != nil {
 			return "", fmt.Errorf("[%d]: %w", i, err)
 		}
