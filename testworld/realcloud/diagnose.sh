@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# realcloud-diagnose: what a failed tier run needs read first, short enough
+# for CI's tail: which daemons stopped, the last errors of each service's
+# log, the guests' ports and bridges, and the disk. .ci/run prints it when
+# the tier fails; make realcloud-diagnose prints it any time.
+
+# shellcheck source=testworld/realcloud/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+echo "== daemons not running"
+for d in "${DAEMONS[@]}"; do
+	pid_alive "$d" || echo "$d"
+done
+echo "== last errors per log (newest last; lines cut at 240 characters)"
+for f in "$LOG"/*.log; do
+	[[ -s $f ]] || continue
+	lines=$(grep -E ' (ERROR|CRITICAL) |Traceback|guests: .*(error|fail)' "$f" | tail -n 4 | cut -c1-240) || true
+	[[ -n $lines ]] && printf -- '-- %s\n%s\n' "$(basename "$f")" "$lines"
+done
+echo "== the guests' bridges and taps"
+ip -br link show type bridge 2>/dev/null | awk '$1 ~ /^(brq|rcguest|rcext)/' || true
+ip -br link 2>/dev/null | awk '$1 ~ /^tap/' | head -n 10 || true
+echo "== disk"
+df -h "$STATE" | tail -n 1
