@@ -17,6 +17,12 @@ for f in "$LOG"/*.log; do
 	lines=$(grep -E ' (ERROR|CRITICAL) |Traceback|guests: .*(error|fail)' "$f" | tail -n 4 | cut -c1-240) || true
 	[[ -n $lines ]] && printf -- '-- %s\n%s\n' "$(basename "$f")" "$lines"
 done
+echo "== Neutron's agents and the guests' network's ports, as the admin sees them"
+if [[ -s $STATE/clouds.yaml ]]; then
+	export OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml
+	timeout 60 openstack --os-cloud realcloud-admin network agent list -f value -c "Agent Type" -c Alive -c State 2>&1 | head -n 8 || true
+	timeout 60 openstack --os-cloud realcloud-admin port list --network realcloud-net --long -f value -c ID -c Status -c "Device Owner" 2>&1 | head -n 12 || true
+fi
 echo "== the guests' bridges and taps"
 ip -br link show type bridge 2>/dev/null | awk '$1 ~ /^(brq|rcguest|rcext)/' || true
 ip -br link 2>/dev/null | awk '$1 ~ /^tap/' | head -n 10 || true

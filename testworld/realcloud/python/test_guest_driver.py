@@ -97,6 +97,27 @@ class GuestDriverTest(unittest.TestCase):
         self.d.CONF.set_override("vif_plugging_timeout", 0)
         self.assertEqual(self.d.vif_plugged_events([waiting]), [])
 
+    def test_log_unplugged(self):
+        from unittest import mock
+        from nova.network import model
+        self.d.CONF.set_override("vif_plugging_timeout", 120)
+        self.addCleanup(self.d.CONF.clear_override, "vif_plugging_timeout")
+        client = mock.Mock()
+        client.show_port.side_effect = [
+            {"port": {"status": "DOWN", "binding:host_id": "realcloud",
+                      "binding:vif_type": "bridge"}},
+            Exception("port gone")]
+        with mock.patch.object(self.d.neutron, "get_client",
+                               return_value=client), \
+                mock.patch.object(self.d, "LOG") as log:
+            self.d.log_unplugged(None, [model.VIF(id="p1", active=False),
+                                        model.VIF(id="p2", active=True),
+                                        model.VIF(id="p3", active=False)])
+        # only the ports not yet ACTIVE; a failed lookup is logged too
+        first, second = log.error.call_args_list
+        self.assertEqual(first.args[1:], ("p1", "DOWN", "realcloud", "bridge"))
+        self.assertEqual((second.args[1], str(second.args[2])), ("p3", "port gone"))
+
     def test_call(self):
         sock = os.path.join(self.tmp.name, "guests.sock")
         srv = _Unix(sock, _Handler)

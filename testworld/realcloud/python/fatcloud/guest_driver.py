@@ -22,10 +22,14 @@ from nova.api.metadata import base as instance_metadata
 from nova.compute import power_state
 from nova.compute import task_states
 from nova.image import glance
+from nova.network import neutron
 from nova.virt import configdrive
 from nova.virt import hardware
+from oslo_log import log as logging
 
 from fatcloud import nova_driver
+
+LOG = logging.getLogger(__name__)
 
 CONF = conf.CONF
 
@@ -135,6 +139,21 @@ def vif_plugged_events(network_info):
             if vif.get("active", True) is False]
 
 
+def log_unplugged(context, network_info):
+    """Logs each port a spawn waited for in vain with what Neutron says of
+    it (status, binding): whether the Linux bridge agent or the DHCP agent
+    held it back shows in neutron's logs at that port."""
+    client = neutron.get_client(context, admin=True)
+    for _, port_id in vif_plugged_events(network_info):
+        try:
+            p = client.show_port(port_id)["port"]
+            LOG.error("no network-vif-plugged for port %s: status %s, "
+                      "binding host %s, vif_type %s", port_id, p["status"],
+                      p.get("binding:host_id"), p.get("binding:vif_type"))
+        except Exception as e:  # the diagnosis must not hide the failure
+            LOG.error("no network-vif-plugged for port %s (%s)", port_id, e)
+
+
 class GuestDriver(nova_driver.SnapshotFakeDriver):
     """SnapshotFakeDriver whose servers from a lab disk are real guests."""
 
@@ -185,6 +204,7 @@ class GuestDriver(nova_driver.SnapshotFakeDriver):
         except GuestError as e:
             raise exception.InstanceDeployFailure(reason=str(e))
         except eventlet.timeout.Timeout:
+            log_unplugged(context, network_info)
             call("DELETE", "/servers/%s" % instance.uuid)
             if CONF.vif_plugging_is_fatal:
                 raise exception.VirtualInterfaceCreateException()
