@@ -11,10 +11,14 @@ echo "== daemons not running"
 for d in "${DAEMONS[@]}"; do
 	pid_alive "$d" || echo "$d"
 done
-echo "== last errors per log (newest last; lines cut at 240 characters)"
+# An oslo.log record's first line has its context in brackets after the
+# logger's name; its traceback's lines do not.
+echo "== last errors per log (newest last; each record's first line, cut at 300 characters)"
 for f in "$LOG"/*.log; do
 	[[ -s $f ]] || continue
-	lines=$(grep -E ' (ERROR|CRITICAL) |Traceback|guests: .*(error|fail)' "$f" | tail -n 4 | cut -c1-240) || true
+	lines=$(grep -aE ' (ERROR|CRITICAL) [^ ]+ \[|guests: .*(error|fail)' "$f" |
+		grep -avE '\] ( |Traceback|.\[00m$)' | sed -E 's/\[(None )?req-[^]]*\] //' |
+		tail -n 3 | cut -c1-300) || true
 	[[ -n $lines ]] && printf -- '-- %s\n%s\n' "$(basename "$f")" "$lines"
 done
 echo "== Neutron's agents and the guests' network's ports, as the admin sees them"
