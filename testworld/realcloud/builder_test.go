@@ -296,7 +296,8 @@ func TestSpawnFailure(t *testing.T) {
 // created and booting, its floating IP, SSH awaited and connected, the
 // shell and our fatimage provisioner at work on it, the temporary key
 // removed from it, the guest stopped, snapshotted, its image saved and
-// updated): the signal goes to packer's process group as soon as the
+// updated; and a guest booted from its volume, from boot to the volume's
+// upload): the signal goes to packer's process group as soon as the
 // step's line is printed, while the step's calls to the real services
 // are under way; packer must exit non-zero, and the real services count
 // nothing left (the guest host no guest and no VM process: count.go).
@@ -393,7 +394,18 @@ var interruptCases = []struct {
 	// members and their acceptance (a second authentication) follow
 	// the patch: the build is still running when the signal lands
 	{step: "guest-StepUpdateImage", waitFor: "Updating image", guest: true, attrs: guestShared},
+	// a guest booted from its volume: booting from the volume's file, the
+	// disk written back into it at the stop, the upload of what it wrote
+	{step: "guest-volume-StepRunServer-BUILD", waitFor: "to become ACTIVE", guest: true, attrs: guestVolume},
+	{step: "guest-volume-StepProvision-connected", waitFor: "interrupt-provisioning", guest: true, running: true, attrs: guestVolume},
+	{step: "guest-volume-StepStopServer", waitFor: "Stopping server", guest: true, attrs: guestVolume},
+	{step: "guest-volume-StepCreateImage-volume-upload", waitFor: "Uploading volume", guest: true, attrs: guestVolume},
 }
+
+// guestVolume: a guest build that boots from a volume (TestGuestVolumeBuild's).
+const guestVolume = `use_blockstorage_volume = true
+  volume_size             = 1
+  image_disk_format       = "raw"`
 
 // interruptAt runs packer build on template (with the tier's env and env)
 // and sends Ctrl-C to its process group once waitFor is printed (after

@@ -258,10 +258,7 @@ func TestGuestVolumeBuild(t *testing.T) {
 	clean(t, tr)
 	name := uniqueName("rc-guestvol")
 	marker := "volume-" + name
-	r := mustBuild(t, tr, guestTemplateIn(t, tr, name, SSHSecurityGroup, `
-  use_blockstorage_volume = true
-  volume_size             = 1
-  image_disk_format       = "raw"`, fmt.Sprintf(`
+	r := mustBuild(t, tr, guestTemplateIn(t, tr, name, SSHSecurityGroup, guestVolume, fmt.Sprintf(`
   provisioner "shell" {
     inline = ["echo %s | sudo tee /etc/rc-marker"]
   }
