@@ -251,6 +251,37 @@ func TestUsersScript(t *testing.T) {
 	if err == nil || strings.Join(scriptCauses(out), "\n") != "user slurm exists with uid 300, want 202" {
 		t.Errorf("%v %q", err, out)
 	}
+	existingUser(t)
+}
+
+// An existing user with its uid gets the primary group and home it is
+// given where they differ, as Ansible's user module does; what it is not
+// given, or what is already so (the shell), is left.
+func existingUser(t *testing.T) {
+	t.Helper()
+	// every command the script may run is faked: the test runs as root
+	fakes := map[string]string{
+		"getent":   `[ "$1" = passwd ] && echo "$2:x:202:300::/old:/sbin/nologin" || echo "$2:x:202:"`,
+		"id":       `case $1 in -u) echo 202 ;; -gn) echo old ;; esac`,
+		"groupadd": "", "useradd": "", "usermod": "",
+	}
+	sc := usersScript([]User{
+		{Name: "slurm", UID: 202, Group: "slurm", GID: 202, Home: "/etc/slurm", Shell: "/sbin/nologin"},
+		{Name: "rocky", UID: 202},
+	})
+	out, calls, err := runFaked(t, sc, fakes)
+	if err != nil {
+		t.Fatal(err, out)
+	}
+	var mods []string
+	for _, c := range calls {
+		if strings.HasPrefix(c, "usermod") {
+			mods = append(mods, c)
+		}
+	}
+	if strings.Join(mods, " ") != "usermod|-g|slurm|-d|/etc/slurm|slurm" || !strings.Contains(out, "modified user slurm") || !strings.Contains(out, "user rocky exists") {
+		t.Errorf("usermod calls %q, output %q", mods, out)
+	}
 }
 
 // The repos step runs no dnf: the transaction's first command loads the

@@ -1,6 +1,7 @@
 # shellcheck shell=sh
-# Groups and users with fixed ids; existing ones are checked and left
-# alone.
+# Groups and users with fixed ids; an existing one's id is checked, and
+# an existing user's primary group, home and shell are changed as
+# Ansible's user module changes them.
 
 # ensure_group NAME GID SYSTEM: GID 0 lets groupadd choose; SYSTEM 1
 # makes a system group.
@@ -36,7 +37,7 @@ ensure_user() {
       fatimage_cause "user $name exists with uid $(id -u "$name"), want $uid"
       exit 1
     fi
-    echo "user $name exists"
+    modify_user "$name" "$group" "$home" "$shell"
     return 0
   fi
   set -- -u "$uid"
@@ -50,4 +51,23 @@ ensure_user() {
   fi
   fatimage_run useradd "$@" "$name"
   echo "created user $name"
+}
+
+# modify_user NAME GROUP HOME SHELL: an existing user gets the primary
+# group, home (not moved: the module's move_home defaults to no) and
+# shell it is given, where they differ, as Ansible's user module does;
+# empty ones are left as they are.
+modify_user() {
+  name=$1 group=$2 home=$3 shell=$4
+  entry=$(getent passwd "$name")
+  set --
+  if [ -n "$group" ] && [ "$(id -gn "$name")" != "$group" ]; then set -- "$@" -g "$group"; fi
+  if [ -n "$home" ] && [ "$(echo "$entry" | cut -d: -f6)" != "$home" ]; then set -- "$@" -d "$home"; fi
+  if [ -n "$shell" ] && [ "$(echo "$entry" | cut -d: -f7)" != "$shell" ]; then set -- "$@" -s "$shell"; fi
+  if [ $# = 0 ]; then
+    echo "user $name exists"
+    return 0
+  fi
+  fatimage_run usermod "$@" "$name"
+  echo "modified user $name"
 }
