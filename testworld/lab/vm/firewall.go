@@ -198,10 +198,13 @@ func removeFirewallOf(veth string, jumps [][]string) {
 		for n := 0; n < 4 && exec.Command("iptables", append([]string{"-w", "5", "-D"}, j...)...).Run() == nil; n++ {
 		}
 	}
-	for _, c := range []string{chainIn(veth), chainOut(veth), chainAddr(veth)} {
-		if exec.Command("iptables", "-w", "5", "-F", c).Run() == nil {
-			_ = exec.Command("iptables", "-w", "5", "-X", c).Run()
-		}
+	// flushed first: fla- jumps to fli-, which cannot go while referenced
+	chains := []string{chainAddr(veth), chainIn(veth), chainOut(veth)}
+	for _, c := range chains {
+		_ = exec.Command("iptables", "-w", "5", "-F", c).Run()
+	}
+	for _, c := range chains {
+		_ = exec.Command("iptables", "-w", "5", "-X", c).Run()
 	}
 }
 
