@@ -234,8 +234,13 @@ func (nv *nova) serverJSON(s *server, mv microversion) obj {
 	if s.KeyName != "" {
 		keyName = s.KeyName
 	}
+	// Nova reads a server's groups off its ports
+	names := s.SecurityGroups
+	if len(s.Ports) > 0 {
+		names = nv.c.network.groupNames(s.Ports)
+	}
 	sgs := []obj{}
-	for _, g := range s.SecurityGroups {
+	for _, g := range names {
 		sgs = append(sgs, obj{"name": g})
 	}
 	cd := ""

@@ -412,6 +412,62 @@ func (nt *neutron) groupIDs(projectID string, names []string) ([]string, *httpEr
 	return ids, nil
 }
 
+// setPortsGroup adds the group called ref (a name or an id) to the
+// ports, or takes it off them, as Nova does for a server's action. An
+// error's "<instance>" is the server's id for the caller to fill in.
+func (nt *neutron) setPortsGroup(projectID string, portIDs []string, ref string, add bool) *httpErr {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
+	ids, e := nt.groupIDs(projectID, []string{ref})
+	if e != nil {
+		if e.status == http.StatusBadRequest {
+			e.status = http.StatusNotFound
+		}
+		return e
+	}
+	id := ids[0]
+	in := false
+	for _, pid := range portIDs {
+		if p := nt.ports[pid]; p != nil && contains(p.SecurityGroups, id) {
+			in = true
+		}
+	}
+	if !add && !in {
+		return &httpErr{http.StatusBadRequest, "Security group " + ref + " not associated with the instance <instance>"}
+	}
+	for _, pid := range portIDs {
+		p := nt.ports[pid]
+		if p == nil {
+			continue
+		}
+		if add && !contains(p.SecurityGroups, id) {
+			p.SecurityGroups = append(p.SecurityGroups, id)
+		} else if !add {
+			p.SecurityGroups = removeStr(p.SecurityGroups, id)
+		}
+		p.Updated = time.Now()
+		p.Revision++
+	}
+	return nil
+}
+
+// groupNames are the names of the ports' groups, each once, in order.
+func (nt *neutron) groupNames(portIDs []string) []string {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
+	var names []string
+	for _, pid := range portIDs {
+		if p := nt.ports[pid]; p != nil {
+			for _, id := range p.SecurityGroups {
+				if sg := nt.secgroups[id]; sg != nil && !contains(names, sg.Name) {
+					names = append(names, sg.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
 // firewallFor is the filter of the machine's port (the first of
 // portIDs): its groups' IPv4 rules, a remote group as its members' fixed
 // addresses. A port without groups lets nothing in or out.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/secgroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
@@ -120,6 +121,25 @@ func TestSecurityGroupsReachMachines(t *testing.T) {
 	}
 	if _, err := rules.Get(ctx, cl.network, ssh.ID).Extract(); err != nil {
 		t.Errorf("GET the rule: %v", err)
+	}
+	// Nova's actions: the ssh group leaves the server, then joins it again
+	if err := secgroups.RemoveServer(ctx, cl.compute, a.ID, "ssh").ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fwString(ma.firewall()); strings.Contains(got, "tcp/22-22") {
+		t.Errorf("a's filter once the ssh group left it: %s", got)
+	}
+	err = secgroups.RemoveServer(ctx, cl.compute, a.ID, "ssh").ExtractErr()
+	wantErrBody(t, "removing a group the server is not in", err, 400, "not associated with the instance "+a.ID)
+	if err := secgroups.AddServer(ctx, cl.compute, a.ID, "ssh").ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fwString(ma.firewall()); !strings.Contains(got, "tcp/22-22/0.0.0.0/0") {
+		t.Errorf("a's filter once the ssh group joined it again: %s", got)
+	}
+	got, _ := servers.Get(ctx, cl.compute, a.ID).Extract()
+	if fmt.Sprint(got.SecurityGroups) != "[map[name:default] map[name:ssh]]" {
+		t.Errorf("the server's groups: %v", got.SecurityGroups)
 	}
 }
 
