@@ -554,3 +554,16 @@ func (c *Cloud) AllowInDefaultGroup(project, protocol string, portMin, portMax i
 	c.compute.refreshFirewalls()
 	return nil
 }
+
+// groupStatus lists the groups beyond the projects' default ones.
+func (nt *neutron) groupStatus() []StatusItem {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
+	out := []StatusItem{}
+	for _, sg := range sortedGroups(nt.secgroups) {
+		if sg.Name != "default" {
+			out = append(out, StatusItem{sg.ID, sg.Name, ""})
+		}
+	}
+	return out
+}
