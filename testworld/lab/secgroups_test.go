@@ -1,9 +1,7 @@
 package lab_test
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -36,16 +34,16 @@ func TestSecurityGroupsGuestView(t *testing.T) {
 	if fixed == "" {
 		t.Fatalf("no address in %v", server["addresses"])
 	}
-	ssh := labtest.SSH(t, fixed, lab.SSHUser, key, 60*time.Second)
+	ssh := labtest.SSH(t, fixed, lab.SSHUser, key, 3*time.Minute) // boots are slow under load
 	ssh.Run(t, "setsid python3 -m http.server --bind 0.0.0.0 8080 </dev/null >/dev/null 2>&1 &")
-	ssh.Run(t, "for i in $(seq 50); do curl -fsS -o /dev/null http://"+fixed+":8080/ && exit 0; sleep 0.2; done; exit 1")
+	ssh.Run(t, "for i in $(seq 100); do curl -fsS -o /dev/null http://"+fixed+":8080/ && exit 0; sleep 0.2; done; exit 1")
 	ssh.Close()
 
-	if err := dialOnce(fixed + ":8080"); err == nil || !isTimeout(err) {
+	if err := labtest.DialTCP(fixed+":8080", 3*time.Second); !labtest.Dropped(err) {
 		t.Errorf("a port the group does not open: %v, want no answer (dropped, not refused)", err)
 	}
 	openstack(t, nil, "security", "group", "rule", "create", "--ingress", "--protocol", "tcp", "--dst-port", "8080", "sg-ssh")
-	if err := dialOnce(fixed + ":8080"); err != nil {
+	if err := labtest.DialTCP(fixed+":8080", 3*time.Second); err != nil {
 		t.Errorf("the port a rule opened at runtime: %v", err)
 	}
 
@@ -56,19 +54,6 @@ func TestSecurityGroupsGuestView(t *testing.T) {
 	if after := filterChains(t); after != before {
 		t.Errorf("the host's security group chains: %d before the server, %d after it went", before, after)
 	}
-}
-
-func dialOnce(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err == nil {
-		c.Close()
-	}
-	return err
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // filterChains counts the VMs' security group chains on the host.

@@ -12,9 +12,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"errors"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +25,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 )
 
 func init() {
@@ -89,17 +87,8 @@ func checkGuestSecurityGroups(t *testing.T, tg target) {
 		}
 	}
 	addRule(22)
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshPub, _ := ssh.NewPublicKey(pub)
-	signer, _ := ssh.NewSignerFromKey(priv)
 	kpName := uniqueName("contract-sg")
-	if _, err := keypairs.Create(ctx, cc, keypairs.CreateOpts{Name: kpName, PublicKey: string(ssh.MarshalAuthorizedKey(sshPub))}).Extract(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { keypairs.Delete(ctx, cc, kpName, nil) })
+	signer, _ := importGuestKey(t, cc, kpName)
 	opts := servers.CreateOpts{Name: uniqueName("contract-sg"), FlavorRef: "1", SecurityGroups: []string{sg.Name},
 		ImageRef: findImage(t, tg.client(t, openstack.NewImageV2), tg.guestImage).ID, Metadata: map[string]string{"ansible_init_disable": "true"},
 		Networks: []servers.Network{{UUID: networkNamed(t, nc, tg.tenant)}}}
@@ -112,7 +101,7 @@ func checkGuestSecurityGroups(t *testing.T, tg target) {
 	guestKeys[s.ID] = signer
 	// the guest listens on 8080 and reaches it at its own address
 	listen := "setsid python3 -m http.server --bind 0.0.0.0 8080 </dev/null >/dev/null 2>&1 & " +
-		"for i in $(seq 50); do curl -fsS -o /dev/null http://" + ip + ":8080/ && exit 0; sleep 0.2; done; exit 1"
+		"for i in $(seq 100); do curl -fsS -o /dev/null http://" + ip + ":8080/ && exit 0; sleep 0.2; done; exit 1"
 	var lastErr error
 	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(2 * time.Second) {
 		if _, lastErr = guestRunAt(t, ip, s.ID, listen); lastErr == nil {
@@ -122,12 +111,12 @@ func checkGuestSecurityGroups(t *testing.T, tg target) {
 			t.Fatalf("no SSH on TCP 22, which the group opens: %v", lastErr)
 		}
 	}
-	if err := dialGuest(ip, 8080); err == nil || !dropped(err) {
+	if err := labtest.DialTCP(ip+":8080", 3*time.Second); !labtest.Dropped(err) {
 		t.Errorf("TCP 8080, which the group does not open: %v, want no answer (dropped, not refused)", err)
 	}
 	addRule(8080)
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
-		if lastErr = dialGuest(ip, 8080); lastErr == nil {
+		if lastErr = labtest.DialTCP(ip+":8080", 3*time.Second); lastErr == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -139,16 +128,21 @@ func checkGuestSecurityGroups(t *testing.T, tg target) {
 	}
 }
 
-func dialGuest(ip string, port int) error {
-	c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), 3*time.Second)
-	if err == nil {
-		c.Close()
+// importGuestKey imports a new ed25519 key as keypair name, deleted when
+// the test ends, as the builder imports its own: the guest's signer and
+// the authorized_keys line.
+func importGuestKey(t *testing.T, cc *gophercloud.ServiceClient, name string) (ssh.Signer, string) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return err
-}
-
-// dropped says err is a connection that got no answer.
-func dropped(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	sshPub, _ := ssh.NewPublicKey(pub)
+	signer, _ := ssh.NewSignerFromKey(priv)
+	authorized := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub)))
+	if _, err := keypairs.Create(context.Background(), cc, keypairs.CreateOpts{Name: name, PublicKey: authorized}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { keypairs.Delete(context.Background(), cc, name, nil) })
+	return signer, authorized
 }
