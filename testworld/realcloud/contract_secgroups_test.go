@@ -75,7 +75,13 @@ func checkGuestSecurityGroups(t *testing.T, tg target) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { // after the server is gone (cleanups run last first)
-		if err := groups.Delete(ctx, nc, sg.ID).ExtractErr(); err != nil {
+		// Nova deletes the server's port after the server: in use until then
+		err := groups.Delete(ctx, nc, sg.ID).ExtractErr()
+		for deadline := time.Now().Add(time.Minute); gophercloud.ResponseCodeIs(err, 409) && time.Now().Before(deadline); {
+			time.Sleep(time.Second)
+			err = groups.Delete(ctx, nc, sg.ID).ExtractErr()
+		}
+		if err != nil {
 			t.Errorf("deleting group %s: %v", sg.ID, err)
 		}
 	})
