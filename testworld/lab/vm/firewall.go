@@ -14,8 +14,9 @@ import (
 // as Neutron's Linux bridge agent filters a hypervisor's tap: iptables
 // with the physdev match on the bridge port (the veth's host end), so
 // br_netfilter must hand bridged IPv4 to iptables. Traffic the host
-// itself sends to the VM never crosses a bridge port's iptables hooks,
-// so OUTPUT catches it by destination (the fixed and floating IPs).
+// itself sends to the VM, or routes to it (another VM's connection to its
+// floating IP), never crosses a bridge port's iptables hooks, so OUTPUT
+// and FORWARD catch it by destination (the fixed and floating IPs).
 // Each machine has three chains: fli- (into the VM: the ingress rules),
 // flo- (out of the VM: egress) and fla- (the host's packets to its
 // addresses); the jumps into them sit at the top of FORWARD, INPUT and
@@ -47,7 +48,8 @@ func chainAddr(veth string) string { return "fla-" + veth }
 func firewallJumps(veth, bridge string) [][]string {
 	return [][]string{
 		{"FORWARD", "-m", "physdev", "--physdev-out", veth, "--physdev-is-bridged", "-j", chainIn(veth)},
-		{"FORWARD", "-m", "physdev", "--physdev-in", veth, "--physdev-is-bridged", "-j", chainOut(veth)},
+		{"FORWARD", "-m", "physdev", "--physdev-in", veth, "-j", chainOut(veth)},
+		{"FORWARD", "-o", bridge, "-j", chainAddr(veth)},
 		{"INPUT", "-m", "physdev", "--physdev-in", veth, "-j", chainOut(veth)},
 		{"OUTPUT", "-o", bridge, "-j", chainAddr(veth)},
 	}

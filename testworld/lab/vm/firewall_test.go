@@ -108,6 +108,7 @@ func firewallScenario(t *testing.T) {
 		t.Error(err)
 	}
 	wantDropped(t, "10.77.0.10:8080", "a port open to another prefix only")
+	routedToFloating(t, vm, guest)
 	vm.removeFirewall()
 	wantNoChains(t, "after removeFirewall")
 	if c, err := net.DialTimeout("tcp", "10.77.0.10:8080", 3*time.Second); err != nil {
@@ -230,4 +231,47 @@ func deadPID(t *testing.T) int {
 		t.Error(err)
 	}
 	return cmd.Process.Pid
+}
+
+// routedToFloating: a second guest's connection to the machine's floating
+// IP, which the host routes (no bridge port's hook sees it), meets the
+// machine's filter: 22 (opened for the peer) answers, 8080 is dropped.
+func routedToFloating(t *testing.T, vm *Machine, guest string) {
+	t.Helper()
+	peer := guest + "-b"
+	g := func(args ...string) []string { return append([]string{"-n", peer}, args...) }
+	for _, c := range [][]string{
+		{"netns", "add", peer},
+		{"link", "add", "fwv1", "type", "veth", "peer", "name", "eth0", "netns", peer},
+		{"link", "set", "fwv1", "master", "fwbr"},
+		{"link", "set", "fwv1", "up"},
+		g("link", "set", "eth0", "up"),
+		g("addr", "add", "10.77.0.11/24", "dev", "eth0"),
+		g("route", "add", "default", "via", "10.77.0.1"),
+		{"-n", guest, "addr", "add", "10.88.0.10/32", "dev", "eth0"},
+		{"route", "add", "10.88.0.10/32", "via", "10.77.0.10", "dev", "fwbr"},
+	} {
+		if err := run("ip", c...); err != nil {
+			t.Error(err)
+			return
+		}
+	}
+	defer func() { _ = exec.Command("ip", "netns", "del", peer).Run() }()
+	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1\n"), 0o644); err != nil {
+		t.Error(err)
+		return
+	}
+	vm.mu.Lock()
+	vm.fips = append(vm.fips, "10.88.0.10")
+	vm.mu.Unlock()
+	if err := vm.SetFirewall(&Firewall{Ingress: []FirewallRule{{Protocol: "tcp", PortMin: 22, PortMax: 22, Remote: "10.77.0.11/32"}}}); err != nil {
+		t.Error(err)
+		return
+	}
+	if err := guestDial(peer, "10.88.0.10:22"); err != nil {
+		t.Errorf("the peer to the floating IP's open port: %v", err)
+	}
+	if err := guestDial(peer, "10.88.0.10:8080"); err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("the peer to the floating IP's closed port: %v, want a timeout", err)
+	}
 }
