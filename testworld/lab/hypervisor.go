@@ -23,6 +23,7 @@ func (h hypervisor) ExportDisk(id, format, path string) (int64, error) {
 func (h hypervisor) Boot(spec cloud.MachineSpec, onPower func(cloud.PowerState)) (cloud.Machine, error) {
 	m, err := h.m.Boot(vm.MachineSpec{
 		ID: spec.ID, Name: spec.Name, Hostname: spec.Hostname, Disk: spec.Disk, FixedIP: spec.FixedIP, SSHDelay: spec.SSHDelay,
+		Firewall: vmFirewall(spec.Firewall),
 	}, func(p vm.PowerState) { onPower(powerState(p)) })
 	if err != nil {
 		return nil, err
@@ -35,6 +36,23 @@ type machine struct{ *vm.Machine }
 func (m machine) PowerState() cloud.PowerState { return powerState(m.Machine.PowerState()) }
 
 func (m machine) Stop(ctx context.Context) error { return m.Machine.Stop(ctx) }
+
+// SetFirewall: the VMs' ports enforce their security groups on the host.
+func (m machine) SetFirewall(fw *cloud.Firewall) error { return m.Machine.SetFirewall(vmFirewall(fw)) }
+
+func vmFirewall(fw *cloud.Firewall) *vm.Firewall {
+	if fw == nil {
+		return nil
+	}
+	conv := func(rs []cloud.FirewallRule) []vm.FirewallRule {
+		var out []vm.FirewallRule
+		for _, r := range rs {
+			out = append(out, vm.FirewallRule(r))
+		}
+		return out
+	}
+	return &vm.Firewall{Ingress: conv(fw.Ingress), Egress: conv(fw.Egress)}
+}
 
 func powerState(p vm.PowerState) cloud.PowerState {
 	switch p {

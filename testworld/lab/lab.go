@@ -275,6 +275,14 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	for _, f := range Flavors {
 		l.Cloud.AddFlavor(f)
 	}
+	// the VMs' ports enforce their security groups, and the default group
+	// lets in only its members: SSH from anywhere in it, as sites open it,
+	// so builds in the default group reach their VMs
+	for _, p := range []string{"lab", ShareProject} {
+		if err = l.Cloud.AllowInDefaultGroup(p, "tcp", 22, 22, "0.0.0.0/0"); err != nil {
+			return l, err
+		}
+	}
 	l.Cloud.SetFaults(o.Faults...)
 	if err = l.addBaseImages(); err != nil {
 		return l, err

@@ -60,7 +60,7 @@ func Tools(tb testing.TB, commands ...string) {
 // packageOf names the Debian package (scripts/deps.sh installs it) that
 // provides a command, for the message when it is missing.
 var packageOf = map[string]string{
-	"ip": "iproute2", "iptables": "iptables", "unshare": "util-linux", "mount": "mount",
+	"ip": "iproute2", "iptables": "iptables", "iptables-restore": "iptables", "iptables-save": "iptables", "unshare": "util-linux", "mount": "mount",
 	"sshd": "openssh-server", "ssh-keygen": "openssh-client", "sudo": "sudo",
 	"rpm": "rpm", "rpmbuild": "rpm", "rpmsign": "rpm", "dnf": "dnf",
 	"createrepo_c": "createrepo-c", "modifyrepo_c": "createrepo-c",
@@ -101,7 +101,7 @@ func root(what string) error {
 // image files (made with mkfs.ext4 and qemu-img, booted through e2fsck and
 // debugfs).
 var LabCommands = []string{
-	"ip", "iptables", "unshare", "mount", "/usr/sbin/sshd", "ssh-keygen", "sudo", "dnf",
+	"ip", "iptables", "iptables-restore", "unshare", "mount", "/usr/sbin/sshd", "ssh-keygen", "sudo", "dnf",
 	"rpm", "rpmbuild", "rpmsign", "createrepo_c", "modifyrepo_c", "gpg", "gpgconf",
 	"mkfs.ext4", "e2fsck", "debugfs", "qemu-img",
 }
@@ -114,7 +114,8 @@ var (
 // Lab reports why a lab cannot start on this machine, or nil. The probe
 // runs once per process: root, the commands in LabCommands, then the
 // kernel features the VMs use, tried for real (a private network and mount
-// namespace, an overlay mount inside it, the iptables tables).
+// namespace, an overlay mount inside it, the iptables tables, the physdev
+// match and br_netfilter the VMs' security groups use).
 func Lab() error {
 	labOnce.Do(func() { labErr = probeLab() })
 	return labErr
@@ -147,6 +148,10 @@ func probeLab() error {
 		{"network and mount namespaces", "unshare", []string{"--net", "--mount", "--pid", "--fork", "true"}},
 		{"overlay mounts", "unshare", []string{"--mount", "--propagation", "private", "mount", "-t", "overlay", "overlay", "-o", overlay, dir + "/merged"}},
 		{"iptables", "iptables", []string{"-w", "5", "-t", "nat", "-S"}},
+		// the VMs' security groups: iptables' physdev match (tried in a
+		// throwaway namespace) on bridged traffic br_netfilter hands over
+		{"iptables' physdev match", "unshare", []string{"--net", "iptables", "-w", "5", "-A", "FORWARD", "-m", "physdev", "--physdev-is-bridged", "-j", "RETURN"}},
+		{"br_netfilter", "sh", []string{"-c", "test -e /proc/sys/net/bridge/bridge-nf-call-iptables || modprobe br_netfilter"}},
 	} {
 		if out, err := exec.Command(c.name, c.args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("the lab needs %s: %s %s: %v: %s", c.what, c.name, strings.Join(c.args, " "), err, strings.TrimSpace(string(out)))

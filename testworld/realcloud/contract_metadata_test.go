@@ -9,8 +9,6 @@ package realcloud
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -20,7 +18,6 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"golang.org/x/crypto/ssh"
 
@@ -84,18 +81,8 @@ func doubleMetadata(c *cloud.Cloud) metadataReader {
 func checkGuestMetadata(t *testing.T, tg target) {
 	ctx := context.Background()
 	cc := tg.client(t, openstack.NewComputeV2)
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshPub, _ := ssh.NewPublicKey(pub)
-	signer, _ := ssh.NewSignerFromKey(priv)
 	kpName := uniqueName("contract-md")
-	authorized := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub)))
-	if _, err := keypairs.Create(ctx, cc, keypairs.CreateOpts{Name: kpName, PublicKey: authorized}).Extract(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { keypairs.Delete(ctx, cc, kpName, nil) })
+	signer, authorized := importGuestKey(t, cc, kpName)
 	meta := map[string]string{"ansible_init_disable": "true", "packer_build_id": "contract-md"}
 	userData := "#cloud-config\nbootcmd:\n  - [sh, -c, 'echo contract user_data']\n"
 	opts := servers.CreateOpts{Name: uniqueName("contract-md"), FlavorRef: "1", Metadata: meta, UserData: []byte(userData),
@@ -103,7 +90,8 @@ func checkGuestMetadata(t *testing.T, tg target) {
 		Networks: []servers.Network{{UUID: networkNamed(t, tg.client(t, openstack.NewNetworkV2), tg.tenant)}}}
 	s := tg.create(t, opts, kpName)
 	waitFor(t, "the new server", serverStatus(cc, s.ID), func(st string) bool { return st == "ACTIVE" || st == "ERROR" })
-	if s, err = servers.Get(ctx, cc, s.ID).Extract(); err != nil || s.Status != "ACTIVE" {
+	s, err := servers.Get(ctx, cc, s.ID).Extract()
+	if err != nil || s.Status != "ACTIVE" {
 		t.Fatalf("server %s: %+v %v", opts.Name, s, err)
 	}
 	var doc struct {

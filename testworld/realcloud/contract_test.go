@@ -50,6 +50,9 @@ type target struct {
 	guestImage string
 	sshGroups  []string
 	metadata   metadataReader
+	// guests is the target whose servers are real guests, when this one's
+	// are not (the double's in-memory hypervisor): a lab's cloud
+	guests func(t *testing.T) target
 }
 
 func realTarget(t *testing.T) target {
@@ -102,7 +105,8 @@ func doubleTarget(t *testing.T) target {
 			Message: "Failed to deploy instance: " + failSpawnKey + " is set in the server's metadata"})
 	}
 	return target{member: p, admin: login("admin", "contract-admin-pw"), project: c.ProjectID("member"), tenant: "lab-net", external: "public",
-		shareProject: c.ProjectID("share"), base: BaseImageName, failSpawn: fail, guestImage: BaseImageName, metadata: doubleMetadata(c)}
+		shareProject: c.ProjectID("share"), base: BaseImageName, failSpawn: fail, guestImage: BaseImageName, metadata: doubleMetadata(c),
+		guests: labGuests}
 }
 
 // TestContract runs every check on both targets.

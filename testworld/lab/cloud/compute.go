@@ -18,6 +18,8 @@ type nova struct {
 	c  *Cloud
 	rt *router // the v2.1 API below authentication
 
+	fwMu sync.Mutex // one refreshFirewalls at a time
+
 	mu        sync.Mutex
 	flavors   []*Flavor
 	servers   map[string]*server
@@ -232,8 +234,13 @@ func (nv *nova) serverJSON(s *server, mv microversion) obj {
 	if s.KeyName != "" {
 		keyName = s.KeyName
 	}
+	// Nova reads a server's groups off its ports
+	names := s.SecurityGroups
+	if len(s.Ports) > 0 {
+		names = nv.c.network.groupNames(s.Ports)
+	}
 	sgs := []obj{}
-	for _, g := range s.SecurityGroups {
+	for _, g := range names {
 		sgs = append(sgs, obj{"name": g})
 	}
 	cd := ""
@@ -394,7 +401,7 @@ func (nv *nova) buildServer(s *server) {
 		existingVolDisk = nv.c.volume.diskOf(s.bootVol)
 	}
 	spec := MachineSpec{ID: s.ID, Name: s.Name, Hostname: hostname(s.Name), SSHDelay: s.sshDelay,
-		FixedIP: nv.c.network.firstFixedIP(s.Ports)}
+		FixedIP: nv.c.network.firstFixedIP(s.Ports), Firewall: nv.c.network.firewallFor(s.Ports)}
 	if boot := nv.c.o.Timing.GuestBoot; boot > 0 {
 		spec.SSHDelay = max(spec.SSHDelay, nv.c.took(boot, 0))
 	}
@@ -501,7 +508,36 @@ func (nv *nova) boot(s *server, spec MachineSpec) {
 		}
 	}
 	nv.c.logf("cloud: server %s (%s) ACTIVE", s.ID, s.Name)
+	nv.refreshFirewalls() // its port joined its groups' members
 	nv.maybeHardReset(s)
+}
+
+// refreshFirewalls gives every server's machine its port's filter as it
+// now stands, after a group, a rule or a port changed (Neutron's agent
+// updates every port the change touches). Refreshes run one at a time,
+// each reading the state when it runs, so the last one applied is the
+// latest.
+func (nv *nova) refreshFirewalls() {
+	nv.fwMu.Lock()
+	defer nv.fwMu.Unlock()
+	type job struct {
+		id    string
+		m     FirewalledMachine
+		ports []string
+	}
+	var jobs []job
+	nv.mu.Lock()
+	for _, s := range sortedServers(nv.servers) {
+		if m, ok := s.machine.(FirewalledMachine); ok && !s.deleted {
+			jobs = append(jobs, job{s.ID, m, append([]string(nil), s.Ports...)})
+		}
+	}
+	nv.mu.Unlock()
+	for _, j := range jobs {
+		if err := j.m.SetFirewall(nv.c.network.firewallFor(j.ports)); err != nil {
+			nv.c.logf("cloud: the security groups of %s: %v", j.id, err)
+		}
+	}
 }
 
 func contains(ss []string, s string) bool {
@@ -595,6 +631,7 @@ func (nv *nova) finishDelete(s *server) {
 	for _, d := range disks {
 		nv.c.deleteDisk(d)
 	}
+	nv.refreshFirewalls() // its port left its groups
 	nv.c.logf("cloud: server %s deleted", s.ID)
 }
 

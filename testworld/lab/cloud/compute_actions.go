@@ -40,6 +40,8 @@ func (nv *nova) serverAction(w http.ResponseWriter, r *http.Request, s *server, 
 		nv.consoleOutput(w, s, arg)
 	case "createImage":
 		nv.createServerImage(w, s, arg, t, mv)
+	case "addSecurityGroup", "removeSecurityGroup":
+		return nv.changeSecurityGroup(w, s, action == "addSecurityGroup", arg)
 	default:
 		fail(w, SvcCompute, http.StatusBadRequest, "", "There is no such action: "+action)
 	}
@@ -161,4 +163,22 @@ func (nv *nova) createServerImage(w http.ResponseWriter, s *server, arg json.Raw
 	} else {
 		w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// changeSecurityGroup is addSecurityGroup or removeSecurityGroup: the
+// group (a name or an id) joins or leaves every port of the server, and
+// the filters follow once nv.mu is released; nv.mu held.
+func (nv *nova) changeSecurityGroup(w http.ResponseWriter, s *server, add bool, arg json.RawMessage) []func() {
+	var b struct{ Name string }
+	if json.Unmarshal(arg, &b) != nil || b.Name == "" {
+		fail(w, SvcCompute, http.StatusBadRequest, "", "Security group name cannot be empty")
+		return nil
+	}
+	if e := nv.c.network.setPortsGroup(s.ProjectID, s.Ports, b.Name, add); e != nil {
+		fail(w, SvcCompute, e.status, "", strings.ReplaceAll(e.msg, "<instance>", s.ID))
+		return nil
+	}
+	s.Updated = time.Now()
+	w.WriteHeader(http.StatusAccepted)
+	return []func(){nv.refreshFirewalls}
 }

@@ -241,7 +241,7 @@ func (nv *nova) requestedNICs(networks json.RawMessage, mv microversion) ([]nicR
 
 // attach plugs the server's ports and takes its boot volume.
 func (nv *nova) attach(s *server, t *token, nets []nicRequest, bootVol *volume) *httpErr {
-	ports, own, e := nv.c.network.plugServer(s.ID, t.project.ID, nets)
+	ports, own, e := nv.c.network.plugServer(s.ID, t.project.ID, nets, s.SecurityGroups)
 	if e != nil {
 		return e
 	}

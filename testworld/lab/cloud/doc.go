@@ -76,7 +76,8 @@ detail with name regexp/status/image/flavor filters and limit/marker,
 get, update name, delete, metadata, os-interface, os-volume_attachments,
 os-security-groups), actions os-stop, os-start, reboot SOFT|HARD,
 createImage (202, Location header always, body {"image_id"} from 2.45),
-os-getConsoleOutput (length), forceDelete. os-availability-zone, limits.
+os-getConsoleOutput (length), forceDelete, addSecurityGroup,
+removeSecurityGroup. os-availability-zone, limits.
 A deleting server is still shown (task_state "deleting") until it is gone.
 Server create validates flavor, image (active), key_name, networks
 ([{uuid|port|fixed_ip}], "auto", "none"; required from 2.37) and
@@ -119,7 +120,17 @@ filters, get, update, delete); floatingips (create on the external network,
 optional floating_ip_address; list with floating_ip_address/port_id/
 floating_network_id filters; get; update port_id to associate
 (Machine.AddFloatingIP) or null to disassociate (Machine.RemoveFloatingIP);
-delete); security-groups (a "default" group per project); extensions; empty
+delete); security-groups (a "default" group per project, with Neutron's
+four rules: egress IPv4/IPv6, ingress from the group; create, list, get,
+update, delete: a new group gets the two egress rules) and
+security-group-rules (create with Neutron's checks, list, get, delete).
+A server's security_groups (names or ids) become the groups of the ports
+Nova makes for it, and it shows its ports' groups; actions
+addSecurityGroup and removeSecurityGroup change every port of it. A
+machine boots with its first port's filter (MachineSpec.Firewall: the
+IPv4 rules of its groups, a remote group as its members' fixed
+addresses) and gets it again (FirewalledMachine.SetFirewall) whenever a
+rule, a group, a port's groups or a server changes; extensions; empty
 lists for routers and a few others.
 
 # Volume
@@ -169,8 +180,9 @@ hard reset, slow SSH start).
     reader-only restrictions, no custom policy files).
   - Only the boot volume of block_device_mapping_v2 is modelled.
   - Glance's delete of a protected image is 403 (as Glance does), not 409.
-  - Only the "default" security group exists, with Neutron's four default
-    rules (egress IPv4/IPv6, ingress from the group); rules are not
-    enforced.
+  - Security groups: IPv4 rules are enforced (by a Hypervisor whose
+    machines are FirewalledMachines, the lab's VMs), IPv6 rules are kept
+    only; no stateless groups, address groups or port_security_enabled
+    false.
 */
 package cloud

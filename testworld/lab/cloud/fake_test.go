@@ -111,6 +111,26 @@ type fakeMachine struct {
 	resets  int
 	reboots int
 	fips    map[string]bool
+	fw      *Firewall
+	fwSets  int
+}
+
+func (m *fakeMachine) SetFirewall(fw *Firewall) error {
+	m.mu.Lock()
+	m.fw = fw
+	m.fwSets++
+	m.mu.Unlock()
+	return nil
+}
+
+// firewall is the machine's filter now: at boot, or set since.
+func (m *fakeMachine) firewall() *Firewall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fwSets == 0 {
+		return m.spec.Firewall
+	}
+	return m.fw
 }
 
 func (m *fakeMachine) set(s PowerState)                { m.mu.Lock(); m.state = s; m.mu.Unlock() }

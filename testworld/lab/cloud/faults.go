@@ -143,15 +143,17 @@ func (c *Cloud) serveControl(w http.ResponseWriter, r *http.Request, segs []stri
 
 // Status lists every live resource the API created or holds.
 type Status struct {
-	Servers     []StatusItem   `json:"servers"`
-	Volumes     []StatusItem   `json:"volumes"`
-	Keypairs    []StatusItem   `json:"keypairs"`
-	FloatingIPs []StatusItem   `json:"floating_ips"`
-	Ports       []StatusItem   `json:"ports"`
-	Images      []StatusItem   `json:"images"` // images not active (queued/saving/killed...)
-	Snapshots   []StatusItem   `json:"volume_snapshots"`
-	Backups     []StatusItem   `json:"volume_backups"`
-	Counts      map[string]int `json:"counts"`
+	Servers     []StatusItem `json:"servers"`
+	Volumes     []StatusItem `json:"volumes"`
+	Keypairs    []StatusItem `json:"keypairs"`
+	FloatingIPs []StatusItem `json:"floating_ips"`
+	Ports       []StatusItem `json:"ports"`
+	Images      []StatusItem `json:"images"` // images not active (queued/saving/killed...)
+	Snapshots   []StatusItem `json:"volume_snapshots"`
+	Backups     []StatusItem `json:"volume_backups"`
+	// SecurityGroups are the groups beyond each project's default
+	SecurityGroups []StatusItem   `json:"security_groups"`
+	Counts         map[string]int `json:"counts"`
 }
 
 // StatusItem is one live resource.
@@ -178,7 +180,8 @@ func (c *Cloud) Status() Status {
 	st.FloatingIPs, st.Ports = c.network.status()
 	st.Images = c.image.status()
 	st.Snapshots, st.Backups = c.volume.snapshotStatus()
-	st.Counts = map[string]int{"servers": len(st.Servers), "volumes": len(st.Volumes), "keypairs": len(st.Keypairs),
+	st.SecurityGroups = c.network.groupStatus()
+	st.Counts = map[string]int{"security_groups": len(st.SecurityGroups), "servers": len(st.Servers), "volumes": len(st.Volumes), "keypairs": len(st.Keypairs),
 		"floating_ips": len(st.FloatingIPs), "ports": len(st.Ports), "images": len(st.Images),
 		"volume_snapshots": len(st.Snapshots), "volume_backups": len(st.Backups)}
 	return st

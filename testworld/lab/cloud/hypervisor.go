@@ -31,6 +31,31 @@ func (p PowerState) String() string {
 type MachineSpec struct {
 	ID, Name, Hostname, Disk, FixedIP string
 	SSHDelay                          time.Duration
+	// Firewall is the port's filter (its security groups) from the
+	// start, as Neutron's agent has it in place before Nova starts the
+	// instance.
+	Firewall *Firewall
+}
+
+// FirewallRule allows one flow through a port: Protocol "" (any), a name
+// or a number; PortMin and PortMax the port range (0: any), or ICMP's
+// type and code; Remote the peer's CIDR ("": any).
+type FirewallRule struct {
+	Protocol         string
+	PortMin, PortMax int
+	Remote           string
+}
+
+// Firewall is what a port lets through besides answers to allowed
+// connections (IPv4: the lab's network carries no IPv6).
+type Firewall struct {
+	Ingress, Egress []FirewallRule
+}
+
+// FirewalledMachine may be implemented by a Machine whose hypervisor
+// enforces security groups; SetFirewall replaces its port's filter.
+type FirewalledMachine interface {
+	SetFirewall(*Firewall) error
 }
 
 // Machine is a running (or stopped) VM provided by the Hypervisor.

@@ -11,9 +11,10 @@ import (
 // only (the real-cloud tier's contract tests run the same checks against
 // it and against real OpenStack); the lab's VMs are hypervisor.go's.
 type MemHypervisor struct {
-	mu    sync.Mutex
-	n     int
-	disks map[string]int64
+	mu       sync.Mutex
+	n        int
+	disks    map[string]int64
+	machines map[string]*memMachine
 }
 
 // CloneDisk makes a 1 MiB disk, or one of src's size.
@@ -56,14 +57,43 @@ func (h *MemHypervisor) DiskSize(id string) (int64, error) {
 	return s, nil
 }
 
-// Boot makes a running machine that does nothing.
-func (h *MemHypervisor) Boot(MachineSpec, func(PowerState)) (Machine, error) {
-	return &memMachine{}, nil
+// Boot makes a running machine that does nothing but keep its filter.
+func (h *MemHypervisor) Boot(spec MachineSpec, _ func(PowerState)) (Machine, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.machines == nil {
+		h.machines = map[string]*memMachine{}
+	}
+	m := &memMachine{fw: spec.Firewall}
+	h.machines[spec.ID] = m
+	return m, nil
+}
+
+// Firewall is the filter server id's machine has now (nil: none, or no
+// such machine).
+func (h *MemHypervisor) Firewall(id string) *Firewall {
+	h.mu.Lock()
+	m := h.machines[id]
+	h.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fw
 }
 
 type memMachine struct {
 	mu    sync.Mutex
 	state PowerState
+	fw    *Firewall
+}
+
+func (m *memMachine) SetFirewall(fw *Firewall) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fw = fw
+	return nil
 }
 
 func (m *memMachine) set(s PowerState) error {

@@ -95,12 +95,6 @@ func (f *floatingIP) status() string {
 	return "DOWN"
 }
 
-type secgroup struct {
-	ID, Name, Description, ProjectID string
-	Created                          time.Time
-	RuleIDs                          [4]string // the default rules', stable across reads
-}
-
 func (nt *neutron) newSubnet(name, netID, cidr, gw string) (*subnet, error) {
 	pfx, err := netip.ParsePrefix(cidr)
 	if err != nil {
@@ -137,8 +131,7 @@ func (nt *neutron) initNetwork(projectIDs []string) error {
 	nt.networks[nt.labNet.ID], nt.networks[nt.publicNet.ID] = nt.labNet, nt.publicNet
 	nt.subnets[ls.ID], nt.subnets[ps.ID] = ls, ps
 	for _, pid := range projectIDs {
-		sg := &secgroup{ID: newUUID(), Name: "default", Description: "Default security group", ProjectID: pid, Created: now,
-			RuleIDs: [4]string{newUUID(), newUUID(), newUUID(), newUUID()}}
+		sg := newSecgroup("default", "Default security group", pid)
 		nt.secgroups[sg.ID] = sg
 	}
 	return nil
@@ -187,8 +180,9 @@ func randomMAC() string {
 	return fmt.Sprintf("fa:16:3e:%02x:%02x:%02x", b[0], b[1], b[2])
 }
 
-// createPort allocates a port on n; nt.mu held.
-func (nt *neutron) createPort(n *network, name, projectID string, fixed []fixedIP) (*port, error) {
+// createPort allocates a port on n in groups (nil: the project's
+// default group); nt.mu held.
+func (nt *neutron) createPort(n *network, name, projectID string, fixed []fixedIP, groups []string) (*port, error) {
 	p := &port{ID: newUUID(), Name: name, NetworkID: n.ID, MAC: randomMAC(), ProjectID: projectID, AdminUp: true, Created: time.Now(), Revision: 1}
 	p.Updated = p.Created
 	if len(fixed) == 0 && len(n.SubnetIDs) > 0 {
@@ -211,8 +205,9 @@ func (nt *neutron) createPort(n *network, name, projectID string, fixed []fixedI
 		}
 		p.FixedIPs = append(p.FixedIPs, fixedIP{SubnetID: s.ID, IP: ip})
 	}
+	p.SecurityGroups = groups
 	for _, sg := range nt.secgroups {
-		if sg.ProjectID == projectID && sg.Name == "default" {
+		if groups == nil && sg.ProjectID == projectID && sg.Name == "default" {
 			p.SecurityGroups = []string{sg.ID}
 		}
 	}
@@ -315,25 +310,6 @@ func (nt *neutron) fipJSON(f *floatingIP) obj {
 		"description": f.Description, "tags": []string{}, "port_details": nil, "port_forwardings": []obj{},
 		"dns_domain": "", "dns_name": "", "qos_policy_id": nil,
 		"created_at": tsZ(f.Created), "updated_at": tsZ(f.Updated), "revision_number": f.Revision}
-}
-
-func (nt *neutron) sgJSON(sg *secgroup) obj {
-	// Neutron's default group: all egress, and ingress from the group's
-	// own members, for IPv4 and IPv6
-	rules := []obj{}
-	for i, dir := range []string{"ingress", "ingress", "egress", "egress"} {
-		var remote any
-		if dir == "ingress" {
-			remote = sg.ID
-		}
-		rules = append(rules, obj{"id": sg.RuleIDs[i], "direction": dir, "ethertype": []string{"IPv4", "IPv6"}[i%2], "protocol": nil,
-			"port_range_min": nil, "port_range_max": nil, "remote_ip_prefix": nil, "remote_group_id": remote,
-			"remote_address_group_id": nil, "normalized_cidr": nil, "belongs_to_default_sg": true,
-			"security_group_id": sg.ID, "tenant_id": sg.ProjectID, "project_id": sg.ProjectID, "description": ""})
-	}
-	return obj{"id": sg.ID, "name": sg.Name, "description": sg.Description, "tenant_id": sg.ProjectID, "project_id": sg.ProjectID,
-		"security_group_rules": rules, "stateful": true, "tags": []string{}, "created_at": tsZ(sg.Created),
-		"updated_at": tsZ(sg.Created), "revision_number": 1}
 }
 
 // filterOK checks Neutron-style query filters (repeatable keys = OR).

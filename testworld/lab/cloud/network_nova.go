@@ -19,12 +19,17 @@ type nicRequest struct {
 // defaultNetworkID is the network "auto" means.
 func (nt *neutron) defaultNetworkID() string { return nt.labNet.ID }
 
-// plugServer binds (or creates) one port per request to server id. It
+// plugServer binds (or creates) one port per request to server id, the
+// ports it creates in the server's security groups (names or ids). It
 // returns the port ids in order and which of them it created; on failure
 // nothing is left behind.
-func (nt *neutron) plugServer(id, projectID string, reqs []nicRequest) ([]string, map[string]bool, *httpErr) {
+func (nt *neutron) plugServer(id, projectID string, reqs []nicRequest, groups []string) ([]string, map[string]bool, *httpErr) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
+	groupIDs, e := nt.groupIDs(projectID, groups)
+	if e != nil {
+		return nil, nil, e
+	}
 	var ports []*port
 	own := map[string]bool{}
 	fail := func(status int, msg string) ([]string, map[string]bool, *httpErr) {
@@ -56,7 +61,7 @@ func (nt *neutron) plugServer(id, projectID string, reqs []nicRequest) ([]string
 		if n.FixedIP != "" {
 			fixed = []fixedIP{{IP: n.FixedIP}}
 		}
-		p, err := nt.createPort(nw, "", projectID, fixed)
+		p, err := nt.createPort(nw, "", projectID, fixed, groupIDs)
 		if err != nil {
 			return fail(http.StatusBadRequest, err.Error())
 		}

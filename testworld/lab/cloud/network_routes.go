@@ -34,10 +34,8 @@ func (nt *neutron) routes() *router {
 	}
 	rt.handle(p+"/quotas", quotas)
 	rt.handle(p+"/quotas/{rest...}", quotas)
-	rt.handle(p+"/security-groups", nt.locked(nt.listSecGroups))
-	rt.handle(p+"/security-groups/{id}", nt.locked(nt.getSecGroup))
-	rt.handle(p+"/security-groups/{id}/{rest...}", nt.locked(nt.listSecGroups))
-	for _, kind := range []string{"routers", "security-group-rules", "trunks", "qos", "network-ip-availabilities", "agents", "availability_zones", "subnetpools"} {
+	nt.secGroupRoutes(rt, p)
+	for _, kind := range []string{"routers", "trunks", "qos", "network-ip-availabilities", "agents", "availability_zones", "subnetpools"} {
 		rt.handle("GET "+p+"/"+kind, func(w http.ResponseWriter, _ *http.Request, _ *caller) {
 			writeJSON(w, http.StatusOK, obj{strings.ReplaceAll(kind, "-", "_"): []obj{}})
 		})
@@ -118,29 +116,6 @@ func (nt *neutron) listSubnets(w http.ResponseWriter, r *http.Request, c *caller
 		}
 	}
 	writeJSON(w, http.StatusOK, obj{"subnets": out})
-	return nil
-}
-
-// getSecGroup answers 404 for a method other than GET, as the double did.
-func (nt *neutron) getSecGroup(w http.ResponseWriter, r *http.Request, _ *caller) []func() {
-	id := r.PathValue("id")
-	sg := nt.secgroups[id]
-	if sg == nil || r.Method != http.MethodGet {
-		fail(w, SvcNetwork, http.StatusNotFound, "SecurityGroupNotFound", "Security group "+id+" does not exist")
-		return nil
-	}
-	writeJSON(w, http.StatusOK, obj{"security_group": nt.sgJSON(sg)})
-	return nil
-}
-
-func (nt *neutron) listSecGroups(w http.ResponseWriter, r *http.Request, c *caller) []func() {
-	out := []obj{}
-	for _, sg := range nt.secgroups {
-		if sg.ProjectID == c.t.project.ID && filterOK(r, map[string]string{"id": sg.ID, "name": sg.Name, "project_id": sg.ProjectID, "tenant_id": sg.ProjectID}) {
-			out = append(out, nt.sgJSON(sg))
-		}
-	}
-	writeJSON(w, http.StatusOK, obj{"security_groups": out})
 	return nil
 }
 
@@ -229,7 +204,7 @@ func (nt *neutron) portRoutes(rt *router, p string, notAllowed netHandler) {
 			}
 			after = append(after, nt.deletePort(pt)...)
 			w.WriteHeader(http.StatusNoContent)
-			return after
+			return append(after, nt.c.compute.refreshFirewalls)
 		},
 	})
 }
@@ -281,20 +256,42 @@ func (nt *neutron) createPortAPI(w http.ResponseWriter, r *http.Request, c *call
 	if b.Port.Name != nil {
 		name = *b.Port.Name
 	}
-	p, err := nt.createPort(n, name, c.t.project.ID, fixed)
+	if e := nt.checkPortGroups(&b, c.t.project.ID); e != nil {
+		e.write(w)
+		return nil
+	}
+	p, err := nt.createPort(n, name, c.t.project.ID, fixed, nil)
 	if err != nil {
 		fail(w, SvcNetwork, http.StatusConflict, "IpAddressAlreadyAllocated", err.Error())
 		return nil
 	}
 	b.apply(p)
 	writeJSON(w, http.StatusCreated, obj{"port": nt.portJSON(p)})
+	return []func(){nt.c.compute.refreshFirewalls}
+}
+
+// checkPortGroups wants every group a port body names to be the
+// project's; nt.mu held.
+func (nt *neutron) checkPortGroups(b *portBody, projectID string) *netErr {
+	if b.Port.SecurityGroups == nil {
+		return nil
+	}
+	for _, id := range *b.Port.SecurityGroups {
+		if sg := nt.secgroups[id]; sg == nil || sg.ProjectID != projectID {
+			return &netErr{http.StatusNotFound, "SecurityGroupNotFound", "Security group " + id + " does not exist"}
+		}
+	}
 	return nil
 }
 
-func (nt *neutron) updatePort(w http.ResponseWriter, r *http.Request, _ *caller, p *port) []func() {
+func (nt *neutron) updatePort(w http.ResponseWriter, r *http.Request, c *caller, p *port) []func() {
 	var b portBody
 	if err := decodeBody(r, &b); err != nil {
 		fail(w, SvcNetwork, http.StatusBadRequest, "", err.Error())
+		return nil
+	}
+	if e := nt.checkPortGroups(&b, c.t.project.ID); e != nil {
+		e.write(w)
 		return nil
 	}
 	if b.Port.Name != nil {
@@ -304,5 +301,5 @@ func (nt *neutron) updatePort(w http.ResponseWriter, r *http.Request, _ *caller,
 	p.Updated = time.Now()
 	p.Revision++
 	writeJSON(w, http.StatusOK, obj{"port": nt.portJSON(p)})
-	return nil
+	return []func(){nt.c.compute.refreshFirewalls}
 }

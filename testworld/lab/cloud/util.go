@@ -24,6 +24,10 @@ func sortedPorts(m map[string]*port) []*port {
 	return sortByCreated(m, func(p *port) time.Time { return p.Created }, func(p *port) string { return p.ID })
 }
 
+func sortedGroups(m map[string]*secgroup) []*secgroup {
+	return sortByCreated(m, func(g *secgroup) time.Time { return g.Created }, func(g *secgroup) string { return g.ID })
+}
+
 func sortedFIPs(m map[string]*floatingIP) []*floatingIP {
 	return sortByCreated(m, func(p *floatingIP) time.Time { return p.Created }, func(p *floatingIP) string { return p.ID })
 }

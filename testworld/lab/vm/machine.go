@@ -58,7 +58,10 @@ type MachineSpec struct {
 	// whose files the VM finds at each boot as it finds the manager's
 	// (Metadata.ConfigDrive); "": none, or the manager's.
 	ConfigDrive string
-	SSHDelay    time.Duration // fault injection: sshd starts this long after boot
+	// Firewall filters the port on the host (its security groups), from
+	// before the port comes up; nil: unfiltered (SetFirewall changes it).
+	Firewall *Firewall
+	SSHDelay time.Duration // fault injection: sshd starts this long after boot
 }
 
 // ErrDestroyed is returned by operations on a destroyed machine.
@@ -100,6 +103,7 @@ type Machine struct {
 	bootCount int
 	destroyed bool
 	fips      []string
+	fw        *Firewall // applied on the host (firewall.go)
 
 	evMu     sync.Mutex
 	evCond   *sync.Cond
@@ -160,6 +164,7 @@ func (m *Manager) Boot(spec MachineSpec, onPower func(PowerState)) (*Machine, er
 		mac:     spec.MAC,
 		dir:     filepath.Join(m.stateDir, "machines", strconv.Itoa(seq)),
 		state:   PowerShutdown,
+		fw:      spec.Firewall,
 	}
 	if host == "" {
 		host = fmt.Sprintf("vm-%d", seq)
@@ -246,11 +251,16 @@ func (vm *Machine) setupNet() error {
 		steps = append(steps, []string{"ip", "netns", "exec", vm.ns, "iptables", "-w", "5", "-t", "nat", "-A", "OUTPUT",
 			"-d", metadataIP + "/32", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", m.mdAddr})
 	}
-	steps = append(steps, []string{"ip", "link", "set", vm.veth, "up"})
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
 			return err
 		}
+	}
+	if err := vm.applyFirewall(); err != nil {
+		return err
+	}
+	if err := run("ip", "link", "set", vm.veth, "up"); err != nil {
+		return err
 	}
 	vm.mu.Lock()
 	fips := append([]string(nil), vm.fips...)
@@ -278,6 +288,12 @@ func ensureBridge(br string) error {
 // teardownNet removes the veth and the namespace (the namespace's iptables
 // rules go with it). Floating IP host routes are left alone.
 func (vm *Machine) teardownNet() {
+	vm.mu.Lock()
+	fw := vm.fw
+	vm.mu.Unlock()
+	if fw != nil {
+		vm.removeFirewall()
+	}
 	if _, err := net.InterfaceByName(vm.veth); err == nil {
 		_ = run("ip", "link", "del", vm.veth)
 	}
@@ -297,6 +313,18 @@ func (vm *Machine) addFloating(ip string) error {
 	args := []string{ip + "/32", "via", vm.spec.FixedIP, "dev", vm.m.opts.Network.Bridge}
 	vm.m.regUpdate(func(r *registryRecord) { r.Routes[ip] = args })
 	return run("ip", append([]string{"route", "replace"}, args...)...)
+}
+
+// refreshFirewall rewrites the filter for the machine's addresses after
+// a floating IP came or went (opMu held).
+func (vm *Machine) refreshFirewall() error {
+	vm.mu.Lock()
+	fw := vm.fw
+	vm.mu.Unlock()
+	if fw == nil {
+		return nil
+	}
+	return vm.applyFirewall()
 }
 
 // AddFloatingIP makes the machine reachable from the host at ip: a host route
@@ -330,7 +358,7 @@ func (vm *Machine) AddFloatingIP(ip string) error {
 	vm.mu.Lock()
 	vm.fips = append(vm.fips, ip)
 	vm.mu.Unlock()
-	return nil
+	return vm.refreshFirewall()
 }
 
 // RemoveFloatingIP undoes AddFloatingIP.
@@ -359,7 +387,7 @@ func (vm *Machine) RemoveFloatingIP(ip string) error {
 	}
 	vm.delFloatingRoute(ip)
 	_ = run("ip", "-n", vm.ns, "addr", "del", ip+"/32", "dev", "eth0")
-	return nil
+	return vm.refreshFirewall()
 }
 
 func (vm *Machine) delFloatingRoute(ip string) {

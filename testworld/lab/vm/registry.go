@@ -11,9 +11,9 @@ import (
 )
 
 // Every manager records the host resources it creates (bridge, network
-// namespaces, veths, floating IP routes) in a file below registryDir, keyed
-// by its random tag and tagged with its process (PID and start time). When a
-// process dies without Close (a crashed or killed test), its VMs die with it
+// namespaces, veths, floating IP routes, security group chains) in a file
+// below registryDir, keyed by its random tag and tagged with its process
+// (PID and start time). When a process dies without Close (a crashed or killed test), its VMs die with it
 // (Pdeathsig), but the network objects stay; the next NewManager on the
 // machine removes the objects recorded by managers whose process is gone.
 // Only objects this package created are ever touched.
@@ -27,6 +27,9 @@ type registryRecord struct {
 	Veths  map[string]bool     `json:"veths,omitempty"`
 	Routes map[string][]string `json:"routes,omitempty"` // key -> args of "ip route del"
 	Cgroup string              `json:"cgroup,omitempty"` // the manager's cgroup2 directory
+	// Firewalls: a machine's host end -> the iptables jumps into its
+	// security group chains (firewall.go)
+	Firewalls map[string][][]string `json:"firewalls,omitempty"`
 }
 
 type registry struct {
@@ -56,7 +59,8 @@ func newRegistry(tag string) *registry {
 	r := &registry{
 		path: filepath.Join(registryDir, tag+".json"),
 		rec: registryRecord{PID: os.Getpid(), Start: procStart(os.Getpid()),
-			Netns: map[string]bool{}, Veths: map[string]bool{}, Routes: map[string][]string{}},
+			Netns: map[string]bool{}, Veths: map[string]bool{}, Routes: map[string][]string{},
+			Firewalls: map[string][][]string{}},
 	}
 	return r
 }
@@ -118,6 +122,9 @@ func sweepStaleIn(dir string, logf func(string, ...any)) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			_ = run("ip", append([]string{"route", "del"}, rec.Routes[k]...)...)
+		}
+		for v, jumps := range rec.Firewalls {
+			removeFirewallOf(v, jumps)
 		}
 		for v := range rec.Veths {
 			if _, err := os.Stat("/sys/class/net/" + v); err == nil {

@@ -20,8 +20,10 @@
 // Metadata: one HTTP listener per Manager on <gateway>:<random port>; each
 // VM's network namespace has an iptables nat OUTPUT DNAT from
 // 169.254.169.254:80 to it, and the VM is identified by its source (fixed) IP.
-// No iptables rules are added on the host. Floating IPs are a host route
-// (<fip>/32 via <fixed IP> dev <bridge>) plus the address on the VM's eth0.
+// Floating IPs are a host route (<fip>/32 via <fixed IP> dev <bridge>) plus
+// the address on the VM's eth0. A machine with a Firewall (its security
+// groups) has its port filtered by iptables chains on the host
+// (firewall.go); one without has no rules on the host.
 //
 // Host resources a Manager creates are recorded below /run/fatlab-vm; a later
 // NewManager removes those of managers whose process died without Close.
