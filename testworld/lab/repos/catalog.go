@@ -334,9 +334,12 @@ var catalog = append([]pkgDef{
 	// in @Xfce, as in EPEL; the desktop group keeps it out
 	{Repo: "epel", Name: "xfce4-screensaver", EVR: "4.18.4-1.el9", Comps: "Xfce"},
 	{Repo: "epel", Name: "R", EVR: "4.5.1-1.el9", Bins: []string{"/usr/bin/R"}},
-	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"}},
+	// /etc/fail2ban, where the appliance's fail2ban role writes jail.local
+	// (standins_system.go)
+	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"},
+		Files: fail2banServerFiles},
 	{Repo: "epel", Name: "fail2ban-firewalld", EVR: "1.1.0-6.el9",
-		Requires: []string{"fail2ban-server = {evr}", "firewalld"}},
+		Requires: []string{"fail2ban-server = {evr}", "firewalld"}, Files: fail2banFirewalldFiles},
 	{Repo: "epel", Name: "python3-certbot", EVR: "4.0.0-3.el9"},
 	{Repo: "epel", Name: "certbot", EVR: "4.0.0-3.el9", Requires: []string{"python3-certbot = {evr}"}},
 	{Repo: "epel", Name: "python3-certbot-apache", EVR: "4.0.0-3.el9", Requires: []string{"python3-certbot"}},

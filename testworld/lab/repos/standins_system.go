@@ -200,3 +200,19 @@ Alias=dbus-org.fedoraproject.FirewallD1.service
 		"/usr/lib/python3/dist-packages/firewall": "/usr/libexec/fatlab-firewalld/firewall",
 	}
 )
+
+// fail2banServerFiles and fail2banFirewalldFiles: fail2ban's configuration
+// directory as EPEL's packages ship it, which the appliance's fail2ban
+// role writes jail.local into (it creates no directory): the server's
+// defaults, and the firewalld package's drop-in making firewalld the
+// ban action.
+var (
+	fail2banServerFiles = map[string]string{
+		"/etc/fail2ban/fail2ban.conf": "# fail2ban's own settings (lab stand-in of EPEL's file)\n[DEFAULT]\nloglevel = INFO\nlogtarget = /var/log/fail2ban.log\n" +
+			"socket = /run/fail2ban/fail2ban.sock\npidfile = /run/fail2ban/fail2ban.pid\n",
+		"/etc/fail2ban/jail.conf": "# fail2ban's jail defaults (lab stand-in of EPEL's file); sites override in jail.local\n[DEFAULT]\nbantime = 10m\nfindtime = 10m\nmaxretry = 5\n",
+	}
+	fail2banFirewalldFiles = map[string]string{
+		"/etc/fail2ban/jail.d/00-firewalld.conf": "# lab stand-in of fail2ban-firewalld's drop-in: bans through firewalld\n[DEFAULT]\nbanaction = firewallcmd-rich-rules\n",
+	}
+)
