@@ -25,7 +25,7 @@ import (
 // ownBuildGroups is the build's inventory_groups: the largest group set
 // the appliance's own build passes in the lab (docs/lab.md says what
 // blocks the rest).
-const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,control,compute"
+const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,control,compute,login"
 
 // TestApplianceOwnBuild builds the image the way the site does today, the
 // official openstack builder and ansible provisioner running the
