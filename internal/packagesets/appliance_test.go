@@ -400,10 +400,16 @@ func TestOpenHPCSlurmSetFromEnable(t *testing.T) {
 		"database": []any{"slurm-slurmdbd-ohpc"},
 	}
 	vals := map[string]any{"stackhpc.openhpc/ohpc_slurm_packages": slurm, "/openhpc_packages": []any{"nhc-ohpc"}}
+	// batch's condition is the role's pre.yml's too: a login-only node
+	// (the appliance's login) gets batch's packages
 	holds := func(keys ...string) map[string]bool {
 		out := map[string]bool{}
 		for _, k := range keys {
-			out["stackhpc.openhpc/openhpc_enable."+k+" | bool"] = true
+			cond := "openhpc_enable." + k + " | bool"
+			if k == "batch" {
+				cond += " or openhpc_login_only_nodes in group_names"
+			}
+			out["stackhpc.openhpc/"+cond] = true
 		}
 		return out
 	}
@@ -413,6 +419,8 @@ func TestOpenHPCSlurmSetFromEnable(t *testing.T) {
 		want []string
 	}{
 		{"openhpc alone", []string{"runtime"}, []string{"slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc"}},
+		{"login (batch from openhpc_login_only_nodes)", []string{"batch", "runtime"}, []string{"ohpc-base-compute", "ohpc-slurm-client",
+			"slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc"}},
 		{"control and compute", []string{"control", "batch", "runtime", "database"}, []string{"ohpc-slurm-server", "slurm-slurmctld-ohpc",
 			"ohpc-base-compute", "ohpc-slurm-client", "slurm-ohpc", "munge", "slurm-slurmd-ohpc", "slurm-example-configs-ohpc", "slurm-slurmdbd-ohpc"}},
 	} {
@@ -830,8 +838,8 @@ func TestWithApplianceFirewalld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "<zone target=\"DROP\">\n  <short>Public</short>\n  <source address=\"10.0.0.0/8\"/>\n  <service name=\"ssh\"/>\n  <service name=\"dhcpv6-client\"/>\n" +
-		"  <service name=\"http\"/>\n  <port protocol=\"tcp\" port=\"8080-8081\"/>\n</zone>\n"
+	want := "<zone target=\"DROP\">\n  <short>Public</short>\n  <service name=\"ssh\"/>\n  <service name=\"dhcpv6-client\"/>\n" +
+		"  <service name=\"http\"/>\n  <port port=\"8080-8081\" protocol=\"tcp\"/>\n  <source address=\"10.0.0.0/8\"/>\n</zone>\n"
 	if got := out.Content["files"].([]any)[0].(map[string]any)["content"].(string); !strings.HasSuffix(got, want) {
 		t.Errorf("a site's rules:\n%s\nwant it to end\n%s", got, want)
 	}

@@ -89,7 +89,12 @@ func (z *zone) apply(m map[string]any) error {
 	return nil
 }
 
-// xml is the zone's file, in the order firewalld writes its elements.
+// xml is the zone's file as firewalld's writer orders and quotes it
+// (services, ports, then sources; a port's port before its protocol)
+// once ansible.posix.firewalld changed it offline: without `<forward/>`,
+// which its settings (firewalld's older tuple form) do not carry, and
+// without the OS zone's description, which firewalld copies and the
+// plugin leaves out (docs/appliance-contract.md).
 func (z zone) xml() string {
 	esc := func(s string) string {
 		var b strings.Builder
@@ -104,15 +109,15 @@ func (z zone) xml() string {
 		b.WriteString("<zone>\n")
 	}
 	b.WriteString("  <short>Public</short>\n")
-	for _, s := range z.sources {
-		fmt.Fprintf(&b, "  <source address=\"%s\"/>\n", esc(s))
-	}
 	for _, s := range z.services {
 		fmt.Fprintf(&b, "  <service name=\"%s\"/>\n", esc(s))
 	}
 	for _, p := range z.port {
 		m := rePort.FindStringSubmatch(p)
-		fmt.Fprintf(&b, "  <port protocol=\"%s\" port=\"%s\"/>\n", m[2], m[1])
+		fmt.Fprintf(&b, "  <port port=\"%s\" protocol=\"%s\"/>\n", m[1], m[2])
+	}
+	for _, s := range z.sources {
+		fmt.Fprintf(&b, "  <source address=\"%s\"/>\n", esc(s))
 	}
 	b.WriteString("</zone>\n")
 	return b.String()

@@ -24,11 +24,11 @@ type LabRepo struct {
 // changes in its own files or deploy host:
 //   - labsite/ joins the environment: the lab's Ark user for the builder
 //     group, and a pre hook pointing git, pip, (for podman hosts) podman
-//     and (for grafana, openondemand, slurm_exporter, manila and the OOD
-//     rstudio and codeserver hosts) grafana.com, yum.osc.edu,
-//     download.ceph.com, download2.rstudio.org and github.com at the lab's
-//     mirrors, these names kept in /etc/hosts by the etc_hosts role's
-//     etc_hosts_extra_hosts;
+//     and (for grafana, openondemand, slurm_exporter, manila, hpctests and
+//     the OOD rstudio and codeserver hosts) grafana.com, yum.osc.edu,
+//     download.ceph.com, download2.rstudio.org, github.com and
+//     www.netlib.org at the lab's mirrors, these names kept in /etc/hosts
+//     by the etc_hosts role's etc_hosts_extra_hosts;
 //   - cacerts/lab-ca.pem: the lab's CA (caPEM), which the appliance's
 //     cacerts role makes the VM trust, as a site's own CA;
 //   - group_vars/all/lab_ark.yml: dnf_repos_default with the lab's

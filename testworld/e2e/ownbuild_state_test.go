@@ -30,6 +30,8 @@ var ownBuildFiles = []string{
 	"/var/www/ood/apps/sys", "/var/www/ood/apps/sys/jupyter", "/var/www/ood/apps/sys/rstudio",
 	"/etc/ansible-init/playbooks", "/etc/ansible-init/playbooks/roles", "/etc/ansible-init/playbooks/templates",
 	"/etc/ansible-init/playbooks/10-compute-init.yml", "/opt/ohpc/pub/modulefiles",
+	// login's: firewalld's zone (ansible.posix.firewalld's, offline), fail2ban's jail, hpctests' HPL source
+	"/etc/firewalld/zones", "/etc/firewalld/zones/public.xml", "/etc/fail2ban/jail.local", "/opt/hpl", "/opt/hpl/hpl-2.3.tar.gz",
 }
 
 // ownBuildUnits are the units whose account and command line are

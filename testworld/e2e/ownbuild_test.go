@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/bench"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/pypi"
+	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/releases"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/logtail"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/packertest"
@@ -23,7 +25,7 @@ import (
 // ownBuildGroups is the build's inventory_groups: the largest group set
 // the appliance's own build passes in the lab (docs/lab.md says what
 // blocks the rest).
-const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,control,compute"
+const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,control,compute,login"
 
 // TestApplianceOwnBuild builds the image the way the site does today, the
 // official openstack builder and ansible provisioner running the
@@ -71,9 +73,19 @@ func TestApplianceOwnBuild(t *testing.T) {
 	// only the set's binary: a binaries entry installs its binary whether
 	// or not a group of the build asks for it
 	sum := fmt.Sprintf("binary_sha256={node_exporter = %q}", theLab.BinaryChecksums()["node_exporter"])
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
-		"-var", sum, "-var", "image_name="+ours, "-var", "inventory_groups="+groups, "-var-file", vars,
-		"-var", "github_releases_url="+theLab.Releases.URL(), "-var", "rstudio_download_url="+theLab.Releases.URL())
+	args := []string{"-var", sum, "-var", "image_name=" + ours, "-var", "inventory_groups=" + groups, "-var-file", vars,
+		"-var", "github_releases_url=" + theLab.Releases.URL(), "-var", "rstudio_download_url=" + theLab.Releases.URL()}
+	// hpctests' HPL source: the lab's www.netlib.org serves a stand-in,
+	// pinned as a site pins its mirror's file (a download entry installs
+	// its file whatever the groups, so only for a host in hpctests)
+	member, err := site.StaticGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(member, "hpctests") {
+		args = append(args, "-var", "hpl_sha256="+theLab.Releases.SHA256(releases.HPLPath))
+	}
+	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, args...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
 	}
@@ -89,6 +101,9 @@ func TestApplianceOwnBuild(t *testing.T) {
 		"package mod_auth_openidc", "package ondemand-dex", "package nodejs", "file /var/www/ood/apps/sys/rstudio",
 		// compute: manila's Ceph client, the OOD compute groups' desktop, RStudio and code-server
 		"package ceph-common", "package turbovnc", "package rstudio-server", "package code-server",
+		// login: hpctests' HPL source from the lab's www.netlib.org, the
+		// firewalld zone, fail2ban's jail, a login node's Slurm client
+		"file /opt/hpl/hpl-2.3.tar.gz", "file /etc/firewalld/zones/public.xml", "file /etc/fail2ban/jail.local", "package ohpc-slurm-client",
 	} {
 		if !partial && (a[key] == "" || b[key] == "" || a[key] == "absent" || b[key] == "absent") {
 			t.Errorf("%s: appliance's own build %q, fatimage %q; want it in both", key, a[key], b[key])

@@ -422,7 +422,8 @@ func (l *Lab) writeEnv() error {
 	// grafana.com's shape for dashboards, netlib's for the HPL source
 	l.Env["LAB_GRAFANA_URL"] = l.Releases.URL()
 	l.Env["LAB_NETLIB_URL"] = l.Releases.URL() + strings.TrimSuffix(releases.HPLPath, "/hpl-2.3.tar.gz")
-	// the address HTTPSUpstreams resolve to for VMs, and the CA they trust
+	// the address HTTPSUpstreams and HTTPUpstreams resolve to for VMs, and
+	// the CA they trust
 	l.Env["LAB_UPSTREAMS_ADDR"] = l.Network.Gateway
 	l.Env["LAB_CA_CERT"] = filepath.Join(l.Dir, caFile)
 	return writeFileAtomic(filepath.Join(l.Dir, "env"), []byte(FormatEnv(l.Env)))

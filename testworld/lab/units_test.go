@@ -60,6 +60,11 @@ func TestServiceUnitsFromDnf(t *testing.T) {
 	}
 	c.Run(t, "sudo tee /etc/yum.repos.d/lab.repo >/dev/null <<'EOF'\n"+repo.String()+"EOF")
 	c.Run(t, "sudo rpm --import /etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9")
+	// firewalld's library and daemon are Debian's, put aside in the VM
+	// userland: the VM has them only once the RPMs hold them
+	if got := c.Run(t, "python3 -c 'import firewall' 2>&1 | tail -1; ls /usr/sbin/firewalld /usr/lib/firewalld 2>&1 | wc -l"); !strings.Contains(got, "No module named 'firewall'") || !strings.HasSuffix(got, "2") {
+		t.Errorf("before installing firewalld: %q, want no firewall module, no daemon and no /usr/lib/firewalld", got)
+	}
 	out := c.Run(t, "sudo dnf -y --disablerepo='*' --enablerepo='lab-*' install firewalld sssd-common munge 2>&1")
 	// (Debian's systemd finds the units as /lib/systemd/system/..., Rocky's
 	// as /usr/lib/systemd/system/...: the same files on a merged /usr.)
@@ -85,7 +90,18 @@ func TestServiceUnitsFromDnf(t *testing.T) {
 	check("systemctl is-active firewalld sssd munge", "inactive\ninactive\ninactive") // installing starts nothing
 	check("systemctl list-unit-files --no-legend firewalld.service munge.service | awk '{print $1, $2}'", "firewalld.service enabled\nmunge.service disabled")
 
+	check("rpm -qf --qf '%{NAME}\\n' /usr/lib/python3/dist-packages/firewall /usr/sbin/firewalld /usr/lib/firewalld/zones/public.xml 2>&1",
+		"python3-firewall\nfirewalld\nfirewalld")
+
+	// the real daemon, in the VM's network namespace: its public zone
+	// keeps SSH open, and the host's network is not its to change
 	c.Run(t, "sudo systemctl start firewalld")
+	check("sudo firewall-cmd --state; sudo firewall-cmd --get-default-zone; sudo firewall-cmd --list-services", "running\npublic\ncockpit dhcpv6-client ssh")
+	if d, err := srv.Dial(ctx); err != nil {
+		t.Errorf("a new SSH connection with firewalld running: %v", err)
+	} else {
+		d.Close()
+	}
 	c.Run(t, "sudo systemctl disable --now firewalld")
 	check("systemctl is-enabled firewalld; systemctl is-active firewalld", "disabled\ninactive")
 	c = rebootAndDial(ctx, t, srv, c)

@@ -25,6 +25,13 @@ import (
 // behind a mirror resolves the name to its mirror and trusts its own CA.
 var HTTPSUpstreams = []string{"grafana.com", "yum.osc.edu", "download.ceph.com", "download2.rstudio.org", "github.com"}
 
+// HTTPUpstreams are the internet hosts the release server also answers
+// as over plain HTTP on port 80 of the same address: the appliance's
+// hpctests role (source-hpl.yml) get_urls
+// http://www.netlib.org/benchmark/hpl/hpl-<version>.tar.gz, which the
+// release server holds at netlib's path (releases.HPLPath).
+var HTTPUpstreams = []string{"www.netlib.org"}
+
 // ondemandKeyPath is the Open OnDemand repository key's path under
 // https://yum.osc.edu.
 const ondemandKeyPath = "/ondemand/RPM-GPG-KEY-ondemand-SHA512"
@@ -37,8 +44,9 @@ const cephKeyPath = "/keys/release.asc"
 const caFile = "lab-ca.pem"
 
 // serveUpstreams makes the lab's CA (l.CA, its certificate in Dir) and
-// serves the release server over HTTPS as HTTPSUpstreams on gateway:443;
-// every lab has a gateway address of its own, so the port is free.
+// serves the release server over HTTPS as HTTPSUpstreams on gateway:443
+// and over HTTP as HTTPUpstreams on gateway:80; every lab has a gateway
+// address of its own, so the ports are free.
 func (l *Lab) serveUpstreams(gateway string) error {
 	ca, err := labhttp.NewCA()
 	if err != nil {
@@ -53,6 +61,9 @@ func (l *Lab) serveUpstreams(gateway string) error {
 	}
 	if _, err := l.Releases.ServeTLS(net.JoinHostPort(gateway, "443"), cert); err != nil {
 		return fmt.Errorf("lab: serving %v: %w", HTTPSUpstreams, err)
+	}
+	if _, err := l.Releases.ServePlain(net.JoinHostPort(gateway, "80")); err != nil {
+		return fmt.Errorf("lab: serving %v: %w", HTTPUpstreams, err)
 	}
 	l.CA = ca
 	return nil

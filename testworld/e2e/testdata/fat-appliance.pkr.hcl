@@ -41,6 +41,14 @@ variable "rstudio_download_url" {
   default = ""
 }
 
+# the HPL source's sha256 where a mirror answering as www.netlib.org
+# serves another file than netlib's (the lab's stand-in), as a site pins
+# it; "" keeps the hpctests group's own pin
+variable "hpl_sha256" {
+  type    = string
+  default = ""
+}
+
 variable "lab_repos" {
   type = list(map(string))
 }
@@ -73,6 +81,16 @@ build {
     container_registries {
       host     = var.container_registry
       insecure = true
+    }
+    # a download of the same destination replaces the group's (its pin)
+    dynamic "downloads" {
+      for_each = var.hpl_sha256 != "" ? [var.hpl_sha256] : []
+      content {
+        url         = "http://www.netlib.org/benchmark/hpl/hpl-2.3.tar.gz"
+        sha256      = downloads.value
+        destination = "/opt/hpl/hpl-2.3.tar.gz"
+        mode        = "0644"
+      }
     }
     dynamic "binaries" {
       for_each = var.binary_sha256

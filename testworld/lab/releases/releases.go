@@ -107,8 +107,10 @@ type Server struct {
 
 	ln  net.Listener
 	srv *http.Server
-	// tls serves the same assets over HTTPS (ServeTLS), or is nil
-	tls *http.Server
+	// also serve the same assets on upstream hosts' ports: HTTPS
+	// (ServeTLS, at most one) and plain HTTP (ServePlain)
+	also  []*http.Server
+	tlsOn bool
 }
 
 // Start builds the assets and starts serving them.
@@ -235,25 +237,50 @@ func (s *Server) Requests() []Request {
 // grafana.com to its mirror and trusts the mirror's CA. Once per server;
 // it returns the address listened on.
 func (s *Server) ServeTLS(addr string, cert tls.Certificate) (string, error) {
-	if s.tls != nil {
+	s.mu.Lock()
+	on := s.tlsOn
+	s.tlsOn = true
+	s.mu.Unlock()
+	if on {
 		return "", errors.New("releases: already serving HTTPS")
 	}
 	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		return "", fmt.Errorf("releases: listen (HTTPS): %w", err)
 	}
-	s.tls = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go s.tls.Serve(ln) //nolint:errcheck // ErrServerClosed on Close
-	s.logf("releases: serving HTTPS at %s", ln.Addr())
-	return ln.Addr().String(), nil
+	return s.serveAlso(ln, "HTTPS"), nil
+}
+
+// ServePlain also serves the assets over plain HTTP on addr, as an
+// upstream reached by an http:// URL answers (the appliance's hpctests
+// role get_urls http://www.netlib.org/benchmark/hpl/...). It returns
+// the address listened on.
+func (s *Server) ServePlain(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("releases: listen (HTTP): %w", err)
+	}
+	return s.serveAlso(ln, "HTTP"), nil
+}
+
+func (s *Server) serveAlso(ln net.Listener, what string) string {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	s.mu.Lock()
+	s.also = append(s.also, srv)
+	s.mu.Unlock()
+	go srv.Serve(ln) //nolint:errcheck // ErrServerClosed on Close
+	s.logf("releases: serving %s at %s", what, ln.Addr())
+	return ln.Addr().String()
 }
 
 // Close stops the server.
 func (s *Server) Close() error {
 	errs := []error{s.srv.Close()}
-	if s.tls != nil {
-		errs = append(errs, s.tls.Close())
+	s.mu.Lock()
+	for _, srv := range s.also {
+		errs = append(errs, srv.Close())
 	}
+	s.mu.Unlock()
 	for i, err := range errs {
 		if errors.Is(err, http.ErrServerClosed) {
 			errs[i] = nil

@@ -288,3 +288,31 @@ func TestServeTLSAsUpstreamHost(t *testing.T) {
 		}
 	}
 }
+
+// TestServePlainAsUpstreamHost: over plain HTTP on another address the
+// server answers at netlib's path with the HPL stand-in, as the
+// appliance's hpctests role fetches http://www.netlib.org/benchmark/hpl/...
+func TestServePlainAsUpstreamHost(t *testing.T) {
+	s := start(t, Options{})
+	addr, err := s.ServePlain("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + HPLPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want, _ := HPLTarball()
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, want) {
+		t.Errorf("HPL over plain HTTP: %d, %d bytes, want the stand-in's %d", resp.StatusCode, len(body), len(want))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get("http://" + addr + HPLPath); err == nil {
+		resp.Body.Close()
+		t.Error("still served after Close")
+	}
+}

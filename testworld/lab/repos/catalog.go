@@ -257,10 +257,12 @@ var catalog = append([]pkgDef{
 		Files: map[string]string{"/usr/lib64/sssd/libsss_ldap.so": "lab stand-in of sssd's LDAP provider\n"}},
 	{Repo: "baseos", Name: "oddjob", EVR: "0.34.7-7.el9"},
 	{Repo: "baseos", Name: "oddjob-mkhomedir", EVR: "0.34.7-7.el9", Requires: []string{"oddjob = {evr}"}},
+	// the real daemon and library (standins_system.go)
 	{Repo: "baseos", Name: "firewalld-filesystem", EVR: "1.3.4-9.el9_5"},
-	{Repo: "baseos", Name: "python3-firewall", EVR: "1.3.4-9.el9_5", Requires: []string{"python3"}},
+	{Repo: "baseos", Name: "python3-firewall", EVR: "1.3.4-9.el9_5", Requires: []string{"python3"}, Links: pythonFirewallLinks},
 	{Repo: "baseos", Name: "firewalld", EVR: "1.3.4-9.el9_5",
-		Requires: []string{"firewalld-filesystem = {evr}", "python3-firewall = {evr}"}, Units: []string{"firewalld.service"}, EnableOnInstall: true},
+		Requires: []string{"firewalld-filesystem = {evr}", "python3-firewall = {evr}"}, Units: []string{"firewalld.service"}, EnableOnInstall: true,
+		Files: firewalldFiles, Links: firewalldLinks},
 	{Repo: "baseos", Name: "bash-completion", EVR: "1:2.11-5.el9"},
 	{Repo: "baseos", Name: "nano", EVR: "5.6.1-7.el9"},
 	{Repo: "baseos", Name: "tmux", EVR: "3.2a-5.el9"},
@@ -332,9 +334,12 @@ var catalog = append([]pkgDef{
 	// in @Xfce, as in EPEL; the desktop group keeps it out
 	{Repo: "epel", Name: "xfce4-screensaver", EVR: "4.18.4-1.el9", Comps: "Xfce"},
 	{Repo: "epel", Name: "R", EVR: "4.5.1-1.el9", Bins: []string{"/usr/bin/R"}},
-	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"}},
+	// /etc/fail2ban, where the appliance's fail2ban role writes jail.local
+	// (standins_system.go)
+	{Repo: "epel", Name: "fail2ban-server", EVR: "1.1.0-6.el9", Requires: []string{"python3"}, Units: []string{"fail2ban.service"},
+		Files: fail2banServerFiles},
 	{Repo: "epel", Name: "fail2ban-firewalld", EVR: "1.1.0-6.el9",
-		Requires: []string{"fail2ban-server = {evr}", "firewalld"}},
+		Requires: []string{"fail2ban-server = {evr}", "firewalld"}, Files: fail2banFirewalldFiles},
 	{Repo: "epel", Name: "python3-certbot", EVR: "4.0.0-3.el9"},
 	{Repo: "epel", Name: "certbot", EVR: "4.0.0-3.el9", Requires: []string{"python3-certbot = {evr}"}},
 	{Repo: "epel", Name: "python3-certbot-apache", EVR: "4.0.0-3.el9", Requires: []string{"python3-certbot"}},

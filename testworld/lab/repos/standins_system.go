@@ -130,3 +130,89 @@ logdir /var/log/chrony
 		"/usr/bin/chronyc":  "/usr/libexec/fatlab-chrony/chronyc",
 	}
 )
+
+// firewalldFiles, firewalldLinks and pythonFirewallLinks: firewalld as
+// Rocky ships it, running the real daemon. Debian's firewalld lends the
+// daemon, its commands, the zones and services it reads from
+// /usr/lib/firewalld and the Python library (ansible.posix.firewalld
+// imports it: offline, without a running daemon, it edits the permanent
+// configuration with the library alone); testworld/lab/vm's rootfsHooks
+// put them aside, so a VM has them only with these packages, and rpm
+// says which package holds what as on Rocky: python3-firewall the
+// library, firewalld the rest. The unit, firewalld.conf and the public
+// zone are at Rocky's paths, written for the lab with Rocky's values: the
+// default zone public, the nftables backend, and the public zone's
+// services (Rocky's adds cockpit to upstream's, which Debian ships).
+var (
+	firewalldFiles = map[string]string{
+		"/usr/lib/systemd/system/firewalld.service": `[Unit]
+Description=firewalld - dynamic firewall daemon (lab: Debian's daemon in the VM's network namespace)
+Before=network-pre.target
+Wants=network-pre.target
+After=dbus.service
+After=polkit.service
+Conflicts=iptables.service ip6tables.service ebtables.service ipset.service nftables.service
+Documentation=man:firewalld(1)
+
+[Service]
+Type=dbus
+BusName=org.fedoraproject.FirewallD1
+ExecStart=/usr/sbin/firewalld --nofork --nopid
+ExecReload=/bin/kill -HUP $MAINPID
+KillMode=mixed
+
+[Install]
+WantedBy=multi-user.target
+Alias=dbus-org.fedoraproject.FirewallD1.service
+`,
+		"/etc/firewalld/firewalld.conf": "# firewalld's settings (lab stand-in of Rocky's file: its values, none of its comments)\n" +
+			"DefaultZone=public\nCleanupOnExit=yes\nCleanupModulesOnExit=no\nLockdown=no\nIPv6_rpfilter=yes\nIndividualCalls=no\n" +
+			"LogDenied=off\nFirewallBackend=nftables\nFlushAllOnReload=yes\nRFC3964_IPv4=yes\n",
+		"/usr/lib/firewalld/zones/public.xml": `<?xml version="1.0" encoding="utf-8"?>
+<zone>
+  <short>Public</short>
+  <description>Lab stand-in of Rocky's public zone: its services, accepting only those.</description>
+  <service name="ssh"/>
+  <service name="dhcpv6-client"/>
+  <service name="cockpit"/>
+  <forward/>
+</zone>
+`,
+	}
+	firewalldLinks = func() map[string]string {
+		const deb = "/usr/libexec/fatlab-firewalld/"
+		out := map[string]string{
+			"/usr/sbin/firewalld":           deb + "firewalld",
+			"/usr/bin/firewall-cmd":         deb + "firewall-cmd",
+			"/usr/bin/firewall-offline-cmd": deb + "firewall-offline-cmd",
+		}
+		for _, d := range []string{"helpers", "icmptypes", "ipsets", "policies", "services"} {
+			out["/usr/lib/firewalld/"+d] = deb + "lib/" + d
+		}
+		for _, z := range []string{"block", "dmz", "drop", "external", "home", "internal", "trusted", "work"} {
+			out["/usr/lib/firewalld/zones/"+z+".xml"] = deb + "lib/zones/" + z + ".xml"
+		}
+		return out
+	}()
+	// Debian's python3 reads dist-packages where Rocky's reads
+	// /usr/lib/python3.9/site-packages
+	pythonFirewallLinks = map[string]string{
+		"/usr/lib/python3/dist-packages/firewall": "/usr/libexec/fatlab-firewalld/firewall",
+	}
+)
+
+// fail2banServerFiles and fail2banFirewalldFiles: fail2ban's configuration
+// directory as EPEL's packages ship it, which the appliance's fail2ban
+// role writes jail.local into (it creates no directory): the server's
+// defaults, and the firewalld package's drop-in making firewalld the
+// ban action.
+var (
+	fail2banServerFiles = map[string]string{
+		"/etc/fail2ban/fail2ban.conf": "# fail2ban's own settings (lab stand-in of EPEL's file)\n[DEFAULT]\nloglevel = INFO\nlogtarget = /var/log/fail2ban.log\n" +
+			"socket = /run/fail2ban/fail2ban.sock\npidfile = /run/fail2ban/fail2ban.pid\n",
+		"/etc/fail2ban/jail.conf": "# fail2ban's jail defaults (lab stand-in of EPEL's file); sites override in jail.local\n[DEFAULT]\nbantime = 10m\nfindtime = 10m\nmaxretry = 5\n",
+	}
+	fail2banFirewalldFiles = map[string]string{
+		"/etc/fail2ban/jail.d/00-firewalld.conf": "# lab stand-in of fail2ban-firewalld's drop-in: bans through firewalld\n[DEFAULT]\nbanaction = firewallcmd-rich-rules\n",
+	}
+)

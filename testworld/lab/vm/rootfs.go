@@ -38,6 +38,7 @@ var RootFSPackages = []string{
 	"chrony",            // chronyd and chronyc for the lab's chrony RPM (rootfsHooks move them aside)
 	"libuser",           // luseradd, lusermod, lgroupmod: Ansible's user module with local (the appliance's rocky user), as in Rocky's image
 	"rsync",             // as in Rocky's image: the compute_init role's ansible.posix.synchronize runs rsync on the VM
+	"firewalld",         // daemon, python3-firewall library and zones for the lab's firewalld RPMs (rootfsHooks move them aside)
 }
 
 // rootfsSuite and rootfsMirrors are the Debian release the VM userland is
@@ -73,6 +74,15 @@ var rootfsHooks = []string{
 		`usr/lib/NetworkManager/dispatcher.d/*chrony* usr/lib/networkd-dispatcher/*/chrony*`,
 	`sed -i 's/^_chrony:/chrony:/' "$1"/etc/passwd "$1"/etc/group "$1"/etc/shadow "$1"/etc/gshadow && ` +
 		`sed -i -e '\# /etc/chrony/#d' -e 's/_chrony /chrony /g' "$1"/var/lib/dpkg/statoverride`,
+	// Debian's firewalld likewise lends the lab's firewalld and
+	// python3-firewall RPMs the daemon, the commands, the zones and
+	// services (/usr/lib/firewalld) and the Python library that
+	// ansible.posix.firewalld imports: all go aside, Debian's
+	// configuration and unit go, so a VM has them only with the RPMs
+	`mkdir -p "$1"/usr/libexec/fatlab-firewalld && cd "$1" && mv usr/sbin/firewalld usr/bin/firewall-cmd usr/bin/firewall-offline-cmd ` +
+		`usr/lib/python3/dist-packages/firewall usr/libexec/fatlab-firewalld/ && mv usr/lib/firewalld usr/libexec/fatlab-firewalld/lib`,
+	`cd "$1" && rm -rf etc/firewalld etc/logrotate.d/firewalld usr/lib/systemd/system/firewalld.service ` +
+		`etc/systemd/system/dbus-org.fedoraproject.FirewallD1.service etc/systemd/system/*.wants/firewalld.service`,
 }
 
 // rootfsVersion changes when the build itself changes in a way the package
