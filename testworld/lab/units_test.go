@@ -208,7 +208,7 @@ func TestCloseUnblocksReleases(t *testing.T) {
 
 // TestBaseImageAsRocky checks what roles rely on in a Rocky GenericCloud
 // image: /bin/sh is bash (shell tasks with `set -o pipefail`, `source`),
-// libuser's tools are there, and chrony is installed with chronyd enabled and running
+// libuser's tools and libselinux's Python module are there, and chrony is installed with chronyd enabled and running
 // (mrlesmithjr.chrony writes /etc/chrony.conf and restarts chronyd). The
 // daemon is the real chronyd; it keeps its hands off the clock, which is
 // the host's, and only the package puts it in place.
@@ -234,6 +234,10 @@ func TestBaseImageAsRocky(t *testing.T) {
 		"getent passwd lab-local | cut -d: -f6; ls /var/lib/lab-local /home/lab-local; id -nG lab-local",
 		"/var/lib/lab-local\nls: cannot access '/home/lab-local': No such file or directory\n/var/lib/lab-local:\nf\nlab-local adm")
 	check(`sh -c 'set -o pipefail && false | true; echo "pipefail $?"; source /dev/null && echo sourced'`, "pipefail 1\nsourced")
+	// libselinux's Python module, which ansible.posix.selinux (bootstrap.yml's
+	// selinux play) imports: the policy from /etc/selinux/config, and SELinux
+	// off at runtime (the host's kernel; the lab does not simulate it)
+	check(`python3 -c 'import selinux; print(selinux.selinux_getpolicytype()[1], selinux.is_selinux_enabled())'`, "targeted 0")
 
 	// the boot's end: chronyd may still be starting when sshd answers
 	c.Run(t, "timeout 60 systemctl is-system-running --wait >/dev/null 2>&1; true")

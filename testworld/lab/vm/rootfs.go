@@ -39,6 +39,7 @@ var RootFSPackages = []string{
 	"libuser",           // luseradd, lusermod, lgroupmod: Ansible's user module with local (the appliance's rocky user), as in Rocky's image
 	"rsync",             // as in Rocky's image: the compute_init role's ansible.posix.synchronize runs rsync on the VM
 	"firewalld",         // daemon, python3-firewall library and zones for the lab's firewalld RPMs (rootfsHooks move them aside)
+	"python3-selinux",   // libselinux's Python module, which Rocky's image has (cloud-init requires it): ansible.posix.selinux imports it
 }
 
 // rootfsSuite and rootfsMirrors are the Debian release the VM userland is
