@@ -32,6 +32,9 @@ var ownBuildFiles = []string{
 	"/etc/ansible-init/playbooks/10-compute-init.yml", "/opt/ohpc/pub/modulefiles",
 	// login's: firewalld's zone (ansible.posix.firewalld's, offline), fail2ban's jail, hpctests' HPL source
 	"/etc/firewalld/zones", "/etc/firewalld/zones/public.xml", "/etc/fail2ban/jail.local", "/opt/hpl", "/opt/hpl/hpl-2.3.tar.gz",
+	// selinux's config, raid's kernel command line, gateway's ansible-init playbook
+	"/etc/selinux/config", "/etc/default/grub", "/boot/grub2/grub.cfg", "/boot/loader/entries",
+	"/etc/ansible-init/playbooks/05-gateway-init.yml",
 }
 
 // ownBuildUnits are the units whose account and command line are

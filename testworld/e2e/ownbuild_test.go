@@ -25,7 +25,7 @@ import (
 // ownBuildGroups is the build's inventory_groups: the largest group set
 // the appliance's own build passes in the lab (docs/lab.md says what
 // blocks the rest).
-const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,control,compute,login"
+const ownBuildGroups = "openhpc,extra_packages,tuned,journald,node_exporter,eessi,nfs,mysql,opensearch,filebeat,slurm_stats,sssd,cacerts,grafana,openondemand,control,compute,login,raid,selinux,update,gateway"
 
 // TestApplianceOwnBuild builds the image the way the site does today, the
 // official openstack builder and ansible provisioner running the
@@ -104,6 +104,8 @@ func TestApplianceOwnBuild(t *testing.T) {
 		// login: hpctests' HPL source from the lab's www.netlib.org, the
 		// firewalld zone, fail2ban's jail, a login node's Slurm client
 		"file /opt/hpl/hpl-2.3.tar.gz", "file /etc/firewalld/zones/public.xml", "file /etc/fail2ban/jail.local", "package ohpc-slurm-client",
+		// gateway's ansible-init playbook
+		"file /etc/ansible-init/playbooks/05-gateway-init.yml",
 	} {
 		if !partial && (a[key] == "" || b[key] == "" || a[key] == "absent" || b[key] == "absent") {
 			t.Errorf("%s: appliance's own build %q, fatimage %q; want it in both", key, a[key], b[key])
