@@ -47,7 +47,7 @@ func applianceBuild(t *testing.T, env string) (packersdk.Communicator, string) {
 	raw := map[string]any{
 		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
 		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
-		"inventory_groups": "extra_packages,openhpc,openondemand,grafana,kernel_modules",
+		"inventory_groups": "extra_packages,openhpc,openondemand,grafana,kernel_modules,selinux",
 		"repos":            labRepos(t),
 		"gpg_keys": []any{map[string]any{
 			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
@@ -130,6 +130,14 @@ func TestApplianceValuesLab(t *testing.T) {
 			"--no-collector.mdadm --web.listen-address=0.0.0.0:9100 --web.telemetry-path=/metrics"; got != want {
 		t.Errorf("node_exporter's unit: %q, want %q", got, want)
 	}
+	// selinux_state, for a host in selinux (the plugin's own default is
+	// disabled); the common selinux_policy
+	if got := run(t, comm, "sudo -n sed -n 's/^SELINUX\\(TYPE\\)*=//p' /etc/selinux/config"); got != "permissive\ntargeted" {
+		t.Errorf("/etc/selinux/config's SELINUX and SELINUXTYPE: %q, want the site's permissive and targeted", got)
+	}
+	if !strings.Contains(out, "SELinux permissive, policy targeted (the site's selinux_state)") {
+		t.Errorf("the build does not say SELinux is the site's:\n%s", out)
+	}
 	img := readApplianceImage(t, comm)
 	if img.Appliance.Values != "site" || filepath.Base(img.Appliance.Environment) != appliancesite.Overrides || img.Appliance.Resolved <= 0 {
 		t.Errorf("image.json appliance: %+v", img.Appliance)
@@ -142,7 +150,7 @@ func TestApplianceValuesLab(t *testing.T) {
 		t.Errorf("dnf_repos_extra's repository is not in the image, disabled:\n%s", repo)
 	}
 	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra", "node_exporter_version", "openondemand_install_app_rstudio",
-		"node_exporter_enabled_collectors", "additional_rpm_installs"} {
+		"node_exporter_enabled_collectors", "additional_rpm_installs", "selinux_state", "selinux_policy"} {
 		if !vars[v] {
 			t.Errorf("image.json does not record %s: %+v", v, img.Appliance.FromAppliance)
 		}
