@@ -52,7 +52,8 @@ type applianceValues struct {
 func applianceRequest() appliance.Request {
 	type scope struct{ vars, conds, files, texts []string }
 	repos := packagesets.ApplianceExtraRepos()
-	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar}},
+	byRole := map[string]*scope{"": {vars: []string{packagesets.ApplianceLocalUsers().Var, repos.Var, repos.ContentURL, factVersion, factMajor, oodAppsVar,
+		selinuxStateVar, selinuxPolicyVar}},
 		proxyScope: {vars: slices.Clone(proxyVars)}}
 	for _, b := range packagesets.ApplianceBinaryVars() {
 		byRole[""].vars = append(byRole[""].vars, b.VersionVar)
@@ -348,6 +349,7 @@ func (p *plan) applianceRecord() *imageAppliance {
 		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: "dnf_repos", Into: "repos",
 			Variable: packagesets.ApplianceExtraRepos().Var, Values: p.extraRepos})
 	}
+	r.FromAppliance = append(r.FromAppliance, p.selinux.record()...)
 	for _, a := range p.sets.applied {
 		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: a.Group, Into: a.Into, Variable: a.Var,
 			Role: a.Role, When: a.When, Values: append([]string{}, a.Values...)})

@@ -137,7 +137,11 @@ type Config struct {
 	Reboot string `mapstructure:"reboot"`
 	// How long to wait for the VM to come back. Default 10m; at least 1m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
-	// disabled, permissive or unchanged. Default disabled.
+	// disabled, permissive or unchanged. Default disabled. Not with
+	// `appliance_environment`: then the site's `selinux_state` and
+	// `selinux_policy` (enforcing, permissive or disabled) set SELinux for
+	// a build host in its `selinux` group, as the appliance's bootstrap.yml
+	// does, and a build host outside that group keeps its mode.
 	SELinux string `mapstructure:"selinux"`
 	// Inventory groups (fatimage or feature groups) resolved through the
 	// built-in package sets: packages, module streams, binaries, fixed-ID
@@ -414,7 +418,6 @@ func (c *Config) setDefaults() {
 		value string
 	}{
 		{&c.Reboot, "auto"},
-		{&c.SELinux, "disabled"},
 		{&c.ExecuteCommand, "sudo -n sh -eu {{.Path}}"},
 		{&c.ReleaseBaseURL, defaultReleaseBaseURL},
 		{&c.BinarySource, "vm"},
@@ -428,6 +431,10 @@ func (c *Config) setDefaults() {
 		if *d.field == "" {
 			*d.field = d.value
 		}
+	}
+	if c.SELinux == "" && c.ApplianceEnvironment == "" {
+		// with appliance_environment the site's selinux_state decides
+		c.SELinux = "disabled"
 	}
 	keys.DefaultPaths(c.GPGKeys)
 }

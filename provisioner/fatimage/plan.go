@@ -57,6 +57,10 @@ type plan struct {
 	// moveLoginHome: `move_login_home`, or with the site's appliance
 	// whether the build host is in its `cluster` group.
 	moveLoginHome bool
+	// selinux: `selinux`, or with the site's appliance its
+	// selinux_state and selinux_policy for a build host in its selinux
+	// group (appliance_selinux.go); at Prepare with a site, unchanged.
+	selinux selinuxMode
 	// hostGroups are the inventory groups of the build host (nil
 	// without inventory); setNames the built-in groups installed.
 	hostGroups []string
@@ -128,6 +132,9 @@ func newPlan(c *Config, av *applianceValues, vmMajor string) (*plan, []error) {
 		p.setNames = slices.DeleteFunc(p.setNames, func(g string) bool { return packagesets.SiteRole(g) != "" })
 	}
 	p.hostDefaults(c, av != nil, len(invPaths) > 0)
+	if err := p.selinuxFor(c, av); err != nil {
+		errs = append(errs, err)
+	}
 	p.osMajor = p.majorFor(vmMajor)
 	sets, setsErr := resolveGroups(p.setNames, c.groupOptions(), av, p.osMajor)
 	if setsErr != nil {
@@ -156,9 +163,6 @@ func newPlan(c *Config, av *applianceValues, vmMajor string) (*plan, []error) {
 	return p, errs
 }
 
-// namedOrigins are the origins of merged, items known by name: the
-// template when it sets one of that name (it replaces a group's), else
-// the first group listing it.
 // hostDefaults decides update and moveLoginHome when the template leaves
 // them unset: with an inventory, as the appliance does for the build
 // host's groups (`update`; `cluster`, whose play moves the login user's
@@ -182,6 +186,26 @@ func (p *plan) hostDefaults(c *Config, site, inventory bool) {
 	}
 }
 
+// selinuxFor decides the image's SELinux: the option without the site's
+// appliance; with it, what the site's appliance sets for the build host
+// (av; nil at Prepare, where nothing is decided yet).
+func (p *plan) selinuxFor(c *Config, av *applianceValues) error {
+	switch {
+	case av != nil:
+		m, err := av.selinux()
+		p.selinux = m
+		return err
+	case p.site != nil:
+		p.selinux = selinuxMode{state: "unchanged"}
+	default:
+		p.selinux = selinuxMode{state: c.SELinux}
+	}
+	return nil
+}
+
+// namedOrigins are the origins of merged, items known by name: the
+// template when it sets one of that name (it replaces a group's), else
+// the first group listing it.
 func namedOrigins[T any](merged, template []T, groups []packagesets.Group, name func(T) string, listed func(packagesets.Group) []string) []origin {
 	out := make([]origin, len(merged))
 	for i, v := range merged {

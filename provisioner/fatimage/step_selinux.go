@@ -5,14 +5,25 @@ import (
 	"strings"
 )
 
-func changesSELinux(s *state) bool { return s.cfg.SELinux != "unchanged" }
+// selinuxDir is where the VM's SELinux configuration and policies are.
+const selinuxDir = "/etc/selinux"
 
-// stepSELinux sets the SELinux mode of the next boot.
+func changesSELinux(s *state) bool { return s.plan.selinux.state != "unchanged" }
+
+// stepSELinux sets the SELinux mode (and policy) of the next boot.
 func stepSELinux(ctx context.Context, s *state) error {
-	s.say("SELinux " + s.cfg.SELinux)
-	out, err := s.runScript(ctx, newScript("selinux").set("SELINUX_MODE", s.cfg.SELinux))
+	m := s.plan.selinux
+	head := "SELinux " + m.state
+	if m.policy != "" {
+		head += ", policy " + m.policy
+	}
+	if m.fromSite {
+		head += " (the site's " + selinuxStateVar + ")"
+	}
+	s.say(head)
+	out, err := s.runScript(ctx, newScript("selinux").call("selinux_set", selinuxDir, m.state, m.policy))
 	if strings.Contains(out, "REBOOT-NEEDED") {
-		s.pending = appendUnique(s.pending, "SELinux mode set to "+s.cfg.SELinux)
+		s.pending = appendUnique(s.pending, "SELinux mode set to "+m.state)
 	}
 	return err
 }

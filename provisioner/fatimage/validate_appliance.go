@@ -32,6 +32,9 @@ func validateAppliance(c *Config, p *plan) []error {
 	if c.SSSDInstallLDAP {
 		errs.add("sssd_install_ldap: not with appliance_environment, whose own sssd_install_ldap (the sssd role's scope, e.g. its group_vars) says whether sssd-ldap is installed")
 	}
+	if c.SELinux != "" {
+		errs.add("selinux: not with appliance_environment, whose own selinux_state (with selinux_policy) sets SELinux for a build host in its selinux group, as bootstrap.yml does; outside that group SELinux is left unchanged")
+	}
 	if err := p.site.Check(); err != nil {
 		errs.add("appliance_environment: %v", err)
 	}

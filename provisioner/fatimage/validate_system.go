@@ -27,6 +27,7 @@ func validateSystem(c *Config, _ *plan) []error {
 	}
 	switch c.SELinux {
 	case "disabled", "permissive", "unchanged":
+	case "": // with appliance_environment: the site's selinux_state
 	default:
 		errs.add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
 	}

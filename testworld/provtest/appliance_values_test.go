@@ -2,6 +2,7 @@ package provtest
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,7 +36,9 @@ type applianceImage struct {
 // and environment env (testworld/appliancesite), the build in the
 // inventory groups below, as Packer's ansible provisioner would reach
 // the VM; it returns the VM's communicator and the build output.
-func applianceBuild(t *testing.T, env string) (packersdk.Communicator, string) {
+// groupVars, if any, are more of the site's group_vars (all), in a file
+// of their own in env (a copied environment: not .stackhpc).
+func applianceBuild(t *testing.T, env, groupVars string) (packersdk.Communicator, string) {
 	ctx, srv, comm := labVM(t, "appliance-values", 25*time.Minute)
 	clearArkEnv(t)
 	t.Setenv("ARK_USERNAME", theLab.Env["ARK_USERNAME"])
@@ -44,10 +47,15 @@ func applianceBuild(t *testing.T, env string) (packersdk.Communicator, string) {
 	// group_vars would name its Pulp
 	t.Setenv("ARK_CONTENT_URL", theLab.Env["ARK_CONTENT_URL"])
 	site := appliancesite.New(t, env)
+	if groupVars != "" {
+		if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-test.yml"), []byte(groupVars), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	raw := map[string]any{
 		"appliance_dir": site.Repo, "appliance_environment": site.Environment,
 		"appliance_roles_path": site.RolesPath, "appliance_collections_path": site.CollectionsPath,
-		"inventory_groups": "extra_packages,openhpc,openondemand,grafana,kernel_modules",
+		"inventory_groups": "extra_packages,openhpc,openondemand,grafana,kernel_modules,selinux",
 		"repos":            labRepos(t),
 		"gpg_keys": []any{map[string]any{
 			"path": "/etc/pki/rpm-gpg/RPM-GPG-KEY-Rocky-9", "key": string(theLab.Repos.GPGKeyFiles["RPM-GPG-KEY-Rocky-9"]),
@@ -96,7 +104,11 @@ func rpmVersion(t *testing.T, comm packersdk.Communicator, name string) string {
 // variable the built-in group names; the build says which checkout and
 // environment it read, and image.json records each value's variable.
 func TestApplianceValuesLab(t *testing.T) {
-	comm, out := applianceBuild(t, appliancesite.Overrides)
+	// SELinux for a host in the appliance's selinux group (bootstrap.yml's
+	// play), over the common default disabled; not in the overrides
+	// environment, which TestApplianceOwnBuild builds too (a mode the lab
+	// VM does not run would make the appliance's own build reboot)
+	comm, out := applianceBuild(t, appliancesite.Overrides, "selinux_state: permissive\n")
 	if !strings.Contains(out, "environment overrides:") || !strings.Contains(out, "resolved on the build VM in") {
 		t.Errorf("the build does not say what it read and how long it took:\n%s", out)
 	}
@@ -130,6 +142,14 @@ func TestApplianceValuesLab(t *testing.T) {
 			"--no-collector.mdadm --web.listen-address=0.0.0.0:9100 --web.telemetry-path=/metrics"; got != want {
 		t.Errorf("node_exporter's unit: %q, want %q", got, want)
 	}
+	// selinux_state, for a host in selinux (the plugin's own default is
+	// disabled); the common selinux_policy
+	if got := run(t, comm, "sudo -n sed -n 's/^SELINUX\\(TYPE\\)*=//p' /etc/selinux/config"); got != "permissive\ntargeted" {
+		t.Errorf("/etc/selinux/config's SELINUX and SELINUXTYPE: %q, want the site's permissive and targeted", got)
+	}
+	if !strings.Contains(out, "SELinux permissive, policy targeted (the site's selinux_state)") {
+		t.Errorf("the build does not say SELinux is the site's:\n%s", out)
+	}
 	img := readApplianceImage(t, comm)
 	if img.Appliance.Values != "site" || filepath.Base(img.Appliance.Environment) != appliancesite.Overrides || img.Appliance.Resolved <= 0 {
 		t.Errorf("image.json appliance: %+v", img.Appliance)
@@ -142,7 +162,7 @@ func TestApplianceValuesLab(t *testing.T) {
 		t.Errorf("dnf_repos_extra's repository is not in the image, disabled:\n%s", repo)
 	}
 	for _, v := range []string{"appliances_extra_packages", "openhpc_packages", "ondemand_package", "grafana_version", "kernel_modules_denylist", "dnf_repos_extra", "node_exporter_version", "openondemand_install_app_rstudio",
-		"node_exporter_enabled_collectors", "additional_rpm_installs"} {
+		"node_exporter_enabled_collectors", "additional_rpm_installs", "selinux_state", "selinux_policy"} {
 		if !vars[v] {
 			t.Errorf("image.json does not record %s: %+v", v, img.Appliance.FromAppliance)
 		}
@@ -156,7 +176,7 @@ func TestApplianceValuesLab(t *testing.T) {
 // environment the image carries the checkout's values, those the
 // contract test checks (the pins of f49fc24), and none of the site's.
 func TestApplianceStockValuesLab(t *testing.T) {
-	comm, out := applianceBuild(t, ".stackhpc")
+	comm, out := applianceBuild(t, ".stackhpc", "")
 	// .stackhpc sets the three apps' partitions: its ood_install_apps
 	// names them, the conditions hold on the VM, and no app is left out
 	if got := run(t, comm, "ls /var/www/ood/apps/sys"); !strings.Contains(got, "codeserver") || !strings.Contains(got, "jupyter") || !strings.Contains(got, "rstudio") {

@@ -39,7 +39,6 @@ build {
   provisioner "fatimage" {
     repos                      = data.fatimage-ark.rocky.repos
     update                     = false
-    selinux                    = "unchanged"
     appliance_dir              = var.appliance_dir
     appliance_environment      = var.appliance_environment
     appliance_roles_path       = var.appliance_roles_path
