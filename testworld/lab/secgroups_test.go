@@ -2,8 +2,10 @@ package lab_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +24,16 @@ import (
 func TestSecurityGroupsGuestView(t *testing.T) {
 	labtest.Require(t)
 	needs.Tools(t, "openstack", "iptables-save")
-	before := filterChains(t)
 	key := filepath.Join(t.TempDir(), "id")
+	// a failed check must not leave these to fail the next tests' leak
+	// checks; the deletes below make this a no-op when the test passes
+	t.Cleanup(func() {
+		for _, args := range [][]string{{"server", "delete", "--wait", "sg-server"}, {"security", "group", "delete", "sg-ssh"}, {"keypair", "delete", "sg-key"}} {
+			cmd := exec.Command("openstack", args...)
+			cmd.Env = append(os.Environ(), "OS_CLOUD="+theLab.Env["OS_CLOUD"], "OS_CLIENT_CONFIG_FILE="+theLab.Env["OS_CLIENT_CONFIG_FILE"])
+			_ = cmd.Run()
+		}
+	})
 	openstack(t, nil, "keypair", "create", "--private-key", key, "sg-key")
 	openstack(t, nil, "security", "group", "create", "sg-ssh")
 	openstack(t, nil, "security", "group", "rule", "create", "--ingress", "--protocol", "tcp", "--dst-port", "22", "sg-ssh")
@@ -34,14 +44,11 @@ func TestSecurityGroupsGuestView(t *testing.T) {
 	if fixed == "" {
 		t.Fatalf("no address in %v", server["addresses"])
 	}
-	var own []string // the server's chains: new since before it
-	for c := range filterChains(t) {
-		if !before[c] {
-			own = append(own, c)
-		}
-	}
+	// the server's chain: the one its fixed address leads to (other
+	// packages' labs run VMs with chains of their own at the same time)
+	own := chainsTo(t, fixed)
 	if len(own) != 1 {
-		t.Fatalf("the server's chains on the host: %v, want one", own)
+		t.Fatalf("the chains for %s on the host: %v, want one", fixed, own)
 	}
 	ssh := labtest.SSH(t, fixed, lab.SSHUser, key, 3*time.Minute) // boots are slow under load
 	ssh.Run(t, "setsid python3 -m http.server --bind 0.0.0.0 8080 </dev/null >/dev/null 2>&1 &")
@@ -61,7 +68,7 @@ func TestSecurityGroupsGuestView(t *testing.T) {
 	openstack(t, nil, "keypair", "delete", "sg-key")
 	labtest.RequireClean(t, theLab)
 	// the double forgets the server, then destroys its VM
-	for deadline := time.Now().Add(10 * time.Second); filterChains(t)[own[0]]; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); slices.Contains(filterChains(t), own[0]); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server's chain %s is still on the host after it went", own[0])
 		}
@@ -69,18 +76,37 @@ func TestSecurityGroupsGuestView(t *testing.T) {
 }
 
 // filterChains are the VMs' ingress chains on the host (one a filtered
-// VM), by name.
-func filterChains(t *testing.T) map[string]bool {
+// VM).
+func filterChains(t *testing.T) []string {
+	t.Helper()
+	var chains []string
+	for _, line := range strings.Split(iptablesFilter(t), "\n") {
+		if strings.HasPrefix(line, ":fli-") {
+			chains = append(chains, strings.Fields(line)[0][1:])
+		}
+	}
+	return chains
+}
+
+// chainsTo are the ingress chains the host's rules send addr's traffic
+// to (a VM's fla- chain jumps to its fli- one by destination).
+func chainsTo(t *testing.T, addr string) []string {
+	t.Helper()
+	var chains []string
+	for _, line := range strings.Split(iptablesFilter(t), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 6 && f[0] == "-A" && strings.HasPrefix(f[1], "fla-") && f[2] == "-d" && f[3] == addr+"/32" && f[4] == "-j" {
+			chains = append(chains, f[5])
+		}
+	}
+	return chains
+}
+
+func iptablesFilter(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command("iptables-save", "-t", "filter").Output()
 	if err != nil {
 		t.Fatalf("iptables-save: %v", err)
 	}
-	chains := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, ":fli-") {
-			chains[strings.Fields(line)[0][1:]] = true
-		}
-	}
-	return chains
+	return string(out)
 }
