@@ -30,9 +30,7 @@ func TestMain(m *testing.M) {
 // openstack runs the official CLI against the lab and decodes its JSON.
 func openstack(t *testing.T, out any, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("openstack", args...)
-	cmd.Env = append(os.Environ(), "OS_CLOUD="+theLab.Env["OS_CLOUD"], "OS_CLIENT_CONFIG_FILE="+theLab.Env["OS_CLIENT_CONFIG_FILE"])
-	b, err := cmd.Output()
+	b, err := openstackCmd(args...).Output()
 	if err != nil {
 		stderr := ""
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -46,6 +44,13 @@ func openstack(t *testing.T, out any, args ...string) string {
 		}
 	}
 	return string(b)
+}
+
+// openstackCmd is the official CLI against the lab's cloud.
+func openstackCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command("openstack", args...)
+	cmd.Env = append(os.Environ(), "OS_CLOUD="+theLab.Env["OS_CLOUD"], "OS_CLIENT_CONFIG_FILE="+theLab.Env["OS_CLIENT_CONFIG_FILE"])
+	return cmd
 }
 
 var ipv4 = regexp.MustCompile(`\b\d+\.\d+\.\d+\.\d+\b`)

@@ -2,7 +2,6 @@ package lab_test
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -29,9 +28,7 @@ func TestSecurityGroupsGuestView(t *testing.T) {
 	// checks; the deletes below make this a no-op when the test passes
 	t.Cleanup(func() {
 		for _, args := range [][]string{{"server", "delete", "--wait", "sg-server"}, {"security", "group", "delete", "sg-ssh"}, {"keypair", "delete", "sg-key"}} {
-			cmd := exec.Command("openstack", args...)
-			cmd.Env = append(os.Environ(), "OS_CLOUD="+theLab.Env["OS_CLOUD"], "OS_CLIENT_CONFIG_FILE="+theLab.Env["OS_CLIENT_CONFIG_FILE"])
-			_ = cmd.Run()
+			_ = openstackCmd(args...).Run()
 		}
 	})
 	openstack(t, nil, "keypair", "create", "--private-key", key, "sg-key")
