@@ -59,7 +59,11 @@ func TestFirewall(t *testing.T) {
 }
 
 func firewallScenario(t *testing.T) {
+	// the package's registry, restored for the tests after this one (a
+	// manager recording into a removed directory is never swept)
+	saved := registryDir
 	registryDir = t.TempDir()
+	defer func() { registryDir = saved }()
 	guest := "fatlab-fwtest-" + randHex(3)
 	if err := fwTestNet(guest); err != nil {
 		t.Error(err)

@@ -26,18 +26,20 @@ var ErrNetworkInUse = errors.New("in use by another lab on this host")
 
 var held = struct {
 	sync.Mutex
-	files map[string][]*os.File // bridge -> its locked files
-}{files: map[string][]*os.File{}}
+	files   map[string][]*os.File // bridge -> its locked files
+	claimed map[string]bool       // bridge -> a Manager uses it
+}{files: map[string][]*os.File{}, claimed: map[string]bool{}}
 
 // ReserveNetwork returns the first of candidates that no lab on this host
-// holds and whose bridge does not exist, and holds it for this process
-// until the Manager using it closes (or ReleaseNetwork).
+// (this process's included) holds and whose bridge does not exist, and
+// holds it for this process until the Manager using it closes (or
+// ReleaseNetwork).
 func ReserveNetwork(candidates []NetworkOptions) (NetworkOptions, error) {
 	for _, n := range candidates {
 		if _, err := net.InterfaceByName(n.Bridge); err == nil {
 			continue // a bridge of a lab that predates the locks, or of anything else
 		}
-		if err := holdNetwork(n); err == nil {
+		if err := holdNetwork(n, false); err == nil {
 			return n, nil
 		} else if !errors.Is(err, ErrNetworkInUse) {
 			return NetworkOptions{}, err
@@ -46,11 +48,19 @@ func ReserveNetwork(candidates []NetworkOptions) (NetworkOptions, error) {
 	return NetworkOptions{}, fmt.Errorf("vm: all %d candidate lab networks are %w", len(candidates), ErrNetworkInUse)
 }
 
-// holdNetwork takes the locks of network n unless this process holds them.
-func holdNetwork(n NetworkOptions) error {
+// holdNetwork takes the locks of network n. A network this process holds
+// is in use too, unless claim (NewManager) takes up a reservation no
+// Manager has claimed yet: two managers of one process on one bridge
+// would share its address, and the first to close would delete the
+// bridge under the other's machines (a CI failure).
+func holdNetwork(n NetworkOptions, claim bool) error {
 	held.Lock()
 	defer held.Unlock()
 	if held.files[n.Bridge] != nil {
+		if !claim || held.claimed[n.Bridge] {
+			return fmt.Errorf("vm: lab network %s is %w (a lab of this process)", n.Bridge, ErrNetworkInUse)
+		}
+		held.claimed[n.Bridge] = true
 		return nil
 	}
 	for _, c := range []*string{&n.CIDR, &n.FloatingCIDR} {
@@ -86,6 +96,7 @@ func holdNetwork(n NetworkOptions) error {
 		}
 	}
 	held.files[n.Bridge] = files
+	held.claimed[n.Bridge] = claim
 	return nil
 }
 
@@ -98,4 +109,5 @@ func ReleaseNetwork(bridge string) {
 		f.Close() // closing the last descriptor drops the flock
 	}
 	delete(held.files, bridge)
+	delete(held.claimed, bridge)
 }

@@ -13,7 +13,8 @@ import (
 // TestReserveNetwork: a lab network is held host-wide by its bridge and
 // both subnets: another process cannot take it, a network that reuses one
 // of its subnets under another bridge name is refused, ReserveNetwork
-// skips it, and NewManager refuses a network another process holds. The
+// skips it, NewManager refuses a network another process or another
+// manager of this process holds. The
 // old lab picked a random subnet and, when two labs drew the same one,
 // both used one bridge.
 func TestReserveNetwork(t *testing.T) {
@@ -58,6 +59,28 @@ func TestReserveNetwork(t *testing.T) {
 		t.Errorf("ReserveNetwork skipping a taken subnet = %+v, %v; want %+v", got, err, b)
 	}
 	ReleaseNetwork(b.Bridge)
+
+	// this process's own labs: a network it holds is skipped, the manager
+	// takes up the reservation, and a second manager on it is refused
+	// (two on one bridge: the first to close deleted it under the other's
+	// machines, a CI failure)
+	if got, err := ReserveNetwork([]NetworkOptions{a, b}); err != nil || got != b {
+		t.Errorf("ReserveNetwork skipping this process's network = %+v, %v; want %+v", got, err, b)
+	}
+	ReleaseNetwork(b.Bridge)
+	m1, err := NewManager(ManagerOptions{StateDir: t.TempDir(), RootFS: testRootFS(t), Network: a})
+	if err != nil {
+		t.Fatalf("NewManager on its own reservation: %v", err)
+	}
+	if m2, err := NewManager(ManagerOptions{StateDir: t.TempDir(), RootFS: testRootFS(t), Network: a}); !errors.Is(err, ErrNetworkInUse) {
+		if err == nil {
+			_ = m2.Close()
+		}
+		t.Errorf("a second manager of this process on %s: %v, want %v", a.Bridge, err, ErrNetworkInUse)
+	}
+	if err := m1.Close(); err != nil {
+		t.Error(err)
+	}
 
 	// another process holds c: NewManager refuses it before creating anything
 	c := netw("fvr", x+2)

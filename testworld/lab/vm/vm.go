@@ -162,7 +162,7 @@ func NewManager(o ManagerOptions) (*Manager, error) {
 		return nil, err
 	}
 	// no other lab on this host may use this network (netreserve.go)
-	if err := holdNetwork(n); err != nil {
+	if err := holdNetwork(n, true); err != nil {
 		return nil, err
 	}
 	ok := false
