@@ -81,7 +81,7 @@ func TestPlanFromApplianceSELinux(t *testing.T) {
 // variable that decides instead.
 func TestSELinuxOption(t *testing.T) {
 	clearArkEnv(t)
-	for raw, want := range map[string]string{"": "disabled", "permissive": "permissive", "unchanged": "unchanged"} {
+	for raw, want := range map[string]string{"": "disabled", "enforcing": "enforcing", "permissive": "permissive", "unchanged": "unchanged"} {
 		cfg := map[string]any{"repos": []any{goodRepo()}}
 		if raw != "" {
 			cfg["selinux"] = raw
@@ -93,6 +93,10 @@ func TestSELinuxOption(t *testing.T) {
 		if p.plan.selinux != (selinuxMode{state: want}) {
 			t.Errorf("selinux %q: plan %+v, want state %s", raw, p.plan.selinux, want)
 		}
+	}
+	err := (&Provisioner{}).Prepare(map[string]any{"repos": []any{goodRepo()}, "selinux": "Enforcing"})
+	if err == nil || !strings.Contains(err.Error(), `selinux: "Enforcing" is not one of enforcing, permissive, disabled, unchanged`) {
+		t.Errorf("selinux \"Enforcing\": %v", err)
 	}
 	repo, env := fakeCheckout(t)
 	var p Provisioner

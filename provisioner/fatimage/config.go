@@ -137,7 +137,7 @@ type Config struct {
 	Reboot string `mapstructure:"reboot"`
 	// How long to wait for the VM to come back. Default 10m; at least 1m.
 	RebootTimeout time.Duration `mapstructure:"reboot_timeout"`
-	// disabled, permissive or unchanged. Default disabled. Not with
+	// enforcing, permissive, disabled or unchanged. Default disabled. Not with
 	// `appliance_environment`: then the site's `selinux_state` and
 	// `selinux_policy` (enforcing, permissive or disabled) set SELinux for
 	// a build host in its `selinux` group, as the appliance's bootstrap.yml

@@ -87,7 +87,7 @@ func TestPrepareValidation(t *testing.T) {
 		want string
 	}{
 		{"reboot value", map[string]any{"reboot": "sometimes"}, `reboot: "sometimes" is not one of auto, always, never`},
-		{"selinux value", map[string]any{"selinux": "enforcing"}, `selinux: "enforcing" is not one of disabled, permissive, unchanged`},
+		{"selinux value", map[string]any{"selinux": "strict"}, `selinux: "strict" is not one of enforcing, permissive, disabled, unchanged`},
 		{"repo without baseurl", map[string]any{"repos": repo("baseurl", nil)}, "repos[0]: baseurl is required"},
 		{"repo bad scheme", map[string]any{"repos": repo("baseurl", "ftp://x/y")}, `repos[0]: baseurl "ftp://x/y" must start with`},
 		{"repo bad file", map[string]any{"repos": repo("repo_file", "../etc/passwd")}, `repos[0]: repo_file "../etc/passwd" must be a plain file name`},

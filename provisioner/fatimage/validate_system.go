@@ -26,10 +26,10 @@ func validateSystem(c *Config, _ *plan) []error {
 		errs.add("reboot_timeout: %s is shorter than %s: no VM reboots that fast, so the build would fail after every reboot", c.RebootTimeout, minRebootTimeout)
 	}
 	switch c.SELinux {
-	case "disabled", "permissive", "unchanged":
+	case "enforcing", "permissive", "disabled", "unchanged":
 	case "": // with appliance_environment: the site's selinux_state
 	default:
-		errs.add("selinux: %q is not one of disabled, permissive, unchanged", c.SELinux)
+		errs.add("selinux: %q is not one of enforcing, permissive, disabled, unchanged", c.SELinux)
 	}
 	for i, s := range c.SkipCleanupSteps {
 		if _, ok := cleanupStepByName(s); !ok {
