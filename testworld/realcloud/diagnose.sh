@@ -27,6 +27,14 @@ if [[ -s $STATE/clouds.yaml ]]; then
 	timeout 60 openstack --os-cloud realcloud-admin network agent list -f value -c "Agent Type" -c Alive -c State 2>&1 | head -n 8 || true
 	timeout 60 openstack --os-cloud realcloud-admin port list --network realcloud-net --long -f value -c ID -c Status -c "Device Owner" 2>&1 | head -n 12 || true
 fi
+# An agent alive by its heartbeat can still be deaf: its queue fills and
+# its log stops moving.
+echo "== RabbitMQ queues with messages waiting (name, messages, consumers)"
+timeout 30 rabbitmqctl -q list_queues name messages consumers 2>&1 | awk 'NF == 3 && $2 > 0' | head -n 12 || true
+echo "== the Neutron agents' last log lines (any level, cut at 200 characters)"
+for a in neutron-linuxbridge-agent neutron-dhcp-agent; do
+	[[ -s $LOG/$a.log ]] && printf -- '-- %s\n%s\n' "$a" "$(tail -n 4 "$LOG/$a.log" | sed -E 's/\[(None )?req-[^]]*\] //' | cut -c1-200)"
+done
 echo "== the guests' bridges and taps"
 ip -br link show type bridge 2>/dev/null | awk '$1 ~ /^(brq|rcguest|rcext)/' || true
 ip -br link 2>/dev/null | awk '$1 ~ /^tap/' | head -n 10 || true
