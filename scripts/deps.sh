@@ -23,6 +23,7 @@ packages=(
   shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
   nodejs                                            # internal/sbom: the independent CycloneDX validator (scripts/sbom-validator.sh)
   tinyproxy                                         # the lab's forward proxy for builds behind a site proxy (testworld/lab/proxy.go)
+  rsync                                             # the appliance's own build (TestApplianceOwnBuild): compute_init's synchronize runs rsync on the host
   genisoimage                                       # config drives: Nova's genisoimage on the real tier, isoinfo reading them into a VM (testworld/lab/vm)
 )
 command -v go >/dev/null 2>&1 || { echo "deps: Go is required (expected at /usr/local/go/bin)" >&2; exit 1; }
