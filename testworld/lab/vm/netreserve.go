@@ -24,11 +24,17 @@ var netLockDir = "/run/fatlab-net"
 // ErrNetworkInUse is returned when another lab on this host holds a network.
 var ErrNetworkInUse = errors.New("in use by another lab on this host")
 
+// hold is this process's hold on one network: its locked files, and
+// whether a Manager uses it (or it is only reserved).
+type hold struct {
+	files   []*os.File
+	claimed bool
+}
+
 var held = struct {
 	sync.Mutex
-	files   map[string][]*os.File // bridge -> its locked files
-	claimed map[string]bool       // bridge -> a Manager uses it
-}{files: map[string][]*os.File{}, claimed: map[string]bool{}}
+	nets map[string]*hold // by bridge
+}{nets: map[string]*hold{}}
 
 // ReserveNetwork returns the first of candidates that no lab on this host
 // (this process's included) holds and whose bridge does not exist, and
@@ -56,11 +62,11 @@ func ReserveNetwork(candidates []NetworkOptions) (NetworkOptions, error) {
 func holdNetwork(n NetworkOptions, claim bool) error {
 	held.Lock()
 	defer held.Unlock()
-	if held.files[n.Bridge] != nil {
-		if !claim || held.claimed[n.Bridge] {
+	if h := held.nets[n.Bridge]; h != nil {
+		if !claim || h.claimed {
 			return fmt.Errorf("vm: lab network %s is %w (a lab of this process)", n.Bridge, ErrNetworkInUse)
 		}
-		held.claimed[n.Bridge] = true
+		h.claimed = true
 		return nil
 	}
 	for _, c := range []*string{&n.CIDR, &n.FloatingCIDR} {
@@ -95,8 +101,7 @@ func holdNetwork(n NetworkOptions, claim bool) error {
 			return fmt.Errorf("vm: locking lab network %s: %w", name, err)
 		}
 	}
-	held.files[n.Bridge] = files
-	held.claimed[n.Bridge] = claim
+	held.nets[n.Bridge] = &hold{files: files, claimed: claim}
 	return nil
 }
 
@@ -105,9 +110,12 @@ func holdNetwork(n NetworkOptions, claim bool) error {
 func ReleaseNetwork(bridge string) {
 	held.Lock()
 	defer held.Unlock()
-	for _, f := range held.files[bridge] {
+	h := held.nets[bridge]
+	if h == nil {
+		return
+	}
+	for _, f := range h.files {
 		f.Close() // closing the last descriptor drops the flock
 	}
-	delete(held.files, bridge)
-	delete(held.claimed, bridge)
+	delete(held.nets, bridge)
 }
