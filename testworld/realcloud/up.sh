@@ -11,12 +11,31 @@
 T0=$(date +%s)
 timing() { log "$1 after $(($(date +%s) - T0))s"; }
 
-install_packages() {
-	local missing=() p
+# missing_packages prints the tier's packages that are not installed.
+missing_packages() {
+	local p
 	while read -r p; do
 		[[ -z $p || $p == \#* ]] && continue
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
 	done <"$HERE/packages.txt"
+}
+
+# download_packages (up.sh --download-only) fetches the missing packages
+# into apt's cache without installing any: CI runs it beside the lab's tests
+# (the network, not the CPU), so the tier's install later only unpacks.
+download_packages() {
+	local missing
+	mapfile -t missing < <(missing_packages)
+	((${#missing[@]} == 0)) && return 0
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --download-only --no-install-recommends "${missing[@]}" >/dev/null
+	timing "packages downloaded"
+}
+
+install_packages() {
+	local missing
+	mapfile -t missing < <(missing_packages)
 	((${#missing[@]} == 0)) && return 0
 	log "installing ${missing[*]}"
 	# Debian's maintainer scripts would start every service (on the
@@ -277,6 +296,10 @@ seed() {
 
 main() {
 	[[ $(id -u) == 0 ]] || die "needs root (packages, daemons as root)"
+	if [[ ${1:-} == --download-only ]]; then
+		download_packages
+		return
+	fi
 	mkdir -p "$STATE/secrets" "$RUN" "$LOG" "$STATE/disks" "$STATE/volumes" "$STATE/images" "$STATE/lock"
 	install_packages
 	# Others may pass through the state dir, not list it: Neutron's dnsmasq,
