@@ -183,20 +183,34 @@ func TestResolvePlaybook(t *testing.T) {
 	if got := plays[2].Tasks[len(plays[2].Tasks)-1]; got["when"] != "oidc_uri is defined" {
 		t.Errorf("the role's condition is not evaluated in the role's play: %v", got)
 	}
+	var tasks []map[string]any
 	for _, p := range plays {
-		for _, task := range p.Tasks {
-			if _, ok := task["ansible.builtin.import_role"]; ok {
-				if task["when"] != false {
-					t.Errorf("imported role not gated: %v", task)
-				}
-				continue
+		tasks = append(tasks, p.Tasks...)
+	}
+	// a block's tasks and its rescue's are tasks too
+	for i := 0; i < len(tasks); i++ {
+		for _, key := range []string{"block", "rescue"} {
+			inner, _ := tasks[i][key].([]any)
+			for _, it := range inner {
+				tasks = append(tasks, it.(map[string]any))
 			}
-			if tags, _ := task["tags"].([]any); len(tags) != 1 || tags[0] != "fatimage_engine" {
-				t.Errorf("untagged task %v", task)
+		}
+	}
+	if len(tasks) < 10 {
+		t.Fatalf("%d tasks: %s", len(tasks), data)
+	}
+	for _, task := range tasks {
+		if _, ok := task["ansible.builtin.import_role"]; ok {
+			if task["when"] != false {
+				t.Errorf("imported role not gated: %v", task)
 			}
-			if _, reads := task["ansible.builtin.debug"]; reads && task["no_log"] != true && task["name"] != "host patterns" {
-				t.Errorf("task reads a value without no_log: %v", task)
-			}
+			continue
+		}
+		if tags, _ := task["tags"].([]any); len(tags) != 1 || tags[0] != "fatimage_engine" {
+			t.Errorf("untagged task %v", task)
+		}
+		if _, reads := task["ansible.builtin.debug"]; reads && task["no_log"] != true && task["name"] != "host patterns" {
+			t.Errorf("task reads a value without no_log: %v", task)
 		}
 	}
 }
@@ -406,21 +420,20 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-// TestResolveTextsWithAnsible: the resolution's playbook, run by the real
-// ansible-playbook, gives a query's Texts as a template prints them (the
-// float 100.0 as 100.0, which its decoded JSON value cannot say) beside
-// the same variable's value.
-func TestResolveTextsWithAnsible(t *testing.T) {
+// resolveLocally runs the resolution's playbook for req with the real
+// ansible-playbook against this machine, vars (YAML) as extra vars, and
+// returns the decoded result and Ansible's output.
+func resolveLocally(t *testing.T, req appliance.Request, vars string) (*appliance.Result, string) {
+	t.Helper()
 	needs.Tools(t, "ansible-playbook")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "values.json")
-	req := appliance.Request{Queries: []appliance.Query{{Vars: []string{"skew"}, Texts: []string{"skew", "stratum", "logdir", "log"}}}}
 	book, err := appliance.ResolvePlaybook(req, out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{"resolve.yml": string(book), "hosts": "builder ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
-		"vars.yml": "skew: 100.0\nstratum: 10\nlogdir: /var/log/chrony\nlog: [tracking, rtc]\n"}
+		"vars.yml": vars}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -428,7 +441,8 @@ func TestResolveTextsWithAnsible(t *testing.T) {
 	}
 	cmd := exec.Command("ansible-playbook", "-i", filepath.Join(dir, "hosts"), "-e", "@"+filepath.Join(dir, "vars.yml"), filepath.Join(dir, "resolve.yml"))
 	cmd.Env = append(os.Environ(), "ANSIBLE_BECOME_METHOD=sudo", "ANSIBLE_LOCAL_TEMP="+dir, "ANSIBLE_NOCOLOR=1")
-	if b, err := cmd.CombinedOutput(); err != nil {
+	b, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("ansible-playbook: %v\n%s", err, b)
 	}
 	data, err := os.ReadFile(out)
@@ -439,6 +453,54 @@ func TestResolveTextsWithAnsible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, string(b)
+}
+
+// TestResolveReadsWithAnsible: a scope's variables are read in one looped
+// task; when one of them cannot be templated (a cluster's secret) or does
+// not exist, each is read alone, so the others still resolve, the missing
+// one is undefined and the failing one carries Ansible's message. No
+// value reaches Ansible's output either way.
+func TestResolveReadsWithAnsible(t *testing.T) {
+	req := appliance.Request{Queries: []appliance.Query{
+		{Vars: []string{"pkgs", "ver"}},
+		{Vars: []string{"pkgs", "nosuch", "secret", "ver"}, Texts: []string{"ver", "nosuch"}},
+	}}
+	res, out := resolveLocally(t, req, "pkgs: [a-sekrit-pkg, b]\nver: \"4.1.5\"\nsecret: \"{{ vault_admin_password }}\"\n")
+	if strings.Contains(out, "sekrit") || strings.Contains(out, "4.1.5") {
+		t.Errorf("a value in Ansible's output:\n%s", out)
+	}
+	if !strings.Contains(out, "rescued=2") {
+		t.Errorf("the second scope's loops (variables, texts) did not fail over to single reads:\n%s", out)
+	}
+	vals := res.Values[""]
+	if v := vals["pkgs"]; !v.Defined || fmt.Sprint(v.Value) != "[a-sekrit-pkg b]" || v.Error != "" {
+		t.Errorf("pkgs: %+v", v)
+	}
+	if v := vals["ver"]; !v.Defined || v.Value != "4.1.5" {
+		t.Errorf("ver: %+v", v)
+	}
+	if v := vals["nosuch"]; v.Defined {
+		t.Errorf("nosuch: %+v, want undefined", v)
+	}
+	if v := vals["secret"]; !v.Defined || !strings.Contains(v.Error, "vault_admin_password") {
+		t.Errorf("secret: %+v, want Ansible's error naming the variable", v)
+	}
+	if v := res.Texts[""]["ver"]; v.Value != "4.1.5" {
+		t.Errorf("ver as text: %+v", v)
+	}
+	if v := res.Texts[""]["nosuch"]; v.Defined {
+		t.Errorf("nosuch as text: %+v, want undefined", v)
+	}
+}
+
+// TestResolveTextsWithAnsible: the resolution's playbook, run by the real
+// ansible-playbook, gives a query's Texts as a template prints them (the
+// float 100.0 as 100.0, which its decoded JSON value cannot say) beside
+// the same variable's value.
+func TestResolveTextsWithAnsible(t *testing.T) {
+	req := appliance.Request{Queries: []appliance.Query{{Vars: []string{"skew"}, Texts: []string{"skew", "stratum", "logdir", "log"}}}}
+	res, _ := resolveLocally(t, req, "skew: 100.0\nstratum: 10\nlogdir: /var/log/chrony\nlog: [tracking, rtc]\n")
 	texts := res.Texts[""]
 	for name, want := range map[string]string{"skew": "100.0", "stratum": "10", "logdir": "/var/log/chrony", "log": "['tracking', 'rtc']"} {
 		if got := texts[name]; !got.Defined || got.Value != want {

@@ -59,8 +59,36 @@ func includeVarsTask(files []string) task {
 		"vars": map[string]any{engineTag + "_vars_files": files}})
 }
 
-// queryPlay is the tasks of query i's play, and the lists of what they
-// register: its variables, conditions and texts.
+// readAll reads names (as text: Python's str of each) in one looped
+// task registered under reg, a task costing what a hundred do not; one
+// value that Ansible cannot template fails the whole loop, so its rescue
+// reads each name in a task of its own (registered under reg_<j>). It
+// returns the block and the expression of the registered list: the
+// loop's results, or the single tasks' when the loop failed.
+func readAll(names []string, reg string, text bool) (task, string) {
+	msg := "{{ lookup('ansible.builtin.vars', item) }}"
+	if text {
+		msg = "{{ lookup('ansible.builtin.vars', item) | string }}"
+	}
+	loop := engineTask(task{"name": fmt.Sprintf("read %d variables", len(names)), "ansible.builtin.debug": map[string]any{"msg": msg},
+		"loop": names, "register": reg, "no_log": true})
+	var rescue []task
+	var single []string
+	for j, name := range names {
+		single = append(single, fmt.Sprintf("%s_%d", reg, j))
+		if text {
+			rescue = append(rescue, textTask(name, single[j]))
+		} else {
+			rescue = append(rescue, readTask(name, single[j]))
+		}
+	}
+	block := engineTask(task{"block": []task{loop}, "rescue": rescue})
+	// Jinja's inline if evaluates only the branch it takes
+	return block, fmt.Sprintf("(%s.results if %s is succeeded else [%s])", reg, reg, strings.Join(single, ", "))
+}
+
+// queryPlay is the tasks of query i's play, and the expressions of the
+// lists of what they register: its variables, conditions and texts.
 func queryPlay(i int, q Query) ([]task, [3]string) {
 	var tasks []task
 	if q.Role != "" {
@@ -69,22 +97,22 @@ func queryPlay(i int, q Query) ([]task, [3]string) {
 	if len(q.VarsFiles) > 0 {
 		tasks = append(tasks, includeVarsTask(q.VarsFiles))
 	}
-	var regs [3][]string
-	for j, v := range q.Vars {
-		regs[0] = append(regs[0], fmt.Sprintf("%s_q%d_%d", engineTag, i, j))
-		tasks = append(tasks, readTask(v, regs[0][j]))
+	lists := [3]string{"[]", "[]", "[]"}
+	if len(q.Vars) > 0 {
+		var block task
+		block, lists[0] = readAll(q.Vars, fmt.Sprintf("%s_q%d", engineTag, i), false)
+		tasks = append(tasks, block)
 	}
+	var conds []string
 	for j, c := range q.Conditions {
-		regs[1] = append(regs[1], fmt.Sprintf("%s_q%d_c%d", engineTag, i, j))
-		tasks = append(tasks, conditionTask(c, regs[1][j]))
+		conds = append(conds, fmt.Sprintf("%s_q%d_c%d", engineTag, i, j))
+		tasks = append(tasks, conditionTask(c, conds[j]))
 	}
-	for j, v := range q.Texts {
-		regs[2] = append(regs[2], fmt.Sprintf("%s_q%d_t%d", engineTag, i, j))
-		tasks = append(tasks, textTask(v, regs[2][j]))
-	}
-	var lists [3]string
-	for k, r := range regs {
-		lists[k] = "[" + strings.Join(r, ", ") + "]"
+	lists[1] = "[" + strings.Join(conds, ", ") + "]"
+	if len(q.Texts) > 0 {
+		var block task
+		block, lists[2] = readAll(q.Texts, fmt.Sprintf("%s_q%d_t", engineTag, i), true)
+		tasks = append(tasks, block)
 	}
 	return tasks, lists
 }
