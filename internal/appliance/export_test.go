@@ -20,3 +20,11 @@ var DecodeResult = decodeResult
 func (s *Site) WithoutMissingRoles(req Request) (Request, map[string]string, error) {
 	return s.withoutMissingRoles(req)
 }
+
+// ReadTaskPackages is readTaskPackages, for tests, with the roles it
+// found missing.
+func (s *Site) ReadTaskPackages(ref TaskRef) (TaskPackages, map[string]string, error) {
+	missing := map[string]string{}
+	tp, err := s.readTaskPackages(ref, missing)
+	return tp, missing, err
+}

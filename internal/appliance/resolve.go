@@ -52,6 +52,9 @@ type Request struct {
 	// Expressions are templated strings (such as a role's tasks_from) to
 	// template for the build host, in the scope of no role.
 	Expressions []string
+	// Tasks are task files whose package lists are read as written (no
+	// Ansible: the values are literal).
+	Tasks []TaskRef
 }
 
 // Value is one variable's value as Ansible templated it.
@@ -95,10 +98,13 @@ type Result struct {
 	Patterns    map[string]bool
 	Conditions  map[string]Truth
 	Expressions map[string]Value
-	// MissingRoles are the queries' roles the site does not have, each
-	// with where it was looked for: their queries were left out, so that
-	// a build needing none of their values resolves the rest.
+	// MissingRoles are the queries' and tasks' roles the site does not
+	// have, each with where it was looked for: their queries were left
+	// out, so that a build needing none of their values resolves the rest.
 	MissingRoles map[string]string
+	// Tasks are the requested task files' package lists (none for a
+	// missing role's).
+	Tasks map[TaskRef]TaskPackages
 }
 
 // RoleMissing is the error of a value or condition asked in a role's
@@ -200,6 +206,16 @@ func (s *Site) Resolve(ctx context.Context, t Target, req Request, log io.Writer
 	res, err := decodeResult(req, data)
 	if err != nil {
 		return nil, err
+	}
+	res.Tasks = map[TaskRef]TaskPackages{}
+	for _, ref := range req.Tasks {
+		tp, err := s.readTaskPackages(ref, missing)
+		if err != nil {
+			return nil, err
+		}
+		if _, gone := missing[ref.Role]; !gone {
+			res.Tasks[ref] = tp
+		}
 	}
 	res.Environment, res.MissingRoles = s.Environment, missing
 	if res.Commit, err = s.Commit(ctx); err != nil {

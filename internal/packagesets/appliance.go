@@ -16,7 +16,7 @@ import (
 // appliance commit f49fc24, which stay the fallback without one.
 type ApplianceVar struct {
 	// Into is the list the values go into: "packages", "no_weak_deps",
-	// "modules", "grafana_plugins", or a path into the group's content
+	// "modules", "grafana_plugins", "remove", or a path into the group's content
 	// ("content/modprobe_blacklist/0/modules").
 	Into string `yaml:"into"`
 	// Var is the appliance variable; empty with When alone (then Items
@@ -99,6 +99,12 @@ type ApplianceVar struct {
 	// that the build leaves out when When does not hold (the Open
 	// OnDemand apps the site's ood_install_apps does not name).
 	Drop bool `yaml:"drop"`
+	// Task is a file of Role's tasks/ whose package task names the items
+	// as written (no variable holds them): the one dnf task there that
+	// names a package of Items, version aside. Its whole list replaces
+	// Items (vnc_compute.yml's turbovnc-3.0.1, so a bump of the pin in
+	// the site's checkout reaches the image).
+	Task string `yaml:"task"`
 	// FallbackGroups: a Drop element that, without a site's appliance,
 	// the build keeps only when it has one of these built-in groups, the
 	// groups the built-in value is for (firewalld_configs_default's rule
@@ -169,6 +175,9 @@ type Lookup interface {
 	Keys(role, name string) []string
 	// Text is a variable as a template prints it (`{{ name }}`).
 	Text(role, name string) (text string, defined bool, err error)
+	// TaskPackages are the package lists of the package tasks in role's
+	// tasks/file, as written.
+	TaskPackages(role, file string) ([][]string, error)
 }
 
 // Applied is one source as applied: the values it gave.
@@ -358,7 +367,10 @@ func (s ApplianceVar) Label() string {
 	if s.Key != "" {
 		l += "." + s.Key
 	}
-	if l == "" {
+	switch {
+	case s.Task != "":
+		l = "the package task of tasks/" + s.Task
+	case l == "":
 		l = "when " + s.When
 	}
 	if s.Role != "" {
@@ -375,6 +387,9 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 			return nil, err
 		}
 	}
+	if s.Task != "" {
+		return s.taskItems(look)
+	}
 	if s.Var == "" {
 		return slices.Clone(s.Items), nil
 	}
@@ -388,21 +403,9 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		}
 		return []string{text}, err
 	}
-	v, defined, err := look.Value(s.Role, s.Var)
+	v, err := s.value(look)
 	if err != nil {
 		return nil, err
-	}
-	if !defined {
-		return nil, errNotDefined
-	}
-	for _, k := range strings.Split(s.Key, ".") {
-		if k == "" {
-			continue
-		}
-		m, _ := v.(map[string]any)
-		if v, defined = m[k]; !defined {
-			return nil, fmt.Errorf("no %s in its value", s.Key)
-		}
 	}
 	switch s.Render {
 	case renderKeyValue:
@@ -446,6 +449,70 @@ func (s ApplianceVar) values(look Lookup) ([]string, error) {
 		return []string{text}, err
 	}
 	return items, nil
+}
+
+// value is the source's variable's value, at Key when it has one.
+func (s ApplianceVar) value(look Lookup) (any, error) {
+	v, defined, err := look.Value(s.Role, s.Var)
+	if err != nil {
+		return nil, err
+	}
+	if !defined {
+		return nil, errNotDefined
+	}
+	for _, k := range strings.Split(s.Key, ".") {
+		if k == "" {
+			continue
+		}
+		m, _ := v.(map[string]any)
+		if v, defined = m[k]; !defined {
+			return nil, fmt.Errorf("no %s in its value", s.Key)
+		}
+	}
+	return v, nil
+}
+
+// taskItems are the package names of the one package task of the
+// source's task file that names a package of Items.
+func (s ApplianceVar) taskItems(look Lookup) ([]string, error) {
+	lists, err := look.TaskPackages(s.Role, s.Task)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, it := range s.Items {
+		want[packageName(it)] = true
+	}
+	var found [][]string
+	for _, l := range lists {
+		if slices.ContainsFunc(l, func(n string) bool { return want[packageName(n)] }) {
+			found = append(found, l)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%d package tasks name one of %s, want one", len(found), strings.Join(slices.Sorted(maps.Keys(want)), ", "))
+	}
+	for _, n := range found[0] {
+		if strings.Contains(n, "{{") {
+			return nil, fmt.Errorf("package %q is templated: the plugin reads a task's packages as written", n)
+		}
+	}
+	items := slices.Clone(found[0])
+	s.format(items)
+	return items, nil
+}
+
+// packageName is a package spec without its version: turbovnc-3.0.1 and
+// turbovnc-3.1.4-20250702 are turbovnc (a dash before a digit starts the
+// version; dbus-x11 and python3.9 have none).
+func packageName(spec string) string {
+	for {
+		i := strings.LastIndex(spec, "-")
+		if i <= 0 || i+1 == len(spec) || spec[i+1] < '0' || spec[i+1] > '9' {
+			return spec
+		}
+		spec = spec[:i]
+	}
 }
 
 // errNotDefined is a source's variable the site's Ansible does not know.
@@ -739,7 +806,7 @@ func normName(n string) string {
 var reNameSeparators = regexp.MustCompile(`[-_.]+`)
 
 // notAList says what ApplianceVar.Into may name.
-const notAList = "not packages, no_weak_deps, modules, grafana_plugins nor a content path"
+const notAList = "not packages, no_weak_deps, modules, grafana_plugins, remove nor a content path"
 
 // namedList is the group's list Into names, nil for a content path.
 func (g *Group) namedList(into string) *[]string {
@@ -752,6 +819,8 @@ func (g *Group) namedList(into string) *[]string {
 		return &g.Modules
 	case "grafana_plugins":
 		return &g.GrafanaPlugins
+	case "remove":
+		return &g.Remove
 	}
 	return nil
 }
@@ -831,7 +900,10 @@ func (g Group) checkSources() error {
 		if len(s.FallbackGroups) > 0 {
 			return fmt.Errorf("appliance source %s: fallback groups are a drop's", s.Label())
 		}
-		if s.Var == "" && (s.When == "" || len(s.Items) == 0) {
+		if s.Task != "" && (s.Var != "" || s.Role == "" || len(s.Items) == 0 || s.Render != "" || s.Key != "" || s.Text || s.Pins != nil || s.PinNames || s.Within != "") {
+			return fmt.Errorf("appliance source into %s: a task's packages need its role and the items they replace, and no variable", s.Into)
+		}
+		if s.Var == "" && s.Task == "" && (s.When == "" || len(s.Items) == 0) {
 			return fmt.Errorf("appliance source into %s: neither a variable nor a condition with items", s.Into)
 		}
 		if s.Render != "" && (!slices.Contains(renders, s.Render) || s.Key != "" || s.Var == "") {
@@ -870,7 +942,7 @@ func (g Group) checkSources() error {
 			}
 		}
 		for _, it := range s.Items {
-			if s.Var != "" && !slices.Contains(cur, it) {
+			if (s.Var != "" || s.Task != "") && !slices.Contains(cur, it) {
 				return fmt.Errorf("appliance source %s: item %q is not in %s", s.Var, it, s.Into)
 			}
 		}

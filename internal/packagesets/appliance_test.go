@@ -13,6 +13,16 @@ import (
 type fakeLookup struct {
 	vals  map[string]any
 	holds map[string]bool
+	// tasks are task files' package lists by role/file
+	tasks map[string][][]string
+}
+
+func (f fakeLookup) TaskPackages(role, file string) ([][]string, error) {
+	lists, ok := f.tasks[role+"/"+file]
+	if !ok {
+		return nil, errors.New("no such task file")
+	}
+	return lists, nil
 }
 
 func (f fakeLookup) Value(role, name string) (any, bool, error) {
@@ -226,6 +236,64 @@ func TestWithApplianceErrors(t *testing.T) {
 	}
 }
 
+// TestWithApplianceTaskPackages: openondemand_desktop's packages are the
+// list of vnc_compute.yml's dnf task as the site's checkout writes it (a
+// bumped turbovnc pin, a package added), at the place of the built-in
+// ones; a task file with none or two such tasks, or a templated name, is
+// an error naming the file's task.
+func TestWithApplianceTaskPackages(t *testing.T) {
+	g, err := Expand("openondemand_desktop")
+	if err != nil || len(g) != 1 {
+		t.Fatal(g, err)
+	}
+	site := [][]string{{"chkconfig"}, {"turbovnc-3.1.4", "nmap-ncat", "python3.9", "dbus-x11", "xterm"}}
+	out, applied, err := WithAppliance(g[0], fakeLookup{tasks: map[string][][]string{"openondemand/vnc_compute.yml": site}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"turbovnc-3.1.4", "nmap-ncat", "python3.9", "dbus-x11", "xterm", "@Xfce"}
+	if !slices.Equal(out.Packages, want) {
+		t.Errorf("packages %v, want %v", out.Packages, want)
+	}
+	if len(applied) != 2 || !slices.Equal(applied[0].Values, site[1]) || applied[0].Task != "vnc_compute.yml" {
+		t.Errorf("applied %+v", applied)
+	}
+	for _, tc := range []struct {
+		lists [][]string
+		want  string
+	}{
+		{[][]string{{"xterm"}}, "0 package tasks name one of dbus-x11, nmap-ncat, python3.9, turbovnc, want one"},
+		{[][]string{{"turbovnc-3.0.1"}, {"nmap-ncat"}}, "2 package tasks name one of"},
+		{[][]string{{"turbovnc-{{ v }}", "nmap-ncat"}}, `package "turbovnc-{{ v }}" is templated`},
+	} {
+		_, _, err := WithAppliance(g[0], fakeLookup{tasks: map[string][][]string{"openondemand/vnc_compute.yml": tc.lists}})
+		if err == nil || !strings.Contains(err.Error(), `group "openondemand_desktop": the package task of tasks/vnc_compute.yml (role openondemand): `+tc.want) {
+			t.Errorf("%v: %v, want %q", tc.lists, err, tc.want)
+		}
+	}
+	if _, _, err := WithAppliance(g[0], fakeLookup{}); err == nil || !strings.Contains(err.Error(), "no such task file") {
+		t.Errorf("no task file: %v", err)
+	}
+	// the screensaver stays out unless the site's
+	// openondemand_desktop_screensaver makes the role's removal skip
+	tasks := map[string][][]string{"openondemand/vnc_compute.yml": {{"turbovnc-3.0.1"}}}
+	for _, holds := range []bool{true, false} {
+		out, _, err := WithAppliance(g[0], fakeLookup{tasks: tasks, holds: map[string]bool{"openondemand/not (openondemand_desktop_screensaver | bool)": holds}})
+		if err != nil || slices.Contains(out.Remove, "xfce4-screensaver") != holds {
+			t.Errorf("removal condition %v: remove %v, %v", holds, out.Remove, err)
+		}
+	}
+}
+
+func TestPackageName(t *testing.T) {
+	for spec, want := range map[string]string{"turbovnc-3.0.1": "turbovnc", "turbovnc-3.1.4-20250702": "turbovnc", "dbus-x11": "dbus-x11",
+		"python3.9": "python3.9", "nmap-ncat": "nmap-ncat", "ondemand-4.1.4": "ondemand", "a-": "a-", "-1": "-1"} {
+		if got := packageName(spec); got != want {
+			t.Errorf("packageName(%q) = %q, want %q", spec, got, want)
+		}
+	}
+}
+
 // TestCheckSources: the table's sources are held to a list that exists
 // and items that are in it.
 func TestCheckSources(t *testing.T) {
@@ -235,13 +303,16 @@ func TestCheckSources(t *testing.T) {
 		want string
 	}{
 		{ApplianceVar{Into: "packages", Var: "v", Items: []string{"b"}}, `item "b" is not in packages`},
-		{ApplianceVar{Into: "remove", Var: "v"}, "not packages, no_weak_deps, modules, grafana_plugins nor a content path"},
+		{ApplianceVar{Into: "services", Var: "v"}, "not packages, no_weak_deps, modules, grafana_plugins, remove nor a content path"},
 		{ApplianceVar{Into: "content/files/3/x", Var: "v"}, "not an index"},
 		{ApplianceVar{Into: "packages"}, "neither a variable nor a condition"},
 		{ApplianceVar{Into: "content/files/0", Drop: true, When: "c"}, "no such element"},
 		{ApplianceVar{Into: "content/files", Var: "v", Within: "zz"}, `"zz" is not within content/files`},
 		{ApplianceVar{Into: "content/files", Drop: true, Var: "v", When: "c"}, "drop takes a condition and no variable"},
 		{ApplianceVar{Into: "content/files", Var: "v", Latest: "a"}, `latest names a package, into "content/files" is not packages`},
+		{ApplianceVar{Into: "packages", Task: "t.yml", Items: []string{"a"}}, "a task's packages need its role"},
+		{ApplianceVar{Into: "packages", Task: "t.yml", Role: "r", Var: "v", Items: []string{"a"}}, "and no variable"},
+		{ApplianceVar{Into: "packages", Task: "t.yml", Role: "r", Items: []string{"b"}}, `item "b" is not in packages`},
 	} {
 		g.Appliance = []ApplianceVar{tc.src}
 		if err := g.checkSources(); err == nil || !strings.Contains(err.Error(), tc.want) {

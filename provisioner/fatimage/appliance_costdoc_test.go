@@ -23,9 +23,15 @@ func askedSentence(req appliance.Request, env string) string {
 			roles = append(roles, "`"+q.Role+"`")
 		}
 	}
+	var tasks []string
+	for _, ref := range req.Tasks {
+		tasks = append(tasks, "`"+ref.String()+"`")
+	}
 	return fmt.Sprintf("A build asks, in one ansible-playbook run: %d variables and %d conditions in %d scopes (no role's, and the roles %s), "+
-		"and, for the steps of `fatimage.yml` and the hooks of `%s`, %d host patterns, %d conditions and %d templated task files.",
-		vars, conds, len(req.Queries), strings.Join(roles, ", "), env, len(req.Patterns), len(req.Conditions), len(req.Expressions))
+		"and, for the steps of `fatimage.yml` and the hooks of `%s`, %d host patterns, %d conditions and %d templated task files. "+
+		"Without Ansible, it reads the package tasks written in %s.",
+		vars, conds, len(req.Queries), strings.Join(roles, ", "), env, len(req.Patterns), len(req.Conditions), len(req.Expressions),
+		strings.Join(tasks, ", "))
 }
 
 // TestApplianceCostDoc: docs/appliance-variables.md's Cost section says

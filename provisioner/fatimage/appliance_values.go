@@ -78,8 +78,12 @@ func applianceRequest() appliance.Request {
 			sc.conds = append(sc.conds, cond)
 		}
 	}
+	var tasks []appliance.TaskRef
 	for _, srcs := range packagesets.ApplianceVars() {
 		for _, s := range srcs {
+			if ref := (appliance.TaskRef{Role: s.Role, File: s.Task}); s.Task != "" && !slices.Contains(tasks, ref) {
+				tasks = append(tasks, ref)
+			}
 			add(s.Role, s.Var, s.When, s.Text)
 			for _, f := range s.VarsFiles {
 				if sc := byRole[s.Role]; !slices.Contains(sc.files, f) {
@@ -95,7 +99,7 @@ func applianceRequest() appliance.Request {
 	}
 	pu := packagesets.AppliancePodmanUsers()
 	add(pu.Role, pu.Var, "", false)
-	var req appliance.Request
+	req := appliance.Request{Tasks: slices.SortedFunc(slices.Values(tasks), func(a, b appliance.TaskRef) int { return strings.Compare(a.String(), b.String()) })}
 	for _, role := range slices.Sorted(maps.Keys(byRole)) {
 		sc := byRole[role]
 		slices.Sort(sc.vars)
@@ -153,6 +157,20 @@ func (l resultLookup) Text(role, name string) (string, bool, error) {
 		return "", true, fmt.Errorf("the site's Ansible printed %v, not text", v.Value)
 	}
 	return text, v.Defined, nil
+}
+
+func (l resultLookup) TaskPackages(role, file string) ([][]string, error) {
+	if err := l.res.RoleMissing(role); err != nil {
+		return nil, err
+	}
+	tp, ok := l.res.Tasks[appliance.TaskRef{Role: role, File: file}]
+	if !ok {
+		return nil, fmt.Errorf("task file %s/tasks/%s was not asked for", role, file)
+	}
+	if tp.Error != "" {
+		return nil, fmt.Errorf("%s: %s", tp.Path, tp.Error)
+	}
+	return tp.Lists, nil
 }
 
 func (l resultLookup) Keys(role, name string) []string {
@@ -327,12 +345,14 @@ type imageAppliance struct {
 // imageApplianceValue is one value from the appliance: the group, where
 // it went, the variable (or condition) and what it gave.
 type imageApplianceValue struct {
-	Group    string   `json:"group"`
-	Into     string   `json:"into"`
-	Variable string   `json:"variable,omitempty"`
-	Role     string   `json:"role,omitempty"`
-	When     string   `json:"when,omitempty"`
-	Values   []string `json:"values"`
+	Group    string `json:"group"`
+	Into     string `json:"into"`
+	Variable string `json:"variable,omitempty"`
+	Role     string `json:"role,omitempty"`
+	// Task is the role's task file the values are written in.
+	Task   string   `json:"task,omitempty"`
+	When   string   `json:"when,omitempty"`
+	Values []string `json:"values"`
 }
 
 // applianceRecord is the plan's imageAppliance; nil without groups.
@@ -352,7 +372,7 @@ func (p *plan) applianceRecord() *imageAppliance {
 	r.FromAppliance = append(r.FromAppliance, p.selinux.record()...)
 	for _, a := range p.sets.applied {
 		r.FromAppliance = append(r.FromAppliance, imageApplianceValue{Group: a.Group, Into: a.Into, Variable: a.Var,
-			Role: a.Role, When: a.When, Values: append([]string{}, a.Values...)})
+			Role: a.Role, Task: a.Task, When: a.When, Values: append([]string{}, a.Values...)})
 	}
 	return r
 }

@@ -375,8 +375,11 @@ func TestApplianceRequest(t *testing.T) {
 			t.Errorf("%s not asked for", v)
 		}
 	}
-	if len(scope["openondemand"].Conditions) != 2 || len(scope["osc.ood"].Conditions) != 1 {
+	if len(scope["openondemand"].Conditions) != 3 || len(scope["osc.ood"].Conditions) != 1 {
 		t.Errorf("conditions %+v", req.Queries)
+	}
+	if want := []appliance.TaskRef{{Role: "openondemand", File: "vnc_compute.yml"}}; !slices.Equal(req.Tasks, want) {
+		t.Errorf("task files %v, want %v", req.Tasks, want)
 	}
 }
 

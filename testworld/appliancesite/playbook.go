@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stackhpc/packer-plugin-fatimage/internal/appliance"
@@ -28,6 +29,31 @@ func AddToFatimage(tb testing.TB, s *appliance.Site, plays string) {
 	must(tb, err)
 	must(tb, os.WriteFile(filepath.Join(dst, "fatimage.yml"), append(orig, "\n"+plays...), 0o644))
 	s.RolesPath = append(s.RolesPath, Roles())
+}
+
+// EditFile makes rel, a file of the checkout ("ansible/roles/x/tasks/y.yml"),
+// the site's own copy edited by edit, as a site bumps a pin in its
+// checkout: each directory on the way becomes a directory of links to the
+// checkout's entries. edit must change the file.
+func EditFile(tb testing.TB, s *appliance.Site, rel string, edit func(string) string) {
+	tb.Helper()
+	parts := strings.Split(rel, "/")
+	dir := s.Repo
+	for _, p := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, p)
+		if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			linkDir(tb, dir)
+		}
+	}
+	file := filepath.Join(dir, parts[len(parts)-1])
+	orig, err := os.ReadFile(file)
+	must(tb, err)
+	edited := edit(string(orig))
+	if edited == string(orig) {
+		tb.Fatalf("editing %s changed nothing", rel)
+	}
+	must(tb, os.Remove(file))
+	must(tb, os.WriteFile(file, []byte(edited), 0o644))
 }
 
 // linkDir turns dst, a link to a directory of the checkout, into a

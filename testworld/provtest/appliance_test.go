@@ -141,7 +141,7 @@ func TestApplianceResolveLab(t *testing.T) {
 			"node_exporter_web_listen_address", "node_exporter_web_telemetry_path", "node_exporter_textfile_dir"}},
 		{Role: "osc.ood", Vars: []string{"additional_rpm_installs", "nodejs_version"},
 			VarsFiles: []string{"{{ ansible_distribution }}/{{ ansible_distribution_major_version }}.yml", "{{ ansible_distribution }}.yml"}},
-	}}
+	}, Tasks: []appliance.TaskRef{{Role: "openondemand", File: "vnc_compute.yml"}}}
 	podmanUser := func(res *appliance.Result, want string) {
 		t.Helper()
 		for _, role := range []string{"mysql", "opensearch", "filebeat"} {
@@ -232,6 +232,9 @@ func TestApplianceResolveLab(t *testing.T) {
 	// the role's defaults and the common group_vars' list give the
 	// plugin's built-in chrony.conf, HPL 2.3 and ansible-init's pins
 	wantGroupAsBuiltIn(t, res, "chrony", "hpctests", "ansible_init", "node_exporter", "firewalld")
+	if builtin, out := withResolved(t, res, "openondemand_desktop"); !slices.Equal(out.Packages, builtin.Packages) {
+		t.Errorf("the desktop's packages from the checkout's vnc_compute.yml: %v, want the built-in %v", out.Packages, builtin.Packages)
+	}
 	wantStockDashboards(t, res)
 	// osc.ood's vars for Rocky 9 with its defaults' streams
 	wantValue(t, res.Values["osc.ood"], "additional_rpm_installs", []any{"lua-posix", "@nodejs:22", "@ruby:3.3"})
@@ -260,8 +263,15 @@ func TestApplianceResolveLab(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-site-cvmfs-podman.yml"), []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// a site's checkout whose desktop task pins a newer turbovnc
+	appliancesite.EditFile(t, site, "ansible/roles/openondemand/tasks/vnc_compute.yml", func(s string) string {
+		return strings.Replace(s, "- turbovnc-3.0.1", "- turbovnc-3.1.4", 1)
+	})
 	res = resolveSite(ctx, t, site, tg, req)
 	wantCvmfs(t, res, []string{"CVMFS_QUOTA_LIMIT", "CVMFS_HTTP_PROXY", "CVMFS_USE_GEOAPI"}, "20000", "'http://"+srv.IP+":3128'")
+	if _, out := withResolved(t, res, "openondemand_desktop"); !slices.Equal(out.Packages[:2], []string{"turbovnc-3.1.4", "nmap-ncat"}) {
+		t.Errorf("the desktop's packages from the site's vnc_compute.yml: %v, want its turbovnc-3.1.4", out.Packages)
+	}
 	wantValue(t, res.Values["podman"], "podman_users", []any{
 		map[string]any{"name": "podman", "uid": 1001, "home": "/var/lib/podman"},
 		map[string]any{"name": "containers", "uid": 1500, "home": "/srv/containers"}})
@@ -453,6 +463,14 @@ func (l resultLookup) Holds(role, cond string) (bool, error) {
 }
 
 func (l resultLookup) Keys(role, name string) []string { return l.res.Values[role][name].Keys }
+
+func (l resultLookup) TaskPackages(role, file string) ([][]string, error) {
+	tp := l.res.Tasks[appliance.TaskRef{Role: role, File: file}]
+	if tp.Error != "" {
+		return nil, errors.New(tp.Error)
+	}
+	return tp.Lists, nil
+}
 
 func (l resultLookup) Text(role, name string) (string, bool, error) {
 	v := l.res.Texts[role][name]

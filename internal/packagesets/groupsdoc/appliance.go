@@ -76,6 +76,9 @@ func sourceText(s packagesets.ApplianceVar) (from, scope string) {
 		}
 		from = codes(items)
 	}
+	if s.Task != "" {
+		from = "the package task of `tasks/" + s.Task + "` naming " + codes(s.Items) + ": its list as the site's checkout writes it (no variable holds it)"
+	}
 	if s.Drop {
 		from = "left out unless the condition holds"
 		if len(s.FallbackGroups) > 0 {
@@ -120,7 +123,7 @@ func perMajor(vals []packagesets.MajorValue) string {
 
 // fallbackOf names the built-in items a source replaces.
 func fallbackOf(s packagesets.ApplianceVar) string {
-	if len(s.Items) == 0 || s.Var == "" {
+	if len(s.Items) == 0 || s.Var == "" && s.Task == "" {
 		return ""
 	}
 	return " " + codes(s.Items)
@@ -135,8 +138,12 @@ func contractTable(d *data) string {
 	for _, g := range d.groupNames() {
 		for _, s := range d.Groups[g].Appliance {
 			from, scope := sourceText(s)
-			if s.Var == "" && !s.Drop {
+			if s.Var == "" && !s.Drop && s.Task == "" {
 				from = "–"
+			}
+			list := d.Groups[g].Packages
+			if s.Into == "remove" {
+				list = d.Groups[g].Remove
 			}
 			builtin := codes(s.Items)
 			switch {
@@ -154,7 +161,7 @@ func contractTable(d *data) string {
 				builtin = "the file's content"
 			case s.Var != "" && len(s.Items) == 0 && s.When == "":
 				builtin = "the whole list"
-			case s.Var != "" && len(s.Items) == 0, s.Var == "" && !allIn(s.Items, d.Groups[g].Packages):
+			case s.Var != "" && len(s.Items) == 0, s.Var == "" && s.Task == "" && !allIn(s.Items, list):
 				builtin = "none"
 			}
 			fmt.Fprintf(&w, "| [`%s`](provisioners/fatimage-groups.md#%s) | `%s` | %s | %s | %s |\n", g, g, s.Into, builtin, from, cell(scope))
