@@ -13,14 +13,13 @@ packages=(
   openssh-server openssh-client sudo                # sshd for the SSH tests on the host, ssh into the lab VMs
   iproute2 iptables procps                          # the lab's network namespaces and bridge
   mmdebstrap                                        # the lab VMs' own Debian userland
-  shellcheck                                        # checks the lab's VM scripts (go test ./testworld/lab/vm)
   python3-openstackclient                           # the official CLI, checked against the cloud double
   e2fsprogs qemu-utils                              # the lab's Glance: disk images (mkfs.ext4 -d, qemu-img convert)
   ansible-core python3-requests python3-bs4         # make bench: the playbook and the Python listing comparison
   ansible                                           # make bench: the collections (ansible.posix's profile_tasks times each task)
   python3-venv python3-pip                          # the lab VMs' venvs and pip; the plugin's host-side pip download
   docker-registry                                   # the lab's OCI registry (the distribution registry)
-  shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included
+  shellcheck                                        # make shellcheck: every *.sh, the provisioner's VM scripts included; go test ./testworld/lab/vm
   nodejs                                            # internal/sbom: the independent CycloneDX validator (scripts/sbom-validator.sh)
   tinyproxy                                         # the lab's forward proxy for builds behind a site proxy (testworld/lab/proxy.go)
   rsync                                             # the appliance's own build (TestApplianceOwnBuild): compute_init's synchronize runs rsync on the host
