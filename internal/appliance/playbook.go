@@ -20,26 +20,30 @@ func engineTask(t task) task {
 	return t
 }
 
-// readTask registers a variable's templated value (or Ansible's error)
-// under reg. no_log keeps the value out of Ansible's output; the
-// registered result keeps it.
-func readTask(name, reg string) task {
-	return engineTask(task{
-		"name":                  "read " + name,
-		"ansible.builtin.debug": map[string]any{"msg": fmt.Sprintf("{{ lookup('ansible.builtin.vars', '%s') }}", name)},
-		"register":              reg, "ignore_errors": true, "no_log": true,
-	})
+// readExpr templates the variable arg names (a quoted name, or item);
+// as text, the `string` filter is Python's str, which a template's `{{
+// name }}` writes, where the value alone may come back as a number (an
+// Ansible keeping native types) that JSON decoding then reshapes.
+func readExpr(arg string, text bool) string {
+	if text {
+		return "{{ lookup('ansible.builtin.vars', " + arg + ") | string }}"
+	}
+	return "{{ lookup('ansible.builtin.vars', " + arg + ") }}"
 }
 
-// textTask registers under reg the variable as a template prints it:
-// the `string` filter is Python's str, which a template's `{{ name }}`
-// writes, where the value alone may come back as a number (an Ansible
-// keeping native types) that JSON decoding then reshapes.
-func textTask(name, reg string) task {
-	t := readTask(name, reg)
-	t["name"] = "read " + name + " as text"
-	t["ansible.builtin.debug"] = map[string]any{"msg": fmt.Sprintf("{{ lookup('ansible.builtin.vars', '%s') | string }}", name)}
-	return t
+// readTask registers a variable's templated value (or Ansible's error),
+// as text or not, under reg. no_log keeps the value out of Ansible's
+// output; the registered result keeps it.
+func readTask(name, reg string, text bool) task {
+	label := "read " + name
+	if text {
+		label += " as text"
+	}
+	return engineTask(task{
+		"name":                  label,
+		"ansible.builtin.debug": map[string]any{"msg": readExpr("'"+name+"'", text)},
+		"register":              reg, "ignore_errors": true, "no_log": true,
+	})
 }
 
 // conditionTask registers under reg whether condition c holds (skipped:
@@ -66,21 +70,13 @@ func includeVarsTask(files []string) task {
 // returns the block and the expression of the registered list: the
 // loop's results, or the single tasks' when the loop failed.
 func readAll(names []string, reg string, text bool) (task, string) {
-	msg := "{{ lookup('ansible.builtin.vars', item) }}"
-	if text {
-		msg = "{{ lookup('ansible.builtin.vars', item) | string }}"
-	}
-	loop := engineTask(task{"name": fmt.Sprintf("read %d variables", len(names)), "ansible.builtin.debug": map[string]any{"msg": msg},
+	loop := engineTask(task{"name": fmt.Sprintf("read %d variables", len(names)), "ansible.builtin.debug": map[string]any{"msg": readExpr("item", text)},
 		"loop": names, "register": reg, "no_log": true})
 	var rescue []task
 	var single []string
 	for j, name := range names {
 		single = append(single, fmt.Sprintf("%s_%d", reg, j))
-		if text {
-			rescue = append(rescue, textTask(name, single[j]))
-		} else {
-			rescue = append(rescue, readTask(name, single[j]))
-		}
+		rescue = append(rescue, readTask(name, single[j], text))
 	}
 	block := engineTask(task{"block": []task{loop}, "rescue": rescue})
 	// Jinja's inline if evaluates only the branch it takes

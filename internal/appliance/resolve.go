@@ -123,6 +123,9 @@ var (
 
 func (r Request) check() error {
 	var errs []error
+	for _, ref := range r.Tasks {
+		errs = append(errs, ref.check())
+	}
 	for _, q := range r.Queries {
 		if q.Role != "" && !roleRE.MatchString(q.Role) {
 			errs = append(errs, fmt.Errorf("role %q: not a role name", q.Role))

@@ -16,6 +16,15 @@ type TaskRef struct{ Role, File string }
 
 func (r TaskRef) String() string { return r.Role + "/tasks/" + r.File }
 
+// check refuses a ref that is not a file directly in an appliance role's
+// tasks/ (a collection's role, a path).
+func (r TaskRef) check() error {
+	if !roleRE.MatchString(r.Role) || strings.Count(r.Role, ".") == 2 || r.File != filepath.Base(r.File) {
+		return fmt.Errorf("task file %s: a role of the appliance's and a file name", r)
+	}
+	return nil
+}
+
 // TaskPackages are the package lists a task file's package tasks name
 // (the `name` of each dnf, yum or package task that does not remove,
 // blocks included), as
@@ -36,8 +45,8 @@ var packageModules = []string{"ansible.builtin.dnf", "dnf", "ansible.builtin.yum
 // readTaskPackages reads ref's task file from the site's role; missing
 // records a role the site has not got (as for a query's role).
 func (s *Site) readTaskPackages(ref TaskRef, missing map[string]string) (TaskPackages, error) {
-	if !roleRE.MatchString(ref.Role) || strings.Count(ref.Role, ".") == 2 || ref.File != filepath.Base(ref.File) {
-		return TaskPackages{}, fmt.Errorf("task file %s: a role of the appliance's and a file name", ref)
+	if err := ref.check(); err != nil {
+		return TaskPackages{}, err
 	}
 	dir, err := s.FindRole(ref.Role)
 	if err != nil {
@@ -51,7 +60,7 @@ func (s *Site) readTaskPackages(ref TaskRef, missing map[string]string) (TaskPac
 	out := TaskPackages{Path: filepath.Join(dir, "tasks", ref.File)}
 	data, err := os.ReadFile(out.Path)
 	if err == nil {
-		var tasks []map[string]any
+		var tasks []any
 		if err = yaml.Unmarshal(data, &tasks); err == nil {
 			out.Lists, err = packageLists(tasks)
 		}
@@ -64,17 +73,13 @@ func (s *Site) readTaskPackages(ref TaskRef, missing map[string]string) (TaskPac
 
 // packageLists are the `name` lists of the package tasks among tasks and
 // their blocks, in order.
-func packageLists(tasks []map[string]any) ([][]string, error) {
+func packageLists(tasks []any) ([][]string, error) {
 	var out [][]string
-	for _, t := range tasks {
+	for _, it := range tasks {
+		t, _ := it.(map[string]any)
 		for _, key := range []string{"block", "rescue", "always"} {
 			if inner, ok := t[key].([]any); ok {
-				var sub []map[string]any
-				for _, it := range inner {
-					m, _ := it.(map[string]any)
-					sub = append(sub, m)
-				}
-				lists, err := packageLists(sub)
+				lists, err := packageLists(inner)
 				if err != nil {
 					return nil, err
 				}

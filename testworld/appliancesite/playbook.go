@@ -23,11 +23,7 @@ func Roles() string {
 // becomes a copy with the plays added. The site's roles path gains Roles.
 func AddToFatimage(tb testing.TB, s *appliance.Site, plays string) {
 	tb.Helper()
-	dst := filepath.Join(s.Repo, "ansible")
-	src := linkDir(tb, dst, "fatimage.yml")
-	orig, err := os.ReadFile(filepath.Join(src, "fatimage.yml"))
-	must(tb, err)
-	must(tb, os.WriteFile(filepath.Join(dst, "fatimage.yml"), append(orig, "\n"+plays...), 0o644))
+	EditFile(tb, s, "ansible/fatimage.yml", func(orig string) string { return orig + "\n" + plays })
 	s.RolesPath = append(s.RolesPath, Roles())
 }
 
@@ -57,16 +53,14 @@ func EditFile(tb testing.TB, s *appliance.Site, rel string, edit func(string) st
 }
 
 // linkDir turns dst, a link to a directory of the checkout, into a
-// directory of links to that directory's entries but skip, and returns
-// the checkout's directory.
-func linkDir(tb testing.TB, dst string, skip ...string) string {
+// directory of links to that directory's entries.
+func linkDir(tb testing.TB, dst string) {
 	tb.Helper()
 	src, err := os.Readlink(dst)
 	must(tb, err)
 	must(tb, os.Remove(dst))
 	must(tb, os.Mkdir(dst, 0o755))
-	link(tb, src, dst, skip...)
-	return src
+	link(tb, src, dst)
 }
 
 // SiteRolePlay is a play running site_marker on the build host, as a
