@@ -3,6 +3,7 @@ package faults
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/labtest"
 	"github.com/stackhpc/packer-plugin-fatimage/testworld/lab/repos"
@@ -34,7 +35,7 @@ func TestSitePulpTaskNeverFinishes(t *testing.T) {
 		!strings.Contains(r.Output(), `repo "baseos" (9.6): site Pulp `+site.URL()) {
 		t.Fatalf("want the stuck sync reported, exit %d:\n%s", r.ExitCode, r.Output())
 	}
-	tasks := site.Tasks()[before:]
+	tasks := site.SettledTasks(10 * time.Second)[before:]
 	if len(tasks) == 0 {
 		t.Fatal("no task was started")
 	}

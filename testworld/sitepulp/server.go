@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -261,6 +262,18 @@ func (s *Server) Tasks() []Task {
 		out = append(out, *s.tasks[h])
 	}
 	return out
+}
+
+// SettledTasks returns the tasks once none is "canceling" any more, or
+// as they are when wait has passed. A cancel PATCH answers "canceling" and
+// the worker ends the task on its own time, as Pulp's does.
+func (s *Server) SettledTasks(wait time.Duration) []Task {
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		tasks := s.Tasks()
+		if !slices.ContainsFunc(tasks, func(t Task) bool { return t.State == "canceling" }) || time.Now().After(deadline) {
+			return tasks
+		}
+	}
 }
 
 // DeleteDistribution removes the distribution named name (and stops
