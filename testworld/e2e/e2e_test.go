@@ -55,6 +55,26 @@ func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
+// sideBySide runs each of runs as a parallel subtest of a group named
+// group and returns once all have ended, stopping the test if one failed:
+// independent builds of one test share the lab's waits instead of adding
+// them up. Each run's leftovers are checked by the caller once all end
+// (labtest.RequireClean sees the whole lab, so not inside a run).
+func sideBySide(t *testing.T, group string, runs map[string]func(t *testing.T)) {
+	t.Helper()
+	t.Run(group, func(t *testing.T) {
+		for _, name := range sortedKeys(runs) {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				runs[name](t)
+			})
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
 // The image and secret helpers are buildtest's, bound to this package's lab.
 
 // labClient is a service client on the lab, as its user.

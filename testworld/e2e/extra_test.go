@@ -427,11 +427,12 @@ func applianceVars(t *testing.T, dir string, site *appliance.Site, snaps []any) 
 // with that message, leaving no image and nothing in the cloud.
 func TestApplianceRecompileNeedsSourceRepos(t *testing.T) {
 	labtest.Require(t)
+	runs := map[string]func(t *testing.T){}
 	for _, tc := range []struct{ major, image, named string }{
 		{"9", lab.BaseImageName, "rocky-extras.repo [extras-source], rocky.repo [baseos-source], rocky.repo [appstream-source], rocky.repo [crb-source], epel.repo [epel-source]"},
 		{"8", lab.BaseImage8Name, "Rocky-Sources.repo [baseos-source], Rocky-Sources.repo [appstream-source], epel.repo [epel-source]"},
 	} {
-		t.Run("rl"+tc.major, func(t *testing.T) {
+		runs["rl"+tc.major] = func(t *testing.T) {
 			site := appliancesite.New(t, appliancesite.Extra)
 			name := fmt.Sprintf("e2e-recompile-nosource-rl%s-%d", tc.major, time.Now().Unix())
 			var snaps []any
@@ -457,7 +458,8 @@ func TestApplianceRecompileNeedsSourceRepos(t *testing.T) {
 				}
 			}
 			requireNoImage(t, name)
-			labtest.RequireClean(t, theLab)
-		})
+		}
 	}
+	sideBySide(t, "majors", runs)
+	labtest.RequireClean(t, theLab)
 }

@@ -66,10 +66,6 @@ func TestApplianceOwnBuild(t *testing.T) {
 	own := fmt.Sprintf("e2e-ownbuild-appliance-%d", stamp)
 	ours := fmt.Sprintf("e2e-ownbuild-fatimage-%d", stamp)
 
-	start := time.Now()
-	officialBuild(t, site, own)
-	t.Logf("the appliance's own build took %s", time.Since(start).Round(time.Second))
-	start = time.Now()
 	vars := applianceVars(t, t.TempDir(), site, theLab.SnapshotRepos(repos.NewerTimestamp))
 	// only the set's binary: a binaries entry installs its binary whether
 	// or not a group of the build asks for it
@@ -86,14 +82,29 @@ func TestApplianceOwnBuild(t *testing.T) {
 	if slices.Contains(member, "hpctests") {
 		args = append(args, "-var", "hpl_sha256="+theLab.Releases.SHA256(releases.HPLPath))
 	}
-	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, args...)
-	if r.ExitCode != 0 {
-		t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
-	}
-	t.Logf("our build took %s", time.Since(start).Round(time.Second))
+	// the two builds share nothing but the lab: side by side
+	sideBySide(t, "builds", map[string]func(t *testing.T){
+		"appliance": func(t *testing.T) {
+			start := time.Now()
+			officialBuild(t, site, own)
+			t.Logf("the appliance's own build took %s", time.Since(start).Round(time.Second))
+		},
+		"fatimage": func(t *testing.T) {
+			start := time.Now()
+			r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, args...)
+			if r.ExitCode != 0 {
+				t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
+			}
+			t.Logf("our build took %s", time.Since(start).Round(time.Second))
+		},
+	})
 	labtest.RequireClean(t, theLab)
 
-	a, b := bootEndState(t, findImage(t, own).ID, "ownbuild-appliance"), bootEndState(t, findImage(t, ours).ID, "ownbuild-fatimage")
+	var a, b ownState
+	sideBySide(t, "end states", map[string]func(t *testing.T){
+		"appliance": func(t *testing.T) { a = bootEndState(t, findImage(t, own).ID, "ownbuild-appliance") },
+		"fatimage":  func(t *testing.T) { b = bootEndState(t, findImage(t, ours).ID, "ownbuild-fatimage") },
+	})
 	// values from the site's variables that both images must hold: both
 	// without them would compare equal
 	for _, key := range []string{
