@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,8 +17,10 @@ import (
 // appliance commit f49fc24, which stay the fallback without one.
 type ApplianceVar struct {
 	// Into is the list the values go into: "packages", "no_weak_deps",
-	// "modules", "grafana_plugins", "remove", or a path into the group's content
-	// ("content/modprobe_blacklist/0/modules").
+	// "modules", "grafana_plugins", "remove", a path into the group's content
+	// ("content/modprobe_blacklist/0/modules"), or a field of a user of
+	// the group ("users/node-exp/name": name, group or home; the user
+	// keeps its fixed ids).
 	Into string `yaml:"into"`
 	// Var is the appliance variable; empty with When alone (then Items
 	// are the values when the condition holds).
@@ -211,6 +214,16 @@ func WithAppliance(g Group, look Lookup) (Group, []Applied, error) {
 	var applied []Applied
 	out := g
 	out.Packages = slices.Clone(g.Packages)
+	out.UserDefs = maps.Clone(g.UserDefs)
+	for _, s := range g.Appliance {
+		// a user a source sets starts as the users table has it
+		if name, _, ok := userField(s.Into); ok && out.UserDefs[name].Name == "" {
+			if out.UserDefs == nil {
+				out.UserDefs = map[string]User{}
+			}
+			out.UserDefs[name], _ = LookupUser(name)
+		}
+	}
 	if g.Content != nil {
 		out.Content = deepCopy(g.Content).(map[string]any)
 	}
@@ -723,6 +736,9 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 		*list = splice(*list, items, vals)
 		return nil
 	}
+	if name, field, ok := userField(s.Into); ok {
+		return g.putUser(name, field, vals)
+	}
 	path, ok := strings.CutPrefix(s.Into, "content/")
 	if !ok {
 		return fmt.Errorf("into %q: %s", s.Into, notAList)
@@ -764,6 +780,52 @@ func (g *Group) put(s ApplianceVar, vals []string) error {
 		list = append(list, v)
 	}
 	parent[key] = list
+	return nil
+}
+
+// userFields are the fields of a built-in user a source may set.
+var userFields = []string{"name", "group", "home"}
+
+// userField splits into "users/<name>/<field>".
+func userField(into string) (name, field string, ok bool) {
+	rest, ok := strings.CutPrefix(into, "users/")
+	if !ok {
+		return "", "", false
+	}
+	name, field, ok = strings.Cut(rest, "/")
+	return name, field, ok
+}
+
+// reUserName is a user or group name useradd takes (its default
+// NAME_REGEX, as the provisioner's users option checks them).
+var reUserName = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+
+// putUser sets a field of the group's built-in user name to the one
+// value; the user keeps its fixed ids, shell and the rest.
+func (g *Group) putUser(name, field string, vals []string) error {
+	if len(vals) != 1 {
+		return fmt.Errorf("%d values for the user %s's %s", len(vals), name, field)
+	}
+	u, ok := g.UserDefs[name]
+	if !ok {
+		return fmt.Errorf("the user %s is not the group's", name)
+	}
+	v := vals[0]
+	switch {
+	case field == "home" && (!path.IsAbs(v) || path.Clean(v) != v):
+		return fmt.Errorf("%q is not an absolute, clean path for the user %s's home", v, name)
+	case field != "home" && !reUserName.MatchString(v):
+		return fmt.Errorf("%q is not a valid %s name for the user %s", v, map[string]string{"name": "user", "group": "group"}[field], name)
+	}
+	switch field {
+	case "name":
+		u.Name = v
+	case "group":
+		u.Group = v
+	case "home":
+		u.Home = v
+	}
+	g.UserDefs[name] = u
 	return nil
 }
 
@@ -886,7 +948,7 @@ func deepCopy(v any) any {
 
 // check is what mustLoad holds a group's sources to: a list to go into,
 // and every item named there.
-func (g Group) checkSources() error {
+func (g Group) checkSources(users map[string]User) error {
 	for _, s := range g.Appliance {
 		if s.Drop {
 			if s.Var != "" || s.When == "" {
@@ -927,6 +989,12 @@ func (g Group) checkSources() error {
 		var cur []string
 		if list := g.namedList(s.Into); list != nil {
 			cur = *list
+		} else if name, field, ok := userField(s.Into); ok {
+			u, found := users[name]
+			if !found || !slices.Contains(g.Users, name) || !slices.Contains(userFields, field) || s.Render != "" || s.Within != "" || len(s.Items) != 1 {
+				return fmt.Errorf("appliance source %s: into %q: a built-in user of the group's, its %s, and the one item it replaces", s.Var, s.Into, strings.Join(userFields, ", "))
+			}
+			cur = []string{map[string]string{"name": name, "group": u.Group, "home": u.Home}[field]}
 		} else {
 			path, ok := strings.CutPrefix(s.Into, "content/")
 			if !ok {

@@ -315,7 +315,7 @@ func TestCheckSources(t *testing.T) {
 		{ApplianceVar{Into: "packages", Task: "t.yml", Role: "r", Items: []string{"b"}}, `item "b" is not in packages`},
 	} {
 		g.Appliance = []ApplianceVar{tc.src}
-		if err := g.checkSources(); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := g.checkSources(builtin().Users); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.src, err, tc.want)
 		}
 	}
@@ -733,6 +733,9 @@ func nodeExporterStock() map[string]any {
 		role + "node_exporter_web_listen_address":  "0.0.0.0:9100",
 		role + "node_exporter_web_telemetry_path":  "/metrics",
 		role + "node_exporter_textfile_dir":        "/var/lib/node_exporter",
+		role + "node_exporter_system_user":         "node-exp",
+		role + "node_exporter_system_group":        "node-exp",
+		role + "node_exporter_config_dir":          "/etc/node_exporter",
 	}
 }
 
@@ -762,7 +765,7 @@ func TestWithApplianceNodeExporter(t *testing.T) {
 	}
 	g := groups[0]
 	out, applied, err := WithAppliance(g, fakeLookup{vals: nodeExporterStock()})
-	if err != nil || len(applied) != 5 || !reflect.DeepEqual(out.Content, g.Content) {
+	if err != nil || len(applied) != 15 || !reflect.DeepEqual(out.Content, g.Content) || out.UserDefs["node-exp"] != mustUser(t, "node-exp") {
 		t.Fatalf("the role's defaults: %v, %d applied, %q, want the built-in %q", err, len(applied), unitExecStart(t, out), unitExecStart(t, g))
 	}
 	const role = "prometheus.prometheus.node_exporter/"
@@ -955,7 +958,68 @@ func TestWithoutAppliance(t *testing.T) {
 		t.Error("no ACCEPT zone with openhpc")
 	}
 	bad := Group{Name: "x", Set: Set{Appliance: []ApplianceVar{{Into: "packages", Var: "v", FallbackGroups: []string{"openhpc"}}}}}
-	if err := bad.checkSources(); err == nil || !strings.Contains(err.Error(), "fallback groups are a drop's") {
+	if err := bad.checkSources(builtin().Users); err == nil || !strings.Contains(err.Error(), "fallback groups are a drop's") {
 		t.Errorf("fallback groups on a value source: %v", err)
+	}
+}
+
+func mustGroup(t *testing.T, name string) Group {
+	t.Helper()
+	groups, err := Expand(name)
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	return groups[0]
+}
+
+func mustUser(t *testing.T, name string) User {
+	t.Helper()
+	u, ok := LookupUser(name)
+	if !ok {
+		t.Fatalf("no built-in user %s", name)
+	}
+	return u
+}
+
+// TestWithApplianceNodeExporterUser: the site's node_exporter_system_user,
+// _group and _config_dir name the role's user (which keeps the plugin's
+// fixed ids), its home, the unit's User and Group and the directories'
+// owner; a name useradd would refuse is an error naming the variable.
+func TestWithApplianceNodeExporterUser(t *testing.T) {
+	g := mustGroup(t, "node_exporter")
+	const role = "prometheus.prometheus.node_exporter/"
+	site := nodeExporterStock()
+	site[role+"node_exporter_system_user"] = "prom-node"
+	site[role+"node_exporter_system_group"] = "monitoring"
+	site[role+"node_exporter_config_dir"] = "/etc/prometheus/node"
+	out, _, err := WithAppliance(g, fakeLookup{vals: site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustUser(t, "node-exp")
+	want.Name, want.Group, want.Home = "prom-node", "monitoring", "/etc/prometheus/node"
+	if got := out.UserDefs["node-exp"]; got != want || !slices.Equal(out.UserNames(), []string{"prom-node"}) || !slices.Equal(out.Users, g.Users) {
+		t.Errorf("user %+v (names %q), want %+v", got, out.UserNames(), want)
+	}
+	if _, ok := g.UserDefs["node-exp"]; ok {
+		t.Error("the built-in group was changed")
+	}
+	unit := out.Content["systemd_units"].([]any)[0].(map[string]any)["content"].(string)
+	if !strings.Contains(unit, "\nUser=prom-node\n") || !strings.Contains(unit, "\nGroup=monitoring\n") {
+		t.Errorf("unit:\n%s", unit)
+	}
+	files := out.Content["files"].([]any)
+	for i, dest := range []string{"/etc/prometheus/node", "/var/lib/node_exporter"} {
+		f := files[i].(map[string]any)
+		if f["destination"] != dest || f["owner"] != "prom-node:monitoring" {
+			t.Errorf("files[%d]: %v", i, f)
+		}
+	}
+	for v, bad := range map[string]any{"node_exporter_system_user": "Prom Node", "node_exporter_system_group": "", "node_exporter_config_dir": "etc/node"} {
+		site := nodeExporterStock()
+		site[role+v] = bad
+		if _, _, err := WithAppliance(g, fakeLookup{vals: site}); err == nil || !strings.Contains(err.Error(), `group "node_exporter": `+v+` (role prometheus.prometheus.node_exporter): `) {
+			t.Errorf("%s = %q: %v, want an error naming the variable", v, bad, err)
+		}
 	}
 }

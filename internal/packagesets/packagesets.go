@@ -37,7 +37,11 @@ type Set struct {
 	Binaries       []string `yaml:"binaries"`
 	GrafanaPlugins []string `yaml:"grafana_plugins"`
 	Users          []string `yaml:"users"`
-	Services       []string `yaml:"services"`
+	// UserDefs are the built-in users of Users whose name, group or home
+	// a source set from the site's appliance (into users/<name>/<field>),
+	// by built-in name; the others are the users table's.
+	UserDefs map[string]User `yaml:"-"`
+	Services []string        `yaml:"services"`
 	// Content is provisioner configuration the group adds, written as a
 	// template would write it (git_checkouts, downloads, python_envs,
 	// systemd_units, sysctl, modprobe_blacklist, tmpfiles, limits,
@@ -193,7 +197,7 @@ func mustLoad(b []byte) *table {
 		if g.SiteRole != "" && len(g.Appliance) > 0 {
 			panic("package_sets.yaml: group " + name + ": a site_role group takes no appliance values")
 		}
-		if err := (Group{name, g}).checkSources(); err != nil {
+		if err := (Group{name, g}).checkSources(t.Users); err != nil {
 			panic("package_sets.yaml: group " + name + ": " + err.Error())
 		}
 		if err := (Group{name, g}).checkPerMajor(); err != nil {
@@ -239,6 +243,18 @@ func (u User) Primary() string {
 		return ""
 	}
 	return u.Group
+}
+
+// UserNames are the names of the set's users as the image has them
+// (a source may have renamed one: UserDefs).
+func (s Set) UserNames() []string {
+	out := slices.Clone(s.Users)
+	for i, n := range out {
+		if u, ok := s.UserDefs[n]; ok {
+			out[i] = u.Name
+		}
+	}
+	return out
 }
 
 // LookupUser is the built-in user of that name.
@@ -316,6 +332,12 @@ func Merged(groups []Group) Set {
 		add("b", &r.Binaries, g.Binaries)
 		add("g", &r.GrafanaPlugins, g.GrafanaPlugins)
 		add("u", &r.Users, g.Users)
+		for name, u := range g.UserDefs {
+			if r.UserDefs == nil {
+				r.UserDefs = map[string]User{}
+			}
+			r.UserDefs[name] = u
+		}
 		add("s", &r.Services, g.Services)
 	}
 	return r

@@ -99,7 +99,8 @@ func overridesResult() *appliance.Result {
 			"journald":    {"journald_storage": str("persistent")},
 			"prometheus.prometheus.node_exporter": {"node_exporter_enabled_collectors": str([]any{"systemd", "processes"}),
 				"node_exporter_disabled_collectors": list("mdadm"), "node_exporter_web_listen_address": str("10.0.0.5:9100"),
-				"node_exporter_web_telemetry_path": str("/metrics"), "node_exporter_textfile_dir": str("/var/lib/node_exporter")},
+				"node_exporter_web_telemetry_path": str("/metrics"), "node_exporter_textfile_dir": str("/var/lib/node_exporter"),
+				"node_exporter_system_user": str("node-exp"), "node_exporter_system_group": str("node-exp"), "node_exporter_config_dir": str("/etc/node_exporter")},
 			"podman": {"podman_users": str([]any{map[string]any{"name": "podman", "comment": "Used for running all containers",
 				"home": "/var/lib/podman", "uid": "1001"}})},
 			"sssd": {"sssd_packages": list("sssd-common"), "sssd_ldap_packages": list("sssd-ldap"), "sssd_mkhomedir_packages": list("oddjob-mkhomedir")},
@@ -1050,6 +1051,32 @@ func TestPlanFromApplianceNodeExporter(t *testing.T) {
 	want := "\nExecStart=/usr/local/bin/node_exporter --collector.systemd --collector.processes --no-collector.mdadm --web.listen-address=10.0.0.5:9100 --web.telemetry-path=/metrics\n"
 	if !strings.Contains(p.SystemdUnits[i].Content, want) {
 		t.Errorf("unit:\n%s\nwant %q", p.SystemdUnits[i].Content, want)
+	}
+}
+
+// TestPlanFromApplianceNodeExporterUser: the site's names of the role's
+// user and group and its config directory make the image's user (with
+// the plugin's fixed ids, attributed to the group) and name the unit's
+// User and Group.
+func TestPlanFromApplianceNodeExporterUser(t *testing.T) {
+	res := overridesResult()
+	holdAll(res, true)
+	ne := res.Values["prometheus.prometheus.node_exporter"]
+	ne["node_exporter_system_user"] = appliance.Value{Defined: true, Value: "prom-node"}
+	ne["node_exporter_system_group"] = appliance.Value{Defined: true, Value: "monitoring"}
+	ne["node_exporter_config_dir"] = appliance.Value{Defined: true, Value: "/etc/prometheus/node"}
+	p, err := siteConfig(t).plan(newApplianceValues(res, ""), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.users, func(u User) bool { return u.UID == 975 })
+	if i < 0 || p.users[i].Name != "prom-node" || p.users[i].Group != "monitoring" || p.users[i].GID != 975 || p.users[i].Home != "/etc/prometheus/node" ||
+		p.origins["users"][i].group != "node_exporter" || slices.ContainsFunc(p.users, func(u User) bool { return u.Name == "node-exp" }) {
+		t.Fatalf("users %+v (origins %+v)", p.users, p.origins["users"])
+	}
+	j := slices.IndexFunc(p.SystemdUnits, func(u system.SystemdUnit) bool { return u.Name == "node_exporter.service" })
+	if j < 0 || !strings.Contains(p.SystemdUnits[j].Content, "\nUser=prom-node\nGroup=monitoring\n") {
+		t.Fatalf("units %+v", p.SystemdUnits)
 	}
 }
 

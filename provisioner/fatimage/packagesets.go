@@ -57,7 +57,10 @@ func resolveGroups(names []string, options map[string]bool, av *applianceValues,
 			r.packageUsers = append(r.packageUsers, name)
 			continue // the appliance's local users say whether and how
 		}
-		u, _ := packagesets.LookupUser(name)
+		u, ok := r.UserDefs[name] // as the site's variables name it
+		if !ok {
+			u, _ = packagesets.LookupUser(name)
+		}
 		r.users = append(r.users, User(u))
 	}
 	if av != nil && slices.Contains(av.groups, "cluster") { // bootstrap.yml adds them in its play for cluster

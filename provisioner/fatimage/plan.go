@@ -158,7 +158,7 @@ func newPlan(c *Config, av *applianceValues, vmMajor string) (*plan, []error) {
 		builtin = sets.binaries
 	}
 	p.binaries = mergeBinaries(builtin, c.Binaries)
-	p.origins["users"] = namedOrigins(p.users, c.Users, sets.groups, func(u User) string { return u.Name }, func(g packagesets.Group) []string { return g.Users })
+	p.origins["users"] = namedOrigins(p.users, c.Users, sets.groups, func(u User) string { return u.Name }, func(g packagesets.Group) []string { return g.UserNames() })
 	p.origins["binaries"] = namedOrigins(p.binaries, c.Binaries, sets.groups, func(b Binary) string { return b.Name }, func(g packagesets.Group) []string { return g.Binaries })
 	return p, errs
 }

@@ -38,11 +38,16 @@ func TestApplianceValuesBuild(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-desktop.yml"), []byte("openondemand_desktop_screensaver: true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// the names of node_exporter's user and group, and its config directory
+	nodeExporter := "node_exporter_system_user: prom-node\nnode_exporter_system_group: monitoring\nnode_exporter_config_dir: /etc/prometheus/node\n"
+	if err := os.WriteFile(filepath.Join(site.Environment, "inventory", "group_vars", "all", "zz-node-exporter.yml"), []byte(nodeExporter), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	name := fmt.Sprintf("e2e-appliance-values-%d", time.Now().Unix())
 	vars := applianceVars(t, t.TempDir(), site, theLab.SnapshotRepos(repos.NewerTimestamp))
 	r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"},
 		append(labBinaryVars(), "-var", "image_name="+name, "-var-file", vars,
-			"-var", "inventory_groups=extra_packages,openhpc,openondemand,grafana,kernel_modules,openondemand_desktop")...)
+			"-var", "inventory_groups=extra_packages,openhpc,openondemand,grafana,kernel_modules,openondemand_desktop,node_exporter")...)
 	if r.ExitCode != 0 {
 		t.Fatalf("packer build failed:\n%s", r.Output())
 	}
@@ -68,6 +73,11 @@ func TestApplianceValuesBuild(t *testing.T) {
 	}
 	if got := c.Run(t, "rpm -q --qf '%{NAME}-%{VERSION}\\n' turbovnc xfce4-screensaver"); got != "turbovnc-3.1.4\nxfce4-screensaver-4.18.4" {
 		t.Errorf("the checkout's turbovnc pin, the site's screensaver kept:\n%s", got)
+	}
+	nodeExp := "getent passwd prom-node | cut -d: -f3,4,6; getent group monitoring | cut -d: -f3; getent passwd node-exp || echo no node-exp; " +
+		"stat -c %U:%G /etc/prometheus/node /var/lib/node_exporter; grep -E '^(User|Group)=' /etc/systemd/system/node_exporter.service"
+	if got, want := c.Run(t, nodeExp), "975:975:/etc/prometheus/node\n975\nno node-exp\nprom-node:monitoring\nprom-node:monitoring\nUser=prom-node\nGroup=monitoring"; got != want {
+		t.Errorf("node_exporter's user, group and config directory as the site names them:\n%s\nwant\n%s", got, want)
 	}
 	if got := c.Run(t, labtest.GrepAsRoot("-c '^enabled = 0' /etc/yum.repos.d/site-extra.repo")); got != "1" {
 		t.Errorf("dnf_repos_extra's repository, disabled in the image: %q", got)

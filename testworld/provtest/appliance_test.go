@@ -138,7 +138,8 @@ func TestApplianceResolveLab(t *testing.T) {
 		{Role: "k3s", Vars: []string{"k3s_version", "k3s_helm_version", "k3s_selinux_release", "k3s_selinux_rpm_version"}},
 		{Role: "sssd", Vars: []string{"sssd_ldap_packages"}, Conditions: []string{"sssd_install_ldap | bool"}},
 		{Role: "prometheus.prometheus.node_exporter", Vars: []string{"node_exporter_enabled_collectors", "node_exporter_disabled_collectors",
-			"node_exporter_web_listen_address", "node_exporter_web_telemetry_path", "node_exporter_textfile_dir"}},
+			"node_exporter_web_listen_address", "node_exporter_web_telemetry_path", "node_exporter_textfile_dir",
+			"node_exporter_system_user", "node_exporter_system_group", "node_exporter_config_dir"}},
 		{Role: "osc.ood", Vars: []string{"additional_rpm_installs", "nodejs_version"},
 			VarsFiles: []string{"{{ ansible_distribution }}/{{ ansible_distribution_major_version }}.yml", "{{ ansible_distribution }}.yml"}},
 	}, Tasks: []appliance.TaskRef{{Role: "openondemand", File: "vnc_compute.yml"}}}
