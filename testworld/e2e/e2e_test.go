@@ -55,6 +55,18 @@ func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
+// buildWithin is build with a time bound of its own, for a build of the
+// whole appliance: more than Run's five minutes on a loaded machine
+// (beside another build); over its bound it still fails, with its output.
+func buildWithin(t *testing.T, bound time.Duration, templates []string, args ...string) packertest.Result {
+	t.Helper()
+	labtest.Require(t)
+	p := packertest.Setup(t)
+	dir := t.TempDir()
+	buildtest.Layout(t, dir, "testdata", templates...)
+	return p.Start(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...).Wait(t, bound)
+}
+
 // sideBySide runs each of runs as a parallel subtest of a group named
 // group and returns once all have ended, stopping the test if one failed:
 // independent builds of one test share the lab's waits instead of adding

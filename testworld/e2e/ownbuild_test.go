@@ -91,7 +91,7 @@ func TestApplianceOwnBuild(t *testing.T) {
 		},
 		"fatimage": func(t *testing.T) {
 			start := time.Now()
-			r := build(t, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, args...)
+			r := buildWithin(t, 20*time.Minute, []string{"fat-common.pkr.hcl", "fat-appliance.pkr.hcl"}, args...)
 			if r.ExitCode != 0 {
 				t.Fatalf("packer build (fatimage) failed:\n%s", r.Output())
 			}

@@ -123,10 +123,18 @@ type Result struct {
 func (r Result) Output() string { return r.Stdout + r.Stderr }
 
 // Run runs packer in dir with extra environment variables ("K=V") and
-// fails the test if packer cannot be started or runs over five minutes.
+// fails the test if packer cannot be started; a packer still running
+// after five minutes is interrupted (its result says so).
 func (p *Packer) Run(t testing.TB, dir string, env []string, args ...string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return p.RunWithin(t, 5*time.Minute, dir, env, args...)
+}
+
+// RunWithin is Run with a time bound of bound: packer still running then
+// is interrupted and has cleanupBound to clean up.
+func (p *Packer) RunWithin(t testing.TB, bound time.Duration, dir string, env []string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	r := p.run(ctx, dir, env, args...)
 	if r.ExitCode < 0 {
@@ -145,6 +153,14 @@ func (p *Packer) Command(ctx context.Context, dir string, env []string, args ...
 // command prepares packer with the private plugin directory.
 func (p *Packer) command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, p.Bin, args...)
+	// Its own process group, so a signal reaches packer, its panic
+	// wrapper and its plugins, as Ctrl-C in a terminal does. A run over
+	// its time bound is interrupted, not killed: packer then deletes what
+	// it made, so one slow build leaves nothing behind to fail the lab's
+	// leftover checks of the tests after it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return interrupt(cmd) }
+	cmd.WaitDelay = cleanupBound
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"PACKER_PLUGIN_PATH="+p.PluginPath,
@@ -156,12 +172,36 @@ func (p *Packer) command(ctx context.Context, dir string, env []string, args ...
 	return cmd
 }
 
+// cleanupBound is how long an interrupted packer has to clean up before
+// it is killed.
+const cleanupBound = 2 * time.Minute
+
+// interrupt sends SIGINT to cmd's process group.
+func interrupt(cmd *exec.Cmd) error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+
+// stop interrupts pr's packer and waits for it to exit (killing its
+// group after cleanupBound): the cloud resources it made are deleted.
+func (pr *Proc) stop() {
+	if interrupt(pr.cmd) == nil {
+		select {
+		case <-pr.done:
+			return
+		case <-time.After(cleanupBound):
+		}
+	}
+	syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // already gone is fine
+	<-pr.done
+}
+
 func (p *Packer) run(ctx context.Context, dir string, env []string, args ...string) Result {
 	cmd := p.command(ctx, dir, env, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	r := Result{Args: args, Stdout: stdout.String(), Stderr: stderr.String()}
+	if ctx.Err() != nil {
+		r.Stderr += "\npackertest: the run's time bound passed; packer was interrupted to clean up\n"
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -187,11 +227,10 @@ type Proc struct {
 // Start starts packer like Run but returns at once.
 func (p *Packer) Start(t testing.TB, dir string, env []string, args ...string) *Proc {
 	t.Helper()
+	// Its own process group (command), so Signal can reach it the way a
+	// terminal's Ctrl-C does: packer's panic wrapper ignores SIGINT and
+	// relies on the whole group receiving it.
 	cmd := p.command(context.Background(), dir, env, args...)
-	// Its own process group, so Signal can reach it the way a terminal's
-	// Ctrl-C does: packer's panic wrapper ignores SIGINT and relies on the
-	// whole group receiving it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr := &Proc{cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &pr.out, &pr.out
 	if err := cmd.Start(); err != nil {
@@ -212,8 +251,7 @@ func (p *Packer) Start(t testing.TB, dir string, env []string, args ...string) *
 		select {
 		case <-pr.done:
 		default:
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-pr.done
+			pr.stop()
 		}
 	})
 	return pr
@@ -251,7 +289,8 @@ func (pr *Proc) Wait(t testing.TB, timeout time.Duration) Result {
 	select {
 	case <-pr.done:
 	case <-time.After(timeout):
-		t.Fatalf("packer did not exit within %s:\n%s", timeout, pr.Output())
+		pr.stop()
+		t.Fatalf("packer did not exit within %s (interrupted to clean up):\n%s", timeout, pr.Output())
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
