@@ -189,7 +189,7 @@ func (pr *Proc) stop() {
 		case <-time.After(cleanupBound):
 		}
 	}
-	syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // already gone is fine
+	syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL) // already gone is fine
 	<-pr.done
 }
 
