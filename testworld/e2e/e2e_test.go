@@ -48,23 +48,19 @@ func TestMain(m *testing.M) {
 // buildtest.Layout, with the lab's environment.
 func build(t *testing.T, templates []string, args ...string) packertest.Result {
 	t.Helper()
-	labtest.Require(t)
-	p := packertest.Setup(t)
-	dir := t.TempDir()
-	buildtest.Layout(t, dir, "testdata", templates...)
-	return p.Run(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
+	return buildWithin(t, 5*time.Minute, templates, args...)
 }
 
 // buildWithin is build with a time bound of its own, for a build of the
-// whole appliance: more than Run's five minutes on a loaded machine
-// (beside another build); over its bound it still fails, with its output.
+// whole appliance: more than five minutes on a loaded machine (beside
+// another build); over its bound packer is interrupted and the build fails.
 func buildWithin(t *testing.T, bound time.Duration, templates []string, args ...string) packertest.Result {
 	t.Helper()
 	labtest.Require(t)
 	p := packertest.Setup(t)
 	dir := t.TempDir()
 	buildtest.Layout(t, dir, "testdata", templates...)
-	return p.Start(t, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...).Wait(t, bound)
+	return p.RunWithin(t, bound, dir, theLab.Environ(), append(append([]string{"build"}, args...), ".")...)
 }
 
 // sideBySide runs each of runs as a parallel subtest of a group named
